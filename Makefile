@@ -1,0 +1,55 @@
+# The two commands for a fresh machine: `make run` and `make test`. Each sets itself up.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.setup-stamp
+PROTOS := $(wildcard proto/diagnosis/v1/*.proto)
+GEN_DIR := client
+
+# pip, with its noise about unreachable local indexes dropped; a failed install still fails the target.
+quiet_pip = out=$$($(BIN)/python -m pip install -q --disable-pip-version-check $(1) 2>&1) || { echo "$$out"; exit 1; }; \
+	echo "$$out" | grep -v -e '^WARNING: Location' -e '^$$' || true
+
+.PHONY: setup run test lint proto proto-check bench soak load clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml client/pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(call quiet_pip,--upgrade pip)
+	@$(call quiet_pip,-e ./client -e '.[dev]')
+	@touch $(STAMP)
+
+run: setup
+	@$(BIN)/diagnosis serve
+
+test: setup
+	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	@$(BIN)/ruff check server client tests
+	@$(BIN)/ruff format --check server client tests
+	@$(BIN)/mypy server client
+
+# Regenerate the committed Python code from the protos.
+proto: setup
+	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
+		--python_out=$(GEN_DIR) --grpc_python_out=$(GEN_DIR) \
+		--mypy_out=$(GEN_DIR) --mypy_grpc_out=$(GEN_DIR) $(PROTOS)
+
+# Fails when the committed generated code does not match the protos.
+proto-check: setup
+	@tmp=$$(mktemp -d) && \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
+		--python_out=$$tmp --grpc_python_out=$$tmp --mypy_out=$$tmp --mypy_grpc_out=$$tmp $(PROTOS) && \
+	for f in $$(cd $$tmp && find . -name '*_pb2*'); do \
+		cmp -s "$$tmp/$$f" "$(GEN_DIR)/$$f" || { echo "stale generated code: $(GEN_DIR)/$$f (run make proto)"; rm -rf $$tmp; exit 1; }; \
+	done; \
+	extra=$$(cd $(GEN_DIR) && find diagnosis -name '*_pb2*' | while read f; do test -e "$$tmp/$$f" || echo $$f; done); \
+	rm -rf $$tmp; \
+	if [ -n "$$extra" ]; then echo "generated files with no proto: $$extra"; exit 1; fi; \
+	echo "generated code matches the protos"
+
+clean:
+	rm -rf $(VENV) var

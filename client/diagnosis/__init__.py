@@ -1,0 +1,1 @@
+"""Client library and generated contracts of the diagnosis-graph service."""

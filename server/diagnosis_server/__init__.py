@@ -1,0 +1,1 @@
+"""The diagnosis-graph server: graph, gatekeeper, verification, composition, store and gRPC API."""

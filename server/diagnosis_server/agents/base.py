@@ -1,0 +1,86 @@
+"""One interface for the four agents; providers plug in by name.
+
+An agent receives its node's serialized input projection (canonical JSON bytes) and returns raw text.
+The node's protocol parser judges that text; the agent never decides an outcome. A typed failure maps
+to a node outcome: ``AgentRetryableError`` (timeouts, connection errors, 429/5xx) -> RETRYABLE_FAILED,
+``AgentNonRetryableError`` (refusals, other 4xx) -> NON_RETRYABLE_FAILED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from diagnosis_server.tools.runner import ToolCallResult
+
+AgentRole = Literal["planner", "executor", "verifier", "composer"]
+AGENT_ROLES: tuple[AgentRole, ...] = ("planner", "executor", "verifier", "composer")
+
+
+class AgentError(Exception):
+    """Base of an agent's typed failures."""
+
+
+class AgentRetryableError(AgentError):
+    """A failure worth one technical retry (timeout, connection error, rate limit, server error)."""
+
+
+class AgentNonRetryableError(AgentError):
+    """A failure no retry will fix (refusal, bad request, missing configuration)."""
+
+
+class ToolCaller(Protocol):
+    """What an Executor may do with tools: call them through the run's tool runner (recorded, allow-listed)."""
+
+    async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult: ...
+
+    async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
+        """Record an already-produced output as a tool_invocation of this run (scripted replays)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRequest:
+    role: AgentRole
+    # The node's input projection, canonical JSON bytes: the same input gives the same bytes.
+    input_bytes: bytes
+    run_id: str
+    attempt: int
+    cycle: int
+    prompt_name: str
+    prompt_version: str
+    # The rendered prompt text (providers that talk to a model use it; never persisted).
+    prompt_text: str = ""
+    # Only the Executor gets tools.
+    tools: ToolCaller | None = None
+
+
+@dataclass(slots=True)
+class AgentReply:
+    text: str
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    # Anything else worth keeping in the node's step record (never prompt text or reasoning).
+    extra: dict[str, JsonValue] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    async def run(self, request: AgentRequest) -> AgentReply: ...
+
+
+class AgentProvider(Protocol):
+    """A named source of the four agents."""
+
+    @property
+    def name(self) -> str: ...
+
+    def agent(self, role: AgentRole) -> Agent: ...
+
+
+ProviderFactory = Callable[..., AgentProvider]
+AsyncCallable = Callable[[], Awaitable[None]]

@@ -1,0 +1,65 @@
+"""The tool interface: a name, a description, a JSON input schema, and an async call returning JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+
+class ToolError(Exception):
+    """A tool rejected its arguments or could not produce output (recorded as an ERROR invocation)."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> JsonObject:
+        """JSON Schema (draft 2020-12 subset: type, properties, required, enum) of the arguments."""
+        ...
+
+    async def call(self, arguments: JsonObject) -> JsonValue: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What an agent is told about a tool (never its implementation)."""
+
+    name: str
+    description: str
+    input_schema: JsonObject
+
+    def to_json(self) -> JsonObject:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+class Toolset:
+    """Tools by name, in a stable order."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools.values()]
+
+    def as_mapping(self) -> Mapping[str, Tool]:
+        return dict(self._tools)

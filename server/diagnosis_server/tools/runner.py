@@ -1,0 +1,159 @@
+"""The tool runner: allow-list, time-out, output bound, and a recorded tool_invocation for every call.
+
+Every call is recorded as a ``tool_invocation`` row of this run *before* the Executor sees its result
+(R-C-2), whether it succeeded, failed, timed out, was truncated or was blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
+
+from google.protobuf import timestamp_pb2
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, to_struct, to_value
+from diagnosis_server.tools.base import ToolError, Toolset
+
+Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024
+
+
+class ToolBlockedError(Exception):
+    """The tool is not on the run's allow-list (the Executor's outcome becomes TOOL_BLOCKED)."""
+
+    def __init__(self, tool_name: str, invocation_id: str) -> None:
+        super().__init__(f"tool {tool_name!r} is not allowed in this run")
+        self.tool_name = tool_name
+        self.invocation_id = invocation_id
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    invocation_id: str
+    tool_name: str
+    status: contracts_pb2.ToolInvocationStatus.ValueType
+    output: JsonValue
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
+
+
+class ToolRunner:
+    """Calls tools for one run of one cycle and records each call through ``recorder``."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        toolset: Toolset,
+        recorder: Recorder,
+        allowed: Collection[str] | None = None,
+        cycle: int = 1,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_calls: int = 64,
+    ) -> None:
+        self._run_id = run_id
+        self._toolset = toolset
+        self._recorder = recorder
+        self._allowed = frozenset(allowed) if allowed is not None else frozenset(toolset.names)
+        self._cycle = cycle
+        self._timeout_s = timeout_s
+        self._max_output_bytes = max_output_bytes
+        self._max_calls = max_calls
+        self._calls = 0
+        self.invocation_ids: list[str] = []
+
+    def with_cycle(self, cycle: int) -> ToolRunner:
+        runner = ToolRunner(
+            run_id=self._run_id,
+            toolset=self._toolset,
+            recorder=self._recorder,
+            allowed=self._allowed,
+            cycle=cycle,
+            timeout_s=self._timeout_s,
+            max_output_bytes=self._max_output_bytes,
+            max_calls=self._max_calls,
+        )
+        return runner
+
+    async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
+        invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
+        started = time.time()
+        if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
+            await self._record(invocation_id, tool_name, arguments, None, "BLOCKED", "not on the allow-list", started)
+            raise ToolBlockedError(tool_name, invocation_id)
+        if self._calls >= self._max_calls:
+            await self._record(invocation_id, tool_name, arguments, None, "BLOCKED", "call limit reached", started)
+            raise ToolBlockedError(tool_name, invocation_id)
+        self._calls += 1
+        tool = self._toolset.get(tool_name)
+        assert tool is not None
+        status, output, error = "OK", None, ""
+        try:
+            output = await asyncio.wait_for(tool.call(arguments), timeout=self._timeout_s)
+        except TimeoutError:
+            status, error = "TIMEOUT", f"no output within {self._timeout_s:g}s"
+        except ToolError as exc:
+            status, error = "ERROR", str(exc)[:500]
+        except Exception as exc:  # a broken tool must not break the run; it is recorded
+            status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
+        if status == "OK":
+            try:
+                size = len(canonical_json_bytes(output))
+            except (TypeError, ValueError) as exc:
+                status, output, error = "ERROR", None, f"output is not JSON: {exc}"
+            else:
+                if size > self._max_output_bytes:
+                    status, error = (
+                        "TRUNCATED",
+                        f"output of {size} bytes is over the {self._max_output_bytes} byte bound",
+                    )
+                    output = {"truncated": True, "size_bytes": size}
+        await self._record(invocation_id, tool_name, arguments, output, status, error, started)
+        return ToolCallResult(
+            invocation_id=invocation_id,
+            tool_name=tool_name,
+            status=contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{status}"),
+            output=output,
+            error=error,
+        )
+
+    async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
+        """Record an output produced elsewhere (a scripted replay) as this run's invocation."""
+        await self._record(invocation_id, tool_name, arguments, output, "OK", "", time.time())
+
+    async def _record(
+        self,
+        invocation_id: str,
+        tool_name: str,
+        arguments: JsonObject,
+        output: JsonValue,
+        status: str,
+        error: str,
+        started: float,
+    ) -> None:
+        ts = timestamp_pb2.Timestamp()
+        ts.FromNanoseconds(int(started * 1e9))
+        invocation = contracts_pb2.ToolInvocation(
+            invocation_id=invocation_id,
+            run_id=self._run_id,
+            tool_name=tool_name,
+            arguments=to_struct(arguments),
+            output=to_value(output),
+            status=contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{status}"),
+            started_at=ts,
+            duration_ms=int((time.time() - started) * 1000),
+            error=error,
+            cycle=self._cycle,
+        )
+        await self._recorder(invocation)
+        self.invocation_ids.append(invocation_id)

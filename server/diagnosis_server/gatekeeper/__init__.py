@@ -1,0 +1,22 @@
+"""The Gatekeeper: deterministic rules between the Executor and the Verifier (R-GK-1..7, R-C-3)."""
+
+from __future__ import annotations
+
+from diagnosis_server.gatekeeper.check import run_gatekeeper, verdict_ceiling
+from diagnosis_server.gatekeeper.pointer import PointerError, resolve
+from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA
+from diagnosis_server.gatekeeper.service import CheckInputError, check_evidence
+
+__all__ = [
+    "INVOCATION_REF",
+    "MATCHED_TEXT",
+    "RAW_PATH",
+    "RULES",
+    "SCHEMA",
+    "CheckInputError",
+    "PointerError",
+    "check_evidence",
+    "resolve",
+    "run_gatekeeper",
+    "verdict_ceiling",
+]

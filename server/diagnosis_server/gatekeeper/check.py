@@ -1,0 +1,211 @@
+"""The Gatekeeper: (legal executor output, this run's invocations) -> ``gatekeeper_result`` (R-C-3).
+
+Pure and deterministic: the same inputs give the same result, in a stable order (claims in order,
+bindings in order, source invocation ids in order). Each (binding, source invocation id) pair is one
+checked binding. The cost is linear in the number of pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA, EvidenceIndex
+from diagnosis_server.protocols.executor import ExecutorParse, SchemaIssue
+
+__all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper", "verdict_ceiling"]
+
+_CLAIM_STATUSES = frozenset({contracts_pb2.CLAIM_STATUS_CONFIRMED, contracts_pb2.CLAIM_STATUS_HYPOTHESIS})
+_CEILINGS: dict[int, contracts_pb2.Verdict.ValueType] = {
+    contracts_pb2.GATEKEEPER_SEVERITY_PASS: contracts_pb2.VERDICT_PASS,
+    contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID: contracts_pb2.VERDICT_LOW_CONFID,
+}
+
+
+def verdict_ceiling(result: contracts_pb2.GatekeeperResult) -> contracts_pb2.Verdict.ValueType:
+    """The normalized ceiling: PASS, LOW_CONFID, or REJECT for anything else (fail closed, R-GK-6)."""
+    return _CEILINGS.get(result.severity, contracts_pb2.VERDICT_REJECT)
+
+
+def run_gatekeeper(
+    parsed: ExecutorParse,
+    invocations: Sequence[contracts_pb2.ToolInvocation],
+    *,
+    run_id: str,
+) -> contracts_pb2.GatekeeperResult:
+    """Checks every binding of a legal parse against this run's invocations (R-GK-1..5).
+
+    Invocations recorded under another (non-empty) run id than ``run_id`` are foreign: bindings to
+    them fail ``evidence.invocation_ref``.
+    """
+    output = parsed.output
+    if not parsed.ok or output is None:
+        raise ValueError(
+            "run_gatekeeper needs a legal executor_evidence_v2 parse: INVALID_OUTPUT is a parse status, "
+            "not a Gatekeeper verdict"
+        )
+    index = EvidenceIndex(invocations, run_id=run_id)
+    result = contracts_pb2.GatekeeperResult()
+    checked = result.checked_bindings
+    errors = result.errors
+    warnings = result.warnings
+    failures = dict.fromkeys(RULES, 0)
+    warned = dict.fromkeys(RULES, 0)
+    passed = failed_pairs = 0
+
+    for name in parsed.forbidden_fields:
+        errors.add(rule=SCHEMA, binding_index=-1, message=f"{name} is a removed field of executor_evidence_v2")
+        failures[SCHEMA] += 1
+    claim_issues, binding_issues = _place_issues(parsed.schema_issues, output)
+    for issue in claim_issues.get(-1, ()):
+        errors.add(rule=SCHEMA, claim_id=issue.claim_id, binding_index=-1, message=issue.message)
+        failures[SCHEMA] += 1
+
+    for claim_index, claim in enumerate(output.claims):
+        claim_id = claim.claim_id
+        for issue in claim_issues.get(claim_index, ()):
+            errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=-1, message=issue.message)
+            failures[SCHEMA] += 1
+        if claim.status not in _CLAIM_STATUSES:
+            errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=-1, message="claim status is unspecified")
+            failures[SCHEMA] += 1
+        bindings = claim.evidence_bindings
+        if not bindings and claim.status == contracts_pb2.CLAIM_STATUS_CONFIRMED:
+            errors.add(
+                rule=SCHEMA, claim_id=claim_id, binding_index=-1, message="confirmed claim has no evidence_bindings"
+            )
+            failures[SCHEMA] += 1
+        for binding_index, binding in enumerate(bindings):
+            tool_name = binding.tool_name
+            raw_path = binding.raw_path
+            matched_text = binding.matched_text
+            source_ids = binding.source_invocation_ids
+            problems = binding_issues.get((claim_index, binding_index))
+            if problems:
+                message = "; ".join(problems)
+                if not source_ids:
+                    errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=binding_index, message=message)
+                    failures[SCHEMA] += 1
+                for source_id in source_ids:
+                    checked.add(
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        tool_name=tool_name,
+                        raw_path=raw_path,
+                        matched_text=matched_text,
+                        passed=False,
+                        failed_rules=(SCHEMA,),
+                    )
+                    errors.add(
+                        rule=SCHEMA,
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        message=message,
+                    )
+                    failures[SCHEMA] += 1
+                    failed_pairs += 1
+                continue
+            for source_id in source_ids:
+                outcome = index.check(source_id, tool_name, raw_path, matched_text)
+                failed_rule = outcome.failed_rule
+                if failed_rule is None:
+                    passed += 1
+                    warning_rule = outcome.warning_rule
+                    if warning_rule is None:
+                        checked.add(
+                            claim_id=claim_id,
+                            binding_index=binding_index,
+                            source_invocation_id=source_id,
+                            tool_name=tool_name,
+                            raw_path=raw_path,
+                            matched_text=matched_text,
+                            passed=True,
+                        )
+                        continue
+                    checked.add(
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        tool_name=tool_name,
+                        raw_path=raw_path,
+                        matched_text=matched_text,
+                        passed=True,
+                        warning_rules=(warning_rule,),
+                    )
+                    warnings.add(
+                        rule=warning_rule,
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        message=outcome.message,
+                    )
+                    warned[warning_rule] += 1
+                    continue
+                checked.add(
+                    claim_id=claim_id,
+                    binding_index=binding_index,
+                    source_invocation_id=source_id,
+                    tool_name=tool_name,
+                    raw_path=raw_path,
+                    matched_text=matched_text,
+                    passed=False,
+                    failed_rules=(failed_rule,),
+                )
+                errors.add(
+                    rule=failed_rule,
+                    claim_id=claim_id,
+                    binding_index=binding_index,
+                    source_invocation_id=source_id,
+                    message=outcome.message,
+                )
+                failures[failed_rule] += 1
+                failed_pairs += 1
+
+    for rule in RULES:
+        if failures[rule]:
+            status = contracts_pb2.GATEKEEPER_STATUS_FAIL
+        elif warned[rule]:
+            status = contracts_pb2.GATEKEEPER_STATUS_WARN
+        else:
+            status = contracts_pb2.GATEKEEPER_STATUS_PASS
+        result.rules.add(rule=rule, status=status, failures=failures[rule], warnings=warned[rule])
+    result.failed_rules.extend(sorted(rule for rule in RULES if failures[rule]))
+    if result.failed_rules:
+        result.status = contracts_pb2.GATEKEEPER_STATUS_FAIL
+    elif result.warnings:
+        result.status = contracts_pb2.GATEKEEPER_STATUS_WARN
+    else:
+        result.status = contracts_pb2.GATEKEEPER_STATUS_PASS
+    if failures[SCHEMA] or passed == 0:
+        result.severity = contracts_pb2.GATEKEEPER_SEVERITY_REJECT
+    elif failed_pairs or result.warnings:
+        result.severity = contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID
+    else:
+        result.severity = contracts_pb2.GATEKEEPER_SEVERITY_PASS
+    return result
+
+
+def _place_issues(
+    issues: Sequence[SchemaIssue], output: contracts_pb2.ExecutorEvidenceV2
+) -> tuple[dict[int, list[SchemaIssue]], dict[tuple[int, int], list[str]]]:
+    """Schema issues by claim index (claim-level; -1: no such claim) and by (claim index, binding index)."""
+    claim_level: dict[int, list[SchemaIssue]] = {}
+    binding_level: dict[tuple[int, int], list[str]] = {}
+    first_by_id: dict[str, int] | None = None
+    for issue in issues:
+        claim_index = issue.claim_index
+        if not 0 <= claim_index < len(output.claims):
+            # An issue that does not say where its claim is: the first claim with its id.
+            if first_by_id is None:
+                first_by_id = {}
+                for i, claim in enumerate(output.claims):
+                    first_by_id.setdefault(claim.claim_id, i)
+            claim_index = first_by_id.get(issue.claim_id, -1)
+        bindings = output.claims[claim_index].evidence_bindings if claim_index >= 0 else ()
+        if claim_index >= 0 and 0 <= issue.binding_index < len(bindings):
+            binding_level.setdefault((claim_index, issue.binding_index), []).append(issue.message)
+        else:
+            claim_level.setdefault(claim_index, []).append(issue)
+    return claim_level, binding_level

@@ -1,0 +1,66 @@
+"""RFC 6901 JSON Pointer, exactly: the Gatekeeper resolves every binding's ``raw_path`` with it."""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis_server.conversions import JsonValue
+
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+class PointerError(ValueError):
+    """The pointer is not a JSON Pointer, or it does not resolve in the document."""
+
+
+def parse(pointer: str) -> tuple[str, ...]:
+    """The pointer's reference tokens, unescaped (``~1`` -> ``/`` first, then ``~0`` -> ``~``)."""
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        raise PointerError(f"{pointer!r} is not a JSON Pointer: it must be empty or start with '/'")
+    tokens = pointer[1:].split("/")
+    if "~" not in pointer:
+        return tuple(tokens)
+    out: list[str] = []
+    for token in tokens:
+        if "~" in token:
+            if re.search(r"~(?![01])", token):
+                raise PointerError(f"{pointer!r} is not a JSON Pointer: '~' must be followed by '0' or '1'")
+            token = token.replace("~1", "/").replace("~0", "~")
+        out.append(token)
+    return tuple(out)
+
+
+def resolve(document: JsonValue, pointer: str) -> JsonValue:
+    """The value ``pointer`` refers to in ``document``; ``PointerError`` if there is none."""
+    value = document
+    for depth, token in enumerate(parse(pointer)):
+        if isinstance(value, dict):
+            if token not in value:
+                raise PointerError(f"{_prefix(pointer, depth)}: no member {token!r}")
+            value = value[token]
+        elif isinstance(value, list):
+            if token == "-":
+                raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
+            if _INDEX.fullmatch(token) is None:
+                raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
+            index = int(token)
+            if index >= len(value):
+                raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {len(value)})")
+            value = value[index]
+        else:
+            kind = "null" if value is None else type(value).__name__
+            raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {kind}")
+    return value
+
+
+def _prefix(pointer: str, depth: int) -> str:
+    """The part of ``pointer`` resolved so far (its first ``depth`` tokens), for messages."""
+    if depth == 0:
+        return "at the document root"
+    end = 0
+    for _ in range(depth):
+        end = pointer.index("/", end) + 1
+    nxt = pointer.find("/", end)
+    return f"at {pointer[: nxt if nxt != -1 else len(pointer)]!r}"

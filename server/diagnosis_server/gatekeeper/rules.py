@@ -1,0 +1,171 @@
+"""The Gatekeeper's rules, and the per-pair evidence checks behind the three evidence rules.
+
+Rules, in the order a (binding, source invocation id) pair is checked; a pair stops at its first failure:
+
+* ``schema.executor_v2``: removed fields present (R-GK-1), a confirmed claim without bindings (R-GK-2),
+  a malformed claim or binding.
+* ``evidence.invocation_ref``: the invocation is not one of this run's (R-GK-3), or its persisted tool
+  name differs from the binding's (R-GK-4).
+* ``evidence.raw_path``: the binding's JSON Pointer does not resolve in the invocation's output.
+* ``evidence.matched_text``: the matched text is not found in the value at the pointer. A match found
+  only after case folding and whitespace collapsing is a warning, not a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import EnumType, JsonValue, enum_short_name, from_value
+from diagnosis_server.gatekeeper.pointer import PointerError, resolve
+
+SCHEMA = "schema.executor_v2"
+INVOCATION_REF = "evidence.invocation_ref"
+RAW_PATH = "evidence.raw_path"
+MATCHED_TEXT = "evidence.matched_text"
+RULES: tuple[str, ...] = (SCHEMA, INVOCATION_REF, RAW_PATH, MATCHED_TEXT)
+
+_INVOCATION_STATUS: EnumType = cast(Any, contracts_pb2.ToolInvocationStatus)
+
+# Invocations whose output holds no data of the tool: nothing in them can be evidence.
+_NO_OUTPUT_STATUSES = frozenset(
+    {
+        contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,
+        contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT,
+        contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED,
+        contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PairOutcome:
+    """The result of the evidence rules on one pair: a failure, a warning, or a clean pass."""
+
+    failed_rule: str | None = None
+    warning_rule: str | None = None
+    message: str = ""
+
+
+PASSED = PairOutcome()
+
+
+class _Located:
+    """The value a pointer designates, as text, with its folded form computed on first need."""
+
+    __slots__ = ("_folded", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._folded: str | None = None
+
+    @property
+    def folded(self) -> str:
+        if self._folded is None:
+            self._folded = fold(self.text)
+        return self._folded
+
+
+class EvidenceIndex:
+    """This run's invocations, indexed once by id; each output converted at most once, on first use.
+
+    Resolved pointers are cached per (invocation id, raw path), so that the cost of a check stays
+    linear in the number of bindings whatever the size of the outputs.
+    """
+
+    __slots__ = ("_by_id", "_duplicates", "_located", "_outputs", "_refs", "_run_id")
+
+    def __init__(self, invocations: Sequence[contracts_pb2.ToolInvocation], *, run_id: str) -> None:
+        self._run_id = run_id
+        self._by_id: dict[str, contracts_pb2.ToolInvocation] = {}
+        self._duplicates: set[str] = set()
+        for invocation in invocations:
+            if invocation.invocation_id in self._by_id:
+                self._duplicates.add(invocation.invocation_id)
+            else:
+                self._by_id[invocation.invocation_id] = invocation
+        self._refs: dict[tuple[str, str], PairOutcome | None] = {}
+        self._outputs: dict[str, JsonValue] = {}
+        self._located: dict[tuple[str, str], _Located | str] = {}
+
+    def check(self, source_id: str, tool_name: str, raw_path: str, matched_text: str) -> PairOutcome:
+        """Runs ``evidence.invocation_ref``, ``evidence.raw_path`` and ``evidence.matched_text`` in order."""
+        ref_key = (source_id, tool_name)
+        if ref_key in self._refs:
+            refused = self._refs[ref_key]
+        else:
+            refused = self._refs[ref_key] = self._check_ref(source_id, tool_name)
+        if refused is not None:
+            return refused
+        located = self._located.get((source_id, raw_path))
+        if located is None:
+            located = self._locate(source_id, raw_path)
+        if isinstance(located, str):
+            return PairOutcome(RAW_PATH, message=located)
+        if not matched_text.strip():
+            return PairOutcome(MATCHED_TEXT, message="matched_text is empty")
+        if matched_text in located.text:
+            return PASSED
+        if fold(matched_text) in located.folded:
+            return PairOutcome(
+                warning_rule=MATCHED_TEXT,
+                message="matched_text matches only after case folding and whitespace collapsing",
+            )
+        return PairOutcome(MATCHED_TEXT, message=f"matched_text is not found at raw_path {raw_path!r}")
+
+    def _check_ref(self, source_id: str, tool_name: str) -> PairOutcome | None:
+        """``evidence.invocation_ref`` (R-GK-3, R-GK-4): None when the pair may go on to the next rule."""
+        invocation = self._by_id.get(source_id)
+        if invocation is None or source_id in self._duplicates:
+            return PairOutcome(INVOCATION_REF, message=self._ref_message(source_id))
+        if invocation.run_id and invocation.run_id != self._run_id:
+            return PairOutcome(
+                INVOCATION_REF,
+                message=f"invocation {source_id!r} belongs to run {invocation.run_id!r}, not {self._run_id!r}",
+            )
+        if invocation.tool_name != tool_name:
+            return PairOutcome(
+                INVOCATION_REF,
+                message=f"tool_name {tool_name!r} differs from the invocation's tool {invocation.tool_name!r}",
+            )
+        if invocation.status in _NO_OUTPUT_STATUSES:
+            status = enum_short_name(_INVOCATION_STATUS, invocation.status, lower=True)
+            return PairOutcome(INVOCATION_REF, message=f"invocation {source_id!r} has no tool output (status {status})")
+        return None
+
+    def _ref_message(self, source_id: str) -> str:
+        if source_id in self._duplicates:
+            return f"invocation id {source_id!r} is not unique among this run's invocations"
+        if not source_id:
+            return "source invocation id is empty"
+        return f"invocation {source_id!r} is not one of this run's tool invocations"
+
+    def _locate(self, source_id: str, raw_path: str) -> _Located | str:
+        if source_id in self._outputs:
+            output = self._outputs[source_id]
+        else:
+            invocation = self._by_id[source_id]
+            output = from_value(invocation.output) if invocation.HasField("output") else None
+            self._outputs[source_id] = output
+        located: _Located | str
+        try:
+            located = _Located(value_text(resolve(output, raw_path)))
+        except PointerError as exc:
+            located = f"raw_path does not resolve in invocation {source_id!r}: {exc}"
+        self._located[(source_id, raw_path)] = located
+        return located
+
+
+def value_text(value: JsonValue) -> str:
+    """The text matched text is looked for in: a string as is, any other value as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def fold(text: str) -> str:
+    """Case-folded, with every run of whitespace collapsed to one space (and none at the ends)."""
+    return " ".join(text.casefold().split())

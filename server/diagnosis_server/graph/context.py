@@ -1,0 +1,50 @@
+"""What a run's nodes may use besides the state: the agents, the tools, the store's invocation rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.agents.base import AgentProvider
+from diagnosis_server.agents.prompts import PromptCatalog
+from diagnosis_server.conversions import JsonObject
+from diagnosis_server.tools.base import Toolset
+
+
+class InvocationStore(Protocol):
+    """The part of the repository the nodes use: this run's tool_invocation rows."""
+
+    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None: ...
+
+    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnvironment:
+    """A run's tools and what a planner may know up front about the system they observe."""
+
+    toolset: Toolset
+    context: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    recursion_limit: int = 25
+    max_events: int = 64
+    agent_timeout_s: float = 60.0
+    tool_timeout_s: float = 10.0
+    max_tool_output_bytes: int = 256 * 1024
+    max_tool_calls: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    run_id: str
+    provider: AgentProvider
+    catalog: PromptCatalog
+    tools: ToolEnvironment
+    invocations: InvocationStore
+    limits: Limits = Limits()
+    allowed_tools: Sequence[str] | None = None

@@ -1,0 +1,156 @@
+"""The graph engine: runs nodes by the routing table, one event per node attempt, bounded and fail-closed.
+
+Shaped like LangGraph's StateGraph (state, nodes, route map, Replace/Append, recursion limit, thread =
+run_id) but small: the graph is fixed and every route is in ``routing.ROUTES``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import structlog
+from google.protobuf import timestamp_pb2
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.graph import routing
+from diagnosis_server.graph.context import RunContext
+from diagnosis_server.graph.nodes.base import Node, NodeResult
+from diagnosis_server.graph.routing import node_label, outcome_label
+from diagnosis_server.graph.state import DiagnosisState, owned_fields
+
+N = run_pb2.NodeName
+O = run_pb2.NodeOutcome  # noqa: E741
+
+log = structlog.get_logger(__name__)
+
+EventSink = Callable[[run_pb2.OrchestrationEvent], Awaitable[None]]
+Committer = Callable[[DiagnosisState, run_pb2.OrchestrationEvent, run_pb2.NodeStep | None], Awaitable[None]]
+
+RECURSION_LIMIT = "RECURSION_LIMIT"
+
+# What an unexpected exception inside a node means for the route: fail closed.
+_CRASH_OUTCOME: Mapping[int, int] = {
+    N.NODE_NAME_PLANNER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
+    N.NODE_NAME_EXECUTOR: O.NODE_OUTCOME_FAILED,
+    N.NODE_NAME_GATEKEEPER: O.NODE_OUTCOME_CEILING_REJECT,
+    N.NODE_NAME_VERIFIED_INPUT_BUILDER: O.NODE_OUTCOME_NO_VERIFIED_EVIDENCE,
+    N.NODE_NAME_VERIFIER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
+    N.NODE_NAME_COMPOSER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
+}
+
+
+class GraphProgrammingError(RuntimeError):
+    """A node wrote a field it does not own, or returned an outcome with no route."""
+
+
+class GraphEngine:
+    def __init__(
+        self,
+        nodes: Mapping[int, Node[Any]],
+        *,
+        recursion_limit: int = routing.DEFAULT_RECURSION_LIMIT,
+        max_events: int = 64,
+    ) -> None:
+        missing = {node for node, _ in routing.ROUTES} - set(nodes)
+        if missing:
+            raise GraphProgrammingError(f"routing table names nodes with no implementation: {sorted(missing)}")
+        self._nodes = dict(nodes)
+        self._owned = {name: owned_fields(name) for name in self._nodes}
+        self._recursion_limit = recursion_limit
+        self._max_events = max_events
+
+    async def run(
+        self,
+        state: DiagnosisState,
+        ctx: RunContext,
+        *,
+        commit: Committer | None = None,
+        on_event: EventSink | None = None,
+    ) -> DiagnosisState:
+        current: int = routing.START
+        retries: dict[tuple[int, int], int] = {}
+        while True:
+            if state.steps >= self._recursion_limit and current != routing.PRE_FALLBACK:
+                # The business limits make this unreachable by design; the limit still ends every path.
+                marker = run_pb2.OrchestrationEvent(
+                    run_id=state.run_id,
+                    node=current,  # type: ignore[arg-type]
+                    reason_code=RECURSION_LIMIT,
+                )
+                state = state.replace(routed_by=marker)
+                current = routing.PRE_FALLBACK
+            cycle = state.evidence_retry_count + 1
+            attempt = retries.get((current, cycle), 0) + 1
+            result, duration_ms = await self._attempt(current, state, ctx, attempt=attempt, cycle=cycle)
+            state = self._apply(current, state, result)
+            nxt = routing.next_node(current, result.outcome, retries_used=attempt - 1)
+            if nxt == current:
+                retries[(current, cycle)] = attempt
+            event = self._event(state, current, result, attempt=attempt, cycle=cycle, duration_ms=duration_ms)
+            kept = len(state.orchestration_events) < self._max_events
+            state = state.replace(
+                steps=state.steps + 1,
+                routed_by=event,
+                orchestration_events=(*state.orchestration_events, event) if kept else state.orchestration_events,
+                dropped_events=state.dropped_events + (0 if kept else 1),
+                technical_retries=_count_retries(state.technical_retries, current, nxt == current),
+            )
+            if commit is not None:
+                await commit(state, event, result.step)
+            if on_event is not None and kept:
+                await on_event(event)
+            if isinstance(nxt, routing._End):
+                return state
+            current = nxt
+
+    async def _attempt(
+        self, name: int, state: DiagnosisState, ctx: RunContext, *, attempt: int, cycle: int
+    ) -> tuple[NodeResult, int]:
+        node = self._nodes[name]
+        started = time.perf_counter()
+        try:
+            result = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
+        except Exception as exc:
+            crash = _CRASH_OUTCOME.get(name)
+            if crash is None:
+                raise
+            log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
+            result = NodeResult(crash, f"{node_label(name)}_ERROR")
+        if result.outcome not in routing.outcomes_of(name):
+            raise GraphProgrammingError(
+                f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
+            )
+        return result, int((time.perf_counter() - started) * 1000)
+
+    def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> DiagnosisState:
+        foreign = set(result.updates) - self._owned[name]
+        if foreign:
+            raise GraphProgrammingError(f"{node_label(name)} wrote fields it does not own: {sorted(foreign)}")
+        return state.replace(**result.updates) if result.updates else state
+
+    def _event(
+        self, state: DiagnosisState, node: int, result: NodeResult, *, attempt: int, cycle: int, duration_ms: int
+    ) -> run_pb2.OrchestrationEvent:
+        ts = timestamp_pb2.Timestamp()
+        ts.GetCurrentTime()
+        return run_pb2.OrchestrationEvent(
+            run_id=state.run_id,
+            sequence=len(state.orchestration_events) + state.dropped_events + 1,
+            node=node,  # type: ignore[arg-type]
+            outcome=result.outcome,  # type: ignore[arg-type]
+            reason_code=result.reason_code,
+            attempt=attempt,
+            timestamp=ts,
+            cycle=cycle,
+            duration_ms=duration_ms,
+        )
+
+
+def _count_retries(counts: tuple[tuple[int, int], ...], node: int, retried: bool) -> tuple[tuple[int, int], ...]:
+    if not retried:
+        return counts
+    table = dict(counts)
+    table[node] = table.get(node, 0) + 1
+    return tuple(sorted(table.items()))

@@ -1,0 +1,91 @@
+"""Executor node: runs the plan through the tool runner and parses executor_evidence_v2 (never retried, R-R-2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.conversions import JsonObject, canonical_json_bytes, message_to_dict
+from diagnosis_server.graph.context import RunContext
+from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.protocols.executor import parse_executor_output
+from diagnosis_server.protocols.planner import PlanStep, plan_to_json
+from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorInput:
+    question: str
+    scenario: str
+    cycle: int
+    mode: str
+    plan: tuple[PlanStep, ...]
+    retry_context: contracts_pb2.RetryContext | None
+
+
+class ExecutorNode:
+    name = run_pb2.NODE_NAME_EXECUTOR
+
+    def project(self, state: DiagnosisState) -> ExecutorInput:
+        return ExecutorInput(
+            question=state.question,
+            scenario=state.scenario,
+            cycle=state.cycle,
+            mode=state.planner_mode,
+            plan=state.plan,
+            retry_context=state.retry_context,
+        )
+
+    async def run(self, inputs: ExecutorInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
+        payload: JsonObject = {
+            "question": inputs.question,
+            "scenario": inputs.scenario,
+            "cycle": inputs.cycle,
+            "mode": inputs.mode,
+            "plan": plan_to_json(inputs.plan),
+            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
+        }
+        if inputs.retry_context is not None:
+            payload["retry_context"] = message_to_dict(inputs.retry_context)
+        runner = ToolRunner(
+            run_id=ctx.run_id,
+            toolset=ctx.tools.toolset,
+            recorder=ctx.invocations.add_tool_invocation,
+            allowed=ctx.allowed_tools,
+            cycle=inputs.cycle,
+            timeout_s=ctx.limits.tool_timeout_s,
+            max_output_bytes=ctx.limits.max_tool_output_bytes,
+            max_calls=ctx.limits.max_tool_calls,
+        )
+        not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
+        try:
+            call = await call_agent(
+                ctx,
+                node=self.name,
+                role="executor",
+                input_bytes=canonical_json_bytes(payload),
+                attempt=attempt,
+                cycle=cycle,
+                tools=runner,
+            )
+        except ToolBlockedError:
+            return NodeResult(run_pb2.NODE_OUTCOME_TOOL_BLOCKED, "TOOL_BLOCKED", updates=not_run)
+        if call.reply is None:
+            failed = run_pb2.NODE_OUTCOME_FAILED
+            return NodeResult(failed, "EXECUTOR_FAILED", updates=not_run, step=with_outcome(call.step, failed))
+        parsed = parse_executor_output(call.reply.text)
+        if not parsed.ok:
+            invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
+            return NodeResult(
+                invalid,
+                "EXECUTOR_INVALID_OUTPUT",
+                updates={"executor_parse": parsed, "executor_parse_status": contracts_pb2.PARSE_STATUS_INVALID_OUTPUT},
+                step=with_outcome(call.step, invalid),
+            )
+        return NodeResult(
+            run_pb2.NODE_OUTCOME_OK,
+            "EXECUTOR_EVIDENCE_V2",
+            updates={"executor_parse": parsed, "executor_parse_status": contracts_pb2.PARSE_STATUS_OK},
+            step=call.step,
+        )

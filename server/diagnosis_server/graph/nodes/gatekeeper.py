@@ -1,0 +1,40 @@
+"""Gatekeeper node: deterministic checks of every binding against this run's recorded invocations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
+from diagnosis_server.graph.context import RunContext
+from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.protocols.executor import ExecutorParse
+
+_OUTCOME_BY_CEILING = {
+    contracts_pb2.VERDICT_PASS: (run_pb2.NODE_OUTCOME_CEILING_PASS, "CEILING_PASS"),
+    contracts_pb2.VERDICT_LOW_CONFID: (run_pb2.NODE_OUTCOME_CEILING_LOW_CONFID, "CEILING_LOW_CONFID"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GatekeeperInput:
+    run_id: str
+    executor_parse: ExecutorParse | None
+
+
+class GatekeeperNode:
+    name = run_pb2.NODE_NAME_GATEKEEPER
+
+    def project(self, state: DiagnosisState) -> GatekeeperInput:
+        return GatekeeperInput(run_id=state.run_id, executor_parse=state.executor_parse)
+
+    async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
+        parse = inputs.executor_parse
+        if parse is None or not parse.ok:
+            raise RuntimeError("the Gatekeeper runs only after a legal Executor parse")
+        invocations = await ctx.invocations.list_tool_invocations(inputs.run_id)
+        result = run_gatekeeper(parse, invocations, run_id=inputs.run_id)
+        ceiling = verdict_ceiling(result)
+        outcome, reason = _OUTCOME_BY_CEILING.get(ceiling, (run_pb2.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"))
+        return NodeResult(outcome, reason, updates={"gatekeeper_result": result, "verdict_ceiling": ceiling})

@@ -1,0 +1,96 @@
+"""Verifier node: classifies each verified claim; the effective verdict is computed here, capped by the ceiling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.composition.material import allowed_material
+from diagnosis_server.graph.context import RunContext
+from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.protocols.verifier import parse_verifier_output
+from diagnosis_server.verification.verdict import effective_verdict, evidence_retry_eligible, retry_context_for
+
+_OUTCOME_BY_VERDICT = {
+    contracts_pb2.VERDICT_PASS: (run_pb2.NODE_OUTCOME_VERDICT_PASS, "VERDICT_PASS"),
+    contracts_pb2.VERDICT_LOW_CONFID: (run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID, "VERDICT_LOW_CONFID"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierNodeInput:
+    verifier_input: contracts_pb2.VerifierInput | None
+    verifier_input_bytes: bytes
+    evidence_retry_count: int
+
+
+class VerifierNode:
+    name = run_pb2.NODE_NAME_VERIFIER
+
+    def project(self, state: DiagnosisState) -> VerifierNodeInput:
+        return VerifierNodeInput(
+            verifier_input=state.verifier_input,
+            verifier_input_bytes=state.verifier_input_bytes,
+            evidence_retry_count=state.evidence_retry_count,
+        )
+
+    async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
+        verifier_input = inputs.verifier_input
+        if verifier_input is None or not inputs.verifier_input_bytes:
+            raise RuntimeError("the Verifier runs only on a built verified input")
+        # The same bytes on every attempt (R-VI-4): nothing before the Verifier reruns.
+        call = await call_agent(
+            ctx,
+            node=self.name,
+            role="verifier",
+            input_bytes=inputs.verifier_input_bytes,
+            attempt=attempt,
+            cycle=cycle,
+        )
+        if call.reply is None:
+            return NodeResult(call.outcome, call.reason, updates={"verifier_status": call.outcome}, step=call.step)
+        parsed = parse_verifier_output(call.reply.text, verifier_input)
+        if not parsed.ok or parsed.output is None:
+            invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
+            return NodeResult(
+                invalid,
+                "VERIFIER_INVALID_OUTPUT",
+                updates={"verifier_status": invalid},
+                step=with_outcome(call.step, invalid),
+            )
+        output = parsed.output
+        ceiling = verifier_input.verdict_ceiling
+        effective = effective_verdict(
+            model_verdict=output.verdict,
+            checks=output.claim_checks,
+            groundedness_score=output.groundedness_score,
+            ceiling=ceiling,
+        )
+        verified_output = verifier_input.verified_executor_output
+        updates: dict[str, object] = {
+            "verifier_status": run_pb2.NODE_OUTCOME_OK,
+            "verifier_output": output,
+            "model_verdict": output.verdict,
+            "effective_verdict": effective,
+            "allowed_material": allowed_material(
+                verifier_input=verifier_input, verifier_output=output, effective=effective
+            ),
+        }
+        if evidence_retry_eligible(
+            effective=effective,
+            ceiling=ceiling,
+            gaps=output.evidence_gaps,
+            verified_output=verified_output,
+            evidence_retry_count=inputs.evidence_retry_count,
+        ):
+            count = inputs.evidence_retry_count + 1
+            updates["evidence_retry_count"] = count
+            updates["retry_context"] = retry_context_for(
+                output.evidence_gaps, verified_output, evidence_retry_count=count
+            )
+            return NodeResult(
+                run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP, "EVIDENCE_GAP_RETRY", updates, call.step
+            )
+        outcome, reason = _OUTCOME_BY_VERDICT.get(effective, (run_pb2.NODE_OUTCOME_VERDICT_REJECT, "VERDICT_REJECT"))
+        return NodeResult(outcome, reason, updates, call.step)

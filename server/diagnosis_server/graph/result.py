@@ -1,0 +1,117 @@
+"""Graph result mapping: the final state as a persisted run (self-evaluation and orchestration trace).
+
+Nothing of another run, no prompt text, reasoning, raw Executor text or complete tool output is written
+(R-P-5, R-S-4); the parsed trace lives only at ``orchestration_trace`` (R-S-5).
+"""
+
+from __future__ import annotations
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.composition.render import answer_text
+from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.verification.builder import MAX_VERIFIED_EVIDENCE
+from diagnosis_server.verification.verdict import valid_evidence_gaps
+
+TRACEABILITY_VERSION = "verified-evidence/1"
+
+_END_REASON = {
+    run_pb2.NODE_NAME_COMPOSER: "COMPOSED",
+    run_pb2.NODE_NAME_POST_VERIFICATION_FALLBACK: "COMPOSER_FALLBACK",
+}
+
+
+def final_answer(state: DiagnosisState) -> contracts_pb2.ComposerOutput | None:
+    return state.composer_output or state.post_fallback_output or state.pre_fallback_output
+
+
+def verifier_evaluation(state: DiagnosisState, prompt_audit: contracts_pb2.PromptAudit) -> run_pb2.VerifierEvaluation:
+    evaluation = run_pb2.VerifierEvaluation(
+        verifier_status=state.verifier_status,  # type: ignore[arg-type]
+        executor_output_parse_status=state.executor_parse_status,  # type: ignore[arg-type]
+        verdict_ceiling=state.verdict_ceiling,  # type: ignore[arg-type]
+        traceability_version=TRACEABILITY_VERSION,
+    )
+    evaluation.prompt_audit.CopyFrom(prompt_audit)
+    if state.fallback_reason:
+        evaluation.failure_reason = _failure_reason(state)
+    if state.gatekeeper_result is not None:
+        evaluation.gatekeeper_result.CopyFrom(state.gatekeeper_result)
+    if state.verifier_input is not None:
+        evaluation.verified_executor_output.CopyFrom(state.verifier_input.verified_executor_output)
+        evidence = state.verifier_input.verified_evidence
+        evaluation.verified_evidence.extend(evidence[:MAX_VERIFIED_EVIDENCE])
+        evaluation.verified_evidence_dropped = max(0, len(evidence) - MAX_VERIFIED_EVIDENCE)
+    output = state.verifier_output
+    completed = output is not None and state.verifier_status == run_pb2.NODE_OUTCOME_OK
+    if completed and output is not None:
+        evaluation.claim_checks.extend(output.claim_checks)
+        evaluation.facts_checked.extend(output.facts_checked)
+        evaluation.model_verdict = state.model_verdict  # type: ignore[assignment]
+        evaluation.effective_verdict = state.effective_verdict  # type: ignore[assignment]
+        evaluation.verdict = state.effective_verdict  # type: ignore[assignment]
+        evaluation.groundedness_score = output.groundedness_score
+        evaluation.rationale = output.rationale
+        evaluation.classification_changes.extend(output.classification_changes)
+        evaluation.warnings.extend(output.warnings)
+        if state.verifier_input is not None:
+            evaluation.evidence_gaps.extend(
+                valid_evidence_gaps(output.evidence_gaps, state.verifier_input.verified_executor_output)
+            )
+    answer = final_answer(state)
+    if answer is not None and answer.source != contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK:
+        evaluation.composer_output.CopyFrom(answer)
+    return evaluation
+
+
+def _failure_reason(state: DiagnosisState) -> str:
+    reason = state.fallback_reason
+    parse = state.executor_parse
+    if reason == "EXECUTOR_INVALID_OUTPUT" and parse is not None and parse.error:
+        return f"{reason}: {parse.error[:300]}"
+    return reason
+
+
+def orchestration_trace(state: DiagnosisState) -> run_pb2.OrchestrationTrace:
+    events = state.orchestration_events
+    terminal = events[-1].node if events else run_pb2.NODE_NAME_UNSPECIFIED
+    answer = final_answer(state)
+    fallback_used = answer is None or answer.source != contracts_pb2.COMPOSER_SOURCE_COMPOSER
+    trace = run_pb2.OrchestrationTrace(
+        path=[event.node for event in events],
+        degraded=fallback_used or state.effective_verdict != contracts_pb2.VERDICT_PASS,
+        terminal_node=terminal,
+        evidence_retry_count=state.evidence_retry_count,
+        technical_retries=[
+            run_pb2.NodeRetryCount(node=node, technical_retries=count)  # type: ignore[arg-type]
+            for node, count in state.technical_retries
+        ],
+        event_count=len(events) + state.dropped_events,
+        dropped_events=state.dropped_events,
+        end_reason=state.fallback_reason or _END_REASON.get(terminal, "UNKNOWN"),
+        steps=state.steps,
+    )
+    return trace
+
+
+def complete_run(
+    run: run_pb2.DiagnosisRun, state: DiagnosisState, prompt_audit: contracts_pb2.PromptAudit
+) -> run_pb2.DiagnosisRun:
+    """The run as it is stored at its end: SUCCESS with a safe answer (R-A-6), FAILED without one."""
+    done = run_pb2.DiagnosisRun()
+    done.CopyFrom(run)
+    done.self_evaluation.verifier_evaluation.CopyFrom(verifier_evaluation(state, prompt_audit))
+    done.orchestration_trace.CopyFrom(orchestration_trace(state))
+    answer = final_answer(state)
+    if answer is None:
+        done.status = run_pb2.RUN_STATUS_FAILED
+        done.failure_reason = "NO_SAFE_ANSWER"
+    else:
+        done.status = run_pb2.RUN_STATUS_SUCCESS
+        done.answer.CopyFrom(answer)
+        done.answer_text = answer_text(answer)
+        done.failure_reason = ""
+    verdict = done.self_evaluation.verifier_evaluation
+    done.verdict = verdict.effective_verdict if verdict.HasField("effective_verdict") else 0  # type: ignore[assignment]
+    done.updated_at.GetCurrentTime()
+    done.completed_at.CopyFrom(done.updated_at)
+    return done

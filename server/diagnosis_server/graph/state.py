@@ -1,0 +1,107 @@
+"""The graph state: every cross-node field has one purpose, one owner and one update strategy (R-S-1).
+
+Every field is Replace, except ``orchestration_events``: a bounded Append owned by the engine (keep the
+first ``max_events``, count what was dropped). Prompt text, model reasoning, complete tool output and
+whole-state snapshots are never fields here (R-S-2): tool output stays in the store, keyed by run id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.composition.material import AllowedMaterial
+from diagnosis_server.protocols.executor import ExecutorParse
+from diagnosis_server.protocols.planner import PlanStep
+
+N = run_pb2.NodeName
+
+ENGINE: Final = "engine"
+INPUT: Final = "input"
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosisState:
+    # Inputs: written once when the run starts.
+    run_id: str
+    question: str
+    scenario: str
+    # Planner: the plan of the current cycle and the cycle it belongs to.
+    cycle: int = 0
+    planner_mode: str = "FULL"
+    plan: tuple[PlanStep, ...] = ()
+    # Executor: the parsed contract (never its raw text).
+    executor_parse: ExecutorParse | None = None
+    executor_parse_status: int = contracts_pb2.PARSE_STATUS_NOT_RUN
+    # Gatekeeper.
+    gatekeeper_result: contracts_pb2.GatekeeperResult | None = None
+    verdict_ceiling: int = contracts_pb2.VERDICT_UNSPECIFIED
+    # Verified-input builder: the Verifier's input and its canonical bytes (reused as-is on a retry, R-VI-4).
+    verifier_input: contracts_pb2.VerifierInput | None = None
+    verifier_input_bytes: bytes = b""
+    # Verifier.
+    verifier_status: int = run_pb2.NODE_OUTCOME_UNSPECIFIED
+    verifier_output: contracts_pb2.VerifierOutput | None = None
+    model_verdict: int = contracts_pb2.VERDICT_UNSPECIFIED
+    effective_verdict: int = contracts_pb2.VERDICT_UNSPECIFIED
+    allowed_material: AllowedMaterial | None = None
+    evidence_retry_count: int = 0
+    retry_context: contracts_pb2.RetryContext | None = None
+    # Composer and the fallbacks: each writes its own answer field.
+    composer_output: contracts_pb2.ComposerOutput | None = None
+    post_fallback_output: contracts_pb2.ComposerOutput | None = None
+    pre_fallback_output: contracts_pb2.ComposerOutput | None = None
+    fallback_reason: str = ""
+    # Engine: bounded Append of events, counters, and the event that routed into the current node.
+    orchestration_events: tuple[run_pb2.OrchestrationEvent, ...] = ()
+    dropped_events: int = 0
+    steps: int = 0
+    routed_by: run_pb2.OrchestrationEvent | None = None
+    technical_retries: tuple[tuple[int, int], ...] = field(default=())
+
+    def replace(self, **updates: Any) -> DiagnosisState:
+        return dataclasses.replace(self, **updates)
+
+
+# One owner per field (R-S-1): the engine refuses a write by any other node.
+FIELD_OWNERS: Mapping[str, int | str] = {
+    "run_id": INPUT,
+    "question": INPUT,
+    "scenario": INPUT,
+    "cycle": N.NODE_NAME_PLANNER,
+    "planner_mode": N.NODE_NAME_PLANNER,
+    "plan": N.NODE_NAME_PLANNER,
+    "executor_parse": N.NODE_NAME_EXECUTOR,
+    "executor_parse_status": N.NODE_NAME_EXECUTOR,
+    "gatekeeper_result": N.NODE_NAME_GATEKEEPER,
+    "verdict_ceiling": N.NODE_NAME_GATEKEEPER,
+    "verifier_input": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
+    "verifier_input_bytes": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
+    "verifier_status": N.NODE_NAME_VERIFIER,
+    "verifier_output": N.NODE_NAME_VERIFIER,
+    "model_verdict": N.NODE_NAME_VERIFIER,
+    "effective_verdict": N.NODE_NAME_VERIFIER,
+    "allowed_material": N.NODE_NAME_VERIFIER,
+    "evidence_retry_count": N.NODE_NAME_VERIFIER,
+    "retry_context": N.NODE_NAME_VERIFIER,
+    "composer_output": N.NODE_NAME_COMPOSER,
+    "post_fallback_output": N.NODE_NAME_POST_VERIFICATION_FALLBACK,
+    "pre_fallback_output": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,
+    "fallback_reason": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,
+    "orchestration_events": ENGINE,
+    "dropped_events": ENGINE,
+    "steps": ENGINE,
+    "routed_by": ENGINE,
+    "technical_retries": ENGINE,
+}
+
+APPEND_FIELDS: Final = frozenset({"orchestration_events"})
+
+assert set(FIELD_OWNERS) == {f.name for f in dataclasses.fields(DiagnosisState)}, "every field needs an owner"
+
+
+def owned_fields(node: int) -> frozenset[str]:
+    return frozenset(name for name, owner in FIELD_OWNERS.items() if owner == node)

@@ -1,0 +1,1 @@
+"""Migration scripts, one a revision (Alembic ignores this file)."""

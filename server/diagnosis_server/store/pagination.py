@@ -1,0 +1,121 @@
+"""Keyset page tokens for newest-first run listings.
+
+A token is opaque to clients: urlsafe base64 of compact JSON holding the last row's position
+(created_at in microseconds since the epoch, run_id), the filters and tenant it was made for, and a
+checksum. A token that does not decode, whose checksum does not match, or that was made for other
+filters or another tenant raises InvalidPageToken.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.store.errors import InvalidPageToken
+
+TOKEN_VERSION = 1
+MAX_TOKEN_LENGTH = 2048
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class RunPage(NamedTuple):
+    """One page of runs, newest first, and the token of the next page ("" after the last)."""
+
+    runs: list[run_pb2.DiagnosisRun]
+    next_page_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """What a listing was asked for; a token is valid only for the same filter."""
+
+    tenant: str | None
+    status: int
+    verdict: int
+
+
+@dataclass(frozen=True, slots=True)
+class PageToken:
+    """The position after which the next page starts, and the filter it belongs to."""
+
+    created_at: datetime
+    run_id: str
+    filter: RunFilter
+
+
+def to_micros(moment: datetime) -> int:
+    delta = moment.astimezone(UTC) - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _checksum(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _body(created_micros: int, run_id: str, run_filter: RunFilter) -> str:
+    document = {
+        "v": TOKEN_VERSION,
+        "c": created_micros,
+        "r": run_id,
+        "t": run_filter.tenant,
+        "s": run_filter.status,
+        "d": run_filter.verdict,
+    }
+    return json.dumps(document, separators=(",", ":"), sort_keys=True)
+
+
+def encode_page_token(token: PageToken) -> str:
+    body = _body(to_micros(token.created_at), token.run_id, token.filter)
+    envelope = json.dumps({"b": body, "h": _checksum(body)}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(envelope.encode()).decode("ascii").rstrip("=")
+
+
+def decode_page_token(text: str, expected: RunFilter) -> PageToken:
+    """The token's position, or InvalidPageToken when it is malformed or made for another filter."""
+    if not isinstance(text, str) or not text or len(text) > MAX_TOKEN_LENGTH:
+        raise InvalidPageToken("malformed page token")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        envelope = json.loads(raw.decode("utf-8"))
+        body = envelope["b"]
+        if not isinstance(body, str) or envelope.get("h") != _checksum(body):
+            raise InvalidPageToken("malformed page token")
+        document = json.loads(body)
+        created = document["c"]
+        run_id = document["r"]
+        tenant = document["t"]
+        status = document["s"]
+        verdict = document["d"]
+        version = document["v"]
+    except (binascii.Error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, InvalidPageToken):
+            raise
+        raise InvalidPageToken("malformed page token") from exc
+    valid_types = (
+        version == TOKEN_VERSION
+        and type(created) is int
+        and isinstance(run_id, str)
+        and (tenant is None or isinstance(tenant, str))
+        and type(status) is int
+        and type(verdict) is int
+    )
+    if not valid_types:
+        raise InvalidPageToken("malformed page token")
+    found = RunFilter(tenant=tenant, status=status, verdict=verdict)
+    if found != expected:
+        raise InvalidPageToken("page token was made for other filters or another tenant")
+    try:
+        created_at = from_micros(created)
+    except OverflowError as exc:
+        raise InvalidPageToken("malformed page token") from exc
+    return PageToken(created_at=created_at, run_id=run_id, filter=found)

@@ -1,0 +1,116 @@
+"""Opening the store: migrations at start-up, idempotent, matching the table definitions; URL handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+from store_builders import make_run
+
+from diagnosis_server.store import DEFAULT_DATABASE_URL, StoreError, open_repository
+from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, head_revision
+from diagnosis_server.store.tables import metadata
+
+
+async def test_migrations_are_idempotent_and_keep_data(database_url: str) -> None:
+    """Opening twice applies nothing the second time and loses nothing (R-T-2 repository)."""
+    first = await open_repository(database_url, owner="first")
+    await first.create_run(make_run("run-1"))
+    await first.close()
+
+    second = await open_repository(database_url, owner="second")
+    try:
+        stored = await second.get_run("run-1")
+        assert stored is not None
+        assert stored.question == make_run("run-1").question
+    finally:
+        await second.close()
+
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            revision = await conn.run_sync(current_revision)
+    finally:
+        await engine.dispose()
+    assert revision == head_revision() == "0001"
+
+
+async def test_migrated_schema_matches_the_table_definitions(database_url: str) -> None:
+    """What the migrations create is what the queries are written against."""
+    repository = await open_repository(database_url)
+    await repository.close()
+
+    def differences(connection: Connection) -> list[object]:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, metadata))
+
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            diff = await conn.run_sync(differences)
+    finally:
+        await engine.dispose()
+    assert diff == []
+
+
+def test_migration_scripts_need_no_ini_file() -> None:
+    assert (MIGRATIONS_DIR / "env.py").is_file()
+    assert (MIGRATIONS_DIR / "versions" / "0001_initial.py").is_file()
+    assert not (MIGRATIONS_DIR / "alembic.ini").exists()
+
+
+async def test_default_url_creates_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default SQLite file lives under var/ of the working directory, created on first use."""
+    monkeypatch.chdir(tmp_path)
+    assert DEFAULT_DATABASE_URL == "sqlite+aiosqlite:///var/diagnosis.db"
+    repository = await open_repository()
+    try:
+        await repository.create_run(make_run("run-1"))
+        assert repository.backend == "sqlite"
+    finally:
+        await repository.close()
+    assert (tmp_path / "var" / "diagnosis.db").is_file()
+
+
+async def test_sqlite_file_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'wal.db'}"
+    repository = await open_repository(url)
+    await repository.close()
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            mode = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar_one()
+    finally:
+        await engine.dispose()
+    assert str(mode).lower() == "wal"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "not a url",
+        "mysql+aiomysql://user@127.0.0.1/db",
+        "sqlite:///var/sync-driver.db",
+    ],
+)
+async def test_unusable_url_is_a_store_error(url: str) -> None:
+    with pytest.raises(StoreError):
+        await open_repository(url)
+
+
+async def test_unreachable_postgres_is_a_store_error() -> None:
+    """A driver error (connection refused) surfaces as StoreError with the cause chained."""
+    with pytest.raises(StoreError) as caught:
+        await open_repository("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    assert caught.value.__cause__ is not None
+
+
+async def test_sqlite_path_that_is_a_folder_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "taken.db").mkdir()
+    with pytest.raises(StoreError) as caught:
+        await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'taken.db'}")
+    assert caught.value.__cause__ is not None

@@ -153,11 +153,13 @@ async def run_case(case: EvalCase, repository: Repository) -> CaseResult:
     own = [inv for inv in case.tool_invocations if not inv.foreign]
     foreign = [inv for inv in case.tool_invocations if inv.foreign]
     if foreign:
-        other = run_pb2.DiagnosisRun(run_id=foreign_run_id, status=run_pb2.RUN_STATUS_SUCCESS, question="other run")
+        other = run_pb2.DiagnosisRun(run_id=foreign_run_id, status=run_pb2.RUN_STATUS_RUNNING, question="other run")
         other.created_at.GetCurrentTime()
         await repository.create_run(other)
         for inv in foreign:
             await repository.add_tool_invocation(_invocation(inv, foreign_run_id))
+        other.status = run_pb2.RUN_STATUS_SUCCESS
+        await repository.finish_run(other)
     by_cycle: dict[int, list[contracts_pb2.ToolInvocation]] = {}
     for inv in own:
         by_cycle.setdefault(inv.cycle, []).append(_invocation(inv, run_id))

@@ -55,13 +55,31 @@ def _ensure_sqlite_parent(url: URL) -> None:
         raise StoreError(f"cannot create the folder of the SQLite database {database!r}: {exc}") from exc
 
 
+def _journal_mode(cursor: Any) -> str:
+    cursor.execute("PRAGMA journal_mode")
+    row = cursor.fetchone()
+    return str(row[0]).lower() if row else ""
+
+
+def _enable_wal(cursor: Any) -> None:
+    """WAL is a property of the file: set it once. Two first connections may race to set it; the
+    loser's attempt fails as locked (no busy wait for this pragma), and it finds WAL already set."""
+    if _journal_mode(cursor) == "wal":
+        return
+    try:
+        cursor.execute("PRAGMA journal_mode = WAL")
+    except Exception:
+        if _journal_mode(cursor) != "wal":
+            raise
+
+
 def _sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
     # The driver must not open transactions by itself: ``_sqlite_begin`` does.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
     finally:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.guard import guard_composer_output
-from diagnosis_server.composition.material import AllowedMaterial
+from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
 from diagnosis_server.conversions import canonical_json_bytes
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
@@ -21,23 +21,17 @@ class ComposerInput:
     excluded_statements: tuple[str, ...]
 
 
-def excluded_statements(state: DiagnosisState) -> tuple[str, ...]:
-    material = state.allowed_material
-    if state.verifier_input is None or material is None:
+def _excluded(state: DiagnosisState) -> tuple[str, ...]:
+    if state.verifier_input is None or state.allowed_material is None:
         return ()
-    allowed = material.allowed_claim_ids()
-    return tuple(
-        claim.statement
-        for claim in state.verifier_input.verified_executor_output.claims
-        if claim.claim_id not in allowed and claim.statement
-    )
+    return excluded_statements(verifier_input=state.verifier_input, material=state.allowed_material)
 
 
 class ComposerNode:
     name = run_pb2.NODE_NAME_COMPOSER
 
     def project(self, state: DiagnosisState) -> ComposerInput:
-        return ComposerInput(material=state.allowed_material, excluded_statements=excluded_statements(state))
+        return ComposerInput(material=state.allowed_material, excluded_statements=_excluded(state))
 
     async def run(self, inputs: ComposerInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         material = inputs.material

@@ -1,0 +1,48 @@
+"""`diagnosis scenarios [--json] [--dir DIR]`: list the incident scenario packs the built-in tools serve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from diagnosis_server.tools.scenario import ScenarioError, load_scenarios
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "scenarios",
+        help="list the bundled incident scenarios",
+        description="List the incident scenario packs (name, title, services); * marks the default.",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON array of {name, title, services, default}")
+    parser.add_argument("--dir", metavar="DIR", default=None, help="list (and validate) the packs in DIR instead")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        scenarios = load_scenarios(getattr(args, "dir", None))
+    except ScenarioError as exc:
+        print(f"diagnosis scenarios: {exc}", file=sys.stderr)
+        return 1
+    rows = [
+        {
+            "name": s.name,
+            "title": s.title,
+            "services": [service.name for service in s.topology.services],
+            "default": s.default,
+        }
+        for s in scenarios.values()
+    ]
+    if getattr(args, "json", False):
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max(len(str(row["name"])) for row in rows) + 2
+    for s in scenarios.values():
+        mark = "*" if s.default else " "
+        print(f"{mark} {s.name:<{width}}{s.title}")
+        print(f"  {'':<{width}}services: {', '.join(service.name for service in s.topology.services)}")
+    print("\n* default scenario")
+    return 0

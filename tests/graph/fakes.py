@@ -1,0 +1,126 @@
+"""Agents for graph tests: each role is an async function of the request (the edge we replace)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
+from diagnosis_server.conversions import to_struct, to_value
+from diagnosis_server.graph.context import ToolEnvironment
+from diagnosis_server.tools.base import Toolset
+
+Behaviour = Callable[[AgentRequest], Awaitable[str]]
+
+
+class _FnAgent:
+    def __init__(self, fn: Behaviour, seen: list[AgentRequest]) -> None:
+        self._fn = fn
+        self._seen = seen
+
+    async def run(self, request: AgentRequest) -> AgentReply:
+        self._seen.append(request)
+        return AgentReply(text=await self._fn(request))
+
+
+@dataclass
+class FnProvider:
+    behaviours: dict[AgentRole, Behaviour]
+    name: str = "fn"
+    seen: dict[AgentRole, list[AgentRequest]] = field(default_factory=dict)
+
+    def agent(self, role: AgentRole) -> Agent:
+        return _FnAgent(self.behaviours[role], self.seen.setdefault(role, []))
+
+
+class EchoTool:
+    """A real tool: returns its arguments and a fixed event list."""
+
+    name = "k8s.events"
+    description = "events"
+    input_schema = {"type": "object"}  # noqa: RUF012
+
+    async def call(self, arguments: dict[str, object]) -> object:
+        return {"events": [{"reason": "OOMKilled", "message": "limit 512Mi"}], "arguments": arguments}
+
+
+def tools() -> ToolEnvironment:
+    return ToolEnvironment(toolset=Toolset([EchoTool()]), context={"services": ["checkout-api"]})
+
+
+PLAN = json.dumps({"steps": [{"tool_name": "k8s.events", "arguments": {}, "purpose": "restarts"}]})
+
+
+async def plan(_: AgentRequest) -> str:
+    return PLAN
+
+
+def executor_calling(tool: str) -> Behaviour:
+    async def run(request: AgentRequest) -> str:
+        assert request.tools is not None
+        result = await request.tools.call(tool, {})
+        return json.dumps(
+            {
+                "contract": "executor_evidence_v2",
+                "claims": [
+                    {
+                        "claim_id": "c1",
+                        "statement": "pods are OOMKilled",
+                        "critical": True,
+                        "status": "confirmed",
+                        "evidence_bindings": [
+                            {
+                                "source_invocation_ids": [result.invocation_id],
+                                "tool_name": tool,
+                                "raw_path": "/events/0/reason",
+                                "matched_text": "OOMKilled",
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+
+    return run
+
+
+async def verify_pass(request: AgentRequest) -> str:
+    vi = json.loads(request.input_bytes)
+    checks = [
+        {
+            "claim_id": c["claim_id"],
+            "classification": "direct_observation",
+            "critical": True,
+            "evidence_refs": [{"claim_id": c["claim_id"]}],
+            "rationale": "seen",
+        }
+        for c in vi["verified_executor_output"]["claims"]
+    ]
+    return json.dumps({"claim_checks": checks, "verdict": "PASS", "groundedness_score": 1.0, "rationale": "ok"})
+
+
+async def compose(request: AgentRequest) -> str:
+    material = json.loads(request.input_bytes)
+    facts = [{"text": f["statement"], "claim_ids": [f["claim_id"]]} for f in material["confirmed_facts"]]
+    return json.dumps(
+        {
+            "summary": "diagnosis",
+            "confirmed_facts": facts,
+            "possible_directions": [],
+            "evidence_gaps": [],
+            "next_steps": [],
+        }
+    )
+
+
+def invocation(run_id: str, invocation_id: str = "inv-1") -> contracts_pb2.ToolInvocation:
+    return contracts_pb2.ToolInvocation(
+        invocation_id=invocation_id,
+        run_id=run_id,
+        tool_name="k8s.events",
+        arguments=to_struct({}),
+        output=to_value({"events": [{"reason": "OOMKilled"}]}),
+        status=contracts_pb2.TOOL_INVOCATION_STATUS_OK,
+    )

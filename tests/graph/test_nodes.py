@@ -1,0 +1,167 @@
+"""Node-contract tests: each node's input projection and writes (R-S-2), over the real store."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.base import AgentRequest
+from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.nodes.builder import BuilderInput
+from diagnosis_server.graph.nodes.composer import ComposerInput
+from diagnosis_server.graph.nodes.planner import PlannerInput
+from diagnosis_server.graph.nodes.verifier import VerifierNodeInput
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.graph.state import FIELD_OWNERS, owned_fields
+from diagnosis_server.store import Repository
+
+from . import fakes
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+def test_r_s_2_projections_never_carry_prompts_reasoning_or_tool_output() -> None:
+    forbidden = {"prompt", "prompt_text", "reasoning", "raw_text", "tool_output", "invocations", "state"}
+    for projection in (PlannerInput, BuilderInput, VerifierNodeInput, ComposerInput):
+        names = {f.name for f in dataclasses.fields(projection)}
+        assert not names & forbidden, projection.__name__
+    # The Verifier sees its canonical verified input alone (R-VI-2): no plan, no executor parse.
+    assert {f.name for f in dataclasses.fields(VerifierNodeInput)} == {
+        "verifier_input",
+        "verifier_input_bytes",
+        "evidence_retry_count",
+    }
+    assert {f.name for f in dataclasses.fields(ComposerInput)} == {"material", "excluded_statements"}
+
+
+def test_r_s_1_every_field_has_one_owner_and_nodes_own_disjoint_fields() -> None:
+    seen: set[str] = set()
+    for node in run_pb2.NodeName.values():
+        fields = owned_fields(node)
+        assert not fields & seen
+        seen |= fields
+    assert seen | {k for k, v in FIELD_OWNERS.items() if isinstance(v, str)} == set(FIELD_OWNERS)
+
+
+async def test_r_r_2_executor_calling_a_blocked_tool_ends_in_the_pre_verification_fallback(
+    repository: Repository,
+) -> None:
+    provider = fakes.FnProvider(
+        {
+            "planner": fakes.plan,
+            "executor": fakes.executor_calling("shell.exec"),
+            "verifier": fakes.verify_pass,
+            "composer": fakes.compose,
+        }
+    )
+    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
+        question="why?", scenario=""
+    )
+    assert list(run.orchestration_trace.path) == [
+        run_pb2.NODE_NAME_PLANNER,
+        run_pb2.NODE_NAME_EXECUTOR,
+        run_pb2.NODE_NAME_PRE_VERIFICATION_FALLBACK,
+    ]
+    events = await repository.list_events(run.run_id)
+    assert events[1].outcome == run_pb2.NODE_OUTCOME_TOOL_BLOCKED
+    assert run.orchestration_trace.end_reason == "TOOL_BLOCKED"
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    # The blocked call is recorded as this run's invocation (R-C-2), and no Verifier ran.
+    invocations = await repository.list_tool_invocations(run.run_id)
+    assert [(i.tool_name, i.status) for i in invocations] == [
+        ("shell.exec", contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED)
+    ]
+    assert "verifier" not in provider.seen
+    assert not run.self_evaluation.verifier_evaluation.HasField("effective_verdict")
+
+
+async def test_r_c_2_tool_calls_are_recorded_before_the_executor_sees_them(repository: Repository) -> None:
+    recorded_when_seen: list[int] = []
+
+    async def executor(request: AgentRequest) -> str:
+        result_text = await fakes.executor_calling("k8s.events")(request)
+        recorded_when_seen.append(len(await repository.list_tool_invocations(request.run_id)))
+        return result_text
+
+    provider = fakes.FnProvider(
+        {"planner": fakes.plan, "executor": executor, "verifier": fakes.verify_pass, "composer": fakes.compose}
+    )
+    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
+        question="why?", scenario=""
+    )
+    assert recorded_when_seen == [1]
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+    assert "OOMKilled" in run.answer_text
+
+
+async def test_r_vi_4_verifier_retry_gets_byte_identical_input_and_nothing_before_reruns(
+    repository: Repository,
+) -> None:
+    calls = {"verifier": 0}
+
+    async def flaky_verifier(request: AgentRequest) -> str:
+        calls["verifier"] += 1
+        return "not json" if calls["verifier"] == 1 else await fakes.verify_pass(request)
+
+    provider = fakes.FnProvider(
+        {
+            "planner": fakes.plan,
+            "executor": fakes.executor_calling("k8s.events"),
+            "verifier": flaky_verifier,
+            "composer": fakes.compose,
+        }
+    )
+    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
+        question="why?", scenario=""
+    )
+    first, second = provider.seen["verifier"]
+    assert first.input_bytes == second.input_bytes
+    assert (first.attempt, second.attempt) == (1, 2)
+    assert len(provider.seen["executor"]) == 1 and len(provider.seen["planner"]) == 1
+    assert len(await repository.list_tool_invocations(run.run_id)) == 1
+    # R-VI-2: the Verifier's input holds exactly the R-C-4 blocks, nothing of the plan or the raw output.
+    payload = json.loads(first.input_bytes)
+    assert set(payload) <= {
+        "diagnosis_context",
+        "verified_executor_output",
+        "verified_evidence",
+        "gatekeeper_audit",
+        "verdict_ceiling",
+        "retry_context",
+    }
+    assert "retry_context" not in payload
+    assert "restarts" not in first.input_bytes.decode()  # the plan's purpose never reaches it
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+
+
+async def test_r_s_3_one_checkpoint_and_step_record_per_agent_attempt(repository: Repository) -> None:
+    provider = fakes.FnProvider(
+        {
+            "planner": fakes.plan,
+            "executor": fakes.executor_calling("k8s.events"),
+            "verifier": fakes.verify_pass,
+            "composer": fakes.compose,
+        }
+    )
+    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
+        question="why?", scenario=""
+    )
+    steps = await repository.list_node_steps(run.run_id)
+    assert [s.node for s in steps] == [
+        run_pb2.NODE_NAME_PLANNER,
+        run_pb2.NODE_NAME_EXECUTOR,
+        run_pb2.NODE_NAME_VERIFIER,
+        run_pb2.NODE_NAME_COMPOSER,
+    ]
+    checkpoint = await repository.latest_checkpoint(run.run_id)
+    assert checkpoint is not None and checkpoint.step == len(run.orchestration_trace.path)
+    snapshot = json.loads(checkpoint.state)
+    assert snapshot["effective_verdict"] == contracts_pb2.VERDICT_PASS
+    assert "OOMKilled" not in checkpoint.state.decode()
+
+
+def test_node_result_defaults_write_nothing() -> None:
+    assert dict(NodeResult(run_pb2.NODE_OUTCOME_OK).updates) == {}

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from diagnosis_server.store import Repository, open_repository
+from diagnosis_server.store.migrate import upgrade_connection
 
 POSTGRES_URL_ENV = "DIAGNOSIS_TEST_POSTGRES_URL"
 STORE_TABLES = ("checkpoint", "node_step", "orchestration_event", "tool_invocation", "diagnosis_run", "alembic_version")
@@ -163,23 +164,55 @@ def postgres_url() -> Iterator[str]:
         server.stop()
 
 
-async def _drop_store_tables(url: str) -> None:
+async def _reset_postgres(url: str, *, drop: bool) -> None:
+    """Empties the store's tables (``drop``: removes them, migrations included)."""
     engine = create_async_engine(url)
     try:
         async with engine.begin() as conn:
-            for table in STORE_TABLES:
-                await conn.execute(text(f'DROP TABLE IF EXISTS "{table}" CASCADE'))
+            if drop:
+                for table in STORE_TABLES:
+                    await conn.execute(text(f'DROP TABLE IF EXISTS "{table}" CASCADE'))
+            elif (await conn.execute(text("SELECT to_regclass('diagnosis_run')"))).scalar() is not None:
+                await conn.execute(text(f"TRUNCATE {', '.join(STORE_TABLES[:-1])} RESTART IDENTITY CASCADE"))
     finally:
         await engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database of each backend."""
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated, empty SQLite file to copy: tests start from it instead of migrating each time."""
+    path = tmp_path_factory.mktemp("template") / "diagnosis.db"
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            upgrade_connection(conn)
+    finally:
+        engine.dispose()
+    return path
+
+
+_BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=_BACKENDS)
+async def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database of each backend with no tables at all."""
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'store' / 'diagnosis.db'}"
     url: str = request.getfixturevalue("postgres_url")
-    await _drop_store_tables(url)
+    await _reset_postgres(url, drop=True)
+    return url
+
+
+@pytest.fixture(params=_BACKENDS)
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database of each backend whose store tables are empty (migrated, or migrated on open)."""
+    if request.param == "sqlite":
+        path = tmp_path / "diagnosis.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite+aiosqlite:///{path}"
+    url: str = request.getfixturevalue("postgres_url")
+    await _reset_postgres(url, drop=False)
     return url
 
 

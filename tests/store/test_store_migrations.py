@@ -16,13 +16,13 @@ from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, hea
 from diagnosis_server.store.tables import metadata
 
 
-async def test_migrations_are_idempotent_and_keep_data(database_url: str) -> None:
+async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) -> None:
     """Opening twice applies nothing the second time and loses nothing (R-T-2 repository)."""
-    first = await open_repository(database_url, owner="first")
+    first = await open_repository(empty_database_url, owner="first")
     await first.create_run(make_run("run-1"))
     await first.close()
 
-    second = await open_repository(database_url, owner="second")
+    second = await open_repository(empty_database_url, owner="second")
     try:
         stored = await second.get_run("run-1")
         assert stored is not None
@@ -30,7 +30,7 @@ async def test_migrations_are_idempotent_and_keep_data(database_url: str) -> Non
     finally:
         await second.close()
 
-    engine = create_async_engine(database_url)
+    engine = create_async_engine(empty_database_url)
     try:
         async with engine.connect() as conn:
             revision = await conn.run_sync(current_revision)
@@ -39,16 +39,16 @@ async def test_migrations_are_idempotent_and_keep_data(database_url: str) -> Non
     assert revision == head_revision() == "0001"
 
 
-async def test_migrated_schema_matches_the_table_definitions(database_url: str) -> None:
+async def test_migrated_schema_matches_the_table_definitions(empty_database_url: str) -> None:
     """What the migrations create is what the queries are written against."""
-    repository = await open_repository(database_url)
+    repository = await open_repository(empty_database_url)
     await repository.close()
 
     def differences(connection: Connection) -> list[object]:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         return list(compare_metadata(context, metadata))
 
-    engine = create_async_engine(database_url)
+    engine = create_async_engine(empty_database_url)
     try:
         async with engine.connect() as conn:
             diff = await conn.run_sync(differences)

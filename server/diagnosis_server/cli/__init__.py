@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from diagnosis_server.cli import check, eval_cases
+from diagnosis_server.cli import check, eval_cases, scenarios
 
-_COMMANDS = (check, eval_cases)
+_COMMANDS = (check, eval_cases, scenarios)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
         mark = "*" if s.default else " "
         print(f"{mark} {s.name:<{width}}{s.title}")
         print(f"  {'':<{width}}services: {', '.join(service.name for service in s.topology.services)}")
-    print("\n* default scenario")
+    print("\n(* marks the default scenario)")
     return 0

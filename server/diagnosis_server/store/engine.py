@@ -8,6 +8,8 @@ the busy timeout instead of failing on a lock upgrade. PostgreSQL: a normal pool
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/diagnosis.db"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 # Execution option naming the statement that opens a transaction on SQLite.
 SQLITE_BEGIN_OPTION = "diagnosis_sqlite_begin"
+_WAL_ATTEMPTS = 40
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 
 
@@ -55,31 +58,12 @@ def _ensure_sqlite_parent(url: URL) -> None:
         raise StoreError(f"cannot create the folder of the SQLite database {database!r}: {exc}") from exc
 
 
-def _journal_mode(cursor: Any) -> str:
-    cursor.execute("PRAGMA journal_mode")
-    row = cursor.fetchone()
-    return str(row[0]).lower() if row else ""
-
-
-def _enable_wal(cursor: Any) -> None:
-    """WAL is a property of the file: set it once. Two first connections may race to set it; the
-    loser's attempt fails as locked (no busy wait for this pragma), and it finds WAL already set."""
-    if _journal_mode(cursor) == "wal":
-        return
-    try:
-        cursor.execute("PRAGMA journal_mode = WAL")
-    except Exception:
-        if _journal_mode(cursor) != "wal":
-            raise
-
-
 def _sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
     # The driver must not open transactions by itself: ``_sqlite_begin`` does.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        _enable_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
     finally:
@@ -103,6 +87,34 @@ def create_engine(url: str | URL) -> AsyncEngine:
     event.listen(engine.sync_engine, "connect", _sqlite_connect)
     event.listen(engine.sync_engine, "begin", _sqlite_begin)
     return engine
+
+
+async def enable_wal(engine: AsyncEngine) -> None:
+    """Puts a SQLite file in WAL mode (a property of the file, kept once set).
+
+    The pragma takes the file's exclusive lock and does not wait on the busy timeout, so two
+    instances creating one file at once retry here, without blocking the event loop.
+    """
+    if engine.dialect.name != "sqlite" or is_sqlite_memory(engine.url):
+        return
+    delay = 0.01
+    for _ in range(_WAL_ATTEMPTS):
+        async with engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver: Any = raw.driver_connection
+            try:
+                cursor = await driver.execute("PRAGMA journal_mode = WAL")
+                row = await cursor.fetchone()
+                await cursor.close()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"cannot put the SQLite database in WAL mode: {exc}") from exc
+                row = None
+        if row is not None and str(row[0]).lower() == "wal":
+            return
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.25)
+    raise StoreError("cannot put the SQLite database in WAL mode: it stayed locked")
 
 
 def writer(engine: AsyncEngine) -> AsyncEngine:

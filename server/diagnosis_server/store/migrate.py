@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic import command
@@ -12,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from diagnosis_server.store.engine import writer
+from diagnosis_server.store.engine import enable_wal, writer
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # Any constant: instances starting together against one PostgreSQL migrate one at a time.
@@ -27,6 +28,7 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
@@ -35,13 +37,17 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def _upgrade(connection: Connection) -> None:
+def upgrade_connection(connection: Connection) -> None:
+    """Migrates the database behind a sync connection (inside its transaction) to the head revision."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+    if current_revision(connection) == head_revision():
+        return
     command.upgrade(alembic_config(connection), "head")
 
 
 async def upgrade(engine: AsyncEngine) -> None:
     """Brings the database to the latest schema; a no-op when it is there already."""
+    await enable_wal(engine)
     async with writer(engine).begin() as conn:
-        await conn.run_sync(_upgrade)
+        await conn.run_sync(upgrade_connection)

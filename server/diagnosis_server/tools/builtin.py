@@ -101,9 +101,9 @@ def _check(tool: str, params: Sequence[_Param], arguments: object) -> dict[str, 
 def _parse_time(tool: str, field: str, text: str) -> datetime:
     try:
         ts = datetime.fromisoformat(text.strip())
-    except ValueError:
+        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise ToolError(f"{tool}: {field} {text!r} is not an ISO 8601 time (e.g. 2024-11-29T13:30:00Z)") from None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 def format_ts(ts: datetime) -> str:

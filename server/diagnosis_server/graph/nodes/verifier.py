@@ -10,6 +10,7 @@ from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.verifier import parse_verifier_output
+from diagnosis_server.verification.guard import guard_claim_checks
 from diagnosis_server.verification.verdict import effective_verdict, evidence_retry_eligible, retry_context_for
 
 _OUTCOME_BY_VERDICT = {
@@ -59,7 +60,8 @@ class VerifierNode:
                 updates={"verifier_status": invalid},
                 step=with_outcome(call.step, invalid),
             )
-        output = parsed.output
+        # The model can never raise a classification above what the evidence shows.
+        output = guard_claim_checks(parsed.output, verifier_input)
         ceiling = verifier_input.verdict_ceiling
         effective = effective_verdict(
             model_verdict=output.verdict,

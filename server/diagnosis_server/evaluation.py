@@ -72,6 +72,8 @@ class EvalCase(BaseModel):
     agent_outputs: AgentOutputs
     expect: dict[str, Any] | None = None
     requirements: list[str] = Field(default_factory=list)
+    rule_evaluation: dict[str, Any] | None = None
+    aiops_rule_evaluation: dict[str, Any] | None = None
 
 
 def read_cases(path: Path) -> list[EvalCase]:
@@ -174,7 +176,13 @@ async def run_case(case: EvalCase, repository: Repository) -> CaseResult:
         provider=ScriptedProvider(outputs, invocations_by_cycle=by_cycle),
         tools_for=lambda _scenario: _case_tools(case),
     )
-    await orchestrator.run(question=case.question, scenario=case.scenario, run_id=run_id)
+    await orchestrator.run(
+        question=case.question,
+        scenario=case.scenario,
+        run_id=run_id,
+        rule_evaluation=case.rule_evaluation,
+        aiops_rule_evaluation=case.aiops_rule_evaluation,
+    )
     stored = await repository.get_run(run_id)
     assert stored is not None, "the run was stored"
     report = case_report(case.case_id, stored)

@@ -1,6 +1,6 @@
 """End-to-end graph runs on recorded cases (R-T-1, R-T-2): route, persisted evaluation, answer safety, trace.
 
-Each case in tests/golden/routing.jsonl runs through the real graph (scripted agents, SQLite store); its
+Each case of the golden set (tests/golden/*.jsonl) runs through the real graph (scripted agents, SQLite store); its
 ``expect`` pins route, verdicts and evaluation fields, and the checks below hold for every case.
 """
 
@@ -17,7 +17,7 @@ from diagnosis_server.evaluation import EvalCase, read_cases, run_case
 from diagnosis_server.store import Repository
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-CASES = read_cases(GOLDEN / "routing.jsonl")
+CASES = [case for path in sorted(GOLDEN.glob("*.jsonl")) for case in read_cases(path)]
 FORBIDDEN_KEYS = ("reasoning", "tool_trace_summary", "user_facing_answer", "diagnosis_summary", "prompt_text")
 
 
@@ -73,6 +73,12 @@ async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repositor
     for raw in case.agent_outputs.executor:
         if len(raw) > 40:
             assert raw not in stored
+
+    # R-P-7: the rule channels given to the run are preserved beside the verifier evaluation.
+    if case.rule_evaluation is not None:
+        assert message_to_dict(run.self_evaluation.rule_evaluation) == case.rule_evaluation
+    if case.aiops_rule_evaluation is not None:
+        assert message_to_dict(run.self_evaluation.aiops_rule_evaluation) == case.aiops_rule_evaluation
 
 
 def _keys(value: object) -> set[str]:

@@ -13,6 +13,7 @@ import structlog
 from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
+from diagnosis_server.conversions import JsonObject, to_struct
 from diagnosis_server.graph.context import InvocationStore, Limits, RunContext, ToolEnvironment
 from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
@@ -74,8 +75,16 @@ class Orchestrator:
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
 
     def new_run(
-        self, *, question: str, scenario: str, tenant: str = "", run_id: str | None = None
+        self,
+        *,
+        question: str,
+        scenario: str,
+        tenant: str = "",
+        run_id: str | None = None,
+        rule_evaluation: JsonObject | None = None,
+        aiops_rule_evaluation: JsonObject | None = None,
     ) -> run_pb2.DiagnosisRun:
+        """A new RUNNING run; the rule channels given here are preserved beside the verifier evaluation (R-P-7)."""
         run = run_pb2.DiagnosisRun(
             run_id=run_id or new_run_id(),
             tenant=tenant,
@@ -87,6 +96,10 @@ class Orchestrator:
         run.created_at.GetCurrentTime()
         run.updated_at.CopyFrom(run.created_at)
         run.self_evaluation.verifier_evaluation.prompt_audit.CopyFrom(self.catalog.audit())
+        if rule_evaluation is not None:
+            run.self_evaluation.rule_evaluation.CopyFrom(to_struct(rule_evaluation))
+        if aiops_rule_evaluation is not None:
+            run.self_evaluation.aiops_rule_evaluation.CopyFrom(to_struct(aiops_rule_evaluation))
         return run
 
     async def run(
@@ -98,10 +111,19 @@ class Orchestrator:
         run_id: str | None = None,
         on_event: EventSink | None = None,
         on_started: Callable[[run_pb2.DiagnosisRun], Awaitable[None]] | None = None,
+        rule_evaluation: JsonObject | None = None,
+        aiops_rule_evaluation: JsonObject | None = None,
     ) -> run_pb2.DiagnosisRun:
         """Create, run and store one run. The stored run is returned; it is never left RUNNING by a failure here."""
         tools = self.tools_for(scenario)
-        run = self.new_run(question=question, scenario=scenario, tenant=tenant, run_id=run_id)
+        run = self.new_run(
+            question=question,
+            scenario=scenario,
+            tenant=tenant,
+            run_id=run_id,
+            rule_evaluation=rule_evaluation,
+            aiops_rule_evaluation=aiops_rule_evaluation,
+        )
         await self.store.create_run(run)
         if on_started is not None:
             await on_started(run)

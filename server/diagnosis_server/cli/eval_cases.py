@@ -1,26 +1,32 @@
-"""`diagnosis eval FILE.jsonl [--json]`: run evaluation cases through the real graph (scripted agents)."""
+"""`diagnosis eval FILE.jsonl [--json] [--report FILE.html]`: run evaluation cases through the real graph."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
-from diagnosis_server.evaluation import CaseFileError, iter_reports, read_cases, run_cases
-
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "eval", help="run evaluation cases (JSON Lines) through the graph with scripted agents"
+        "eval",
+        help="run evaluation cases (JSON Lines) through the graph with scripted agents",
+        description="Run each case through the real graph with the scripted provider and a throwaway store. "
+        "Exit 1 if an expectation fails, 2 on a bad file.",
     )
     parser.add_argument("file", type=Path)
-    parser.add_argument("--json", action="store_true", help="one JSON object per case")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per case")
+    parser.add_argument("--report", type=Path, metavar="FILE.html", help="also write an HTML report")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from diagnosis_server.eval_report import html_report, table
+    from diagnosis_server.evaluation import CaseFileError, iter_reports, read_cases, run_cases
+
     try:
         cases = read_cases(args.file)
     except CaseFileError as exc:
@@ -31,16 +37,11 @@ def run(args: argparse.Namespace) -> int:
         for line in iter_reports(results):
             print(line)
     else:
-        for result in results:
-            report = result.report
-            mark = "ok  " if result.expect_ok else "FAIL"
-            route_nodes = report["route"]
-            route = " > ".join(str(n) for n in route_nodes) if isinstance(route_nodes, list) else ""
-            print(
-                f"{mark} {result.case_id}: {route} | effective={report['effective_verdict']} status={report['status']}"
-            )
-            for mismatch in result.mismatches:
-                print(f"       {mismatch}")
-        failed = sum(1 for r in results if not r.expect_ok)
-        print(f"{len(results) - failed} passed, {failed} failed")
+        print(table(results))
+    if args.report is not None:
+        try:
+            args.report.write_text(html_report(results, title=f"diagnosis eval: {args.file.name}"), encoding="utf-8")
+        except OSError as exc:
+            print(f"diagnosis eval: error: {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     return 0 if all(r.expect_ok for r in results) else 1

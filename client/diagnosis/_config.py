@@ -143,7 +143,7 @@ class ConnectionConfig:
                 raise ValueError(f"metadata: key {key!r} must be lower case and not start with 'grpc-'")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> ConnectionConfig:
+    def from_env(cls, environ: Mapping[str, str] | None = None, /, **overrides: object) -> ConnectionConfig:
         """A config from ``DIAGNOSIS_TARGET`` and ``DIAGNOSIS_TOKEN`` (unset or empty: defaults).
 
         ``overrides`` are keyword arguments of the constructor; they win over the environment.

@@ -8,6 +8,7 @@ BadRequest, ErrorInfo, ...); otherwise it stays a ``google.protobuf.Any``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -15,10 +16,8 @@ from typing import Any
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
-try:  # Optional: registers BadRequest, ErrorInfo, RetryInfo, ... in the default pool.
+with contextlib.suppress(ImportError):  # Optional: registers BadRequest, ErrorInfo, ... in the default pool.
     from google.rpc import error_details_pb2 as _error_details_pb2  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the environment
-    pass
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 

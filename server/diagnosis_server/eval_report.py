@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from diagnosis_server.evaluation import CaseResult
 
@@ -24,7 +24,7 @@ def _text(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _route(report: dict[str, object]) -> list[str]:
+def _route(report: Mapping[str, object]) -> list[str]:
     route = report.get("route")
     return [str(node) for node in route] if isinstance(route, list) else []
 

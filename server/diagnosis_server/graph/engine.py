@@ -11,8 +11,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import structlog
-from google.protobuf import timestamp_pb2
-
 from diagnosis.v1 import run_pb2
 from diagnosis_server.graph import routing
 from diagnosis_server.graph.context import RunContext
@@ -58,6 +56,7 @@ class GraphEngine:
             raise GraphProgrammingError(f"routing table names nodes with no implementation: {sorted(missing)}")
         self._nodes = dict(nodes)
         self._owned = {name: owned_fields(name) for name in self._nodes}
+        self._outcomes = {name: routing.outcomes_of(name) for name in self._nodes}
         self._recursion_limit = recursion_limit
         self._max_events = max_events
 
@@ -69,34 +68,34 @@ class GraphEngine:
         commit: Committer | None = None,
         on_event: EventSink | None = None,
     ) -> DiagnosisState:
+        """Run the graph from START to END. The engine owns ``state`` from here on and writes it in place."""
         current: int = routing.START
         retries: dict[tuple[int, int], int] = {}
         while True:
             if state.steps >= self._recursion_limit and current != routing.PRE_FALLBACK:
                 # The business limits make this unreachable by design; the limit still ends every path.
-                marker = run_pb2.OrchestrationEvent(
+                state.routed_by = run_pb2.OrchestrationEvent(
                     run_id=state.run_id,
                     node=current,  # type: ignore[arg-type]
                     reason_code=RECURSION_LIMIT,
                 )
-                state = state.replace(routed_by=marker)
                 current = routing.PRE_FALLBACK
             cycle = state.evidence_retry_count + 1
             attempt = retries.get((current, cycle), 0) + 1
             result, duration_ms = await self._attempt(current, state, ctx, attempt=attempt, cycle=cycle)
-            state = self._apply(current, state, result)
+            self._apply(current, state, result)
             nxt = routing.next_node(current, result.outcome, retries_used=attempt - 1)
             if nxt == current:
                 retries[(current, cycle)] = attempt
+                state.technical_retries = _count_retries(state.technical_retries, current)
             event = self._event(state, current, result, attempt=attempt, cycle=cycle, duration_ms=duration_ms)
             kept = len(state.orchestration_events) < self._max_events
-            state = state.replace(
-                steps=state.steps + 1,
-                routed_by=event,
-                orchestration_events=(*state.orchestration_events, event) if kept else state.orchestration_events,
-                dropped_events=state.dropped_events + (0 if kept else 1),
-                technical_retries=_count_retries(state.technical_retries, current, nxt == current),
-            )
+            if kept:
+                state.orchestration_events = (*state.orchestration_events, event)
+            else:
+                state.dropped_events += 1
+            state.steps += 1
+            state.routed_by = event
             if commit is not None:
                 await commit(state, event, result.step)
             if on_event is not None and kept:
@@ -118,39 +117,39 @@ class GraphEngine:
                 raise
             log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
             result = NodeResult(crash, f"{node_label(name)}_ERROR")
-        if result.outcome not in routing.outcomes_of(name):
+        if result.outcome not in self._outcomes[name]:
             raise GraphProgrammingError(
                 f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
             )
         return result, int((time.perf_counter() - started) * 1000)
 
-    def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> DiagnosisState:
-        foreign = set(result.updates) - self._owned[name]
+    def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> None:
+        if not result.updates:
+            return
+        foreign = result.updates.keys() - self._owned[name]
         if foreign:
             raise GraphProgrammingError(f"{node_label(name)} wrote fields it does not own: {sorted(foreign)}")
-        return state.replace(**result.updates) if result.updates else state
+        state.write(result.updates)
 
     def _event(
         self, state: DiagnosisState, node: int, result: NodeResult, *, attempt: int, cycle: int, duration_ms: int
     ) -> run_pb2.OrchestrationEvent:
-        ts = timestamp_pb2.Timestamp()
-        ts.GetCurrentTime()
-        return run_pb2.OrchestrationEvent(
+        now = time.time_ns()
+        event = run_pb2.OrchestrationEvent(
             run_id=state.run_id,
             sequence=len(state.orchestration_events) + state.dropped_events + 1,
             node=node,  # type: ignore[arg-type]
             outcome=result.outcome,  # type: ignore[arg-type]
             reason_code=result.reason_code,
             attempt=attempt,
-            timestamp=ts,
             cycle=cycle,
             duration_ms=duration_ms,
         )
+        event.timestamp.seconds, event.timestamp.nanos = divmod(now, 1_000_000_000)
+        return event
 
 
-def _count_retries(counts: tuple[tuple[int, int], ...], node: int, retried: bool) -> tuple[tuple[int, int], ...]:
-    if not retried:
-        return counts
+def _count_retries(counts: tuple[tuple[int, int], ...], node: int) -> tuple[tuple[int, int], ...]:
     table = dict(counts)
     table[node] = table.get(node, 0) + 1
     return tuple(sorted(table.items()))

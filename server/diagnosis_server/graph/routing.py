@@ -88,9 +88,14 @@ def outcome_label(outcome: int) -> str:
     return enum_short_name(O, outcome)
 
 
+OUTCOMES: Final[dict[int, frozenset[int]]] = {
+    node: frozenset(outcome for (n, outcome) in ROUTES if n == node) for node in {n for n, _ in ROUTES}
+}
+
+
 def outcomes_of(node: int) -> frozenset[int]:
     """The outcomes a node may return: exactly those the table routes."""
-    return frozenset(outcome for (n, outcome) in ROUTES if n == node)
+    return OUTCOMES.get(node, frozenset())
 
 
 def route(node: int, outcome: int) -> Route:

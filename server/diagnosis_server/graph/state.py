@@ -1,5 +1,8 @@
 """The graph state: every cross-node field has one purpose, one owner and one update strategy (R-S-1).
 
+The engine owns the state object of a run and writes it only through ``write`` after checking that the
+writing node owns every field it writes; nodes never see the state itself, only their projections.
+
 Every field is Replace, except ``orchestration_events``: a bounded Append owned by the engine (keep the
 first ``max_events``, count what was dropped). Prompt text, model reasoning, complete tool output and
 whole-state snapshots are never fields here (R-S-2): tool output stays in the store, keyed by run id.
@@ -23,7 +26,7 @@ ENGINE: Final = "engine"
 INPUT: Final = "input"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DiagnosisState:
     # Inputs: written once when the run starts.
     run_id: str
@@ -63,7 +66,13 @@ class DiagnosisState:
     technical_retries: tuple[tuple[int, int], ...] = field(default=())
 
     def replace(self, **updates: Any) -> DiagnosisState:
+        """A copy with ``updates`` written (Replace); the original is untouched."""
         return dataclasses.replace(self, **updates)
+
+    def write(self, updates: Mapping[str, Any]) -> None:
+        """Replace the given fields in place; only the engine calls this, after checking ownership."""
+        for name, value in updates.items():
+            setattr(self, name, value)
 
 
 # One owner per field (R-S-1): the engine refuses a write by any other node.

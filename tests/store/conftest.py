@@ -4,7 +4,8 @@ PostgreSQL comes from ``DIAGNOSIS_TEST_POSTGRES_URL`` (a throwaway database: the
 store's tables in it) or from a server this session starts itself: ``initdb`` and ``pg_ctl`` found on
 PATH or in /usr/lib/postgresql/*/bin make a cluster in a temporary folder, listening on 127.0.0.1 on a
 free port, stopped and removed at the end. As root, the server runs as the ``postgres`` user (or
-``nobody``). When no server can be had, the PostgreSQL tests skip and say what was missing.
+``nobody``). When no server can be had, the PostgreSQL tests skip and say what was missing, or fail
+when ``DIAGNOSIS_TEST_REQUIRE_POSTGRES=1`` (CI sets it, so a missing install step cannot hide).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -28,6 +30,7 @@ from diagnosis_server.store import Repository, open_repository
 from diagnosis_server.store.migrate import upgrade_connection
 
 POSTGRES_URL_ENV = "DIAGNOSIS_TEST_POSTGRES_URL"
+REQUIRE_POSTGRES_ENV = "DIAGNOSIS_TEST_REQUIRE_POSTGRES"
 STORE_TABLES = ("checkpoint", "node_step", "orchestration_event", "tool_invocation", "diagnosis_run", "alembic_version")
 _START_TIMEOUT_S = 30
 
@@ -142,6 +145,13 @@ class _Server:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
+def _unavailable(reason: str) -> NoReturn:
+    message = f"PostgreSQL tests need a server: {reason}"
+    if os.environ.get(REQUIRE_POSTGRES_ENV, "").strip() in ("1", "true", "yes"):
+        pytest.fail(f"{message} ({REQUIRE_POSTGRES_ENV} is set)", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL URL for the session; skips with the reason when there is none."""
@@ -152,12 +162,12 @@ def postgres_url() -> Iterator[str]:
     try:
         server = _Server(bin_dir=_find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="diagnosis-pg-")), runner=_runner())
     except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL tests need a server: {exc}")
+        _unavailable(str(exc))
     try:
         url = server.start()
     except (PostgresUnavailable, OSError, subprocess.SubprocessError) as exc:
         server.stop()
-        pytest.skip(f"PostgreSQL tests need a server: could not start one: {exc}")
+        _unavailable(f"could not start one: {exc}")
     try:
         yield url
     finally:
@@ -173,7 +183,8 @@ async def _reset_postgres(url: str, *, drop: bool) -> None:
                 for table in STORE_TABLES:
                     await conn.execute(text(f'DROP TABLE IF EXISTS "{table}" CASCADE'))
             elif (await conn.execute(text("SELECT to_regclass('diagnosis_run')"))).scalar() is not None:
-                await conn.execute(text(f"TRUNCATE {', '.join(STORE_TABLES[:-1])} RESTART IDENTITY CASCADE"))
+                for table in STORE_TABLES[:-1]:
+                    await conn.execute(text(f'DELETE FROM "{table}"'))
     finally:
         await engine.dispose()
 

@@ -11,7 +11,9 @@ def make_run(
     return run_pb2.DiagnosisRun(run_id=run_id, tenant=tenant, question=question, scenario="checkout-500")
 
 
-def make_event(run_id: str, sequence: int, *, node: int = run_pb2.NODE_NAME_PLANNER) -> run_pb2.OrchestrationEvent:
+def make_event(
+    run_id: str, sequence: int, *, node: run_pb2.NodeName.ValueType = run_pb2.NODE_NAME_PLANNER
+) -> run_pb2.OrchestrationEvent:
     return run_pb2.OrchestrationEvent(
         run_id=run_id, sequence=sequence, node=node, outcome=run_pb2.NODE_OUTCOME_OK, reason_code="OK", attempt=1
     )
@@ -25,7 +27,9 @@ def make_invocation(run_id: str, invocation_id: str, *, tool_name: str = "logs.s
     return invocation
 
 
-def make_step(run_id: str, *, node: int = run_pb2.NODE_NAME_PLANNER, attempt: int = 1) -> run_pb2.NodeStep:
+def make_step(
+    run_id: str, *, node: run_pb2.NodeName.ValueType = run_pb2.NODE_NAME_PLANNER, attempt: int = 1
+) -> run_pb2.NodeStep:
     return run_pb2.NodeStep(
         run_id=run_id, node=node, attempt=attempt, cycle=1, provider="heuristic", model="rules", latency_ms=3
     )

@@ -72,3 +72,15 @@ async def test_two_instances_write_one_sqlite_file(tmp_path: Path) -> None:
     finally:
         await first.close()
         await second.close()
+
+
+async def test_in_memory_sqlite_serves_concurrent_runs() -> None:
+    """``sqlite+aiosqlite://`` (in memory) keeps one connection for the store's whole life."""
+    repository = await open_repository("sqlite+aiosqlite://")
+    try:
+        run_ids = [f"run-{i:02d}" for i in range(RUNS)]
+        async with asyncio.timeout(30):
+            await asyncio.gather(*(_drive(repository, run_id) for run_id in run_ids))
+        await _check(repository, run_ids)
+    finally:
+        await repository.close()

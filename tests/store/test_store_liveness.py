@@ -51,11 +51,11 @@ async def test_heartbeat_keeps_runs_alive(repo: Repository, database_url: str) -
     other = await open_repository(database_url, owner="instance-b")
     try:
         await other.create_run(make_run("theirs"))
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.15)
         await other.heartbeat()
-        assert await repo.interrupt_orphans(stale_after_s=0.2) == []
-        await asyncio.sleep(0.3)
-        assert await repo.interrupt_orphans(stale_after_s=0.2) == ["theirs"]
+        assert await repo.interrupt_orphans(stale_after_s=0.1) == []
+        await asyncio.sleep(0.15)
+        assert await repo.interrupt_orphans(stale_after_s=0.1) == ["theirs"]
     finally:
         await other.close()
 

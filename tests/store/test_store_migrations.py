@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from store_builders import make_run
 
 from diagnosis_server.store import DEFAULT_DATABASE_URL, StoreError, open_repository
+from diagnosis_server.store.engine import SQLITE_BUSY_TIMEOUT_MS, create_engine
 from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, head_revision
 from diagnosis_server.store.tables import metadata
 
@@ -76,7 +77,7 @@ async def test_default_url_creates_its_folder(tmp_path: Path, monkeypatch: pytes
     assert (tmp_path / "var" / "diagnosis.db").is_file()
 
 
-async def test_sqlite_file_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+async def test_sqlite_file_is_in_wal_mode(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'wal.db'}"
     repository = await open_repository(url)
     await repository.close()
@@ -87,6 +88,18 @@ async def test_sqlite_file_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> N
     finally:
         await engine.dispose()
     assert str(mode).lower() == "wal"
+
+
+async def test_sqlite_connections_enforce_foreign_keys_and_wait_when_busy(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'pragmas.db'}")
+    try:
+        async with engine.connect() as conn:
+            foreign_keys = (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar_one()
+            busy_timeout = (await conn.exec_driver_sql("PRAGMA busy_timeout")).scalar_one()
+    finally:
+        await engine.dispose()
+    assert foreign_keys == 1
+    assert busy_timeout == SQLITE_BUSY_TIMEOUT_MS > 0
 
 
 @pytest.mark.parametrize(
@@ -111,6 +124,13 @@ async def test_unreachable_postgres_is_a_store_error() -> None:
 
 async def test_sqlite_path_that_is_a_folder_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "taken.db").mkdir()
-    with pytest.raises(StoreError) as caught:
+    with pytest.raises(StoreError, match="folder"):
         await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'taken.db'}")
+
+
+async def test_a_file_that_is_no_database_is_a_store_error(tmp_path: Path) -> None:
+    """A driver error surfaces as StoreError with the cause chained."""
+    (tmp_path / "garbage.db").write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(StoreError) as caught:
+        await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'garbage.db'}")
     assert caught.value.__cause__ is not None

@@ -18,7 +18,9 @@ from diagnosis_server.store import (
 )
 
 
-def _finished(run: run_pb2.DiagnosisRun, *, status: int = run_pb2.RUN_STATUS_SUCCESS) -> run_pb2.DiagnosisRun:
+def _finished(
+    run: run_pb2.DiagnosisRun, *, status: run_pb2.RunStatus.ValueType = run_pb2.RUN_STATUS_SUCCESS
+) -> run_pb2.DiagnosisRun:
     final = run_pb2.DiagnosisRun()
     final.CopyFrom(run)
     final.status = status
@@ -78,7 +80,7 @@ async def test_duplicate_run_id_is_refused(repo: Repository) -> None:
 
 
 @pytest.mark.parametrize("status", [run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED])
-async def test_a_new_run_that_is_not_running_is_refused(repo: Repository, status: int) -> None:
+async def test_a_new_run_that_is_not_running_is_refused(repo: Repository, status: run_pb2.RunStatus.ValueType) -> None:
     run = make_run("run-1")
     run.status = status
     with pytest.raises(InvalidRecord):

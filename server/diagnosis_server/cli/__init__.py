@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from diagnosis_server.cli import check, client_commands, eval_cases, scenarios
+from diagnosis_server.cli import check, client_commands, eval_cases, scenarios, serve
 
-_COMMANDS = (check, eval_cases, scenarios, client_commands)
+_COMMANDS = (check, eval_cases, scenarios, client_commands, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from sqlalchemy import event, make_url
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
+from sqlalchemy.pool import AsyncAdaptedQueuePool, ConnectionPoolEntry
 
 from diagnosis_server.store.errors import StoreError
 
@@ -52,8 +52,11 @@ def _ensure_sqlite_parent(url: URL) -> None:
     database = url.database or ""
     if is_sqlite_memory(url) or database.startswith("file:"):
         return
+    path = Path(database).expanduser()
+    if path.is_dir():
+        raise StoreError(f"the SQLite database {database!r} is a folder, not a file")
     try:
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the folder of the SQLite database {database!r}: {exc}") from exc
 
@@ -80,10 +83,11 @@ def create_engine(url: str | URL) -> AsyncEngine:
     if parsed.get_backend_name() != "sqlite":
         return create_async_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=10)
     _ensure_sqlite_parent(parsed)
-    if is_sqlite_memory(parsed):
-        engine = create_async_engine(parsed, poolclass=StaticPool)
-    else:
-        engine = create_async_engine(parsed, pool_size=1, max_overflow=0, pool_timeout=60)
+    # One connection, kept open (an in-memory database lives as long as it), handed to one
+    # coroutine at a time: transactions of this process never interleave on it.
+    engine = create_async_engine(
+        parsed, poolclass=AsyncAdaptedQueuePool, pool_size=1, max_overflow=0, pool_timeout=60, pool_recycle=-1
+    )
     event.listen(engine.sync_engine, "connect", _sqlite_connect)
     event.listen(engine.sync_engine, "begin", _sqlite_begin)
     return engine

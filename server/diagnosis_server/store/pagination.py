@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store.errors import InvalidPageToken
@@ -80,36 +80,40 @@ def encode_page_token(token: PageToken) -> str:
     return base64.urlsafe_b64encode(envelope.encode()).decode("ascii").rstrip("=")
 
 
-def decode_page_token(text: str, expected: RunFilter) -> PageToken:
-    """The token's position, or InvalidPageToken when it is malformed or made for another filter."""
-    if not isinstance(text, str) or not text or len(text) > MAX_TOKEN_LENGTH:
-        raise InvalidPageToken("malformed page token")
+def _document(text: str) -> dict[str, Any]:
+    """The token's JSON body, checked against its checksum; InvalidPageToken for anything else."""
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         envelope = json.loads(raw.decode("utf-8"))
         body = envelope["b"]
-        if not isinstance(body, str) or envelope.get("h") != _checksum(body):
-            raise InvalidPageToken("malformed page token")
-        document = json.loads(body)
-        created = document["c"]
-        run_id = document["r"]
-        tenant = document["t"]
-        status = document["s"]
-        verdict = document["d"]
-        version = document["v"]
-    except (binascii.Error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        if isinstance(exc, InvalidPageToken):
-            raise
+        checksum = envelope["h"]
+        document = json.loads(body) if isinstance(body, str) and checksum == _checksum(body) else None
+    except (binascii.Error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         raise InvalidPageToken("malformed page token") from exc
-    valid_types = (
-        version == TOKEN_VERSION
+    if not isinstance(document, dict):
+        raise InvalidPageToken("malformed page token")
+    return document
+
+
+def decode_page_token(text: str, expected: RunFilter) -> PageToken:
+    """The token's position, or InvalidPageToken when it is malformed or made for another filter."""
+    if not isinstance(text, str) or not text or len(text) > MAX_TOKEN_LENGTH:
+        raise InvalidPageToken("malformed page token")
+    document = _document(text)
+    created: Any = document.get("c")
+    run_id: Any = document.get("r")
+    tenant: Any = document.get("t")
+    status: Any = document.get("s")
+    verdict: Any = document.get("d")
+    well_formed = (
+        document.get("v") == TOKEN_VERSION
         and type(created) is int
         and isinstance(run_id, str)
         and (tenant is None or isinstance(tenant, str))
         and type(status) is int
         and type(verdict) is int
     )
-    if not valid_types:
+    if not well_formed:
         raise InvalidPageToken("malformed page token")
     found = RunFilter(tenant=tenant, status=status, verdict=verdict)
     if found != expected:

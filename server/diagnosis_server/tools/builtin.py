@@ -439,9 +439,22 @@ def builtin_toolset(scenario: Scenario) -> Toolset:
 
 
 def scenario_context(scenario: Scenario) -> JsonObject:
-    """What a planner may know up front: the scenario's name, title, services and window; no data, no truth."""
+    """What a planner may know up front: the scenario's name, title, services and window; no data, no truth.
+
+    Each service lists the metric names it has (sorted), like a monitoring system's metrics catalog: names
+    only, never a value.
+    """
+    catalog: dict[str, set[str]] = defaultdict(set)
+    for series in scenario.metrics:
+        catalog[series.service].add(series.metric)
     services: list[JsonValue] = [
-        {"name": s.name, "kind": s.kind, "depends_on": list(s.depends_on)} for s in scenario.topology.services
+        {
+            "name": s.name,
+            "kind": s.kind,
+            "depends_on": list(s.depends_on),
+            "metrics": list[JsonValue](sorted(catalog.get(s.name, ()))),
+        }
+        for s in scenario.topology.services
     ]
     return {
         "scenario": scenario.name,

@@ -1,9 +1,17 @@
 """A deterministic derivability check of a claim against its verified evidence.
 
-The claim's concrete facts (numbers with units, error codes, identifiers, quoted strings) are looked
-up in the matched texts of its verified evidence: all found -> direct_observation; some ->
-reasonable_inference; none -> unsupported; a fact that conflicts with the evidence (same key, another
-value) -> contradicted. Pure: used by the embedded Verifier and as a guard beside a model Verifier.
+The claim's concrete facts (quoted strings, timestamps, identifiers and error codes, numbers with their
+units) are looked up in the matched texts of its verified evidence: all found -> direct_observation;
+some -> reasonable_inference; none -> unsupported; a fact that conflicts with the evidence (the same
+key with another value, and never that value) -> contradicted. Pure: used by the embedded Verifier and
+as a guard beside a model Verifier.
+
+How a fact is found:
+
+- a quoted string, a timestamp or an identifier: in the matched texts, ignoring case and whitespace;
+- a number: as a whole number (``97`` is not found in ``1997`` or ``0.97``); with a unit, either
+  written with its unit (``2337ms``) or as a whole number in one text and the unit as a word in
+  another (a metric's ``/summary/max`` and its ``/unit``).
 """
 
 from __future__ import annotations
@@ -17,10 +25,11 @@ from diagnosis.v1 import contracts_pb2
 C = contracts_pb2.ClaimClassification
 
 _QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'|`([^`]{2,200})`")
-_NUMBER = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|ms|s|m|h|d|[KMGT]i?B?|bytes|rps|req/s|connections|conns)?(?![\w.])",
-    re.IGNORECASE,
+_TIMESTAMP = re.compile(
+    r"(?<![\w.])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
 )
+_UNITS = r"%|ms|s|m|h|d|[KMGT]i?B?|bytes|cores|rps|req/s|connections|conns"
+_NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w.])", re.IGNORECASE)
 # Identifiers worth checking: dotted/hyphenated/underscored names, CamelCase words with an inner
 # capital (OOMKilled, BackOff), ALLCAPS codes of 3+ (ENOSPC, FATAL), and codes with digits (x509, E11000).
 _IDENTIFIER = re.compile(
@@ -30,6 +39,13 @@ _IDENTIFIER = re.compile(
 )
 _KEY_VALUE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})\s*(?:=|:)\s*\"?([A-Za-z0-9_.%/-]{1,60})\"?")
 _STOP = frozenset({"HTTP", "API", "THE", "AND", "NOT", "FOR", "WITH"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    text: str
+    number: str = ""  # set for a number fact
+    unit: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,52 +75,85 @@ def _compact(text: str) -> str:
     return re.sub(r"\s+", "", text).lower()
 
 
-def concrete_facts(statement: str) -> tuple[str, ...]:
-    """The checkable facts of a statement, in order of appearance, without duplicates."""
-    facts: list[str] = []
-    quoted_spans: list[tuple[int, int]] = []
+def _facts(statement: str) -> list[_Fact]:
+    facts: list[_Fact] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(start: int) -> bool:
+        return all(not (a <= start < b) for a, b in taken)
+
     for match in _QUOTED.finditer(statement):
-        facts.append(next(g for g in match.groups() if g))
-        quoted_spans.append(match.span())
-
-    def outside_quotes(pos: int) -> bool:
-        return all(not (start <= pos < end) for start, end in quoted_spans)
-
+        facts.append(_Fact(next(g for g in match.groups() if g)))
+        taken.append(match.span())
+    for match in _TIMESTAMP.finditer(statement):
+        if free(match.start()):
+            facts.append(_Fact(match.group(0)))
+            taken.append(match.span())
     for match in _IDENTIFIER.finditer(statement):
         word = match.group(1)
-        if outside_quotes(match.start()) and word.upper() not in _STOP:
-            facts.append(word)
+        if free(match.start()) and word.upper() not in _STOP:
+            facts.append(_Fact(word))
     for match in _NUMBER.finditer(statement):
-        if outside_quotes(match.start()):
+        if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
-            facts.append(f"{number}{unit}")
+            facts.append(_Fact(f"{number}{unit}", number=number, unit=unit))
+    compacts = [_compact(f.text) for f in facts]
     seen: set[str] = set()
-    unique: list[str] = []
-    for fact in facts:
-        key = _compact(fact)
-        if key and key not in seen and not any(key in _compact(other) and key != _compact(other) for other in facts):
+    unique: list[_Fact] = []
+    for fact, key in zip(facts, compacts, strict=True):
+        if key and key not in seen and not any(key in other and key != other for other in compacts):
             seen.add(key)
             unique.append(fact)
-    return tuple(unique)
+    return unique
 
 
-def _key_values(text: str) -> dict[str, str]:
-    return {k.lower(): v.lower() for k, v in _KEY_VALUE.findall(text)}
+def concrete_facts(statement: str) -> tuple[str, ...]:
+    """The checkable facts of a statement, in order of appearance within each kind, without duplicates."""
+    return tuple(fact.text for fact in _facts(statement))
+
+
+def _has_number(number: str, texts: Sequence[str]) -> bool:
+    pattern = re.compile(rf"(?<![\d.]){re.escape(number)}(?!\d|\.\d)")
+    return any(pattern.search(text) for text in texts)
+
+
+def _has_word(word: str, texts: Sequence[str]) -> bool:
+    pattern = re.compile(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", re.IGNORECASE)
+    return any(pattern.search(text) for text in texts)
+
+
+def _found(fact: _Fact, texts: Sequence[str], haystack: str) -> bool:
+    if not fact.number:
+        return _compact(fact.text) in haystack
+    if not fact.unit:
+        return _has_number(fact.number, texts)
+    written = re.compile(rf"(?<![\d.]){re.escape(_compact(fact.text))}")
+    if written.search(haystack):
+        return True
+    return _has_number(fact.number, texts) and _has_word(fact.unit, texts)
+
+
+def _key_values(text: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for key, value in _KEY_VALUE.findall(text):
+        out.setdefault(key.lower(), set()).add(value.lower())
+    return out
 
 
 def derive(statement: str, matched_texts: Iterable[str]) -> Derivation:
     texts = [t for t in matched_texts if t]
-    facts = concrete_facts(statement)
+    facts = _facts(statement)
     haystack = _compact(" ".join(texts))
-    found = tuple(f for f in facts if _compact(f) in haystack)
-    claim_kv = _key_values(statement)
-    evidence_kv: dict[str, str] = {}
+    found = tuple(f.text for f in facts if _found(f, texts, haystack))
+    evidence_kv: dict[str, set[str]] = {}
     for text in texts:
-        evidence_kv.update(_key_values(text))
+        for key, values in _key_values(text).items():
+            evidence_kv.setdefault(key, set()).update(values)
     conflicts = tuple(
-        f"{key}={value} (evidence: {evidence_kv[key]})"
-        for key, value in claim_kv.items()
-        if key in evidence_kv and evidence_kv[key] != value
+        f"{key}={value} (evidence: {', '.join(sorted(evidence_kv[key]))})"
+        for key, values in _key_values(statement).items()
+        for value in sorted(values)
+        if key in evidence_kv and value not in evidence_kv[key]
     )
     if conflicts:
         classification = C.CLAIM_CLASSIFICATION_CONTRADICTED
@@ -114,7 +163,9 @@ def derive(statement: str, matched_texts: Iterable[str]) -> Derivation:
         classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
         classification = C.CLAIM_CLASSIFICATION_UNSUPPORTED
-    return Derivation(classification=classification, facts=facts, found=found, conflicts=conflicts)
+    return Derivation(
+        classification=classification, facts=tuple(f.text for f in facts), found=found, conflicts=conflicts
+    )
 
 
 def derive_claim(claim: contracts_pb2.Claim, evidence: Sequence[contracts_pb2.VerifiedEvidence]) -> Derivation:

@@ -1,0 +1,243 @@
+"""From findings to executor_evidence_v2 claims and gaps: which finding is the root cause, which are
+symptoms and links, which are red herring candidates, and what is still missing.
+
+- Causes are ranked by strength (a failure the platform reports outright beats a correlation), then by
+  how far down the chain of blame their service is. The root cause claims, the links that lead to its
+  service, and the symptoms are critical; the rest is context or hypothesis.
+- Symptoms without a cause: the chain of blame is followed as far as the evidence goes, and a critical
+  gap names the calls that would show why the last service fails (``gaps.format_next``). The calls also
+  re-fetch the caller's side, so that a new cycle can state the whole chain from its own outputs.
+- Neither: the headline signals within their baselines are the critical claims ("no incident").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from diagnosis_server.agents.heuristic.deploys import deploy_findings
+from diagnosis_server.agents.heuristic.detectors import metric_findings
+from diagnosis_server.agents.heuristic.events import event_findings
+from diagnosis_server.agents.heuristic.findings import Finding, Role, as_root_cause
+from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
+from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
+from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
+from diagnosis_server.agents.heuristic.signatures import log_findings
+
+MAX_SYMPTOMS_CRITICAL = 3
+MAX_LINKS_CRITICAL = 3
+MAX_ROOT_CLAIMS = 3
+MAX_CONTEXT = 4
+MAX_HYPOTHESES = 3
+MAX_HEALTHY = 6
+CRITICAL_SUPPORT = frozenset({"crashloop", "disk_flood_stage", "deploy_errors", "db_slots", "rollback"})
+# Findings about a database seen from its clients: links to a database root cause.
+DATABASE_SIDE = frozenset({"app_pool", "app_pool_full", "db_slots"})
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimDraft:
+    statement: str
+    critical: bool
+    hypothesis: bool
+    bindings: tuple[Binding, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GapDraft:
+    description: str
+    critical: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    claims: tuple[ClaimDraft, ...]
+    gaps: tuple[GapDraft, ...]
+    findings: tuple[Finding, ...]
+
+
+# ------------------------------------------------------------------------------------------ detection
+def known_services(observations: Sequence[Observation]) -> list[str]:
+    names: set[str] = set()
+    for obs in observations:
+        if obs.service:
+            names.add(obs.service)
+        for key in ("depends_on", "dependents"):
+            value = obs.get(key)
+            if isinstance(value, list):
+                names.update(v for v in value if isinstance(v, str))
+        for key in ("events", "deploys"):
+            names.update(r.str("service") for r in records(obs, key) if r.str("service"))
+    return sorted(names)
+
+
+def _dependency_latency(findings: list[Finding]) -> list[Finding]:
+    """A service whose latency rose while its callers time out on it: the latency is a cause."""
+    timed_out = {f.blamed for f in findings if f.role is Role.LINK and f.kind == "timeout"}
+    out: list[Finding] = []
+    for finding in findings:
+        if finding.role is Role.SYMPTOM and finding.kind == "latency" and finding.service in timed_out:
+            out.append(Finding("dep_latency", Role.CAUSE, finding.service, finding.statement, finding.bindings, 2))
+        else:
+            out.append(finding)
+    return out
+
+
+def detect(observations: Sequence[Observation]) -> list[Finding]:
+    """Every detector over this cycle's outputs, in a fixed order."""
+    series = [s for s in (Series.of(o) for o in observations) if s is not None]
+    lines = [line for obs in observations for line in log_lines(obs)]
+    metrics, onsets = metric_findings(series)
+    findings = [
+        *metrics,
+        *event_findings(observations),
+        *log_findings(lines, known_services(observations)),
+        *deploy_findings(observations, onsets, lines),
+    ]
+    return _dependency_latency(findings)
+
+
+# ------------------------------------------------------------------------------------------ reasoning
+def _depths(links: Sequence[Finding]) -> dict[str, int]:
+    """How many hops of blame lead to each service (callers are 0)."""
+    depth: dict[str, int] = {link.service: 0 for link in links}
+    for _ in range(len(links)):
+        changed = False
+        for link in links:
+            candidate = depth.get(link.service, 0) + 1
+            if link.blamed != link.service and candidate > depth.get(link.blamed, -1) and candidate <= len(links):
+                depth[link.blamed] = candidate
+                changed = True
+        if not changed:
+            break
+    return depth
+
+
+def _claim(finding: Finding, *, critical: bool) -> ClaimDraft:
+    return ClaimDraft(finding.statement, critical, finding.role is Role.HYPOTHESIS, finding.bindings)
+
+
+def _symptom_order(findings: Sequence[Finding]) -> list[Finding]:
+    symptoms = [f for f in findings if f.role is Role.SYMPTOM]
+    return sorted(symptoms, key=lambda f: 0 if f.kind == ERROR else 1)
+
+
+def _fetched(observations: Sequence[Observation], tool: str, service: str) -> bool:
+    return any(o.tool_name == tool and o.service == service for o in observations)
+
+
+def _error_metric(observations: Sequence[Observation], service: str) -> str:
+    for obs in observations:
+        metric = obs.get("metric")
+        if obs.service == service and isinstance(metric, str) and metric_family(metric) == ERROR:
+            return metric
+    return ""
+
+
+def _with_cause(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
+    causes = [f for f in findings if f.role is Role.CAUSE]
+    links = [f for f in findings if f.role is Role.LINK]
+    depth = _depths(links)
+    order = {id(f): i for i, f in enumerate(causes)}
+    root = max(causes, key=lambda c: (c.strength, depth.get(c.service, 0), -order[id(c)]))
+    service = root.service
+    root_causes = sorted((c for c in causes if c.service == service), key=lambda c: -c.strength)[:MAX_ROOT_CLAIMS]
+    used = {id(f) for f in root_causes}
+    to_root = [f for f in links if f.blamed == service]
+    if root.kind == "db_exhausted":
+        to_root += [f for f in findings if f.kind in DATABASE_SIDE and f.service != service]
+    to_root = to_root[:MAX_LINKS_CRITICAL]
+    used.update(id(f) for f in to_root)
+    symptoms = _symptom_order(findings)
+    used.update(id(f) for f in symptoms)
+    backing = [f for f in findings if f.role is Role.SUPPORT and f.service == service and id(f) not in used]
+    used.update(id(f) for f in backing)
+
+    claims = [_claim(f, critical=i < MAX_SYMPTOMS_CRITICAL) for i, f in enumerate(symptoms)]
+    claims += [_claim(f, critical=True) for f in to_root]
+    claims.append(_claim(as_root_cause(root_causes[0]), critical=True))
+    claims += [_claim(f, critical=True) for f in root_causes[1:]]
+    claims += [_claim(f, critical=f.kind in CRITICAL_SUPPORT) for f in backing]
+    context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK) and id(f) not in used]
+    claims += [_claim(f, critical=False) for f in context[:MAX_CONTEXT]]
+    others = [f.as_role(Role.HYPOTHESIS) for f in causes if id(f) not in used]
+    others += [f for f in findings if f.role is Role.HYPOTHESIS]
+    claims += [_claim(f, critical=False) for f in others[:MAX_HYPOTHESES]]
+
+    gaps: list[GapDraft] = []
+    missing = [
+        NextCall.of(tool, service=service, level="WARN" if tool == "logs.search" else None)
+        for tool in ("logs.search", "k8s.events")
+        if not _fetched(observations, tool, service)
+    ]
+    if missing:
+        gaps.append(
+            GapDraft(
+                f"{service}'s own logs or Kubernetes events were not fetched, so what drives its failure "
+                f"beyond the evidence above is not shown {format_next(missing)}",
+                critical=False,
+            )
+        )
+    return claims, gaps
+
+
+def _without_cause(
+    findings: list[Finding], observations: Sequence[Observation]
+) -> tuple[list[ClaimDraft], list[GapDraft]]:
+    symptoms = _symptom_order(findings)
+    links = [f for f in findings if f.role is Role.LINK]
+    depth = _depths(links)
+    blamed = [f.blamed for f in links]
+    deepest = max(blamed, key=lambda s: (depth.get(s, 0), -blamed.index(s))) if blamed else symptoms[0].service
+    chain = [f for f in links if depth.get(f.blamed, 0) > 0]
+    claims = [_claim(f, critical=i < MAX_SYMPTOMS_CRITICAL) for i, f in enumerate(symptoms)]
+    claims += [_claim(f, critical=i < MAX_LINKS_CRITICAL) for i, f in enumerate(chain)]
+    context = [f for f in findings if f.role is Role.SUPPORT]
+    claims += [_claim(f, critical=False) for f in context[:MAX_CONTEXT]]
+    hypotheses = [f for f in findings if f.role is Role.HYPOTHESIS]
+    claims += [_claim(f, critical=False) for f in hypotheses[:MAX_HYPOTHESES]]
+
+    calls = [
+        NextCall.of("k8s.events", service=deepest),
+        NextCall.of("metrics.query", service=deepest),
+        NextCall.of("deploys.list", service=deepest),
+        NextCall.of("logs.search", service=deepest, level="WARN"),
+    ]
+    callers = [f.service for f in links if f.blamed == deepest]
+    if callers:
+        caller = callers[0]
+        calls.append(NextCall.of("logs.search", service=caller, level="ERROR", query=deepest))
+        description = (
+            f"{caller} calls to {deepest} fail, but the cause of {deepest}'s failures is not established: "
+            f"its Kubernetes events, deploys and saturation metrics were not fetched"
+        )
+    else:
+        description = f"{deepest} is failing, but the cause is not established by the fetched evidence"
+    for symptom in symptoms:
+        metric = _error_metric(observations, symptom.service)
+        if metric:
+            calls.append(NextCall.of("metrics.query", service=symptom.service, metric=metric))
+    return claims, [GapDraft(f"{description} {format_next(calls)}", critical=True)]
+
+
+def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
+    healthy = [f for f in findings if f.role is Role.HEALTHY][:MAX_HEALTHY]
+    claims = [_claim(f, critical=True) for f in healthy]
+    context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK, Role.HYPOTHESIS)]
+    claims += [_claim(f.as_role(Role.HYPOTHESIS), critical=False) for f in context[:MAX_HYPOTHESES]]
+    if healthy:
+        return claims, []
+    services = sorted({o.service for o in observations if o.service})[:3]
+    calls = [NextCall.of("metrics.query", service=s) for s in services]
+    return claims, [GapDraft(f"No headline signal could be read {format_next(calls)}".strip(), critical=True)]
+
+
+def assess(observations: Sequence[Observation]) -> Assessment:
+    findings = detect(observations)
+    if any(f.role is Role.CAUSE for f in findings):
+        claims, gaps = _with_cause(findings, observations)
+    elif any(f.role is Role.SYMPTOM for f in findings):
+        claims, gaps = _without_cause(findings, observations)
+    else:
+        claims, gaps = _healthy(findings, observations)
+    return Assessment(tuple(claims), tuple(gaps), tuple(findings))

@@ -1,0 +1,130 @@
+"""Evidence gaps that say what to fetch next, in a form a planner can parse back.
+
+A gap description ends with the calls that would close it::
+
+    ... not established (next: k8s.events service=warehouse-gateway; metrics.query service=warehouse-gateway)
+
+Each call is a tool name and ``key=value`` arguments; a value with a space, ``;``, ``(`` or ``)`` in it
+is written as a JSON string (``query="\\" 5"``). A ``metrics.query`` without ``metric`` asks for the
+service's metrics (the planner knows their names). Writing and reading are exact inverses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+_NEXT = re.compile(r"\(next:\s*((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*)\)")
+_BARE = re.compile(r"[A-Za-z0-9_.:/@+*-]+")
+_ARG = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)=(\"(?:[^\"\\]|\\.)*\"|[^\s;\"]+)")
+_TOOL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.-]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class NextCall:
+    tool_name: str
+    arguments: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, tool_name: str, **arguments: str | int | None) -> NextCall:
+        return cls(tool_name, tuple((k, str(v)) for k, v in arguments.items() if v is not None))
+
+    def argument(self, name: str) -> str | None:
+        return next((value for key, value in self.arguments if key == name), None)
+
+    def render(self) -> str:
+        parts = [self.tool_name]
+        for key, value in self.arguments:
+            parts.append(f"{key}={value if _BARE.fullmatch(value) else json.dumps(value)}")
+        return " ".join(parts)
+
+
+def format_next(calls: Iterable[NextCall]) -> str:
+    """``(next: a; b)``, or the empty string when there is nothing to fetch."""
+    unique = list(dict.fromkeys(calls))
+    if not unique:
+        return ""
+    return "(next: " + "; ".join(call.render() for call in unique) + ")"
+
+
+def strip_next(description: str) -> str:
+    """The description without its ``(next: ...)`` part."""
+    return _NEXT.sub("", description).strip().rstrip(":;,").strip()
+
+
+def _parse_call(text: str) -> NextCall | None:
+    tool = _TOOL.match(text)
+    if tool is None:
+        return None
+    position = tool.end()
+    arguments: list[tuple[str, str]] = []
+    while position < len(text):
+        if not text[position:].strip():
+            break
+        arg = _ARG.match(text, position)
+        if arg is None:
+            return None
+        raw = arg.group(2)
+        if raw.startswith('"'):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                return None
+            if not isinstance(value, str):
+                return None
+        else:
+            value = raw
+        arguments.append((arg.group(1), value))
+        position = arg.end()
+    return NextCall(tool.group(1), tuple(arguments))
+
+
+def _split(body: str) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = escaped = False
+    for char in body:
+        if quoted:
+            current.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+            current.append(char)
+        elif char == ";":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def parse_next(description: str) -> list[NextCall]:
+    """The calls named in every ``(next: ...)`` of a description, in order; unparseable calls are skipped."""
+    calls: list[NextCall] = []
+    for match in _NEXT.finditer(description):
+        for part in _split(match.group(1)):
+            call = _parse_call(part)
+            if call is not None:
+                calls.append(call)
+    return calls
+
+
+def arguments_json(call: NextCall, schema: Mapping[str, object] | None) -> dict[str, str | int]:
+    """The call's arguments, integers where the tool's input schema says ``integer``."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    out: dict[str, str | int] = {}
+    for key, value in call.arguments:
+        spec = properties.get(key) if isinstance(properties, Mapping) else None
+        if isinstance(spec, Mapping) and spec.get("type") == "integer" and value.lstrip("-").isdigit():
+            out[key] = int(value)
+        else:
+            out[key] = value
+    return out

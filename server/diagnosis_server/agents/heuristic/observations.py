@@ -1,0 +1,231 @@
+"""What the heuristic Executor saw: one recorded tool call and typed views of its JSON output.
+
+Every piece of evidence is a ``Binding`` made from an observation: an RFC 6901 JSON Pointer into that
+invocation's output and the text found there, copied verbatim (a string as is, any other value as its
+compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Gatekeeper reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+
+class BindingError(ValueError):
+    """A pointer that does not resolve, or a text that is not at the pointer (a detector bug)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    invocation_id: str
+    tool_name: str
+    raw_path: str
+    matched_text: str
+
+    def to_json(self) -> JsonObject:
+        return {
+            "source_invocation_ids": [self.invocation_id],
+            "tool_name": self.tool_name,
+            "raw_path": self.raw_path,
+            "matched_text": self.matched_text,
+        }
+
+
+def pointer(*tokens: str | int) -> str:
+    """An RFC 6901 JSON Pointer from reference tokens (``~`` and ``/`` escaped)."""
+    return "".join("/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens)
+
+
+def value_text(value: JsonValue) -> str:
+    """The text a binding's matched text is taken from (the Gatekeeper's own rule)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def parse_ts(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        ts = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+
+
+def number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def label_number(text: object) -> float | None:
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    if not isinstance(text, str):
+        return None
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One successful tool call of this cycle: its plan position, call and JSON object output."""
+
+    step: int
+    tool_name: str
+    arguments: JsonObject
+    invocation_id: str
+    output: JsonObject
+
+    def get(self, *tokens: str | int) -> JsonValue:
+        value: JsonValue = self.output
+        for token in tokens:
+            if isinstance(value, dict) and isinstance(token, str):
+                value = value.get(token)
+            elif isinstance(value, list) and isinstance(token, int) and 0 <= token < len(value):
+                value = value[token]
+            else:
+                return None
+        return value
+
+    def bind(self, *tokens: str | int, text: str | None = None) -> Binding:
+        """A binding to the value at ``tokens``: all of its text, or the given substring of it."""
+        value = self.get(*tokens)
+        if value is None:
+            raise BindingError(f"{pointer(*tokens)} does not resolve in {self.invocation_id}")
+        full = value_text(value)
+        if text is not None and (not text or text not in full):
+            raise BindingError(f"{text!r} is not at {pointer(*tokens)} in {self.invocation_id}")
+        return Binding(self.invocation_id, self.tool_name, pointer(*tokens), full if text is None else text)
+
+    def text(self, *tokens: str | int) -> str:
+        value = self.get(*tokens)
+        return "" if value is None else value_text(value)
+
+    @property
+    def service(self) -> str:
+        for value in (self.output.get("service"), self.arguments.get("service")):
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+
+# ------------------------------------------------------------------------------------------ views
+@dataclass(frozen=True, slots=True)
+class Point:
+    index: int
+    ts: datetime
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """A metrics.query output: ``{metric, service, unit, labels, points, summary}``."""
+
+    obs: Observation
+    metric: str
+    service: str
+    unit: str
+    labels: dict[str, str]
+    points: tuple[Point, ...]
+
+    @classmethod
+    def of(cls, obs: Observation) -> Series | None:
+        metric, service = obs.get("metric"), obs.get("service")
+        raw_points = obs.get("points")
+        if obs.tool_name != "metrics.query" or not isinstance(metric, str) or not isinstance(service, str):
+            return None
+        labels_value = obs.get("labels")
+        labels = (
+            {k: v for k, v in labels_value.items() if isinstance(v, str)} if isinstance(labels_value, dict) else {}
+        )
+        points: list[Point] = []
+        for index, item in enumerate(raw_points if isinstance(raw_points, list) else []):
+            if isinstance(item, list) and len(item) == 2:
+                ts, value = parse_ts(item[0]), number(item[1])
+                if ts is not None and value is not None:
+                    points.append(Point(index, ts, value))
+        unit = obs.get("unit")
+        return cls(obs, metric, service, unit if isinstance(unit, str) else "", labels, tuple(points))
+
+    def summary(self, key: str) -> float | None:
+        return number(self.obs.get("summary", key))
+
+    def bind_summary(self, key: str) -> Binding:
+        return self.obs.bind("summary", key)
+
+    def bind_point(self, point: Point, part: int) -> Binding:
+        return self.obs.bind("points", point.index, part)
+
+    def bind_label(self, key: str) -> Binding:
+        return self.obs.bind("labels", key)
+
+    def summary_text(self, key: str) -> str:
+        return self.obs.text("summary", key)
+
+    def point_ts(self, point: Point) -> str:
+        return self.obs.text("points", point.index, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    obs: Observation
+    index: int
+    service: str
+    ts: datetime | None
+    level: str
+    message: str
+
+    def bind_message(self, text: str | None = None) -> Binding:
+        return self.obs.bind("lines", self.index, "message", text=text)
+
+    def bind_service(self) -> Binding:
+        return self.obs.bind("service")
+
+
+def log_lines(obs: Observation) -> list[LogLine]:
+    lines = obs.get("lines")
+    if obs.tool_name != "logs.search" or not isinstance(lines, list):
+        return []
+    out: list[LogLine] = []
+    for index, item in enumerate(lines):
+        if isinstance(item, dict) and isinstance(item.get("message"), str):
+            level = item.get("level")
+            out.append(
+                LogLine(obs, index, obs.service, parse_ts(item.get("ts")), str(level or ""), str(item["message"]))
+            )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One item of a list output (an event of k8s.events, a deploy of deploys.list)."""
+
+    obs: Observation
+    key: str
+    index: int
+    data: JsonObject
+
+    def str(self, field: str) -> str:
+        value = self.data.get(field)
+        return value if isinstance(value, str) else ""
+
+    @property
+    def ts(self) -> datetime | None:
+        return parse_ts(self.data.get("ts"))
+
+    def bind(self, field: str, text: str | None = None) -> Binding:
+        return self.obs.bind(self.key, self.index, field, text=text)
+
+
+def records(obs: Observation, key: str) -> list[Record]:
+    items = obs.get(key)
+    if not isinstance(items, list):
+        return []
+    return [Record(obs, key, index, item) for index, item in enumerate(items) if isinstance(item, dict)]

@@ -1,0 +1,142 @@
+"""diagnosis.v1.DiagnosisService: start runs, read them, follow them live.
+
+Every method runs behind the interceptor: the caller's tenant is ``current_call().tenant``, and a run
+of another tenant is NOT_FOUND, exactly like a run that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import grpc.aio
+from google.protobuf import timestamp_pb2
+
+from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
+from diagnosis_server.api.calls import current_call
+from diagnosis_server.api.errors import invalid_argument, run_not_found
+from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, RunFollower
+from diagnosis_server.api.hub import EventHub
+from diagnosis_server.api.runs import RunManager
+from diagnosis_server.api.validation import (
+    check_after_sequence,
+    check_question,
+    check_run_id,
+    check_scenario,
+    check_status_filter,
+    check_verdict_filter,
+    page_size,
+)
+from diagnosis_server.store import InvalidPageToken, Repository
+from diagnosis_server.tools.scenario import Scenario
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
+    def __init__(
+        self,
+        *,
+        repository: Repository,
+        runs: RunManager,
+        hub: EventHub,
+        scenarios: Mapping[str, Scenario],
+        default_scenario: str,
+        max_question_chars: int,
+        poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+    ) -> None:
+        self._repository = repository
+        self._runs = runs
+        self._hub = hub
+        self._scenarios = dict(scenarios)
+        self._default_scenario = default_scenario
+        self._max_question_chars = max_question_chars
+        self._poll_interval_s = poll_interval_s
+
+    async def Diagnose(self, request: pb.DiagnoseRequest, context: Context) -> AsyncIterator[pb.DiagnoseResponse]:
+        call = current_call()
+        # Every check comes before the run exists: bad input never leaves a run behind.
+        question = check_question(request.question, max_chars=self._max_question_chars)
+        scenario = check_scenario(request.context.scenario, known=set(self._scenarios), default=self._default_scenario)
+        started = self._runs.start(question=question, scenario=scenario, tenant=call.tenant)
+        run_id = call.run_id = started.run_id
+        try:
+            stored = await started.wait_started()
+            created_at = timestamp_pb2.Timestamp()
+            created_at.CopyFrom(stored.created_at)
+            created_at.nanos -= created_at.nanos % 1000  # the store keeps microseconds
+            yield pb.DiagnoseResponse(run_id=run_id, started=pb.RunStarted(run_id=run_id, created_at=created_at))
+            follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
+            async for event in follower.events():
+                yield pb.DiagnoseResponse(run_id=run_id, event=event)
+            final = await self._repository.get_run(run_id)
+            if final is None:
+                raise RuntimeError(f"run {run_id} vanished from the store")
+            yield pb.DiagnoseResponse(run_id=run_id, run=final)
+        finally:
+            started.subscription.close()
+
+    async def GetRun(self, request: pb.GetRunRequest, context: Context) -> pb.GetRunResponse:
+        call = current_call()
+        run_id = call.run_id = check_run_id(request.run_id)
+        run = await self._repository.get_run(run_id, tenant=call.tenant)
+        if run is None:
+            raise run_not_found(run_id)
+        return pb.GetRunResponse(run=run)
+
+    async def ListRuns(self, request: pb.ListRunsRequest, context: Context) -> pb.ListRunsResponse:
+        call = current_call()
+        size = page_size(request.page_size)
+        status = check_status_filter(request.status)
+        verdict = check_verdict_filter(request.verdict)
+        try:
+            page = await self._repository.list_runs(
+                tenant=call.tenant, page_size=size, page_token=request.page_token, status=status, verdict=verdict
+            )
+        except InvalidPageToken as exc:
+            raise invalid_argument("page_token", str(exc)) from None
+        return pb.ListRunsResponse(runs=page.runs, next_page_token=page.next_page_token)
+
+    async def WatchRun(self, request: pb.WatchRunRequest, context: Context) -> AsyncIterator[pb.WatchRunResponse]:
+        call = current_call()
+        run_id = call.run_id = check_run_id(request.run_id)
+        after = check_after_sequence(request.after_sequence)
+        # Subscribe before the first read of the store: nothing can fall between replay and live.
+        subscription = self._hub.subscribe(run_id)
+        try:
+            if await self._repository.get_run(run_id, tenant=call.tenant) is None:
+                raise run_not_found(run_id)
+            follower = RunFollower(
+                self._repository, subscription, after_sequence=after, poll_interval_s=self._poll_interval_s
+            )
+            async for event in follower.events():
+                yield pb.WatchRunResponse(event=event)
+            final = await self._repository.get_run(run_id)
+            if final is None:
+                raise RuntimeError(f"run {run_id} vanished from the store")
+            last_sequence = follower.last_sequence
+            if follower.yielded == 0:
+                stored = await self._repository.list_events(run_id)
+                last_sequence = stored[-1].sequence if stored else 0
+            yield pb.WatchRunResponse(ended=_ended(final, last_sequence))
+        finally:
+            subscription.close()
+
+    async def ListScenarios(self, request: pb.ListScenariosRequest, context: Context) -> pb.ListScenariosResponse:
+        return pb.ListScenariosResponse(
+            scenarios=[
+                pb.Scenario(
+                    name=name,
+                    title=scenario.title,
+                    services=list(scenario.service_names),
+                    is_default=name == self._default_scenario,
+                )
+                for name, scenario in sorted(self._scenarios.items())
+            ]
+        )
+
+
+def _ended(run: run_pb2.DiagnosisRun, last_sequence: int) -> pb.RunEnded:
+    reason = run.failure_reason or run.orchestration_trace.end_reason
+    return pb.RunEnded(status=run.status, verdict=run.verdict, reason=reason, last_sequence=last_sequence)

@@ -1,0 +1,77 @@
+"""Errors the servicers raise, and their wire form: a status code with ``google.rpc`` details.
+
+A servicer raises ``ApiError``; the interceptor turns it into ``context.abort_with_status`` with a
+``google.rpc.Status`` whose details hold a ``BadRequest`` (bad input) or an ``ErrorInfo`` (everything
+else). Anything else raised is INTERNAL with a generic message: no traceback or internal text leaves
+the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import grpc
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+ERROR_DOMAIN = "diagnosis.v1"
+INTERNAL_MESSAGE = "internal error"
+
+
+class ApiError(Exception):
+    """A canonical status code, a message for the caller, and google.rpc details."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, details: Iterable[Message] = ()) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = list(details)
+
+    def to_status(self) -> grpc.Status:
+        status = status_pb2.Status(code=self.code.value[0], message=self.message)
+        for detail in self.details:
+            packed = any_pb2.Any()
+            packed.Pack(detail)
+            status.details.append(packed)
+        result: grpc.Status = rpc_status.to_status(status)
+        return result
+
+
+def error_info(reason: str, metadata: Mapping[str, str] | None = None) -> error_details_pb2.ErrorInfo:
+    return error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata or {}))
+
+
+def invalid_argument(field: str, description: str) -> ApiError:
+    """INVALID_ARGUMENT with one BadRequest field violation; the message is ``field: description``."""
+    violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
+    return ApiError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f"{field}: {description}",
+        [error_details_pb2.BadRequest(field_violations=[violation])],
+    )
+
+
+def run_not_found(run_id: str) -> ApiError:
+    return ApiError(
+        grpc.StatusCode.NOT_FOUND,
+        f"run {run_id!r} not found",
+        [error_info("RUN_NOT_FOUND", {"run_id": run_id})],
+    )
+
+
+def unauthenticated(description: str) -> ApiError:
+    return ApiError(grpc.StatusCode.UNAUTHENTICATED, description, [error_info("UNAUTHENTICATED")])
+
+
+def resource_exhausted(reason: str, description: str, metadata: Mapping[str, str] | None = None) -> ApiError:
+    return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, description, [error_info(reason, metadata)])
+
+
+def unavailable(reason: str, description: str) -> ApiError:
+    return ApiError(grpc.StatusCode.UNAVAILABLE, description, [error_info(reason)])
+
+
+def internal() -> ApiError:
+    return ApiError(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, [error_info("INTERNAL")])

@@ -1,0 +1,91 @@
+"""Follow one run's events: replay from the store after a sequence number, then live until the run ends.
+
+The caller subscribes to the hub BEFORE the follower first reads the store, so no event falls between
+the replay and the live feed; every event is yielded once, in sequence order (duplicates are dropped
+by sequence number, and a gap or an overflow is filled from the store, where each event is committed
+before it is published). A run this process is not running (another instance's) is followed by
+polling the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.api.hub import Signal, Subscription
+
+REPLAY_BATCH = 500
+DEFAULT_POLL_INTERVAL_S = 0.5
+TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
+
+
+class EventStore(Protocol):
+    async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None: ...
+
+    async def list_events(
+        self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
+    ) -> list[run_pb2.OrchestrationEvent]: ...
+
+
+class RunFollower:
+    def __init__(
+        self,
+        store: EventStore,
+        subscription: Subscription,
+        *,
+        after_sequence: int = 0,
+        poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+    ) -> None:
+        self._store = store
+        self._subscription = subscription
+        self._run_id = subscription.run_id
+        self._poll_interval_s = poll_interval_s
+        # The highest sequence number yielded (or skipped by the caller's after_sequence).
+        self.last_sequence = after_sequence
+        self.yielded = 0
+
+    async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+        async for event in self._replay():
+            yield event
+        while True:
+            if self._subscription.attached:
+                item = await self._subscription.next()
+            else:
+                item = await self._poll()
+            if isinstance(item, Signal):
+                async for event in self._replay():
+                    yield event
+                if item is Signal.END:
+                    return
+                continue
+            if item.sequence <= self.last_sequence:
+                continue
+            if item.sequence != self.last_sequence + 1:
+                async for event in self._replay():
+                    yield event
+                continue
+            self._advance(item)
+            yield item
+
+    async def _poll(self) -> Signal:
+        run = await self._store.get_run(self._run_id)
+        if run is None or run.status in TERMINAL_STATUSES:
+            return Signal.END
+        await asyncio.sleep(self._poll_interval_s)
+        return Signal.OVERFLOW
+
+    async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+        while True:
+            batch = await self._store.list_events(self._run_id, after_sequence=self.last_sequence, limit=REPLAY_BATCH)
+            for event in batch:
+                if event.sequence > self.last_sequence:
+                    self._advance(event)
+                    yield event
+            if len(batch) < REPLAY_BATCH:
+                return
+
+    def _advance(self, event: run_pb2.OrchestrationEvent) -> None:
+        self.last_sequence = event.sequence
+        self.yielded += 1

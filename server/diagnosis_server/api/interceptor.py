@@ -1,0 +1,149 @@
+"""The one server interceptor: authentication, error mapping, the RPC's log line and its metrics.
+
+It wraps every method of the ``diagnosis.v1`` services. Health and reflection pass through untouched
+(open to everyone, unlogged). For a wrapped method:
+
+- the bearer token names the tenant (UNAUTHENTICATED otherwise), kept in ``calls.current_call()``;
+- an ``ApiError`` becomes ``abort_with_status`` with its google.rpc details; any other exception is
+  logged (with the run id when known) and becomes INTERNAL with a generic message;
+- one JSON log line per RPC: method, peer, code, duration_ms, tenant and run_id when known;
+- ``rpc_total{method, code}`` and, for server streams, ``active_streams{method}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+import structlog
+
+from diagnosis_server.api.auth import TokenAuthenticator
+from diagnosis_server.api.calls import CallInfo, bind_call
+from diagnosis_server.api.errors import ApiError, internal
+from diagnosis_server.api.metrics import Metrics
+
+PROTECTED_PREFIX = "/diagnosis.v1."
+
+log = structlog.get_logger("diagnosis_server.api")
+
+UnaryBehaviour = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+StreamBehaviour = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
+
+
+def _ended_code(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+    """Why a call stopped without an answer: its deadline passed, or the caller went away."""
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.CANCELLED
+
+
+class ApiInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, authenticator: TokenAuthenticator, metrics: Metrics) -> None:
+        self._auth = authenticator
+        self._metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        full_method = handler_call_details.method
+        if handler is None or not full_method.startswith(PROTECTED_PREFIX):
+            return handler
+        method = full_method.lstrip("/")
+        if handler.unary_unary is not None and not handler.request_streaming:
+            return grpc.unary_unary_rpc_method_handler(
+                self._unary(method, handler.unary_unary),  # type: ignore[arg-type]
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None and not handler.request_streaming:
+            return grpc.unary_stream_rpc_method_handler(
+                self._stream(method, handler.unary_stream),  # type: ignore[arg-type]
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        # Client-streaming methods: none in these services; refuse rather than serve them unauthenticated.
+        return None
+
+    def _begin(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> CallInfo:
+        call = CallInfo(method=method, peer=context.peer())
+        bind_call(call)
+        return call
+
+    def _unary(self, method: str, behaviour: UnaryBehaviour) -> UnaryBehaviour:
+        async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            call = self._begin(method, context)
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                call.tenant = self._auth.tenant_for(context.invocation_metadata())
+                return await behaviour(request, context)
+            except ApiError as exc:
+                code = exc.code
+                await context.abort_with_status(exc.to_status())
+            except asyncio.CancelledError:
+                code = _ended_code(context)
+                raise
+            except grpc.aio.AbortError:
+                code = context.code() or grpc.StatusCode.UNKNOWN
+                raise
+            except Exception:
+                code = grpc.StatusCode.INTERNAL
+                log.exception("rpc_failed", method=method, run_id=call.run_id or None)
+                await context.abort_with_status(internal().to_status())
+            finally:
+                self._finish(call, code, started)
+
+        return wrapped
+
+    def _stream(self, method: str, behaviour: StreamBehaviour) -> StreamBehaviour:
+        async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            call = self._begin(method, context)
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            streams = self._metrics.active_streams.labels(method=method)
+            streams.inc()
+            try:
+                call.tenant = self._auth.tenant_for(context.invocation_metadata())
+                async for response in behaviour(request, context):
+                    yield response
+            except ApiError as exc:
+                code = exc.code
+                await context.abort_with_status(exc.to_status())
+            except (asyncio.CancelledError, GeneratorExit):
+                code = _ended_code(context)
+                raise
+            except grpc.aio.AbortError:
+                code = context.code() or grpc.StatusCode.UNKNOWN
+                raise
+            except Exception:
+                code = grpc.StatusCode.INTERNAL
+                log.exception("rpc_failed", method=method, run_id=call.run_id or None)
+                await context.abort_with_status(internal().to_status())
+            finally:
+                streams.dec()
+                self._finish(call, code, started)
+
+        return wrapped
+
+    def _finish(self, call: CallInfo, code: grpc.StatusCode, started: float) -> None:
+        duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        self._metrics.rpcs.labels(method=call.method, code=code.name).inc()
+        fields: dict[str, Any] = {
+            "method": call.method,
+            "peer": call.peer,
+            "code": code.name,
+            "duration_ms": duration_ms,
+        }
+        if call.tenant:
+            fields["tenant"] = call.tenant
+        if call.run_id:
+            fields["run_id"] = call.run_id
+        log.info("rpc", **fields)

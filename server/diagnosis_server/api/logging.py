@@ -1,0 +1,32 @@
+"""Structured logs: one JSON object a line on stderr (structlog), configured once per process.
+
+What is logged is chosen where it is logged: ids, codes, counts and durations. Bearer tokens, prompt
+texts and questions are never passed to a logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+import structlog
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> None:
+    """JSON lines on ``stream`` (stderr) for every structlog logger of the process, at ``level`` and above."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.dict_tracebacks,
+            structlog.processors.JSONRenderer(sort_keys=True),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level.lower(), logging.INFO)),
+        logger_factory=structlog.WriteLoggerFactory(file=stream or sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,211 @@
+"""The runs this process is running: each in a task of its own, never the task of the RPC that asked.
+
+A caller that cancels, disconnects or misses its deadline ends only its own stream; the run goes on
+and is stored. ``RunManager`` caps concurrent runs, keeps the store's heartbeat of its runs fresh,
+interrupts orphans, and on shutdown waits a grace period before marking what is left INTERRUPTED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.api.errors import resource_exhausted, unavailable
+from diagnosis_server.api.hub import EventHub, Subscription
+from diagnosis_server.api.metrics import Metrics
+from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
+from diagnosis_server.store import INTERRUPTED, Repository
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_HEARTBEAT_INTERVAL_S = 10.0
+
+
+class RunStartError(RuntimeError):
+    """The run could not be created (nothing was stored for it)."""
+
+
+@dataclass(slots=True)
+class StartedRun:
+    run_id: str
+    # Taken before the run's task exists: no event of the run can be missed.
+    subscription: Subscription
+    _started: asyncio.Future[run_pb2.DiagnosisRun]
+
+    async def wait_started(self) -> run_pb2.DiagnosisRun:
+        """The run as first stored (RUNNING); RunStartError if it could not be created."""
+        return await asyncio.shield(self._started)
+
+
+class RunManager:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        repository: Repository,
+        hub: EventHub,
+        metrics: Metrics,
+        *,
+        max_concurrent_runs: int,
+        heartbeat_interval_s: float = DEFAULT_HEARTBEAT_INTERVAL_S,
+    ) -> None:
+        self._orchestrator = orchestrator
+        self._repository = repository
+        self._hub = hub
+        self._metrics = metrics
+        self._max = max_concurrent_runs
+        self._heartbeat_interval_s = heartbeat_interval_s
+        self._tasks: dict[str, asyncio.Task[run_pb2.DiagnosisRun | None]] = {}
+        self._closed = False
+        self._maintenance: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        # Called with the stored run after each run ends (tests and embedders may listen).
+        self.on_finished: list[Callable[[run_pb2.DiagnosisRun], None]] = []
+
+    @property
+    def active_run_ids(self) -> list[str]:
+        return list(self._tasks)
+
+    @property
+    def accepting(self) -> bool:
+        return not self._closed
+
+    def start(self, *, question: str, scenario: str, tenant: str) -> StartedRun:
+        """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
+        if self._closed:
+            raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
+        if len(self._tasks) >= self._max:
+            raise resource_exhausted(
+                "TOO_MANY_RUNS",
+                f"too many concurrent runs (limit {self._max}); retry later",
+                {"limit": str(self._max)},
+            )
+        run_id = new_run_id()
+        self._hub.open(run_id)
+        subscription = self._hub.subscribe(run_id)
+        started: asyncio.Future[run_pb2.DiagnosisRun] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(
+            self._execute(run_id, question=question, scenario=scenario, tenant=tenant, started=started),
+            name=f"run {run_id}",
+        )
+        self._tasks[run_id] = task
+        self._idle.clear()
+        return StartedRun(run_id, subscription, started)
+
+    async def wait(self, run_id: str) -> None:
+        """Until ``run_id`` (if this process runs it) has ended; cancelling the waiter never cancels the run."""
+        task = self._tasks.get(run_id)
+        if task is not None:
+            await asyncio.wait({task})
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def _execute(
+        self,
+        run_id: str,
+        *,
+        question: str,
+        scenario: str,
+        tenant: str,
+        started: asyncio.Future[run_pb2.DiagnosisRun],
+    ) -> run_pb2.DiagnosisRun | None:
+        async def on_started(run: run_pb2.DiagnosisRun) -> None:
+            if not started.done():
+                started.set_result(run)
+
+        async def on_event(event: run_pb2.OrchestrationEvent) -> None:
+            self._metrics.observe_event(event)
+            self._hub.publish(event)
+
+        cancelled = False
+        try:
+            run = await self._orchestrator.run(
+                question=question,
+                scenario=scenario,
+                tenant=tenant,
+                run_id=run_id,
+                on_event=on_event,
+                on_started=on_started,
+            )
+        except asyncio.CancelledError:
+            # Shutdown past its grace: drain() marks the run INTERRUPTED and ends its streams.
+            cancelled = True
+            if not started.done():
+                started.set_exception(RunStartError("the server shut down before the run started"))
+            raise
+        except Exception as exc:
+            log.exception("run_crashed", run_id=run_id, error=type(exc).__name__)
+            if not started.done():
+                started.set_exception(RunStartError(f"run {run_id} could not be created"))
+            return None
+        finally:
+            self._tasks.pop(run_id, None)
+            if not self._tasks:
+                self._idle.set()
+            if not cancelled:
+                self._hub.close(run_id)
+        self._metrics.observe_run(run)
+        for listener in self.on_finished:
+            listener(run)
+        return run
+
+    # ------------------------------------------------------------------ liveness
+
+    def start_maintenance(self) -> None:
+        if self._maintenance is None:
+            self._maintenance = asyncio.create_task(self._maintain(), name="run maintenance")
+
+    async def _maintain(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_interval_s)
+            try:
+                if self._tasks:
+                    await self._repository.heartbeat()
+                orphans = await self._repository.interrupt_orphans()
+                if orphans:
+                    log.warning("orphan_runs_interrupted", run_ids=orphans)
+            except Exception as exc:
+                log.warning("run_maintenance_failed", error=type(exc).__name__)
+
+    async def stop_maintenance(self) -> None:
+        task, self._maintenance = self._maintenance, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # ------------------------------------------------------------------ shutdown
+
+    def close(self) -> None:
+        """Refuse new runs from now on."""
+        self._closed = True
+
+    async def drain(self, grace_s: float) -> list[str]:
+        """Waits up to ``grace_s`` for running runs; cancels the rest and marks them FAILED (INTERRUPTED)."""
+        self._closed = True
+        tasks = dict(self._tasks)
+        pending: set[asyncio.Task[run_pb2.DiagnosisRun | None]] = set()
+        if tasks:
+            _, pending = await asyncio.wait(set(tasks.values()), timeout=max(grace_s, 0.0))
+        left = [run_id for run_id, task in tasks.items() if task in pending]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        interrupted = await self._repository.interrupt_owned(reason=INTERRUPTED)
+        if interrupted:
+            log.warning("runs_interrupted", run_ids=interrupted)
+        for run_id in left:
+            self._tasks.pop(run_id, None)
+            self._hub.close(run_id)
+        if not self._tasks:
+            self._idle.set()
+        if interrupted:
+            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(interrupted))
+        return interrupted

@@ -1,0 +1,236 @@
+"""Server start-up and graceful shutdown.
+
+``start_server(settings)`` builds the whole service (store, provider, tools, orchestrator, run
+manager, servicers, health, reflection, metrics) and starts serving; ``RunningServer.stop()`` shuts
+it down: health NOT_SERVING at once, no new RPCs, running runs get ``shutdown_grace_s`` to finish,
+the rest are marked FAILED with reason INTERRUPTED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import grpc
+import grpc.aio
+import structlog
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from diagnosis.v1 import (
+    diagnosis_service_pb2,
+    diagnosis_service_pb2_grpc,
+    gatekeeper_service_pb2,
+    gatekeeper_service_pb2_grpc,
+)
+from diagnosis_server.agents.base import AgentProvider
+from diagnosis_server.api.auth import TokenAuthenticator
+from diagnosis_server.api.components import ToolsFor, builtin_tools_for, load_provider
+from diagnosis_server.api.diagnosis_servicer import DiagnosisServicer
+from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S
+from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
+from diagnosis_server.api.hub import DEFAULT_QUEUE_SIZE, EventHub
+from diagnosis_server.api.interceptor import ApiInterceptor
+from diagnosis_server.api.metrics import Metrics
+from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
+from diagnosis_server.store import Repository, StoreError, open_repository
+from diagnosis_server.tools.scenario import Scenario, ScenarioError, load_scenarios
+
+log = structlog.get_logger("diagnosis_server.api")
+
+DIAGNOSIS_SERVICE = diagnosis_service_pb2.DESCRIPTOR.services_by_name["DiagnosisService"].full_name
+GATEKEEPER_SERVICE = gatekeeper_service_pb2.DESCRIPTOR.services_by_name["GatekeeperService"].full_name
+HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+SERVICE_NAMES = (DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME)
+# After the runs' grace, how long streams get to send their last message before they are cut.
+STREAM_CLOSE_S = 1.0
+
+
+class StartupError(RuntimeError):
+    """The server cannot start as configured; the message says why and what to change."""
+
+
+def check_bind_policy(address: str, *, authenticated: bool) -> None:
+    """Without auth tokens, only loopback (127.0.0.0/8, ::1, localhost) may be bound."""
+    host, _ = split_host_port(address)
+    if not authenticated and not is_loopback_host(host):
+        raise StartupError(
+            f"refusing to serve on {address} without authentication: set {env_name('auth_tokens')} or "
+            f"{env_name('auth_tokens_file')}, or bind a loopback address (127.0.0.1, ::1, localhost)"
+        )
+
+
+def _server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    pair: list[bytes] = []
+    for name, path in (("tls_key_file", settings.tls_key_file), ("tls_cert_file", settings.tls_cert_file)):
+        try:
+            pair.append(path.expanduser().read_bytes())
+        except OSError as exc:
+            raise SettingsError(
+                f"setting {name} ({env_name(name)}): cannot read {str(path)!r}: {exc.strerror}"
+            ) from exc
+    return grpc.ssl_server_credentials([(pair[0], pair[1])])
+
+
+@dataclass
+class RunningServer:
+    """A started server: its port, its parts (for tests and embedders), and ``stop``."""
+
+    server: grpc.aio.Server
+    address: str
+    port: int
+    settings: Settings
+    repository: Repository
+    orchestrator: Orchestrator
+    runs: RunManager
+    hub: EventHub
+    health: HealthServicer
+    metrics: Metrics
+    metrics_port: int | None
+    _stopping: asyncio.Task[list[str]] | None = field(default=None, init=False)
+
+    @property
+    def target(self) -> str:
+        """``host:port`` a client on this machine can dial."""
+        host, _ = split_host_port(self.address)
+        host = f"[{host}]" if ":" in host else host
+        if host in ("0.0.0.0", "[::]"):
+            host = "127.0.0.1"
+        return f"{host}:{self.port}"
+
+    async def stop(self, grace: float | None = None) -> list[str]:
+        """Graceful shutdown (idempotent); returns the ids of the runs marked INTERRUPTED."""
+        if self._stopping is None:
+            self._stopping = asyncio.create_task(self._stop(self.settings.shutdown_grace_s if grace is None else grace))
+        return await asyncio.shield(self._stopping)
+
+    async def _stop(self, grace: float) -> list[str]:
+        log.info("shutting_down", grace_s=grace, active_runs=len(self.runs.active_run_ids))
+        await self.health.enter_graceful_shutdown()
+        self.runs.close()
+        # New RPCs are refused from here; RPCs in flight (streams of running runs) go on.
+        server_stopped = asyncio.create_task(self.server.stop(grace + STREAM_CLOSE_S))
+        try:
+            interrupted = await self.runs.drain(grace)
+            await server_stopped
+        finally:
+            await self.runs.stop_maintenance()
+            await asyncio.to_thread(self.metrics.close)
+            await self.repository.close()
+        log.info("stopped", interrupted_runs=len(interrupted))
+        return interrupted
+
+    async def wait_for_termination(self) -> None:
+        await self.server.wait_for_termination()
+
+
+async def start_server(
+    settings: Settings,
+    *,
+    provider: AgentProvider | None = None,
+    tools_for: ToolsFor | None = None,
+    scenarios: Mapping[str, Scenario] | None = None,
+    subscriber_queue_size: int = DEFAULT_QUEUE_SIZE,
+    poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+    heartbeat_interval_s: float = DEFAULT_HEARTBEAT_INTERVAL_S,
+) -> RunningServer:
+    """Builds and starts the service on ``settings.address`` (port 0: any free port; see ``.port``).
+
+    ``provider`` and ``tools_for`` replace the configured agent provider and the built-in tools
+    (tests). Raises SettingsError or StartupError with a one-line reason.
+    """
+    authenticator = TokenAuthenticator(settings.auth_token_pairs())
+    check_bind_policy(settings.address, authenticated=authenticator.enabled)
+    credentials = _server_credentials(settings)
+    try:
+        packs = dict(scenarios) if scenarios is not None else load_scenarios()
+    except ScenarioError as exc:
+        raise StartupError(f"scenario packs: {exc}") from exc
+    if settings.default_scenario not in packs:
+        raise SettingsError(f"setting default_scenario ({env_name('default_scenario')}): unknown scenario")
+    agents = provider if provider is not None else load_provider(settings.agent_provider)
+    try:
+        repository = await open_repository(settings.database_url.get_secret_value(), owner=settings.instance_id or None)
+    except (StoreError, ValueError) as exc:
+        raise StartupError(f"cannot open the store ({env_name('database_url')}): {exc}") from exc
+    metrics = Metrics()
+    try:
+        orphans = await repository.interrupt_orphans()
+        if orphans:
+            log.warning("orphan_runs_interrupted", run_ids=orphans)
+        hub = EventHub(queue_size=subscriber_queue_size)
+        orchestrator = Orchestrator(store=repository, provider=agents, tools_for=tools_for or builtin_tools_for(packs))
+        runs = RunManager(
+            orchestrator,
+            repository,
+            hub,
+            metrics,
+            max_concurrent_runs=settings.max_concurrent_runs,
+            heartbeat_interval_s=heartbeat_interval_s,
+        )
+        server = grpc.aio.server(
+            interceptors=[ApiInterceptor(authenticator, metrics)],
+            options=[("grpc.max_receive_message_length", settings.max_message_bytes)],
+        )
+        diagnosis_service_pb2_grpc.add_DiagnosisServiceServicer_to_server(
+            DiagnosisServicer(
+                repository=repository,
+                runs=runs,
+                hub=hub,
+                scenarios=packs,
+                default_scenario=settings.default_scenario,
+                max_question_chars=settings.max_question_chars,
+                poll_interval_s=poll_interval_s,
+            ),
+            server,
+        )
+        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(GatekeeperServicer(), server)
+        health = HealthServicer()
+        for name in ("", DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE):
+            await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        health_pb2_grpc.add_HealthServicer_to_server(health, server)
+        reflection.enable_server_reflection(SERVICE_NAMES, server)
+        try:
+            if credentials is None:
+                port = server.add_insecure_port(settings.address)
+            else:
+                port = server.add_secure_port(settings.address, credentials)
+        except RuntimeError as exc:
+            raise StartupError(f"cannot bind {settings.address} ({env_name('address')}): {exc}") from exc
+        await server.start()
+        metrics_port = _serve_metrics(metrics, settings.metrics_address)
+        runs.start_maintenance()
+    except BaseException:
+        metrics.close()
+        await repository.close()
+        raise
+    return RunningServer(
+        server=server,
+        address=settings.address,
+        port=port,
+        settings=settings,
+        repository=repository,
+        orchestrator=orchestrator,
+        runs=runs,
+        hub=hub,
+        health=health,
+        metrics=metrics,
+        metrics_port=metrics_port,
+    )
+
+
+def _serve_metrics(metrics: Metrics, address: str) -> int | None:
+    """The metrics endpoint's port; a busy port is logged and the service runs on without it."""
+    if not address:
+        return None
+    try:
+        return metrics.serve(address)
+    except OSError as exc:
+        log.error("metrics_unavailable", address=address, error=exc.strerror or type(exc).__name__)
+        return None

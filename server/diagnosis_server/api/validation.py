@@ -1,0 +1,70 @@
+"""Request checks: each bad field is INVALID_ARGUMENT with a BadRequest field violation naming it.
+
+Run ids: the server makes ``run-`` followed by 32 hex digits; any id of 1 to 128 characters from
+``A-Z a-z 0-9 . _ : -`` is accepted when reading, so callers' own ids are not rejected needlessly.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.api.errors import invalid_argument
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+DEFAULT_PAGE_SIZE = 20
+MAX_LIST_PAGE_SIZE = 100
+
+
+def check_run_id(run_id: str, *, field: str = "run_id") -> str:
+    if not run_id:
+        raise invalid_argument(field, "must not be empty")
+    if not RUN_ID_PATTERN.fullmatch(run_id):
+        raise invalid_argument(field, "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':', '-'")
+    return run_id
+
+
+def check_question(question: str, *, max_chars: int) -> str:
+    """The question without surrounding whitespace; empty, blank or too long is INVALID_ARGUMENT."""
+    if not question.strip():
+        raise invalid_argument("question", "must not be empty")
+    if len(question) > max_chars:
+        raise invalid_argument("question", f"must be at most {max_chars} characters (got {len(question)})")
+    return question.strip()
+
+
+def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: str) -> str:
+    """The scenario to run on: the given one if known, the default when empty."""
+    if not scenario:
+        return default
+    if scenario not in known:
+        names = ", ".join(sorted(known))
+        raise invalid_argument("context.scenario", f"unknown scenario {scenario!r} (known: {names})")
+    return scenario
+
+
+def page_size(requested: int) -> int:
+    """AIP-158: 0 means the default (20), larger than 100 means 100, negative is an error."""
+    if requested < 0:
+        raise invalid_argument("page_size", "must not be negative")
+    if requested == 0:
+        return DEFAULT_PAGE_SIZE
+    return min(requested, MAX_LIST_PAGE_SIZE)
+
+
+def check_status_filter(status: int) -> int:
+    if status not in run_pb2.RunStatus.DESCRIPTOR.values_by_number:
+        raise invalid_argument("status", f"unknown run status {status}")
+    return status
+
+
+def check_verdict_filter(verdict: int) -> int:
+    if verdict not in contracts_pb2.Verdict.DESCRIPTOR.values_by_number:
+        raise invalid_argument("verdict", f"unknown verdict {verdict}")
+    return verdict
+
+
+def check_after_sequence(after_sequence: int) -> int:
+    if after_sequence < 0:
+        raise invalid_argument("after_sequence", "must not be negative")
+    return after_sequence

@@ -1,0 +1,296 @@
+"""The client commands: `diagnosis ask`, `diagnosis watch` and `diagnosis runs list|get`.
+
+They talk to a running server through the client library. Every one takes ``--target HOST:PORT``
+(default ``$DIAGNOSIS_TARGET`` or 127.0.0.1:50051), ``--token`` (default ``$DIAGNOSIS_TOKEN``), ``--timeout``,
+``--tls``/``--ca-file`` and ``--json`` (proto JSON with snake_case names instead of text).
+
+Exit status: 0 when the call worked (and, for ``ask`` and ``watch``, the run ended with SUCCESS); 1 when the
+server answered with an error (``diagnosis: error: <STATUS_CODE>: <message>`` on standard error) or the run
+FAILED; 2 for a usage error; 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format, timestamp_pb2
+from google.protobuf.message import Message
+
+from diagnosis import ConnectionConfig, DiagnosisClient, DiagnosisError, TLSConfig
+from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
+from diagnosis_server.conversions import enum_short_name
+
+_STATUSES = ("running", "success", "failed")
+_VERDICTS = ("pass", "low_confid", "reject")
+
+Action = Callable[[DiagnosisClient, argparse.Namespace], int]
+
+
+def register(subparsers: Any) -> None:
+    common = _common_options()
+
+    ask = subparsers.add_parser(
+        "ask",
+        parents=[common],
+        help="ask the server for a diagnosis and follow it live",
+        description="Start a diagnosis run; show each node's outcome on stderr, then the answer, verdict and run id.",
+    )
+    ask.add_argument("question", metavar="QUESTION", help="the operations question, e.g. 'why is checkout failing?'")
+    ask.add_argument(
+        "--scenario", default="", metavar="NAME", help="the bundled scenario to diagnose (default: the server's)"
+    )
+    ask.set_defaults(func=_command(_ask))
+
+    watch = subparsers.add_parser(
+        "watch",
+        parents=[common],
+        help="replay and follow a run's events until it ends",
+        description="Print a run's events after --after, follow it live, then say how it ended.",
+    )
+    watch.add_argument("run_id", metavar="RUN_ID")
+    watch.add_argument(
+        "--after", type=_whole_number(2**63 - 1), default=0, metavar="N", help="only events after sequence N"
+    )
+    watch.set_defaults(func=_command(_watch))
+
+    runs = subparsers.add_parser("runs", help="list or show stored runs", description="List or show stored runs.")
+    actions = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    listing = actions.add_parser(
+        "list", parents=[common], help="list runs, newest first", description="List runs, newest first, one page."
+    )
+    listing.add_argument(
+        "--page-size", type=_whole_number(2**31 - 1), default=0, metavar="N", help="runs per page (max 100)"
+    )
+    listing.add_argument("--page-token", default="", metavar="T", help="the token printed after the previous page")
+    listing.add_argument("--status", type=str.lower, choices=_STATUSES, default=None, help="only runs with this status")
+    listing.add_argument(
+        "--verdict", type=str.lower, choices=_VERDICTS, default=None, help="only runs with this verdict"
+    )
+    listing.set_defaults(func=_command(_runs_list))
+    get = actions.add_parser("get", parents=[common], help="show one run", description="Show one stored run.")
+    get.add_argument("run_id", metavar="RUN_ID")
+    get.set_defaults(func=_command(_runs_get))
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("connection")
+    group.add_argument(
+        "--target", default=None, metavar="HOST:PORT", help="server (default: $DIAGNOSIS_TARGET or 127.0.0.1:50051)"
+    )
+    group.add_argument("--token", default=None, metavar="TOKEN", help="bearer token (default: $DIAGNOSIS_TOKEN)")
+    group.add_argument("--timeout", type=_positive_float, default=None, metavar="SECONDS", help="deadline of the call")
+    group.add_argument("--tls", action="store_true", help="use TLS with the system's root certificates")
+    group.add_argument("--ca-file", type=Path, default=None, metavar="PEM", help="use TLS with these root certificates")
+    common.add_argument("--json", action="store_true", help="print proto JSON (snake_case names) instead of text")
+    return common
+
+
+def _command(action: Action) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            config = _config(args)
+        except (ValueError, OSError) as exc:
+            _error(str(exc))
+            return 2
+        try:
+            with DiagnosisClient(config) as client:
+                return action(client, args)
+        except ValueError as exc:
+            _error(str(exc))
+            return 2
+        except DiagnosisError as exc:
+            _error(f"{exc.code.name}: {exc.message}")
+            for field, description in exc.field_violations():
+                if f"{field}: {description}" not in exc.message:
+                    print(f"  {field}: {description}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            _error("interrupted")
+            return 130
+
+    return run
+
+
+def _config(args: argparse.Namespace) -> ConnectionConfig:
+    overrides: dict[str, object] = {}
+    if args.target:
+        overrides["target"] = args.target
+    if args.token:
+        overrides["token"] = args.token
+    if args.timeout is not None:
+        overrides["default_timeout"] = args.timeout
+    if args.ca_file is not None:
+        try:
+            overrides["tls"] = TLSConfig(root_certificates=args.ca_file.read_bytes())
+        except OSError as exc:
+            raise OSError(f"--ca-file: cannot read {str(args.ca_file)!r}: {exc.strerror or exc}") from None
+    elif args.tls:
+        overrides["tls"] = True
+    return ConnectionConfig.from_env(**overrides)
+
+
+# ---------------------------------------------------------------------- ask
+
+
+def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    quiet = bool(args.json)
+
+    def started(message: diagnosis_service_pb2.RunStarted) -> None:
+        if not quiet:
+            print(f"run {message.run_id} started", file=sys.stderr, flush=True)
+
+    def event(message: run_pb2.OrchestrationEvent) -> None:
+        if not quiet:
+            print(event_line(message), file=sys.stderr, flush=True)
+
+    run = client.ask(args.question, scenario=args.scenario, on_started=started, on_event=event)
+    if args.json:
+        _print_json(run)
+    else:
+        if run.answer_text:
+            print(run.answer_text.rstrip("\n"))
+            print()
+        print(f"verdict: {_verdict(run.verdict)}")
+        print(f"status:  {_status(run)}")
+        print(f"run_id:  {run.run_id}")
+    return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
+
+
+def event_line(event: run_pb2.OrchestrationEvent) -> str:
+    """``[3] gatekeeper CEILING_PASS (attempt 1)``; the cycle when past the first, the reason code when it adds."""
+    node = enum_short_name(run_pb2.NodeName, event.node, lower=True)
+    outcome = enum_short_name(run_pb2.NodeOutcome, event.outcome)
+    where = f"attempt {event.attempt}" + (f", cycle {event.cycle}" if event.cycle > 1 else "")
+    line = f"[{event.sequence}] {node} {outcome} ({where})"
+    if event.reason_code and event.reason_code != outcome:
+        line += f" {event.reason_code}"
+    return line
+
+
+# ---------------------------------------------------------------------- watch
+
+
+def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    ended: diagnosis_service_pb2.RunEnded | None = None
+    for response in client.watch_run(args.run_id, after_sequence=args.after):
+        if args.json:
+            print(json_format.MessageToJson(response, preserving_proto_field_name=True, indent=None), flush=True)
+        elif response.WhichOneof("kind") == "event":
+            print(event_line(response.event), flush=True)
+        if response.WhichOneof("kind") == "ended":
+            ended = response.ended
+    if ended is None:  # the client raises before this; kept for a clear message all the same
+        _error("the watch ended without the run's end")
+        return 1
+    if not args.json:
+        status = enum_short_name(run_pb2.RunStatus, ended.status)
+        line = f"ended: {status}, verdict {_verdict(ended.verdict)}, last sequence {ended.last_sequence}"
+        print(line + (f" ({ended.reason})" if ended.reason else ""))
+    return 0 if ended.status == run_pb2.RUN_STATUS_SUCCESS else 1
+
+
+# ---------------------------------------------------------------------- runs
+
+
+def _runs_list(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    page = client.list_runs(
+        page_size=args.page_size, page_token=args.page_token, status=args.status, verdict=args.verdict
+    )
+    if args.json:
+        _print_json(page)
+        return 0
+    if not page.runs:
+        print("no runs", file=sys.stderr)
+    for run in page.runs:
+        question = " ".join(run.question.split())
+        if len(question) > 60:
+            question = question[:59] + "…"
+        status = enum_short_name(run_pb2.RunStatus, run.status)
+        created = _time(run.created_at if run.HasField("created_at") else None)
+        print(
+            f"{run.run_id}  {status:<8} {_verdict(run.verdict):<10} {created:<20} {run.scenario or '-':<24} {question}"
+        )
+    if page.next_page_token:
+        print(f"next page: --page-token {page.next_page_token}", file=sys.stderr)
+    return 0
+
+
+def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    run = client.get_run(args.run_id)
+    if args.json:
+        _print_json(run)
+        return 0
+    trace = run.orchestration_trace
+    rows = [
+        ("run_id", run.run_id),
+        ("status", _status(run)),
+        ("verdict", _verdict(run.verdict)),
+        ("scenario", run.scenario or "-"),
+        ("question", " ".join(run.question.split())),
+        ("provider", run.agent_provider or "-"),
+        ("created", _time(run.created_at if run.HasField("created_at") else None)),
+        ("completed", _time(run.completed_at if run.HasField("completed_at") else None)),
+        ("degraded", "yes" if trace.degraded else "no"),
+        ("end_reason", trace.end_reason or "-"),
+    ]
+    for key, value in rows:
+        print(f"{key + ':':<12}{value}")
+    if run.answer_text:
+        print()
+        print(run.answer_text.rstrip("\n"))
+    return 0
+
+
+# ---------------------------------------------------------------------- output
+
+
+def _print_json(message: Message) -> None:
+    print(json_format.MessageToJson(message, preserving_proto_field_name=True))
+
+
+def _verdict(value: contracts_pb2.Verdict.ValueType) -> str:
+    return "none" if value == contracts_pb2.VERDICT_UNSPECIFIED else enum_short_name(contracts_pb2.Verdict, value)
+
+
+def _status(run: run_pb2.DiagnosisRun) -> str:
+    status = enum_short_name(run_pb2.RunStatus, run.status)
+    return f"{status} ({run.failure_reason})" if run.failure_reason else status
+
+
+def _time(stamp: timestamp_pb2.Timestamp | None) -> str:
+    if stamp is None:
+        return "-"
+    return stamp.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _error(message: str) -> None:
+    print(f"diagnosis: error: {message}", file=sys.stderr)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
+def _whole_number(maximum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not 0 <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be 0 to {maximum}")
+        return value
+
+    return parse

@@ -1,0 +1,100 @@
+"""`diagnosis serve [--address HOST:PORT] [--database-url URL]`: run the gRPC service until SIGTERM/SIGINT.
+
+Settings come from DIAGNOSIS_* environment variables and the file named by DIAGNOSIS_CONFIG_FILE;
+the flags override both. Exit status: 0 after a graceful shutdown, 2 for bad settings or a server
+that cannot start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from diagnosis_server.api import RunningServer, StartupError, configure_logging, start_server
+from diagnosis_server.settings import Settings, SettingsError, load_settings
+from diagnosis_server.store import StoreError
+
+log = structlog.get_logger("diagnosis_server.serve")
+
+EXAMPLE_QUESTION = "Why is checkout-api returning 503s?"
+
+
+def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False) -> str:
+    """How to ask the server something: with the CLI, and grpcurl-style with buf curl."""
+    scheme = "https" if tls else "http"
+    transport = "" if tls else " --http2-prior-knowledge"
+    body = f'{{"question": "{EXAMPLE_QUESTION}", "context": {{"scenario": "{scenario}"}}}}'
+    return "\n".join(
+        [
+            f"diagnosis: serving gRPC on {target}. Ask it something:",
+            f'  .venv/bin/diagnosis ask "{EXAMPLE_QUESTION}" --scenario {scenario}',
+            f"  npx --yes @bufbuild/buf curl --protocol grpc{transport} \\",
+            f"    -d '{body}' \\",
+            f"    {scheme}://{target}/diagnosis.v1.DiagnosisService/Diagnose",
+            f"  (list every method: npx --yes @bufbuild/buf curl --protocol grpc{transport} --list-methods "
+            f"{scheme}://{target})",
+        ]
+    )
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="run the gRPC service",
+        description="Run the diagnosis gRPC service until SIGTERM or SIGINT (settings: DIAGNOSIS_* env vars, "
+        "DIAGNOSIS_CONFIG_FILE).",
+    )
+    parser.add_argument("--address", metavar="HOST:PORT", default=None, help="address to serve on (DIAGNOSIS_ADDRESS)")
+    parser.add_argument(
+        "--database-url", metavar="URL", default=None, help="store URL, SQLite or PostgreSQL (DIAGNOSIS_DATABASE_URL)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(address=args.address, database_url=args.database_url)
+    except SettingsError as exc:
+        print(f"diagnosis serve: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    return asyncio.run(serve(settings))
+
+
+async def serve(
+    settings: Settings, *, on_serving: Callable[[RunningServer], None] | None = None, **start_options: Any
+) -> int:
+    """Serves until SIGTERM/SIGINT, then shuts down gracefully; 0, or 2 when the server cannot start.
+
+    ``start_options`` go to ``start_server`` (e.g. a provider); ``on_serving`` sees the started server.
+    """
+    try:
+        running = await start_server(settings, **start_options)
+    except (SettingsError, StartupError, StoreError) as exc:
+        print(f"diagnosis serve: error: {exc}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    print(usage_hint(running.target, tls=settings.tls_cert_file is not None), file=sys.stderr, flush=True)
+    log.info(
+        "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
+    )
+    if on_serving is not None:
+        on_serving(running)
+    terminated = asyncio.create_task(running.wait_for_termination())
+    signalled = asyncio.create_task(stop.wait())
+    await asyncio.wait({terminated, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.remove_signal_handler(signum)
+    await running.stop()
+    terminated.cancel()
+    signalled.cancel()
+    return 0

@@ -1,0 +1,239 @@
+"""The server's settings: environment variables (prefix ``DIAGNOSIS_``) over an optional config file.
+
+Precedence, strongest first: values given in code (command-line flags), environment variables, the
+config file named by ``DIAGNOSIS_CONFIG_FILE`` (JSON, or TOML for a ``.toml`` file; keys are the field
+names below), the defaults. ``load_settings`` turns every problem into one ``SettingsError`` line that
+names the setting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from diagnosis_server.store import DEFAULT_DATABASE_URL
+from diagnosis_server.tools.scenario import ScenarioError, default_scenario_name, load_scenarios
+
+ENV_PREFIX = "DIAGNOSIS_"
+CONFIG_FILE_ENV = "DIAGNOSIS_CONFIG_FILE"
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_METRICS_ADDRESS = "127.0.0.1:9464"
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class SettingsError(ValueError):
+    """A setting is missing, malformed or inconsistent; the message is one line naming it."""
+
+
+def env_name(field: str) -> str:
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    """``"127.0.0.1:50051"``, ``"[::1]:0"``, ``"localhost:9464"`` -> (host, port); ValueError otherwise."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not port_text.isdigit():
+        raise ValueError(f"{address!r} is not HOST:PORT")
+    port = int(port_text)
+    if port > 65535:
+        raise ValueError(f"{address!r}: port {port} is out of range")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        ipaddress.IPv6Address(host)  # a bracketed host must be an IPv6 literal
+    if not host:
+        raise ValueError(f"{address!r} has no host (use 0.0.0.0 or [::] to mean every interface)")
+    return host, port
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 and ``localhost`` only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_token_lines(lines: list[str], *, where: str) -> list[tuple[str, str]]:
+    """``tenant:token`` entries (blank entries and ``#`` comments skipped) -> (tenant, token) pairs."""
+    pairs: list[tuple[str, str]] = []
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        tenant, sep, token = line.partition(":")
+        tenant, token = tenant.strip(), token.strip()
+        # Never echo the entry: it holds a secret.
+        if not sep or not token:
+            raise SettingsError(f"{where}: entry {number} is not TENANT:TOKEN")
+        if not TENANT_PATTERN.fullmatch(tenant):
+            raise SettingsError(f"{where}: entry {number}: tenant must match {TENANT_PATTERN.pattern}")
+        if any(ch.isspace() for ch in token):
+            raise SettingsError(f"{where}: entry {number}: a token cannot contain whitespace")
+        pairs.append((tenant, token))
+    return pairs
+
+
+class _ConfigFileSource(PydanticBaseSettingsSource):
+    """The config file named by DIAGNOSIS_CONFIG_FILE: a JSON object, or a TOML table for ``*.toml``."""
+
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        self._data = self._read(os.environ.get(CONFIG_FILE_ENV, ""))
+
+    @staticmethod
+    def _read(name: str) -> dict[str, Any]:
+        if not name:
+            return {}
+        path = Path(name).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SettingsError(f"{CONFIG_FILE_ENV}: cannot read {str(path)!r}: {reason}") from exc
+        try:
+            data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
+            raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} is not valid {kind}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} must hold an object of settings")
+        return data
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self._data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+class Settings(BaseSettings):
+    """Everything ``diagnosis serve`` reads. Secrets are SecretStr: they never show in a repr or a log."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+
+    # HOST:PORT to serve gRPC on; without auth tokens only a loopback host is allowed.
+    address: str = DEFAULT_ADDRESS
+    database_url: SecretStr = SecretStr(DEFAULT_DATABASE_URL)
+    agent_provider: str = "heuristic"
+    # Comma-separated TENANT:TOKEN pairs; and/or a file of TENANT:TOKEN lines (# comments).
+    auth_tokens: SecretStr | None = None
+    auth_tokens_file: Path | None = None
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    # HOST:PORT of the Prometheus endpoint; empty disables it.
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    max_question_chars: int = Field(default=4000, ge=1, le=1_000_000)
+    max_concurrent_runs: int = Field(default=32, ge=1, le=100_000)
+    shutdown_grace_s: float = Field(default=10.0, ge=0.0, le=3600.0)
+    # The scenario a request without context.scenario runs on.
+    default_scenario: str = Field(default_factory=default_scenario_name)
+    # This instance's name in the store (runs it owns); a stable one lets a restart interrupt its own
+    # unfinished runs at once. Empty: a fresh random id each start.
+    instance_id: str = Field(default="", max_length=64)
+    log_level: str = "info"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _ConfigFileSource(settings_cls))
+
+    @field_validator("address")
+    @classmethod
+    def _check_address(cls, value: str) -> str:
+        split_host_port(value)
+        return value
+
+    @field_validator("metrics_address")
+    @classmethod
+    def _check_metrics_address(cls, value: str) -> str:
+        if value.strip():
+            split_host_port(value.strip())
+        return value.strip()
+
+    @field_validator("agent_provider")
+    @classmethod
+    def _check_provider(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", value):
+            raise ValueError("must be a provider name such as 'heuristic' or 'openai'")
+        return value
+
+    @field_validator("default_scenario")
+    @classmethod
+    def _check_scenario(cls, value: str) -> str:
+        try:
+            known = load_scenarios()
+        except ScenarioError as exc:
+            raise ValueError(f"bundled scenarios do not load: {exc}") from exc
+        if value not in known:
+            raise ValueError(f"unknown scenario {value!r} (known: {', '.join(known)})")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, value: str) -> str:
+        if value.lower() not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+        return value.lower()
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> Settings:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError(
+                f"settings tls_cert_file and tls_key_file ({env_name('tls_cert_file')}, {env_name('tls_key_file')}) "
+                "go together: set both or neither"
+            )
+        self.auth_token_pairs()
+        return self
+
+    def auth_token_pairs(self) -> list[tuple[str, str]]:
+        """(tenant, token) from auth_tokens and auth_tokens_file; SettingsError names the bad entry."""
+        pairs: list[tuple[str, str]] = []
+        if self.auth_tokens is not None:
+            entries = self.auth_tokens.get_secret_value().split(",")
+            pairs += parse_token_lines(entries, where=env_name("auth_tokens"))
+        if self.auth_tokens_file is not None:
+            where = env_name("auth_tokens_file")
+            try:
+                text = self.auth_tokens_file.expanduser().read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise SettingsError(f"{where}: cannot read {str(self.auth_tokens_file)!r}: {reason}") from exc
+            pairs += parse_token_lines(text.splitlines(), where=where)
+        tenants_by_token: dict[str, str] = {}
+        for tenant, token in pairs:
+            if tenants_by_token.setdefault(token, tenant) != tenant:
+                raise SettingsError(f"{env_name('auth_tokens')}: one token is given to two tenants")
+        return pairs
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from overrides, the environment and the config file; SettingsError (one line) otherwise."""
+    try:
+        return Settings(**{key: value for key, value in overrides.items() if value is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        message = str(first["msg"]).removeprefix("Value error, ")
+        more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+        if field:
+            raise SettingsError(f"setting {field} ({env_name(field)}): {message}{more}") from None
+        raise SettingsError(f"{message}{more}") from None

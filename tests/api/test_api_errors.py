@@ -1,0 +1,61 @@
+"""Unexpected failures: INTERNAL with a generic message, never internal text; logged with the run id."""
+
+from __future__ import annotations
+
+import grpc
+import grpc.aio
+import pytest
+from structlog.testing import capture_logs
+
+from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis_server.store import StoreError
+
+from .conftest import Api
+from .helpers import error_reason, read_rest
+
+SECRET = "postgresql://admin:hunter2@db.internal/prod"
+
+
+async def test_an_unexpected_error_is_internal_with_a_generic_message(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError(f"connection to {SECRET} refused")
+
+    monkeypatch.setattr(api.running.repository, "get_run", broken)
+    with capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+        await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert caught.value.details() == "internal error"
+    assert error_reason(caught.value) == "INTERNAL"
+    assert SECRET not in str(caught.value.trailing_metadata())
+    failure = next(entry for entry in logs if entry["event"] == "rpc_failed")
+    assert failure["run_id"] == "run-abc"
+    assert failure["log_level"] == "error"
+    assert any(entry["event"] == "rpc" and entry["code"] == "INTERNAL" for entry in logs)
+
+
+async def test_a_stream_failing_midway_ends_internal_after_what_it_sent(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = (await api.diagnose())[-1].run
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(SECRET)
+
+    real_get_run = api.running.repository.get_run
+    calls = 0
+
+    async def get_run_once(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return await real_get_run(*args, **kwargs)  # type: ignore[arg-type]
+        return await broken()
+
+    monkeypatch.setattr(api.running.repository, "get_run", get_run_once)
+    call = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run.run_id))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await read_rest(call)
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert SECRET not in (caught.value.details() or "")

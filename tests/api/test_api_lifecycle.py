@@ -1,0 +1,163 @@
+"""Start-up and shutdown: health, graceful drain, INTERRUPTED runs, orphans, reflection, metrics, signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import urllib.request
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis.v1 import run_pb2
+from diagnosis_server.api import RunningServer
+from diagnosis_server.cli.serve import serve
+from diagnosis_server.store import INTERRUPTED, open_repository
+
+from .conftest import Api, ApiFactory, make_settings
+from .fakes import PassProvider, tools_for
+from .helpers import eventually, read_rest
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def test_health_is_serving_for_the_server_and_each_service(api: Api) -> None:
+    health = health_pb2_grpc.HealthStub(api.channel)
+    for service in ("", "diagnosis.v1.DiagnosisService", "diagnosis.v1.GatekeeperService"):
+        assert (await health.Check(health_pb2.HealthCheckRequest(service=service))).status == SERVING
+
+
+async def test_shutdown_goes_not_serving_and_interrupts_runs_left_after_the_grace(api_factory: ApiFactory) -> None:
+    provider = PassProvider(gate=asyncio.Event())  # never released: the run cannot finish
+    api = await api_factory(provider=provider)
+    health = health_pb2_grpc.HealthStub(api.channel)
+    watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
+    assert (await watch.read()).status == SERVING
+    diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
+    run_id = (await diagnose.read()).run_id
+    await provider.entered.acquire()
+
+    stopping = asyncio.create_task(api.running.stop(grace=0.2))
+    assert (await watch.read()).status == NOT_SERVING
+    watch.cancel()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await api.diagnosis.ListScenarios(pb.ListScenariosRequest(), timeout=5)
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE  # no new RPCs once shutdown starts
+
+    # The run's stream still gets its end: the stored run, FAILED with reason INTERRUPTED.
+    final = (await read_rest(diagnose))[-1]
+    assert final.run.run_id == run_id
+    assert final.run.status == run_pb2.RUN_STATUS_FAILED
+    assert final.run.failure_reason == INTERRUPTED
+    assert await asyncio.wait_for(stopping, timeout=10) == [run_id]
+
+    repository = await open_repository(api.running.settings.database_url.get_secret_value())
+    try:
+        stored = await repository.get_run(run_id)
+    finally:
+        await repository.close()
+    assert stored is not None and stored.status == run_pb2.RUN_STATUS_FAILED
+    assert stored.failure_reason == INTERRUPTED
+
+
+async def test_shutdown_lets_a_run_finish_within_the_grace(api_factory: ApiFactory) -> None:
+    provider = PassProvider(gate=asyncio.Event())
+    api = await api_factory(provider=provider)
+    diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
+    run_id = (await diagnose.read()).run_id
+    await provider.entered.acquire()
+
+    stopping = asyncio.create_task(api.running.stop(grace=10))
+    await eventually(lambda: not api.running.runs.accepting)  # the shutdown has begun ...
+    provider.gate.set()  # type: ignore[union-attr]
+    final = (await read_rest(diagnose))[-1]  # ... and the run still ends well, its stream too
+    assert final.run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert await asyncio.wait_for(stopping, timeout=10) == []
+    assert final.run.run_id == run_id
+
+
+async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
+    api_factory: ApiFactory, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
+    previous_life = await open_repository(url, owner="node-a")
+    run = run_pb2.DiagnosisRun(run_id="run-left-behind", tenant="default", question="q", scenario="checkout-oom")
+    await previous_life.create_run(run)
+    await previous_life.close()
+
+    api = await api_factory(instance_id="node-a")
+    stored = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-left-behind"))).run
+    assert stored.status == run_pb2.RUN_STATUS_FAILED
+    assert stored.failure_reason == INTERRUPTED
+
+
+async def test_reflection_lists_every_service_and_describes_them(api: Api) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(api.channel)
+    requests = [
+        reflection_pb2.ServerReflectionRequest(list_services=""),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="diagnosis.v1.DiagnosisService"),
+    ]
+    responses = [r async for r in stub.ServerReflectionInfo(iter(requests))]
+    names = {s.name for s in responses[0].list_services_response.service}
+    assert names == {
+        "diagnosis.v1.DiagnosisService",
+        "diagnosis.v1.GatekeeperService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    }
+    assert responses[1].file_descriptor_response.file_descriptor_proto  # enough for grpcurl / buf curl
+
+
+async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: ApiFactory) -> None:
+    api = await api_factory(metrics_address="127.0.0.1:0")
+    assert api.running.metrics_port
+    await api.diagnose()
+    url = f"http://127.0.0.1:{api.running.metrics_port}/metrics"
+    body = (await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())).decode()
+    assert 'runs_total{end_reason="COMPOSED",verdict="PASS"} 1.0' in body
+    assert 'rpc_total{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
+    assert 'node_latency_seconds_count{node="planner"} 1.0' in body
+    assert 'active_streams{method="diagnosis.v1.DiagnosisService/Diagnose"} 0.0' in body
+    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 1
+
+
+async def test_sigterm_stops_serve_gracefully_with_status_0(tmp_path: Path) -> None:
+    served: list[RunningServer] = []
+    ready = asyncio.Event()
+
+    def on_serving(running: RunningServer) -> None:
+        served.append(running)
+        ready.set()
+
+    settings = make_settings(tmp_path, shutdown_grace_s=1.0)
+    task = asyncio.create_task(serve(settings, on_serving=on_serving, provider=PassProvider(), tools_for=tools_for))
+    await asyncio.wait_for(ready.wait(), timeout=10)
+    async with grpc.aio.insecure_channel(served[0].target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        assert (await health.Check(health_pb2.HealthCheckRequest())).status == SERVING
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert await asyncio.wait_for(task, timeout=10) == 0
+
+
+async def test_serve_refuses_bad_start_up_with_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = make_settings(tmp_path, address="0.0.0.0:0")
+    assert await serve(settings, provider=PassProvider(), tools_for=tools_for) == 2
+    assert "refusing to serve on 0.0.0.0:0 without authentication" in capsys.readouterr().err
+
+
+async def test_a_run_interrupted_by_shutdown_counts_in_metrics(api_factory: ApiFactory) -> None:
+    provider = PassProvider(gate=asyncio.Event())
+    api = await api_factory(provider=provider)
+    diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="q"))
+    await diagnose.read()
+    await provider.entered.acquire()
+    assert len(await api.running.stop(grace=0)) == 1
+    assert api.running.metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
+    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 0

@@ -1,0 +1,145 @@
+"""The event hub and the run follower: bounded queues, overflow catch-up, no duplicate or missing sequence."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.api.follow import RunFollower
+from diagnosis_server.api.hub import EventHub, Signal
+
+RUN = "run-hub"
+
+
+def event(sequence: int, run_id: str = RUN) -> run_pb2.OrchestrationEvent:
+    return run_pb2.OrchestrationEvent(run_id=run_id, sequence=sequence, node=run_pb2.NODE_NAME_PLANNER)
+
+
+class FakeStore:
+    """Events committed before they are published, as the orchestrator does; a run status."""
+
+    def __init__(self) -> None:
+        self.events: list[run_pb2.OrchestrationEvent] = []
+        self.status = run_pb2.RUN_STATUS_RUNNING
+        self.reads = 0
+
+    async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
+        return run_pb2.DiagnosisRun(run_id=run_id, status=self.status)
+
+    async def list_events(
+        self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
+    ) -> list[run_pb2.OrchestrationEvent]:
+        self.reads += 1
+        return [e for e in self.events if e.sequence > after_sequence][:limit]
+
+    def commit(self, hub: EventHub, sequence: int) -> None:
+        self.events.append(event(sequence))
+        hub.publish(event(sequence))
+
+
+async def test_publish_never_waits_and_a_full_queue_overflows() -> None:
+    hub = EventHub(queue_size=2)
+    hub.open(RUN)
+    subscription = hub.subscribe(RUN)
+    for sequence in range(1, 1001):
+        hub.publish(event(sequence))  # synchronous: no subscriber can hold the publisher
+    assert subscription.queued == 0  # what overflowed was dropped: the store has it
+    assert await subscription.next() is Signal.OVERFLOW
+    hub.publish(event(1001))
+    assert (await subscription.next()) == event(1001)
+    hub.close(RUN)
+    assert await subscription.next() is Signal.END
+
+
+async def test_a_subscription_for_a_run_not_live_here_is_detached() -> None:
+    hub = EventHub()
+    subscription = hub.subscribe("run-elsewhere")
+    assert not subscription.attached
+    hub.publish(event(1, "run-elsewhere"))
+    assert subscription.queued == 0
+
+
+async def test_other_runs_events_never_reach_a_subscription() -> None:
+    hub = EventHub()
+    hub.open(RUN)
+    hub.open("run-other")
+    subscription = hub.subscribe(RUN)
+    hub.publish(event(1, "run-other"))
+    hub.publish(event(1))
+    assert (await subscription.next()).run_id == RUN  # type: ignore[union-attr]
+    assert subscription.queued == 0
+
+
+async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
+    hub = EventHub(queue_size=1)
+    store = FakeStore()
+    hub.open(RUN)
+    subscription = hub.subscribe(RUN)
+    follower = RunFollower(store, subscription)
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for e in follower.events():
+            seen.append(e.sequence)
+
+    task = asyncio.create_task(follow())
+    for sequence in range(1, 41):
+        store.commit(hub, sequence)
+        if sequence % 10 == 0:
+            await asyncio.sleep(0)  # let the follower run now and then
+    store.status = run_pb2.RUN_STATUS_SUCCESS
+    hub.close(RUN)
+    await asyncio.wait_for(task, timeout=5)
+    assert seen == list(range(1, 41))
+    assert store.reads > 2  # the first replay, catch-ups after overflows, the final replay
+
+
+async def test_follower_drops_live_duplicates_of_replayed_events() -> None:
+    hub = EventHub()
+    store = FakeStore()
+    hub.open(RUN)
+    subscription = hub.subscribe(RUN)  # before the store is read
+    for sequence in (1, 2, 3):
+        store.commit(hub, sequence)  # both stored and queued: the replay and the live feed overlap
+    follower = RunFollower(store, subscription, after_sequence=1)
+    hub.close(RUN)
+    assert [e.sequence async for e in follower.events()] == [2, 3]
+    assert follower.last_sequence == 3
+
+
+async def test_follower_fills_a_gap_in_the_live_feed_from_the_store() -> None:
+    hub = EventHub()
+    store = FakeStore()
+    hub.open(RUN)
+    subscription = hub.subscribe(RUN)
+    follower = RunFollower(store, subscription)
+    store.events.append(event(1))  # stored, never published (the feed skips it)
+    store.commit(hub, 2)
+    hub.close(RUN)
+    assert [e.sequence async for e in follower.events()] == [1, 2]
+
+
+async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
+    hub = EventHub()
+    store = FakeStore()
+    store.events.append(event(1))
+    follower = RunFollower(store, hub.subscribe(RUN), poll_interval_s=0.001)
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for e in follower.events():
+            seen.append(e.sequence)
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.01)
+    store.events.append(event(2))
+    store.status = run_pb2.RUN_STATUS_FAILED
+    await asyncio.wait_for(task, timeout=5)
+    assert seen == [1, 2]
+
+
+def test_queue_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="queue_size"):
+        EventHub(queue_size=0)

@@ -1,0 +1,193 @@
+"""`diagnosis ask`, `diagnosis watch`, `diagnosis runs list|get`, run in-process against the real server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from client_fakes import FakeServer
+from google.protobuf import json_format
+from live_server import FinishedRun, LiveServer, free_port
+
+from diagnosis.v1 import diagnosis_service_pb2, run_pb2
+from diagnosis_server.cli import main
+from diagnosis_server.cli.client_commands import event_line
+
+EVENT_LINE = re.compile(r"^\[\d+\] [a-z_]+ [A-Z_]+ \(attempt \d+(, cycle \d+)?\)( \S+)?$")
+
+
+@pytest.fixture(autouse=True)
+def _no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DIAGNOSIS_TARGET", raising=False)
+    monkeypatch.delenv("DIAGNOSIS_TOKEN", raising=False)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_event_line_format() -> None:
+    event = run_pb2.OrchestrationEvent(
+        sequence=3, node=run_pb2.NODE_NAME_GATEKEEPER, outcome=run_pb2.NODE_OUTCOME_CEILING_PASS, attempt=1, cycle=1
+    )
+    assert event_line(event) == "[3] gatekeeper CEILING_PASS (attempt 1)"
+    event.cycle, event.reason_code, event.node = 2, "EVIDENCE_GAP", run_pb2.NODE_NAME_VERIFIED_INPUT_BUILDER
+    assert event_line(event) == "[3] verified_input_builder CEILING_PASS (attempt 1, cycle 2) EVIDENCE_GAP"
+
+
+def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        capsys, "ask", "why is checkout failing?", "--scenario", "checkout-oom", "--target", live_server.target
+    )
+    assert code == 0
+    progress = err.splitlines()
+    started = re.fullmatch(r"run (\S+) started", progress[0])
+    assert started is not None
+    assert progress[1:] and all(EVENT_LINE.match(line) for line in progress[1:]), progress
+    lines = out.splitlines()
+    assert lines[-3].startswith("verdict: ")
+    assert lines[-2] == "status:  SUCCESS"
+    assert lines[-1] == f"run_id:  {started.group(1)}"
+    assert len(lines) > 3  # the answer text comes first
+
+
+def test_ask_json_prints_only_the_final_run(live_server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "ask", "why is checkout failing?", "--json", "--target", live_server.target)
+    assert code == 0
+    assert err == ""
+    run = json_format.Parse(out, run_pb2.DiagnosisRun())
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert run.run_id.startswith("run")
+    assert "run_id" in json.loads(out)  # snake_case names
+
+
+def test_ask_exits_1_when_the_run_failed(fake: FakeServer, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = run_pb2.DiagnosisRun(run_id="r1", status=run_pb2.RUN_STATUS_FAILED, failure_reason="INTERRUPTED")
+    fake.service.diagnose_script = [
+        diagnosis_service_pb2.DiagnoseResponse(run_id="r1", started=diagnosis_service_pb2.RunStarted(run_id="r1")),
+        diagnosis_service_pb2.DiagnoseResponse(run_id="r1", run=failed),
+    ]
+    code, out, _ = run_cli(capsys, "ask", "q", "--target", fake.target)
+    assert code == 1
+    assert "status:  FAILED (INTERRUPTED)" in out.splitlines()
+    assert "verdict: none" in out.splitlines()
+
+
+def test_watch_prints_events_then_how_the_run_ended(
+    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(capsys, "watch", finished_run.run.run_id, "--target", live_server.target)
+    assert code == 0, err
+    lines = out.splitlines()
+    events = [r.event for r in finished_run.responses if r.WhichOneof("kind") == "event"]
+    assert lines[:-1] == [event_line(e) for e in events]
+    assert lines[-1].startswith("ended: SUCCESS, verdict ")
+    assert f"last sequence {events[-1].sequence}" in lines[-1]
+
+
+def test_watch_json_prints_one_message_a_line(
+    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "watch", finished_run.run.run_id, "--after", "1", "--json", "--target", live_server.target
+    )
+    assert code == 0
+    messages = [json_format.Parse(line, diagnosis_service_pb2.WatchRunResponse()) for line in out.splitlines()]
+    kinds = [m.WhichOneof("kind") for m in messages]
+    assert kinds[-1] == "ended" and set(kinds[:-1]) == {"event"}
+    assert [m.event.sequence for m in messages[:-1]] == list(range(2, len(messages) + 1))
+    assert messages[-1].ended.status == run_pb2.RUN_STATUS_SUCCESS
+    assert "last_sequence" in json.loads(out.splitlines()[-1])["ended"]
+
+
+def test_runs_list_and_get(
+    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = finished_run.run.run_id
+    code, out, _ = run_cli(capsys, "runs", "list", "--page-size", "100", "--target", live_server.target)
+    assert code == 0
+    assert any(line.startswith(f"{run_id}  SUCCESS") for line in out.splitlines())
+
+    code, out, _ = run_cli(capsys, "runs", "list", "--status", "SUCCESS", "--json", "--target", live_server.target)
+    assert code == 0
+    page = json_format.Parse(out, diagnosis_service_pb2.ListRunsResponse())
+    assert page.runs and all(r.status == run_pb2.RUN_STATUS_SUCCESS for r in page.runs)
+
+    code, out, err = run_cli(capsys, "runs", "list", "--page-size", "1", "--target", live_server.target)
+    assert code == 0 and len(out.splitlines()) == 1
+    token = re.search(r"next page: --page-token (\S+)", err)
+    assert token is not None
+    code, out, _ = run_cli(
+        capsys, "runs", "list", "--page-size", "1", "--page-token", token.group(1), "--target", live_server.target
+    )
+    assert code == 0 and len(out.splitlines()) == 1
+
+    code, out, _ = run_cli(capsys, "runs", "get", run_id, "--target", live_server.target)
+    assert code == 0
+    assert f"run_id:     {run_id}" in out.splitlines()
+    assert "status:     SUCCESS" in out.splitlines()
+
+    code, out, _ = run_cli(capsys, "runs", "get", run_id, "--json", "--target", live_server.target)
+    assert code == 0
+    assert json_format.Parse(out, run_pb2.DiagnosisRun()).run_id == run_id
+
+
+def test_server_errors_print_the_status_code_and_exit_1(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(capsys, "runs", "get", "run-does-not-exist", "--target", live_server.target)
+    assert (code, out) == (1, "")
+    assert err.startswith("diagnosis: error: NOT_FOUND: ")
+    code, _, err = run_cli(capsys, "ask", "  ", "--target", live_server.target)
+    assert code == 1
+    assert err.startswith("diagnosis: error: INVALID_ARGUMENT: question")
+    code, _, err = run_cli(capsys, "watch", "run-does-not-exist", "--target", live_server.target)
+    assert code == 1 and err.startswith("diagnosis: error: NOT_FOUND: ")
+
+
+def test_an_unreachable_server_is_unavailable(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "runs", "list", "--target", f"127.0.0.1:{free_port()}", "--timeout", "5")
+    assert code == 1
+    assert err.startswith("diagnosis: error: UNAVAILABLE: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["runs"],
+        ["runs", "list", "--status", "maybe"],
+        ["runs", "list", "--page-size", "-1"],
+        ["watch", "r1", "--after", "x"],
+        ["ask", "q", "--timeout", "0"],
+        ["ask"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_bad_connection_settings_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "runs", "list", "--ca-file", str(tmp_path / "missing.pem"))
+    assert code == 2
+    assert err.startswith("diagnosis: error: --ca-file: cannot read")
+    code, _, err = run_cli(capsys, "runs", "list", "--token", "two words")
+    assert code == 2
+    assert err.startswith("diagnosis: error: token:")
+
+
+def test_target_comes_from_the_environment(
+    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DIAGNOSIS_TARGET", live_server.target)
+    code, out, _ = run_cli(capsys, "runs", "list", "--json")
+    assert code == 0
+    json_format.Parse(out, diagnosis_service_pb2.ListRunsResponse())

@@ -34,6 +34,8 @@ class Limits:
     recursion_limit: int = 25
     max_events: int = 64
     agent_timeout_s: float = 60.0
+    # The Executor's attempt covers its whole tool-calling loop, so it gets a longer bound.
+    executor_timeout_s: float = 300.0
     tool_timeout_s: float = 10.0
     max_tool_output_bytes: int = 256 * 1024
     max_tool_calls: int = 64

@@ -16,14 +16,15 @@ import itertools
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from diagnosis_server.agents.base import AGENT_ROLES
 from diagnosis_server.agents.prompts import PLACEHOLDER, default_catalog
 
-ROLES = ("planner", "executor", "verifier", "composer")
+ROLES = AGENT_ROLES
 DEFAULT_MODEL = "fake-model"
 PROMPT_TOKENS = 11
 COMPLETION_TOKENS = 7
@@ -101,7 +102,7 @@ def _prompt_parts() -> dict[str, tuple[str, str]]:
     catalog = default_catalog()
     parts: dict[str, tuple[str, str]] = {}
     for role in ROLES:
-        prefix, _, suffix = catalog.prompt(role).text.partition(PLACEHOLDER)  # type: ignore[arg-type]
+        prefix, _, suffix = catalog.prompt(role).text.partition(PLACEHOLDER)
         parts[role] = (prefix, suffix)
     return parts
 
@@ -358,9 +359,6 @@ class FakeOpenAI:
 
     def calls_of(self, role: str) -> list[Call]:
         return [c for c in self.calls if c.role == role]
-
-    def iter_roles(self) -> Iterator[str]:
-        return (c.role for c in self.calls)
 
     # serving ---------------------------------------------------------------------------------
     def _role(self, body: dict[str, Any]) -> str:

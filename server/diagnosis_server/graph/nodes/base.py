@@ -84,7 +84,8 @@ async def call_agent(
     reply: AgentReply | None = None
     outcome, reason = run_pb2.NODE_OUTCOME_OK, ""
     try:
-        reply = await asyncio.wait_for(ctx.provider.agent(role).run(request), timeout=ctx.limits.agent_timeout_s)
+        limit = ctx.limits.executor_timeout_s if role == "executor" else ctx.limits.agent_timeout_s
+        reply = await asyncio.wait_for(ctx.provider.agent(role).run(request), timeout=limit)
     except TimeoutError:
         outcome, reason = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED, f"{role.upper()}_TIMEOUT"
     except AgentRetryableError:

@@ -158,6 +158,16 @@ def test_watch_run_replays_the_events_then_says_how_it_ended(
     assert ended.last_sequence == streamed[-1].sequence
 
 
+def test_watch_run_follows_a_live_run_to_its_end(client: DiagnosisClient) -> None:
+    stream = client.diagnose(QUESTION, scenario="search-disk-full")
+    started = next(stream)
+    assert started.WhichOneof("kind") == "started"
+    watched = list(client.watch_run(started.run_id))  # the run is live: replay, then follow
+    rest = list(stream)
+    assert [r.event for r in watched[:-1]] == [r.event for r in rest if r.WhichOneof("kind") == "event"]
+    assert watched[-1].ended.status == rest[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
+
+
 def test_watch_run_after_a_sequence_sends_only_later_events(client: DiagnosisClient, finished_run: FinishedRun) -> None:
     responses = list(client.watch_run(finished_run.run.run_id, after_sequence=2))
     sequences = [r.event.sequence for r in responses if r.WhichOneof("kind") == "event"]

@@ -1,4 +1,5 @@
-"""Fixtures of the contract tests: node and npm (skip when absent), the npm packages, the real server."""
+"""Fixtures of the contract tests: node and npm (skip when absent, fail with DIAGNOSIS_TEST_REQUIRE_NODE=1),
+the npm packages, the real server."""
 
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ def _lock_digest() -> str:
 def node() -> str:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:
-        pytest.skip(f"contract tests need Node.js: {' and '.join(missing)} not found on PATH")
+        reason = f"contract tests need Node.js: {' and '.join(missing)} not found on PATH"
+        if os.environ.get("DIAGNOSIS_TEST_REQUIRE_NODE") == "1":  # CI: a missing Node.js fails instead
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
     found = shutil.which("node")
     assert found is not None
     return found

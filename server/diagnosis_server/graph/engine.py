@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import structlog
+
 from diagnosis.v1 import run_pb2
 from diagnosis_server.graph import routing
 from diagnosis_server.graph.context import RunContext

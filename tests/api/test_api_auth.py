@@ -19,7 +19,7 @@ from diagnosis_server.api import StartupError, TokenAuthenticator, check_bind_po
 
 from .conftest import Api, ApiFactory, make_settings
 from .fakes import PassProvider, tools_for
-from .helpers import error_reason
+from .helpers import error_reason, eventually
 
 ACME = "acme-token-7f3e9c1d"
 GLOBEX = "globex-token-52ab8e04"
@@ -106,6 +106,8 @@ async def test_tokens_and_questions_never_reach_the_logs(api_factory: ApiFactory
         _ = [m async for m in api.diagnosis.Diagnose(pb.DiagnoseRequest(question=question), metadata=bearer(ACME))]
         with pytest.raises(grpc.aio.AioRpcError):
             await api.diagnosis.ListRuns(pb.ListRunsRequest(), metadata=bearer(GLOBEX + "x"))
+        # The server writes an RPC's line once the RPC is over, which may be after the caller has its answer.
+        await eventually(lambda: sum(entry["event"] == "rpc" for entry in logs) == 2)
     text = repr(logs)
     rpc_lines = [entry for entry in logs if entry["event"] == "rpc"]
     assert {entry["method"] for entry in rpc_lines} == {

@@ -11,7 +11,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.store import StoreError
 
 from .conftest import Api
-from .helpers import error_reason, read_rest
+from .helpers import error_reason, eventually, read_rest
 
 SECRET = "postgresql://admin:hunter2@db.internal/prod"
 
@@ -23,8 +23,10 @@ async def test_an_unexpected_error_is_internal_with_a_generic_message(
         raise StoreError(f"connection to {SECRET} refused")
 
     monkeypatch.setattr(api.running.repository, "get_run", broken)
-    with capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
-        await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
+    with capture_logs() as logs:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
+        await eventually(lambda: any(entry["event"] == "rpc" for entry in logs))
     assert caught.value.code() == grpc.StatusCode.INTERNAL
     assert caught.value.details() == "internal error"
     assert error_reason(caught.value) == "INTERNAL"

@@ -119,6 +119,9 @@ async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: A
     api = await api_factory(metrics_address="127.0.0.1:0")
     assert api.running.metrics_port
     await api.diagnose()
+    # An RPC is counted once it is over on the server, which may be just after the caller has its answer.
+    rpcs = api.running.metrics.rpcs.labels(method="diagnosis.v1.DiagnosisService/Diagnose", code="OK")
+    await eventually(lambda: rpcs._value.get() == 1)
     url = f"http://127.0.0.1:{api.running.metrics_port}/metrics"
     body = (await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())).decode()
     assert 'runs_total{end_reason="COMPOSED",verdict="PASS"} 1.0' in body

@@ -36,13 +36,25 @@ def verifier_evaluation(state: DiagnosisState, prompt_audit: contracts_pb2.Promp
         evaluation.failure_reason = _failure_reason(state)
     if state.gatekeeper_result is not None:
         evaluation.gatekeeper_result.CopyFrom(state.gatekeeper_result)
-    if state.verifier_input is not None:
-        evaluation.verified_executor_output.CopyFrom(state.verifier_input.verified_executor_output)
-        evidence = state.verifier_input.verified_evidence
+    # After an evidence retry, a later cycle may end before its builder or Verifier ran: what an earlier
+    # cycle verified is then kept only while it belongs to the persisted Gatekeeper result (R-C-5), and a
+    # pre-verification fallback answer persists no claim checks and no verdicts (R-P-6).
+    verifier_input = state.verifier_input
+    if verifier_input is not None and state.gatekeeper_result is not None:
+        if verifier_input.gatekeeper_audit != state.gatekeeper_result:
+            verifier_input = None
+    if verifier_input is not None:
+        evaluation.verified_executor_output.CopyFrom(verifier_input.verified_executor_output)
+        evidence = verifier_input.verified_evidence
         evaluation.verified_evidence.extend(evidence[:MAX_VERIFIED_EVIDENCE])
         evaluation.verified_evidence_dropped = max(0, len(evidence) - MAX_VERIFIED_EVIDENCE)
     output = state.verifier_output
-    completed = output is not None and state.verifier_status == run_pb2.NODE_OUTCOME_OK
+    completed = (
+        output is not None
+        and verifier_input is not None
+        and state.verifier_status == run_pb2.NODE_OUTCOME_OK
+        and state.pre_fallback_output is None
+    )
     if completed and output is not None:
         evaluation.claim_checks.extend(output.claim_checks)
         evaluation.facts_checked.extend(output.facts_checked)
@@ -53,9 +65,9 @@ def verifier_evaluation(state: DiagnosisState, prompt_audit: contracts_pb2.Promp
         evaluation.rationale = output.rationale
         evaluation.classification_changes.extend(output.classification_changes)
         evaluation.warnings.extend(output.warnings)
-        if state.verifier_input is not None:
+        if verifier_input is not None:
             evaluation.evidence_gaps.extend(
-                valid_evidence_gaps(output.evidence_gaps, state.verifier_input.verified_executor_output)
+                valid_evidence_gaps(output.evidence_gaps, verifier_input.verified_executor_output)
             )
     answer = final_answer(state)
     if answer is not None and answer.source != contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK:

@@ -27,7 +27,9 @@ REJECT_SUMMARY = (
     "The current evidence cannot support a reliable conclusion, so no root cause is given. "
     "Only confirmed facts, evidence gaps and next steps are listed."
 )
-COLLECT_MORE = "Collect more evidence (logs, metrics, recent deploys and Kubernetes events) and run the diagnosis again."
+COLLECT_MORE = (
+    "Collect more evidence (logs, metrics, recent deploys and Kubernetes events) and run the diagnosis again."
+)
 MAX_NEXT_STEPS = 8
 
 
@@ -42,9 +44,10 @@ def _items(value: JsonValue) -> list[tuple[str, str]]:
 def _gaps(value: JsonValue) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for item in value if isinstance(value, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("description"), str) and item["description"].strip():
+        description = item.get("description") if isinstance(item, dict) else None
+        if isinstance(item, dict) and isinstance(description, str) and description.strip():
             claim_id = item.get("claim_id")
-            out.append((claim_id if isinstance(claim_id, str) else "", str(item["description"])))
+            out.append((claim_id if isinstance(claim_id, str) else "", description))
     return out
 
 
@@ -69,7 +72,11 @@ def render_next(call: NextCall) -> str:
         text = f"List the recent deploys of {service}" if call.argument("service") else "List the recent deploys"
     elif tool == "logs.search":
         query, level = call.argument("query"), call.argument("level")
-        text = f"Search {service}'s logs" + (f" for {query!r}" if query else "") + (f" at {level} and above" if level else "")
+        text = (
+            f"Search {service}'s logs"
+            + (f" for {query!r}" if query else "")
+            + (f" at {level} and above" if level else "")
+        )
     elif tool == "topology.dependencies":
         text = f"Describe {service}'s dependencies"
     else:

@@ -34,7 +34,7 @@ def _deploys(observations: Iterable[Observation]) -> list[Record]:
         if obs.tool_name != "deploys.list":
             continue
         for deploy in records(obs, "deploys"):
-            key = (deploy.str("service"), deploy.str("version"), deploy.str("ts"))
+            key = (deploy.text("service"), deploy.text("version"), deploy.text("ts"))
             if all(key) and deploy.ts is not None and key not in seen:
                 seen.add(key)
                 out.append(deploy)
@@ -42,22 +42,22 @@ def _deploys(observations: Iterable[Observation]) -> list[Record]:
 
 
 def _deploy_bindings(deploy: Record) -> tuple[str, list[Binding]]:
-    described = f"{deploy.str('service')} {deploy.str('version')} was deployed at {deploy.str('ts')}"
+    described = f"{deploy.text('service')} {deploy.text('version')} was deployed at {deploy.text('ts')}"
     bindings: list[Binding] = [deploy.bind("service"), deploy.bind("version"), deploy.bind("ts")]
-    if deploy.str("summary"):
-        described += f" ({quote(deploy.str('summary'))})"
+    if deploy.text("summary"):
+        described += f" ({quote(deploy.text('summary'))})"
         bindings.append(deploy.bind("summary"))
     return described, bindings
 
 
 def _version_errors(deploy: Record, lines: Sequence[LogLine]) -> Finding | None:
-    service, version = deploy.str("service"), deploy.str("version")
+    service, version = deploy.text("service"), deploy.text("version")
     token = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])")
     for line in lines:
         if line.service != service or line.level not in _ERROR_LEVELS or not token.search(line.message):
             continue
         excerpt = next(
-            (m.group(0) for s in SELF_SIGNATURES if (m := s.pattern.search(line.message)) is not None), None
+            (m.group(0) for s in SELF_SIGNATURES if (m := s.search(line.message)) is not None), None
         ) or next((m.group(0) for m in [ERROR_STATUS.search(line.message)] if m is not None), None)
         if excerpt is None:
             continue
@@ -87,23 +87,32 @@ def _rollback(deploy: Record, later: Sequence[Record], onset: Onset) -> Finding 
         f"({s.obs.text('points', back.index, 1)})"
     )
     bindings += [s.obs.bind("metric"), s.bind_point(back, 0), s.bind_point(back, 1)]
-    return Finding("rollback", Role.SUPPORT, fix.str("service"), statement, tuple(bindings))
+    return Finding("rollback", Role.SUPPORT, fix.text("service"), statement, tuple(bindings))
 
 
 def deploy_findings(
     observations: Sequence[Observation], onsets: Sequence[Onset], lines: Sequence[LogLine]
 ) -> list[Finding]:
     by_service: dict[str, Onset] = {}
-    for onset in onsets:  # the first symptom series of a service (its error rate, when fetched)
-        by_service.setdefault(onset.series.service, onset)
-    deploys = sorted(_deploys(observations), key=lambda d: (d.ts, d.str("service")))
+    for item in onsets:  # the first symptom series of a service (its error rate, when fetched)
+        by_service.setdefault(item.series.service, item)
+    deploys = sorted(_deploys(observations), key=lambda d: (d.ts, d.text("service")))
+    # Of a service's deploys before its onset, only the last one can have started it.
+    last_before: dict[str, int] = {}
+    for position, deploy in enumerate(deploys):
+        onset = by_service.get(deploy.text("service"))
+        if onset is not None and deploy.ts is not None and deploy.ts <= onset.point.ts:
+            last_before[deploy.text("service")] = position
     out: list[Finding] = []
     for position, deploy in enumerate(deploys):
-        service = deploy.str("service")
-        onset = by_service.get(service)
-        if onset is None or deploy.ts is None:
+        service = deploy.text("service")
+        first = by_service.get(service)
+        if first is None or deploy.ts is None:
             continue
+        onset = first
         delta = (onset.point.ts - deploy.ts).total_seconds()
+        if 0 <= delta <= sig.DEPLOY_WINDOW_S and last_before.get(service) != position:
+            continue
         s = onset.series
         try:
             described, bindings = _deploy_bindings(deploy)
@@ -111,7 +120,7 @@ def deploy_findings(
             rose = f"{service} {s.metric} first rose above its baseline at {s.point_ts(onset.point)}"
             if 0 <= delta <= sig.DEPLOY_WINDOW_S:
                 errors = _version_errors(deploy, lines)
-                later = [d for d in deploys[position + 1 :] if d.str("service") == service]
+                later = [d for d in deploys[position + 1 :] if d.text("service") == service]
                 rollback = _rollback(deploy, later, onset)
                 strength = 2 + (errors is not None) + (rollback is not None)
                 out.append(
@@ -128,9 +137,7 @@ def deploy_findings(
                 out.extend(f for f in (errors, rollback) if f is not None)
             elif delta > sig.DEPLOY_WINDOW_S:
                 statement = f"{described}, well before {rose}"
-                out.append(
-                    Finding("deploy_before_onset", Role.HYPOTHESIS, service, statement, tuple(bindings))
-                )
+                out.append(Finding("deploy_before_onset", Role.HYPOTHESIS, service, statement, tuple(bindings)))
         except BindingError:
             continue
     return out

@@ -16,25 +16,13 @@ Each detector reads one output at a time; the whole pass is linear in the size o
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role, quote
-from diagnosis_server.agents.heuristic.observations import (
-    Binding,
-    BindingError,
-    LogLine,
-    Observation,
-    Point,
-    Record,
-    Series,
-    label_number,
-    log_lines,
-    records,
-)
-from diagnosis_server.agents.heuristic.signatures import log_findings, mentioned
+from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Point, Series, label_number
 
 MEMORY_NEAR_LIMIT = 0.9
 CPU_AT_LIMIT = 0.95
@@ -102,7 +90,7 @@ def _limit_series(s: Series, family: str) -> Finding | None:
         return None
     unit, unit_bindings = _unit(s)
     bindings = (*_basics(s), s.bind_summary("max"), s.bind_label("limit"), *unit_bindings)
-    what = "memory limit" if family == sig.MEMORY else "CPU limit"
+    what = "memory limit" if family == sig.MEMORY else "cpu limit"
     statement = (
         f"{s.service} {s.metric} reached {s.summary_text('max')}{unit}, "
         f"at or near its {what} of {s.labels['limit']}{unit}"
@@ -187,7 +175,7 @@ def _pairs(series: Sequence[Series]) -> list[Finding]:
             peak, limit = used.summary("max"), cap.summary("max")
             if peak is None or limit is None or limit <= 0:
                 continue
-            bindings = (*_basics(used), used.bind_summary("max"), cap.bind("metric"), cap.bind_summary("max"))
+            bindings = (*_basics(used), used.bind_summary("max"), cap.obs.bind("metric"), cap.bind_summary("max"))
             against = f"{used_name} reached {used.summary_text('max')} against {max_name} {cap.summary_text('max')}"
             if peak >= DB_CONNECTIONS_FULL * limit:
                 role, strength = (Role.CAUSE, 3) if kind == "db_exhausted" else (Role.SUPPORT, 0)
@@ -225,8 +213,6 @@ def metric_findings(series: Sequence[Series]) -> tuple[list[Finding], list[Onset
             continue
         if finding is not None:
             findings.append(finding)
-    try:
+    with contextlib.suppress(BindingError):
         findings.extend(_pairs(series))
-    except BindingError:
-        pass
     return findings, onsets

@@ -67,7 +67,7 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
             if isinstance(value, list):
                 names.update(v for v in value if isinstance(v, str))
         for key in ("events", "deploys"):
-            names.update(r.str("service") for r in records(obs, key) if r.str("service"))
+            names.update(r.text("service") for r in records(obs, key) if r.text("service"))
     return sorted(names)
 
 
@@ -134,7 +134,9 @@ def _error_metric(observations: Sequence[Observation], service: str) -> str:
     return ""
 
 
-def _with_cause(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
+def _with_cause(
+    findings: list[Finding], observations: Sequence[Observation]
+) -> tuple[list[ClaimDraft], list[GapDraft]]:
     causes = [f for f in findings if f.role is Role.CAUSE]
     links = [f for f in findings if f.role is Role.LINK]
     depth = _depths(links)
@@ -189,9 +191,8 @@ def _without_cause(
     depth = _depths(links)
     blamed = [f.blamed for f in links]
     deepest = max(blamed, key=lambda s: (depth.get(s, 0), -blamed.index(s))) if blamed else symptoms[0].service
-    chain = [f for f in links if depth.get(f.blamed, 0) > 0]
     claims = [_claim(f, critical=i < MAX_SYMPTOMS_CRITICAL) for i, f in enumerate(symptoms)]
-    claims += [_claim(f, critical=i < MAX_LINKS_CRITICAL) for i, f in enumerate(chain)]
+    claims += [_claim(f, critical=i < MAX_LINKS_CRITICAL) for i, f in enumerate(links)]
     context = [f for f in findings if f.role is Role.SUPPORT]
     claims += [_claim(f, critical=False) for f in context[:MAX_CONTEXT]]
     hypotheses = [f for f in findings if f.role is Role.HYPOTHESIS]
@@ -232,8 +233,22 @@ def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tu
     return claims, [GapDraft(f"No headline signal could be read {format_next(calls)}".strip(), critical=True)]
 
 
+def _refine(findings: list[Finding]) -> list[Finding]:
+    """Drop what another finding says better; demote client-side pool trouble without a database at its limit."""
+    deploy_errors = {f.service for f in findings if f.kind == "deploy_errors"}
+    database_full = any(f.kind == "db_exhausted" and f.role is Role.CAUSE for f in findings)
+    out: list[Finding] = []
+    for finding in findings:
+        if finding.kind == "panic" and finding.service in deploy_errors:
+            continue
+        if finding.kind in DATABASE_SIDE and not database_full:
+            finding = finding.as_role(Role.HYPOTHESIS)
+        out.append(finding)
+    return out
+
+
 def assess(observations: Sequence[Observation]) -> Assessment:
-    findings = detect(observations)
+    findings = _refine(detect(observations))
     if any(f.role is Role.CAUSE for f in findings):
         claims, gaps = _with_cause(findings, observations)
     elif any(f.role is Role.SYMPTOM for f in findings):

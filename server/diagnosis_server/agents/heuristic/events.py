@@ -15,7 +15,7 @@ _CERT_FAILURES = frozenset({"Failed", "VaultError", "IssuerNotReady"})
 
 
 def _oom(event: Record, service: str) -> Finding:
-    message = event.str("message")
+    message = event.text("message")
     return Finding(
         "oom",
         Role.CAUSE,
@@ -28,23 +28,25 @@ def _oom(event: Record, service: str) -> Finding:
 
 
 def _backoff(event: Record, service: str) -> Finding | None:
-    match = _BACKOFF.search(event.str("message"))
+    match = _BACKOFF.search(event.text("message"))
     if match is None:
         return None
     excerpt, container = match.group(0), match.group(1)
-    pod = event.str("object")
+    pod = event.text("object")
     bindings = (event.bind("object"), event.bind("reason"), event.bind("message", excerpt))
     if container == service:
-        statement = f"{service} is crash-looping (pod {pod} reports BackOff, {quote(excerpt)})"
+        statement = f"{service} is in a crash loop (pod {pod} reports BackOff, {quote(excerpt)})"
         return Finding("crashloop", Role.SUPPORT, service, statement, bindings, onset=event.ts)
-    statement = f"pod {pod} of {service} is crash-looping in a container other than {service} (BackOff, {quote(excerpt)})"
+    statement = (
+        f"pod {pod} of {service} has a container other than {service} in a crash loop (BackOff, {quote(excerpt)})"
+    )
     return Finding(
         "crashloop_other", Role.HYPOTHESIS, service, statement, (event.bind("service"), *bindings), onset=event.ts
     )
 
 
 def _pod_failure(event: Record, service: str, kind: str) -> Finding:
-    reason, pod, message = event.str("reason"), event.str("object"), event.str("message")
+    reason, pod, message = event.text("reason"), event.text("object"), event.text("message")
     return Finding(
         kind,
         Role.CAUSE,
@@ -57,7 +59,7 @@ def _pod_failure(event: Record, service: str, kind: str) -> Finding:
 
 
 def _plain(event: Record, service: str, kind: str, role: Role, phrase: str) -> Finding:
-    reason, message = event.str("reason"), event.str("message")
+    reason, message = event.text("reason"), event.text("message")
     return Finding(
         kind,
         role,
@@ -73,15 +75,15 @@ def _rescale(event: Record, service: str) -> Finding:
         "rescale",
         Role.SUPPORT,
         service,
-        f"{service} was rescaled by its {event.str('kind')} at {event.str('ts')} ({quote(event.str('message'))})",
+        f"{service} was rescaled by its {event.text('kind')} at {event.text('ts')} ({quote(event.text('message'))})",
         (event.bind("service"), event.bind("kind"), event.bind("ts"), event.bind("message")),
         onset=event.ts,
     )
 
 
 def _event_finding(event: Record) -> Finding | None:
-    service = event.str("service")
-    reason = event.str("reason")
+    service = event.text("service")
+    reason = event.text("reason")
     if not service or not reason:
         return None
     if reason == "OOMKilled":
@@ -96,7 +98,7 @@ def _event_finding(event: Record) -> Finding | None:
         return _plain(event, service, "scheduling", Role.SUPPORT, "pods were disrupted")
     if reason == "SuccessfulRescale":
         return _rescale(event, service)
-    if event.str("kind").startswith("Certificate") and reason in _CERT_FAILURES:
+    if event.text("kind").startswith("Certificate") and reason in _CERT_FAILURES:
         return _plain(event, service, "cert_renewal", Role.SUPPORT, "certificate cannot be renewed")
     return None
 

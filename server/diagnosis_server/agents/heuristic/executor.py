@@ -52,7 +52,9 @@ class HeuristicExecutor:
                 )
             else:
                 error = (result.error or "no JSON object output")[:_MAX_ERROR]
-                failures.append(f"{step.tool_name} {json.dumps(step.arguments, sort_keys=True)} gave no output: {error}")
+                failures.append(
+                    f"{step.tool_name} {json.dumps(step.arguments, sort_keys=True)} gave no output: {error}"
+                )
         assessment = assess(observations)
         text = json.dumps(evidence_json(assessment, failures), ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

@@ -120,8 +120,13 @@ class Observation:
 @dataclass(frozen=True, slots=True)
 class Point:
     index: int
-    ts: datetime
+    ts_text: str
     value: float
+
+    @property
+    def ts(self) -> datetime:
+        parsed = parse_ts(self.ts_text)
+        return parsed if parsed is not None else datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +147,13 @@ class Series:
         if obs.tool_name != "metrics.query" or not isinstance(metric, str) or not isinstance(service, str):
             return None
         labels_value = obs.get("labels")
-        labels = (
-            {k: v for k, v in labels_value.items() if isinstance(v, str)} if isinstance(labels_value, dict) else {}
-        )
+        labels = {k: v for k, v in labels_value.items() if isinstance(v, str)} if isinstance(labels_value, dict) else {}
         points: list[Point] = []
         for index, item in enumerate(raw_points if isinstance(raw_points, list) else []):
-            if isinstance(item, list) and len(item) == 2:
-                ts, value = parse_ts(item[0]), number(item[1])
-                if ts is not None and value is not None:
-                    points.append(Point(index, ts, value))
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
+                value = number(item[1])
+                if value is not None:
+                    points.append(Point(index, item[0], value))
         unit = obs.get("unit")
         return cls(obs, metric, service, unit if isinstance(unit, str) else "", labels, tuple(points))
 
@@ -212,7 +215,7 @@ class Record:
     index: int
     data: JsonObject
 
-    def str(self, field: str) -> str:
+    def text(self, field: str) -> str:
         value = self.data.get(field)
         return value if isinstance(value, str) else ""
 

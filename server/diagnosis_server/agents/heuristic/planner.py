@@ -64,9 +64,7 @@ def metrics_of(service: ServiceInfo, families: Iterable[str]) -> list[str]:
     if service.metrics is None:
         return [_CONVENTIONAL[f] for f in wanted if f in _CONVENTIONAL and service.kind in ("http", "")]
     ranked = sorted(
-        (wanted.index(family), name)
-        for name in service.metrics
-        if (family := sig.metric_family(name)) in wanted
+        (wanted.index(family), name) for name in service.metrics if (family := sig.metric_family(name)) in wanted
     )
     return [name for _, name in ranked]
 
@@ -125,14 +123,14 @@ def full_plan(question: str, tools: Mapping[str, JsonObject], services: Sequence
     return plan, targets
 
 
-def gap_plan(
-    retry_context: JsonValue, tools: Mapping[str, JsonObject], services: Sequence[ServiceInfo]
-) -> Plan:
+def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services: Sequence[ServiceInfo]) -> Plan:
     plan = Plan(tools)
     by_name = {s.name: s for s in services}
     gaps = retry_context.get("evidence_gaps") if isinstance(retry_context, dict) else None
     descriptions = [
-        str(g["description"]) for g in (gaps if isinstance(gaps, list) else []) if isinstance(g, dict) and g.get("description")
+        str(g["description"])
+        for g in (gaps if isinstance(gaps, list) else [])
+        if isinstance(g, dict) and g.get("description")
     ]
     for description in descriptions:
         for call in parse_next(description):

@@ -52,9 +52,7 @@ def services_from_context(context: JsonValue) -> list[ServiceInfo]:
     for service in parsed:
         for dep in service.depends_on:
             callers.setdefault(dep, []).append(service.name)
-    return [
-        ServiceInfo(s.name, s.kind, s.depends_on, s.metrics, tuple(callers.get(s.name, ()))) for s in parsed
-    ]
+    return [ServiceInfo(s.name, s.kind, s.depends_on, s.metrics, tuple(callers.get(s.name, ()))) for s in parsed]
 
 
 def _stem(word: str) -> str:

@@ -4,8 +4,10 @@ Each claim is classified by ``verification.derivability`` against its own verifi
 its evidence refs are exactly those items. ``groundedness_score`` is the share of critical claims that
 are direct observations (0.0 without a critical claim). The verdict is ``claims_verdict``, lowered to
 LOW_CONFID while the verified output carries a critical executor evidence gap, and never above the
-ceiling. The Executor's gaps are passed on verbatim (a planner parses their ``(next: ...)`` calls); a
-critical claim that is not directly observed adds a critical gap of its own.
+ceiling. A claim with a binding the Gatekeeper failed is unsupported unless its passed evidence shows
+all of its facts. The Executor's gaps are passed on verbatim (a planner parses their ``(next: ...)``
+calls); a critical claim that is not directly observed adds a critical gap of its own, which names the
+claim but not its content.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     evidence: dict[str, list[contracts_pb2.VerifiedEvidence]] = {}
     for item in verifier_input.verified_evidence:
         evidence.setdefault(item.claim_id, []).append(item)
+    # Claims with a binding the Gatekeeper failed: their Executor asserted text that is not in the output.
+    tampered = {b.claim_id for b in verifier_input.gatekeeper_audit.checked_bindings if not b.passed}
     checks: list[contracts_pb2.ClaimCheck] = []
     gaps: list[JsonValue] = []
     checks_json: list[JsonValue] = []
@@ -53,6 +57,9 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
         derivation = derive(claim.statement, [item.matched_text for item in items])
         classification = derivation.classification if items else _C.CLAIM_CLASSIFICATION_UNSUPPORTED
         reason = derivation.reason() if items else "no verified evidence for this claim"
+        if claim.claim_id in tampered and classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
+            classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
+            reason = f"a binding of this claim failed the Gatekeeper, and its passed evidence is partial: {reason}"
         check = contracts_pb2.ClaimCheck(
             claim_id=claim.claim_id,
             classification=classification,  # type: ignore[arg-type]
@@ -79,12 +86,14 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
             }
         )
         if claim.critical and classification != _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION:
+            # The description names the claim, never its content: an unverified claim stays out of the answer.
+            found = f"{len(derivation.found)} of {len(derivation.facts)} concrete facts found"
+            failed = " after a binding failed the Gatekeeper" if claim.claim_id in tampered else ""
             gaps.append(
                 {
                     "claim_id": claim.claim_id,
-                    "description": f"Critical claim {claim.claim_id} is {short} by its verified evidence: {reason}"[
-                        :600
-                    ],
+                    "description": f"Critical claim {claim.claim_id} is {short} by its verified evidence "
+                    f"({found}{failed}); it needs evidence that shows it directly",
                     "critical": True,
                 }
             )
@@ -99,10 +108,10 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     ceiling = verifier_input.verdict_ceiling
     if ceiling in (contracts_pb2.VERDICT_PASS, contracts_pb2.VERDICT_LOW_CONFID, contracts_pb2.VERDICT_REJECT):
         verdict = lowest_verdict(verdict, ceiling)
-    gaps = [
-        *({"description": gap.description, "critical": gap.critical} for gap in executor_gaps if gap.description),
-        *gaps,
+    passed_on: list[JsonValue] = [
+        {"description": gap.description, "critical": gap.critical} for gap in executor_gaps if gap.description
     ]
+    gaps = passed_on + gaps
     verdict_name = enum_short_name(_VERDICT, verdict)
     rationale = (
         f"{len(direct)} of {len(critical)} critical claim(s) directly observed in their verified evidence; "

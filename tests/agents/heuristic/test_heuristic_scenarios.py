@@ -1,0 +1,142 @@
+"""Every bundled incident through the real graph with the heuristic agents, judged against its `truth`.
+
+The agents never see `truth`; only these tests read it (R-T-1, R-T-2).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.heuristic.findings import ROOT_CAUSE_MARK
+from diagnosis_server.conversions import from_value
+from diagnosis_server.gatekeeper.pointer import resolve
+from diagnosis_server.gatekeeper.rules import value_text
+from diagnosis_server.store import Repository
+
+from ._support import SCENARIOS, cited, run_scenario, statements
+
+NAMES = sorted(SCENARIOS)
+INCIDENTS = [name for name in NAMES if not SCENARIOS[name].truth.healthy]
+HEALTHY = [name for name in NAMES if SCENARIOS[name].truth.healthy]
+AMBIGUOUS = [name for name in NAMES if SCENARIOS[name].truth.ambiguous]
+
+
+def test_the_bundle_has_incidents_a_healthy_pack_and_an_ambiguous_one() -> None:
+    assert len(NAMES) >= 8 and HEALTHY and AMBIGUOUS
+
+
+@pytest.mark.parametrize("name", INCIDENTS)
+async def test_r_v_1_incident_root_cause_is_confirmed_with_key_evidence(name: str, repository: Repository) -> None:
+    truth = SCENARIOS[name].truth
+    run = await run_scenario(repository, name)
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_COMPOSER
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+
+    # The confirmed diagnosis names the service at fault.
+    root_facts = [item for item in run.answer.confirmed_facts if ROOT_CAUSE_MARK in item.text]
+    assert root_facts, run.answer_text
+    assert truth.root_cause.service is not None
+    assert any(truth.root_cause.service in item.text for item in root_facts)
+    assert truth.root_cause.service in run.answer.summary
+
+    # At least one key evidence string is in the verified evidence of a cited claim.
+    evaluation = run.self_evaluation.verifier_evaluation
+    matched = [e.matched_text for e in evaluation.verified_evidence if e.claim_id in cited(run)]
+    assert any(key in text for key in truth.key_evidence for text in matched), matched
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+async def test_r_a_2_healthy_pack_claims_no_root_cause(name: str, repository: Repository) -> None:
+    run = await run_scenario(repository, name)
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+    assert "no incident" in run.answer.summary.lower()
+    assert ROOT_CAUSE_MARK not in run.answer_text
+    assert all(ROOT_CAUSE_MARK not in s for s in statements(run).values())
+    assert run.answer.confirmed_facts
+    assert run.orchestration_trace.evidence_retry_count == 0
+
+
+@pytest.mark.parametrize("name", AMBIGUOUS)
+async def test_r_r_4_ambiguous_pack_needs_one_evidence_retry(name: str, repository: Repository) -> None:
+    truth = SCENARIOS[name].truth
+    run = await run_scenario(repository, name)
+    trace = run.orchestration_trace
+    assert trace.evidence_retry_count == 1
+    assert list(trace.path).count(run_pb2.NODE_NAME_PLANNER) == 2
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+
+    # Cycle 1 could not settle it: its Verifier sent the run back for evidence.
+    events = await repository.list_events(run.run_id)
+    verifier = [(e.cycle, e.outcome) for e in events if e.node == run_pb2.NODE_NAME_VERIFIER]
+    assert verifier == [
+        (1, run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP),
+        (2, run_pb2.NODE_OUTCOME_VERDICT_PASS),
+    ]
+
+    # Cycle 2 fetched only what the gaps named, and its claims bind only its own outputs.
+    invocations = await repository.list_tool_invocations(run.run_id)
+    cycle_two = {i.invocation_id for i in invocations if i.cycle == 2}
+    cycle_one = {i.invocation_id for i in invocations if i.cycle == 1}
+    assert cycle_one and cycle_two
+    assert not any(
+        i.tool_name == "k8s.events" and i.arguments.fields["service"].string_value == truth.root_cause.service
+        for i in invocations
+        if i.cycle == 1
+    )
+    evaluation = run.self_evaluation.verifier_evaluation
+    assert {e.source_invocation_id for e in evaluation.verified_evidence} <= cycle_two
+
+    assert truth.root_cause.service is not None
+    assert truth.root_cause.service in run.answer.summary
+    matched = [e.matched_text for e in evaluation.verified_evidence if e.claim_id in cited(run)]
+    assert any(key in text for key in truth.key_evidence for text in matched)
+
+
+@pytest.mark.parametrize("name", [n for n in INCIDENTS if n not in AMBIGUOUS])
+async def test_r_r_4_clear_incidents_are_settled_in_one_cycle(name: str, repository: Repository) -> None:
+    run = await run_scenario(repository, name)
+    assert run.orchestration_trace.evidence_retry_count == 0
+    assert list(run.orchestration_trace.path).count(run_pb2.NODE_NAME_PLANNER) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_r_gk_5_every_cited_claim_traces_to_a_passed_checked_binding(name: str, repository: Repository) -> None:
+    run = await run_scenario(repository, name)
+    evaluation = run.self_evaluation.verifier_evaluation
+    result = evaluation.gatekeeper_result
+    assert result.status == contracts_pb2.GATEKEEPER_STATUS_PASS
+    assert not result.failed_rules
+    invocations = {i.invocation_id: i for i in await repository.list_tool_invocations(run.run_id)}
+    claim_ids = cited(run)
+    assert claim_ids
+    for claim_id in claim_ids:
+        evidence = [e for e in evaluation.verified_evidence if e.claim_id == claim_id]
+        assert evidence, claim_id
+        for item in evidence:
+            checked = result.checked_bindings[item.checked_binding_index]
+            assert checked.passed and not checked.failed_rules
+            assert (checked.claim_id, checked.source_invocation_id, checked.raw_path, checked.matched_text) == (
+                claim_id,
+                item.source_invocation_id,
+                item.raw_path,
+                item.matched_text,
+            )
+            # The matched text really is at that pointer of the persisted output of this run's invocation.
+            invocation = invocations[item.source_invocation_id]
+            assert invocation.run_id == run.run_id and invocation.tool_name == item.tool_name
+            assert item.matched_text in value_text(resolve(from_value(invocation.output), item.raw_path))
+    # R-V-5: every reference names existing verified evidence; every critical claim is a direct observation.
+    for check in evaluation.claim_checks:
+        assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, check
+    assert evaluation.groundedness_score == 1.0
+
+
+async def test_r_vi_4_runs_are_deterministic(repository: Repository) -> None:
+    first = await run_scenario(repository, "checkout-oom")
+    second = await run_scenario(repository, "checkout-oom")
+    assert first.run_id != second.run_id
+    assert first.answer_text == second.answer_text
+    assert statements(first) == statements(second)

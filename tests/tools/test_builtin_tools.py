@@ -380,6 +380,15 @@ def test_scenario_context_holds_no_data_and_no_truth(bundled: dict[str, Scenario
         "name": "checkout-api",
         "kind": "http",
         "depends_on": ["payments-api", "cart-redis", "orders-db", "order-events"],
+        # The metric names a planner may know up front (a metrics catalog), never their data.
+        "metrics": [
+            "container_cpu_usage_cores",
+            "container_memory_working_set_bytes",
+            "http_request_duration_p99_ms",
+            "http_requests_error_rate",
+            "http_requests_per_second",
+            "kube_pod_container_status_restarts_total",
+        ],
     }
     text = json.dumps(context)
     for evidence in scenario.truth.key_evidence:

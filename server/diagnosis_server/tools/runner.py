@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import struct_pb2, timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, to_struct, to_value
@@ -88,13 +88,24 @@ class ToolRunner:
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
         started = time.time()
+        recorded_arguments, arguments_error = _recordable_arguments(arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
-            await self._record(invocation_id, tool_name, arguments, None, "BLOCKED", "not on the allow-list", started)
+            await self._record(
+                invocation_id, tool_name, recorded_arguments, None, "BLOCKED", "not on the allow-list", started
+            )
             raise ToolBlockedError(tool_name, invocation_id)
         if self._calls >= self._max_calls:
-            await self._record(invocation_id, tool_name, arguments, None, "BLOCKED", "call limit reached", started)
+            await self._record(
+                invocation_id, tool_name, recorded_arguments, None, "BLOCKED", "call limit reached", started
+            )
             raise ToolBlockedError(tool_name, invocation_id)
         self._calls += 1
+        if arguments_error:
+            # Arguments that cannot be recorded are never run: the call is recorded as an error (R-C-2).
+            await self._record(invocation_id, tool_name, recorded_arguments, None, "ERROR", arguments_error, started)
+            return ToolCallResult(
+                invocation_id, tool_name, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, None, arguments_error
+            )
         tool = self._toolset.get(tool_name)
         assert tool is not None
         status, output, error = "OK", None, ""
@@ -109,8 +120,8 @@ class ToolRunner:
         if status == "OK":
             try:
                 size = len(canonical_json_bytes(output))
-            except (TypeError, ValueError) as exc:
-                status, output, error = "ERROR", None, f"output is not JSON: {exc}"
+            except (TypeError, ValueError, RecursionError) as exc:
+                status, output, error = "ERROR", None, f"output is not JSON: {str(exc)[:400]}"
             else:
                 if size > self._max_output_bytes:
                     status, error = (
@@ -118,7 +129,11 @@ class ToolRunner:
                         f"output of {size} bytes is over the {self._max_output_bytes} byte bound",
                     )
                     output = {"truncated": True, "size_bytes": size}
-        await self._record(invocation_id, tool_name, arguments, output, status, error, started)
+        recorded_output = _recordable_output(output)
+        if recorded_output is None:
+            # JSON, but not recordable (nested deeper than a protobuf Value may be): recorded as an error.
+            status, output, error = "ERROR", None, "output is nested too deeply to be recorded"
+        await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
         return ToolCallResult(
             invocation_id=invocation_id,
             tool_name=tool_name,
@@ -129,14 +144,14 @@ class ToolRunner:
 
     async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
         """Record an output produced elsewhere (a scripted replay) as this run's invocation."""
-        await self._record(invocation_id, tool_name, arguments, output, "OK", "", time.time())
+        await self._record(invocation_id, tool_name, to_struct(arguments), to_value(output), "OK", "", time.time())
 
     async def _record(
         self,
         invocation_id: str,
         tool_name: str,
-        arguments: JsonObject,
-        output: JsonValue,
+        arguments: struct_pb2.Struct,
+        output: struct_pb2.Value | None,
         status: str,
         error: str,
         started: float,
@@ -147,8 +162,8 @@ class ToolRunner:
             invocation_id=invocation_id,
             run_id=self._run_id,
             tool_name=tool_name,
-            arguments=to_struct(arguments),
-            output=to_value(output),
+            arguments=arguments,
+            output=output if output is not None else to_value(None),
             status=contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{status}"),
             started_at=ts,
             duration_ms=int((time.time() - started) * 1000),
@@ -157,3 +172,19 @@ class ToolRunner:
         )
         await self._recorder(invocation)
         self.invocation_ids.append(invocation_id)
+
+
+def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str]:
+    """The arguments as recorded, and why they cannot be recorded ("" when they can)."""
+    try:
+        return to_struct(arguments), ""
+    except Exception as exc:  # nested too deeply, not JSON, or not valid Unicode: recorded as such
+        return struct_pb2.Struct(), f"arguments cannot be recorded ({type(exc).__name__}): the tool was not run"
+
+
+def _recordable_output(output: JsonValue) -> struct_pb2.Value | None:
+    """The output as recorded, or None when it cannot be (deeper than a protobuf Value may nest)."""
+    try:
+        return to_value(output)
+    except Exception:  # json_format.ParseError, RecursionError
+        return None

@@ -389,3 +389,25 @@ async def test_failing_dependency_without_a_cause_gives_a_critical_parseable_gap
     assert ("k8s.events", "warehouse-gateway", None) in calls
     assert ("metrics.query", "warehouse-gateway", None) in calls
     assert ("metrics.query", "inventory-api", "http_requests_error_rate") in calls
+
+
+async def test_callers_504s_on_a_slow_dependency_make_its_latency_the_cause() -> None:
+    scenario = pack(
+        [svc("web-bff", depends_on=("catalog-api",)), svc("catalog-api")],
+        metrics=[series("http_request_duration_p99_ms", "catalog-api", step(120.0, 2500.0), unit="ms")],
+        logs=[
+            log(15, "web-bff", "INFO", '10.0.0.1 - - "GET /api/products/1 HTTP/1.1" 504 167 upstream=catalog-api:8080'),
+        ],
+    )
+    observations = await observe(
+        scenario,
+        [
+            ("metrics.query", {"metric": "http_request_duration_p99_ms", "service": "catalog-api"}),
+            ("logs.search", {"service": "web-bff", "query": '" 5'}),
+        ],
+    )
+    findings = detect(observations)
+    grounded(findings, observations)
+    link = one(findings, "timeout")
+    assert link.blamed == "catalog-api" and "504" in link.statement
+    assert one(findings, "dep_latency").service == "catalog-api"

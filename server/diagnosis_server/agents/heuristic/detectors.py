@@ -176,13 +176,17 @@ def _pairs(series: Sequence[Series]) -> list[Finding]:
             if peak is None or limit is None or limit <= 0:
                 continue
             bindings = (*_basics(used), used.bind_summary("max"), cap.obs.bind("metric"), cap.bind_summary("max"))
-            against = f"{used_name} reached {used.summary_text('max')} against {max_name} {cap.summary_text('max')}"
+            peak_text, limit_text = used.summary_text("max"), cap.summary_text("max")
             if peak >= DB_CONNECTIONS_FULL * limit:
-                role, strength = (Role.CAUSE, 3) if kind == "db_exhausted" else (Role.SUPPORT, 0)
-                statement = f"{service} connections are exhausted ({against})"
-                out.append(Finding(kind, role, service, statement, bindings, strength=strength))
+                against = f"{used_name} reached {peak_text} against {max_name} {limit_text}"
+                if kind == "db_exhausted":
+                    statement = f"{service} connections are exhausted ({against})"
+                    out.append(Finding(kind, Role.CAUSE, service, statement, bindings, strength=3))
+                else:
+                    statement = f"{service} connection pool is full ({against})"
+                    out.append(Finding(kind, Role.SUPPORT, service, statement, bindings))
             elif kind == "db_exhausted":
-                statement = f"{service} {used_name} {HEALTHY_MARK} ({against})"
+                statement = f"{service} {used_name} {HEALTHY_MARK} (peak {peak_text} against {max_name} {limit_text})"
                 out.append(Finding("within_baseline", Role.HEALTHY, service, statement, bindings))
     return out
 

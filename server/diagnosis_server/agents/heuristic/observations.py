@@ -142,9 +142,11 @@ class Series:
 
     @classmethod
     def of(cls, obs: Observation) -> Series | None:
+        if obs.tool_name != "metrics.query":
+            return None
         metric, service = obs.get("metric"), obs.get("service")
         raw_points = obs.get("points")
-        if obs.tool_name != "metrics.query" or not isinstance(metric, str) or not isinstance(service, str):
+        if not isinstance(metric, str) or not isinstance(service, str):
             return None
         labels_value = obs.get("labels")
         labels = {k: v for k, v in labels_value.items() if isinstance(v, str)} if isinstance(labels_value, dict) else {}

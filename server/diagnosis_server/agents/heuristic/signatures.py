@@ -66,7 +66,7 @@ SELF_SIGNATURES: tuple[Signature, ...] = (
             r"|sorry, too many clients already|too many connections)"
         ),
         Role.SUPPORT,
-        "is refused new database connections",
+        "reports that new database connections are refused",
         ("FATAL:",),
     ),
     Signature(
@@ -141,6 +141,7 @@ ERROR_STATUS = Needled(
     re.compile(r"\b50[0-4] (?:Service Unavailable|Bad Gateway|Gateway Timeout|Internal Server Error)"),
     ("Unavailable", "Bad Gateway", "Gateway Timeout", "Internal Server Error"),
 )
+_GATEWAY_TIMEOUT = re.compile(r"\b504\b")
 ACCESS_5XX = Needled(re.compile(r"(?:\"[A-Z]+ [^\"\s]+ )?HTTP/[\d.]+\" 5\d\d\b"), ("HTTP/",))
 
 
@@ -201,7 +202,11 @@ def _link_hit(line: LogLine, names: ServiceNames) -> _Hit | None:
     for kind, pattern in candidates:
         match = pattern.search(message)
         if match is not None:
-            return _Hit(kind, line.service, dep, match.group(0))
+            excerpt = match.group(0)
+            # A gateway timeout is a timeout, whichever way the caller words it.
+            if kind in ("error_status", "access_5xx") and _GATEWAY_TIMEOUT.search(excerpt):
+                kind = "timeout"
+            return _Hit(kind, line.service, dep, excerpt)
     return None
 
 

@@ -1,27 +1,47 @@
-"""The `diagnosis` command line. Each sub-command lives in its own module with `register(subparsers)`."""
+"""The `diagnosis` command line. Each sub-command lives in its own module with `register(subparsers)`.
+
+Only the module of the command being run is imported (the server's dependencies are heavy to import;
+`diagnosis check` or `diagnosis ask` should start fast). Without a known command, all are registered
+for the help text.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-from diagnosis_server.cli import check, client_commands, eval_cases, scenarios, serve
+# command -> module that registers it (a module may register several commands)
+_MODULES = {
+    "check": "diagnosis_server.cli.check",
+    "eval": "diagnosis_server.cli.eval_cases",
+    "scenarios": "diagnosis_server.cli.scenarios",
+    "ask": "diagnosis_server.cli.client_commands",
+    "watch": "diagnosis_server.cli.client_commands",
+    "runs": "diagnosis_server.cli.client_commands",
+    "serve": "diagnosis_server.cli.serve",
+}
 
-_COMMANDS = (check, eval_cases, scenarios, client_commands, serve)
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="diagnosis", description="diagnosis-graph: evidence-bound diagnoses")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _COMMANDS:
-        module.register(subparsers)
+    wanted = [_MODULES[command]] if command in _MODULES else list(dict.fromkeys(_MODULES.values()))
+    for module_name in wanted:
+        importlib.import_module(module_name).register(subparsers)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in _MODULES else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(arguments))
+    args = parser.parse_args(arguments)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

@@ -51,5 +51,20 @@ proto-check: setup
 	if [ -n "$$extra" ]; then echo "generated files with no proto: $$extra"; exit 1; fi; \
 	echo "generated code matches the protos"
 
+# Concurrent Diagnose streams and WatchRun subscribers against a real `diagnosis serve` (not part of `make test`).
+# LOAD_SECONDS (60), LOAD_STREAMS (200), LOAD_WATCHERS (500) override the defaults.
+load: setup
+	@PYTHONPATH=tests $(BIN)/python -m reliability_api.load
+
+# The benchmarks: a table and var/bench/latest.json (LangGraph, their baseline, is a bench-only dependency).
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	@$(call quiet_pip,-e '.[bench]')
+	@touch $(BENCH_STAMP)
+
+bench: setup $(BENCH_STAMP)
+	@$(BIN)/python -m bench $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) var

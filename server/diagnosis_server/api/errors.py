@@ -4,6 +4,11 @@ A servicer raises ``ApiError``; the interceptor turns it into ``context.abort_wi
 ``google.rpc.Status`` whose details hold a ``BadRequest`` (bad input) or an ``ErrorInfo`` (everything
 else). Anything else raised is INTERNAL with a generic message: no traceback or internal text leaves
 the server.
+
+Messages and field-violation descriptions are clipped to ``MAX_TEXT_BYTES`` of UTF-8: both travel in the
+response trailers (``grpc-message`` and ``grpc-status-details-bin``), and a caller's metadata limit (8 KiB
+soft, 16 KiB hard by default) would otherwise turn an error that echoes a huge input into a bare
+RESOURCE_EXHAUSTED with no details.
 """
 
 from __future__ import annotations
@@ -18,12 +23,23 @@ from grpc_status import rpc_status
 
 ERROR_DOMAIN = "diagnosis.v1"
 INTERNAL_MESSAGE = "internal error"
+MAX_TEXT_BYTES = 1024
+_ELLIPSIS = "..."
+
+
+def clip(text: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """``text`` if its UTF-8 form fits in ``limit`` bytes, else its longest prefix that does, plus "..."."""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    return data[: limit - len(_ELLIPSIS)].decode("utf-8", errors="ignore") + _ELLIPSIS
 
 
 class ApiError(Exception):
     """A canonical status code, a message for the caller, and google.rpc details."""
 
     def __init__(self, code: grpc.StatusCode, message: str, details: Iterable[Message] = ()) -> None:
+        message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -45,6 +61,7 @@ def error_info(reason: str, metadata: Mapping[str, str] | None = None) -> error_
 
 def invalid_argument(field: str, description: str) -> ApiError:
     """INVALID_ARGUMENT with one BadRequest field violation; the message is ``field: description``."""
+    description = clip(description)
     violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
     return ApiError(
         grpc.StatusCode.INVALID_ARGUMENT,

@@ -4,6 +4,9 @@ It wraps every method of the ``diagnosis.v1`` services. Health and reflection pa
 (open to everyone, unlogged). For a wrapped method:
 
 - the bearer token names the tenant (UNAUTHENTICATED otherwise), kept in ``calls.current_call()``;
+- a request that does not decode as its message (corrupt wire format, a string field that is not
+  UTF-8) is INVALID_ARGUMENT naming ``request``, after authentication, instead of the library's UNKNOWN
+  with its internal exception text;
 - an ``ApiError`` becomes ``abort_with_status`` with its google.rpc details; any other exception is
   logged (with the run id when known) and becomes INTERNAL with a generic message;
 - one JSON log line per RPC: method, peer, code, duration_ms, tenant and run_id when known;
@@ -20,18 +23,47 @@ from typing import Any
 import grpc
 import grpc.aio
 import structlog
+from google.protobuf.message import DecodeError
 
 from diagnosis_server.api.auth import TokenAuthenticator
 from diagnosis_server.api.calls import CallInfo, bind_call
-from diagnosis_server.api.errors import ApiError, internal
+from diagnosis_server.api.errors import ApiError, internal, invalid_argument
 from diagnosis_server.api.metrics import Metrics
 
 PROTECTED_PREFIX = "/diagnosis.v1."
 
 log = structlog.get_logger("diagnosis_server.api")
 
+Deserializer = Callable[[bytes], Any]
 UnaryBehaviour = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
 StreamBehaviour = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
+
+
+class _Undecodable:
+    """Stands for a request whose bytes did not decode; the wrapped method refuses it."""
+
+
+UNDECODABLE = _Undecodable()
+
+
+def _lenient(deserializer: Deserializer | None) -> Deserializer | None:
+    """``deserializer``, with a decode failure turned into ``UNDECODABLE`` for the wrapped method to refuse."""
+    if deserializer is None:
+        return None
+    strict = deserializer
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return strict(data)
+        except DecodeError:
+            return UNDECODABLE
+
+    return deserialize
+
+
+def _check_decoded(request: Any) -> None:
+    if request is UNDECODABLE:
+        raise invalid_argument("request", "not a valid protobuf encoding of the request message")
 
 
 def _ended_code(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
@@ -60,13 +92,13 @@ class ApiInterceptor(grpc.aio.ServerInterceptor):
         if handler.unary_unary is not None and not handler.request_streaming:
             return grpc.unary_unary_rpc_method_handler(
                 self._unary(method, handler.unary_unary),  # type: ignore[arg-type]
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=_lenient(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None and not handler.request_streaming:
             return grpc.unary_stream_rpc_method_handler(
                 self._stream(method, handler.unary_stream),  # type: ignore[arg-type]
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=_lenient(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         # Client-streaming methods: none in these services; refuse rather than serve them unauthenticated.
@@ -84,6 +116,7 @@ class ApiInterceptor(grpc.aio.ServerInterceptor):
             code = grpc.StatusCode.OK
             try:
                 call.tenant = self._auth.tenant_for(context.invocation_metadata())
+                _check_decoded(request)
                 return await behaviour(request, context)
             except ApiError as exc:
                 code = exc.code
@@ -112,6 +145,7 @@ class ApiInterceptor(grpc.aio.ServerInterceptor):
             streams.inc()
             try:
                 call.tenant = self._auth.tenant_for(context.invocation_metadata())
+                _check_decoded(request)
                 async for response in behaviour(request, context):
                     yield response
             except ApiError as exc:

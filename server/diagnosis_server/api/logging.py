@@ -1,7 +1,8 @@
 """Structured logs: one JSON object a line on stderr (structlog), configured once per process.
 
 What is logged is chosen where it is logged: ids, codes, counts and durations. Bearer tokens, prompt
-texts and questions are never passed to a logger.
+texts and questions are never passed to a logger. Tracebacks are rendered without their frames'
+local variables: those hold requests, questions, prompt texts and run state, which a log line must not.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import TextIO
 
 import structlog
 
+# structlog's dict_tracebacks shows every frame's locals by default; ours never do.
+_TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
@@ -23,7 +26,7 @@ def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> N
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
-            structlog.processors.dict_tracebacks,
+            _TRACEBACKS,
             structlog.processors.JSONRenderer(sort_keys=True),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level.lower(), logging.INFO)),

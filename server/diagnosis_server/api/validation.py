@@ -14,6 +14,8 @@ from diagnosis_server.api.errors import invalid_argument
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 DEFAULT_PAGE_SIZE = 20
 MAX_LIST_PAGE_SIZE = 100
+# How much of an unknown value an error message repeats (the caller sent it; the rest says nothing).
+MAX_SHOWN_CHARS = 64
 
 
 def check_run_id(run_id: str, *, field: str = "run_id") -> str:
@@ -39,7 +41,8 @@ def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: 
         return default
     if scenario not in known:
         names = ", ".join(sorted(known))
-        raise invalid_argument("context.scenario", f"unknown scenario {scenario!r} (known: {names})")
+        shown = scenario if len(scenario) <= MAX_SHOWN_CHARS else scenario[:MAX_SHOWN_CHARS] + "..."
+        raise invalid_argument("context.scenario", f"unknown scenario {shown!r} (known: {names})")
     return scenario
 
 

@@ -28,9 +28,9 @@ test: setup
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	@$(BIN)/ruff check server client tests
-	@$(BIN)/ruff format --check server client tests
-	@$(BIN)/mypy server client
+	@$(BIN)/ruff check server client tests bench
+	@$(BIN)/ruff format --check server client tests bench
+	@$(BIN)/mypy server client bench
 
 # Regenerate the committed Python code from the protos.
 proto: setup
@@ -50,6 +50,10 @@ proto-check: setup
 	rm -rf $$tmp; \
 	if [ -n "$$extra" ]; then echo "generated files with no proto: $$extra"; exit 1; fi; \
 	echo "generated code matches the protos"
+
+# The fail-closed property tests at 10,000 examples (`make test` runs them at 2,000).
+soak: setup
+	@DIAGNOSIS_PROPERTY_EXAMPLES=10000 $(BIN)/python -m pytest tests/reliability -m property $(PYTEST_ARGS)
 
 # Concurrent Diagnose streams and WatchRun subscribers against a real `diagnosis serve` (not part of `make test`).
 # LOAD_SECONDS (60), LOAD_STREAMS (200), LOAD_WATCHERS (500) override the defaults.

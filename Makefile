@@ -42,11 +42,12 @@ proto: setup
 proto-check: setup
 	@tmp=$$(mktemp -d) && \
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
-		--python_out=$$tmp --grpc_python_out=$$tmp --mypy_out=$$tmp --mypy_grpc_out=$$tmp $(PROTOS) && \
-	for f in $$(cd $$tmp && find . -name '*_pb2*'); do \
+		--python_out=$$tmp --grpc_python_out=$$tmp --mypy_out=$$tmp --mypy_grpc_out=$$tmp $(PROTOS) 2> >(grep -v '^Writing mypy' >&2) && \
+	for f in $$(cd $$tmp && find . -name '*_pb2*.py' -o -name '*_pb2*.pyi'); do \
 		cmp -s "$$tmp/$$f" "$(GEN_DIR)/$$f" || { echo "stale generated code: $(GEN_DIR)/$$f (run make proto)"; rm -rf $$tmp; exit 1; }; \
 	done; \
-	extra=$$(cd $(GEN_DIR) && find diagnosis -name '*_pb2*' | while read f; do test -e "$$tmp/$$f" || echo $$f; done); \
+	extra=$$(cd $(GEN_DIR) && find diagnosis -path '*/__pycache__' -prune -o \( -name '*_pb2*.py' -o -name '*_pb2*.pyi' \) -print \
+		| while read f; do test -e "$$tmp/$$f" || echo $$f; done); \
 	rm -rf $$tmp; \
 	if [ -n "$$extra" ]; then echo "generated files with no proto: $$extra"; exit 1; fi; \
 	echo "generated code matches the protos"

@@ -405,6 +405,7 @@ class NodeStep(_message.Message):
     PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
     COMPLETION_TOKENS_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    ENDPOINT_CALLS_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     node: Global___NodeName.ValueType
     attempt: _builtins.int
@@ -415,6 +416,8 @@ class NodeStep(_message.Message):
     latency_ms: _builtins.int
     prompt_tokens: _builtins.int
     completion_tokens: _builtins.int
+    endpoint_calls: _builtins.int
+    """Calls the attempt made to a model endpoint (an Executor's tool loop makes several)."""
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -431,10 +434,11 @@ class NodeStep(_message.Message):
         prompt_tokens: _builtins.int = ...,
         completion_tokens: _builtins.int = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
+        endpoint_calls: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "completion_tokens", b"completion_tokens", "cycle", b"cycle", "latency_ms", b"latency_ms", "model", b"model", "node", b"node", "outcome", b"outcome", "prompt_tokens", b"prompt_tokens", "provider", b"provider", "run_id", b"run_id", "started_at", b"started_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "completion_tokens", b"completion_tokens", "cycle", b"cycle", "endpoint_calls", b"endpoint_calls", "latency_ms", b"latency_ms", "model", b"model", "node", b"node", "outcome", b"outcome", "prompt_tokens", b"prompt_tokens", "provider", b"provider", "run_id", b"run_id", "started_at", b"started_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -82,6 +82,14 @@ async def test_token_usage_and_model_are_recorded_per_node_step(fake: FakeOpenAI
     }
     assert all(s.model == "fake-model" and s.provider == "openai" for s in steps.values())
     assert all(s.latency_ms >= 0 for s in steps.values())
+    # Node attempts and endpoint calls match one to one, except the Executor's tool loop.
+    calls = {node: s.endpoint_calls for node, s in steps.items()}
+    assert calls == {
+        N.NODE_NAME_PLANNER: 1,
+        N.NODE_NAME_EXECUTOR: 2,
+        N.NODE_NAME_VERIFIER: 1,
+        N.NODE_NAME_COMPOSER: 1,
+    }
 
 
 # ------------------------------------------------------------------------------ failure routes (R-R-1, R-R-6)

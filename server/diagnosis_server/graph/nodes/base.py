@@ -109,6 +109,9 @@ async def call_agent(
         completion_tokens=reply.completion_tokens if reply else 0,
         started_at=ts,
     )
+    calls = reply.extra.get("endpoint_calls") if reply else None
+    if isinstance(calls, int) and not isinstance(calls, bool):
+        step.endpoint_calls = calls
     return AgentCall(reply=reply, outcome=outcome, reason=reason, step=step)
 
 

@@ -16,7 +16,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import run_pb2
-from diagnosis_server.api import RunningServer
+from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.cli.serve import serve
 from diagnosis_server.store import INTERRUPTED, open_repository
 
@@ -164,3 +164,15 @@ async def test_a_run_interrupted_by_shutdown_counts_in_metrics(api_factory: ApiF
     assert len(await api.running.stop(grace=0)) == 1
     assert api.running.metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
     assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 0
+
+
+async def test_stopping_the_server_closes_a_provider_that_holds_connections(tmp_path: Path) -> None:
+    class ClosingProvider(PassProvider):
+        closed = 0
+
+        async def aclose(self) -> None:
+            ClosingProvider.closed += 1
+
+    running = await start_server(make_settings(tmp_path), provider=ClosingProvider(), tools_for=tools_for)
+    await running.stop(0.1)
+    assert ClosingProvider.closed == 1

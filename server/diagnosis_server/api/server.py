@@ -123,6 +123,10 @@ class RunningServer:
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
             await self.repository.close()
+            # Providers that hold connections (the openai client) are closed with the server.
+            aclose = getattr(self.orchestrator.provider, "aclose", None)
+            if aclose is not None:
+                await aclose()
         log.info("stopped", interrupted_runs=len(interrupted))
         return interrupted
 

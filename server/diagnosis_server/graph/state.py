@@ -65,10 +65,6 @@ class DiagnosisState:
     routed_by: run_pb2.OrchestrationEvent | None = None
     technical_retries: tuple[tuple[int, int], ...] = field(default=())
 
-    def replace(self, **updates: Any) -> DiagnosisState:
-        """A copy with ``updates`` written (Replace); the original is untouched."""
-        return dataclasses.replace(self, **updates)
-
     def write(self, updates: Mapping[str, Any]) -> None:
         """Replace the given fields in place; only the engine calls this, after checking ownership."""
         for name, value in updates.items():

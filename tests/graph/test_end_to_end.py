@@ -74,6 +74,9 @@ async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repositor
         if len(raw) > 40:
             assert raw not in stored
 
+    # R-S-5: the parsed trace lives only at run.orchestration_trace, never inside the self-evaluation.
+    assert not _keys(message_to_dict(run.self_evaluation)) & {"orchestration_trace", "path", "end_reason"}
+
     # R-P-7: the rule channels given to the run are preserved beside the verifier evaluation.
     if case.rule_evaluation is not None:
         assert message_to_dict(run.self_evaluation.rule_evaluation) == case.rule_evaluation
@@ -117,3 +120,17 @@ async def test_r_r_1_technical_retry_counter_is_recorded(repository: Repository)
     events = await repository.list_events(run.run_id)
     verifier_attempts = [(e.attempt, e.outcome) for e in events if e.node == run_pb2.NODE_NAME_VERIFIER]
     assert verifier_attempts == [(1, run_pb2.NODE_OUTCOME_INVALID_OUTPUT), (2, run_pb2.NODE_OUTCOME_VERDICT_PASS)]
+
+
+def test_r_s_5_the_trace_has_exactly_one_home_in_the_contracts() -> None:
+    """No message but DiagnosisRun carries an OrchestrationTrace, and it carries one."""
+    from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_service_pb2
+
+    homes = [
+        f"{message.full_name}.{f.name}"
+        for module in (contracts_pb2, run_pb2, diagnosis_service_pb2, gatekeeper_service_pb2)
+        for message in module.DESCRIPTOR.message_types_by_name.values()
+        for f in message.fields
+        if f.message_type is not None and f.message_type.full_name == "diagnosis.v1.OrchestrationTrace"
+    ]
+    assert homes == ["diagnosis.v1.DiagnosisRun.orchestration_trace"]

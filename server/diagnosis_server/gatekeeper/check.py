@@ -109,31 +109,31 @@ def run_gatekeeper(
                 continue
             for source_id in source_ids:
                 outcome = index.check(source_id, tool_name, raw_path, matched_text)
-                failed_rule = outcome.failed_rule
-                if failed_rule is None:
-                    passed += 1
-                    warning_rule = outcome.warning_rule
-                    if warning_rule is None:
-                        checked.add(
-                            claim_id=claim_id,
-                            binding_index=binding_index,
-                            source_invocation_id=source_id,
-                            tool_name=tool_name,
-                            raw_path=raw_path,
-                            matched_text=matched_text,
-                            passed=True,
-                        )
-                        continue
-                    checked.add(
+                failed_rule, warning_rule = outcome.failed_rule, outcome.warning_rule
+                checked.add(
+                    claim_id=claim_id,
+                    binding_index=binding_index,
+                    source_invocation_id=source_id,
+                    tool_name=tool_name,
+                    raw_path=raw_path,
+                    matched_text=matched_text,
+                    passed=failed_rule is None,
+                    failed_rules=() if failed_rule is None else (failed_rule,),
+                    warning_rules=() if warning_rule is None else (warning_rule,),
+                )
+                if failed_rule is not None:
+                    errors.add(
+                        rule=failed_rule,
                         claim_id=claim_id,
                         binding_index=binding_index,
                         source_invocation_id=source_id,
-                        tool_name=tool_name,
-                        raw_path=raw_path,
-                        matched_text=matched_text,
-                        passed=True,
-                        warning_rules=(warning_rule,),
+                        message=outcome.message,
                     )
+                    failures[failed_rule] += 1
+                    failed_pairs += 1
+                    continue
+                passed += 1
+                if warning_rule is not None:
                     warnings.add(
                         rule=warning_rule,
                         claim_id=claim_id,
@@ -142,26 +142,6 @@ def run_gatekeeper(
                         message=outcome.message,
                     )
                     warned[warning_rule] += 1
-                    continue
-                checked.add(
-                    claim_id=claim_id,
-                    binding_index=binding_index,
-                    source_invocation_id=source_id,
-                    tool_name=tool_name,
-                    raw_path=raw_path,
-                    matched_text=matched_text,
-                    passed=False,
-                    failed_rules=(failed_rule,),
-                )
-                errors.add(
-                    rule=failed_rule,
-                    claim_id=claim_id,
-                    binding_index=binding_index,
-                    source_invocation_id=source_id,
-                    message=outcome.message,
-                )
-                failures[failed_rule] += 1
-                failed_pairs += 1
 
     for rule in RULES:
         if failures[rule]:

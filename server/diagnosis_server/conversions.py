@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias
 
 from google.protobuf import json_format, struct_pb2
 from google.protobuf.descriptor import EnumDescriptor
@@ -89,11 +89,104 @@ def canonical_json_bytes(value: JsonValue) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+class JsonValueError(json_format.ParseError, ValueError):
+    """A value a ``google.protobuf.Value``/``Struct`` cannot hold: not JSON (a set, bytes, a non-str key, a
+    non-finite or out-of-range number), or nested deeper than protobuf's JSON parser allows.
+
+    A ``json_format.ParseError`` (what ``ParseDict`` raised here before) and a ``ValueError``.
+    """
+
+
+# json_format.ParseDict's default max_recursion_depth: each Value and each Struct/ListValue in it is one
+# level, so a value nests at most 50 containers deep. The same bound as before, so that what could be
+# recorded still can, and what could not still cannot.
+MAX_VALUE_DEPTH = 100
+
+
+def _too_deep() -> JsonValueError:
+    return JsonValueError(f"Message too deep. Max recursion depth is {MAX_VALUE_DEPTH}")
+
+
 def to_value(value: JsonValue) -> struct_pb2.Value:
-    """A plain JSON value as a ``google.protobuf.Value``."""
+    """A plain JSON value as a ``google.protobuf.Value`` (JsonValueError for what a Value cannot hold).
+
+    A direct build: tool outputs are converted on every recorded call (several times faster than
+    ``json_format.ParseDict``, with the same result and the same depth bound).
+    """
     out = struct_pb2.Value()
-    json_format.ParseDict(cast(Any, value), out)
+    _set_value(out, value, 1)
     return out
+
+
+def _set_value(out: struct_pb2.Value, value: Any, depth: int) -> None:
+    """Fills ``out`` (a Value at ParseDict's recursion ``depth``) with ``value``."""
+    if depth > MAX_VALUE_DEPTH:
+        raise _too_deep()
+    kind = type(value)
+    if kind is str:
+        out.string_value = value
+    elif kind is dict:
+        _set_struct(out.struct_value, value, depth + 1)
+    elif kind is list or kind is tuple:
+        _set_list(out.list_value, value, depth + 1)
+    elif kind is float:
+        if value - value != 0.0:  # NaN or an infinity: not JSON
+            raise _not_finite(value)
+        out.number_value = value
+    elif kind is int:
+        _set_number(out, value)
+    elif kind is bool:
+        out.bool_value = value
+    elif value is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    # Subclasses (an IntEnum, a str enum, an OrderedDict): in json_format's order, bool before int.
+    elif isinstance(value, dict):
+        _set_struct(out.struct_value, value, depth + 1)
+    elif isinstance(value, list | tuple):
+        _set_list(out.list_value, value, depth + 1)
+    elif isinstance(value, bool):
+        out.bool_value = value
+    elif isinstance(value, str):
+        out.string_value = value
+    elif isinstance(value, int | float):
+        _set_number(out, value)
+    else:
+        raise JsonValueError(f"Value {value!r:.100} has unexpected type {type(value)}")
+
+
+def _set_number(out: struct_pb2.Value, number: float) -> None:
+    try:
+        as_float = float(number)
+    except OverflowError:
+        bits = int(number).bit_length()
+        raise JsonValueError(f"an integer of {bits} bits is out of range for a JSON number") from None
+    if as_float - as_float != 0.0:  # NaN or an infinity: not JSON
+        raise _not_finite(number)
+    out.number_value = as_float
+
+
+def _not_finite(number: float) -> JsonValueError:
+    return JsonValueError(f"number {number!r} is not a finite JSON number")
+
+
+def _set_struct(out: struct_pb2.Struct, value: dict[Any, Any], depth: int) -> None:
+    if depth > MAX_VALUE_DEPTH:
+        raise _too_deep()
+    out.SetInParent()  # {} is an empty Struct, not an unset one
+    fields = out.fields
+    for key, item in value.items():
+        if type(key) is not str and not isinstance(key, str):
+            raise JsonValueError(f"object key {key!r:.100} is not a string")
+        _set_value(fields[key], item, depth + 1)
+
+
+def _set_list(out: struct_pb2.ListValue, value: list[Any] | tuple[Any, ...], depth: int) -> None:
+    if depth > MAX_VALUE_DEPTH:
+        raise _too_deep()
+    out.SetInParent()  # [] is an empty ListValue, not an unset one
+    add = out.values.add
+    for item in value:
+        _set_value(add(), item, depth + 1)
 
 
 def from_value(value: struct_pb2.Value) -> JsonValue:
@@ -120,8 +213,11 @@ def from_value(value: struct_pb2.Value) -> JsonValue:
 
 
 def to_struct(value: JsonObject) -> struct_pb2.Struct:
+    """A plain JSON object as a ``google.protobuf.Struct`` (JsonValueError for what a Struct cannot hold)."""
+    if not isinstance(value, dict):
+        raise JsonValueError(f"Struct must be in a dict which is {value!r:.100}")
     out = struct_pb2.Struct()
-    json_format.ParseDict(value, out)
+    _set_struct(out, value, 1)
     return out
 
 

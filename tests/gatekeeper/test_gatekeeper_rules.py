@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import to_value
+from diagnosis_server.conversions import from_value, to_value
 from diagnosis_server.gatekeeper import (
     INVOCATION_REF,
     MATCHED_TEXT,
@@ -451,18 +451,22 @@ def test_matched_text_non_string_value_folds_to_a_warning() -> None:
     assert result.checked_bindings[0].passed
 
 
-def test_each_cited_output_is_converted_once_and_uncited_ones_never(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_cited_pointer_is_resolved_once_and_uncited_outputs_never(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pointers resolve in the recorded output itself (never converted whole), once per (invocation, raw_path);
+    an output no binding cites is never read."""
     from diagnosis_server.gatekeeper import rules
 
-    calls: list[Any] = []
-    real = rules.from_value  # type: ignore[attr-defined]
+    calls: list[tuple[Any, str]] = []
+    real = rules.resolve_value
 
-    def counting(value: Any) -> Any:
-        calls.append(value)
-        return real(value)
+    def counting(value: Any, pointer: str) -> Any:
+        calls.append((from_value(value), pointer))
+        return real(value, pointer)
 
-    monkeypatch.setattr(rules, "from_value", counting)
+    monkeypatch.setattr(rules, "resolve_value", counting)
     bindings = [bind(path=p, text=t) for p, t in [("/status", "503"), ("/healthy", "true"), ("/status", "503")]]
-    result = check(claim("c1", *bindings), claim("c2", bind()), invocations=[inv(), inv("inv-2")])
+    uncited = inv("inv-2", output={"never": "read"})
+    result = check(claim("c1", *bindings), claim("c2", bind()), invocations=[inv(), uncited])
     assert result.status == G.GATEKEEPER_STATUS_PASS
-    assert len(calls) == 1
+    assert sorted(pointer for _, pointer in calls) == ["/events/0/reason", "/healthy", "/status"]
+    assert all(output == OUTPUT for output, _ in calls)

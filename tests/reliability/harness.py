@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +30,6 @@ T = TypeVar("T")
 
 MEMORY_URL = "sqlite+aiosqlite://"
 RUN_TIMEOUT_S = 30.0
-ROLES: tuple[AgentRole, ...] = ("planner", "executor", "verifier", "composer")
 TOOL_NAMES = ("logs.search", "metrics.query", "deploys.list", "k8s.events", "topology.dependencies")
 
 C = contracts_pb2.ClaimClassification
@@ -196,14 +195,16 @@ async def run_case(
     case: Case,
     store: RecordingStore,
     *,
-    wrap: Callable[[ScriptedProvider], AgentProvider] | None = None,
+    wrap: Callable[[AgentProvider], AgentProvider] | None = None,
+    provider: AgentProvider | None = None,
     limits: Limits | None = None,
     tools: ToolEnvironment | None = None,
     run_id: str | None = None,
 ) -> Outcome:
+    """Runs ``case`` (its scripted outputs, or ``provider``, optionally wrapped) and reads back what was stored."""
     run_id = run_id or new_run_id()
-    scripted = ScriptedProvider(case.outputs, invocations_by_cycle=case.by_cycle(run_id))
-    provider = wrap(scripted) if wrap is not None else scripted
+    base = provider or ScriptedProvider(case.outputs, invocations_by_cycle=case.by_cycle(run_id))
+    provider = wrap(base) if wrap is not None else base
     environment = tools or replay_tools([inv.tool_name for inv in case.invocations])
     orchestrator = Orchestrator(
         store=store, provider=provider, tools_for=lambda _scenario: environment, limits=limits or Limits()
@@ -249,7 +250,11 @@ def allowed_claims(run: run_pb2.DiagnosisRun) -> dict[str, str]:
     """claim id -> statement of the claims an answer may state: classified citable and verified."""
     evaluation = run.self_evaluation.verifier_evaluation
     verified = {c.claim_id: c.statement for c in evaluation.verified_executor_output.claims}
-    return {c.claim_id: verified[c.claim_id] for c in evaluation.claim_checks if c.classification in CITABLE and c.claim_id in verified}
+    return {
+        c.claim_id: verified[c.claim_id]
+        for c in evaluation.claim_checks
+        if c.classification in CITABLE and c.claim_id in verified
+    }
 
 
 def assert_safe_run(case: Case, outcome: Outcome, *, expect_success: bool = True) -> None:
@@ -405,7 +410,11 @@ def _resolve(document: JsonValue, pointer: str) -> JsonValue:
 
 
 def _holds(value: JsonValue, matched_text: str) -> bool:
-    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    )
     return matched_text in text or " ".join(matched_text.casefold().split()) in " ".join(text.casefold().split())
 
 
@@ -435,3 +444,35 @@ def assert_nodes_whole(outcome: Outcome) -> None:
     assert all(s.run_id == outcome.run_id for s in store.steps)
     if outcome.stored is not None and outcome.stored.status == run_pb2.RUN_STATUS_SUCCESS:
         assert list(outcome.stored.orchestration_trace.path) == [e.node for e in events]
+
+
+# ---------------------------------------------------------------- golden cases as reliability cases
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def golden_case(case_id: str) -> Case:
+    """A case of the golden set; each Executor claim's statement is its own token."""
+    from diagnosis_server.evaluation import read_cases
+
+    found = [c for path in sorted(GOLDEN.glob("*.jsonl")) for c in read_cases(path) if c.case_id == case_id]
+    assert len(found) == 1, case_id
+    source = found[0]
+    assert not any(inv.foreign for inv in source.tool_invocations)
+    case = Case(
+        question=source.question,
+        invocations=[
+            Invocation(inv.invocation_id, inv.tool_name, inv.output, dict(inv.arguments), inv.cycle)
+            for inv in source.tool_invocations
+        ],
+        outputs={
+            "planner": list(source.agent_outputs.planner),
+            "executor": list(source.agent_outputs.executor),
+            "verifier": list(source.agent_outputs.verifier),
+            "composer": list(source.agent_outputs.composer),
+        },
+    )
+    for raw in source.agent_outputs.executor:
+        for claim in json.loads(raw).get("claims", []):
+            case.claims.append(PlantedClaim(claim["claim_id"], claim["statement"], claim["statement"], False))
+    return case

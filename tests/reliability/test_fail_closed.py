@@ -8,16 +8,18 @@ nothing raw persisted (R-P-5, R-S-4).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from .conftest import PROPERTY_EXAMPLES
-from .harness import Case, LoopHarness, RecordingStore, assert_safe_run, run_case
-from .strategies import QuotingProvider, hostile_case
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.store import open_repository
 
-pytestmark = pytest.mark.property
+from .conftest import PROPERTY_EXAMPLES
+from .harness import MEMORY_URL, Case, LoopHarness, RecordingStore, assert_safe_run, golden_case, run_case
+from .strategies import QuotingProvider, hostile_case
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +31,7 @@ def harness() -> Iterator[LoopHarness]:
         loop.close()
 
 
+@pytest.mark.property
 @settings(
     max_examples=PROPERTY_EXAMPLES,
     deadline=None,
@@ -40,3 +43,31 @@ def test_r_a_1_hostile_agents_never_break_a_run_or_leak_into_the_answer(harness:
     store = RecordingStore(harness.repository)
     outcome = harness.run(run_case(case, store, wrap=QuotingProvider))
     assert_safe_run(case, outcome)
+
+
+async def test_r_a_2_a_possible_direction_is_never_presented_as_a_confirmed_fact() -> None:
+    """R-A-2: a Composer that states a possible direction under "confirmed facts", citing a confirmable claim's
+    id, is refused by the guard; the fallback rendering keeps the direction a direction."""
+    case = golden_case("low-confid-to-composer")
+    verifier = json.loads(case.outputs["verifier"][0])
+    verifier["claim_checks"][1]["classification"] = "reasonable_inference"  # c2: a possible direction
+    case.outputs["verifier"] = [json.dumps(verifier)]
+    direction = "checkout-api containers are OOMKilled at the 512Mi memory limit"
+    composer = {
+        "summary": "Partial evidence.",
+        "confirmed_facts": [{"text": f"{direction}.", "claim_ids": ["c1"]}],
+        "possible_directions": [{"text": direction, "claim_ids": ["c2"]}],
+    }
+    case.outputs["composer"] = [json.dumps(composer)] * 2
+    repository = await open_repository(MEMORY_URL)
+    try:
+        outcome = await run_case(case, RecordingStore(repository))
+    finally:
+        await repository.close()
+    run = outcome.stored
+    assert run is not None
+    assert_safe_run(case, outcome)
+    assert run.verdict == contracts_pb2.VERDICT_LOW_CONFID
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
+    assert all(direction not in item.text for item in run.answer.confirmed_facts)
+    assert [item.text for item in run.answer.possible_directions] == [direction]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 from store_builders import make_run
 
@@ -91,13 +91,15 @@ async def test_sqlite_file_is_in_wal_mode(tmp_path: Path) -> None:
 
 
 async def test_sqlite_connections_enforce_foreign_keys_and_wait_when_busy(tmp_path: Path) -> None:
+    # The URL users give runs on the synchronous driver, on the store's worker thread.
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'pragmas.db'}")
+    assert isinstance(engine, Engine)
     try:
-        async with engine.connect() as conn:
-            foreign_keys = (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar_one()
-            busy_timeout = (await conn.exec_driver_sql("PRAGMA busy_timeout")).scalar_one()
+        with engine.connect() as conn:
+            foreign_keys = conn.exec_driver_sql("PRAGMA foreign_keys").scalar_one()
+            busy_timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one()
     finally:
-        await engine.dispose()
+        engine.dispose()
     assert foreign_keys == 1
     assert busy_timeout == SQLITE_BUSY_TIMEOUT_MS > 0
 

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from google.protobuf.message import Message
+
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 if TYPE_CHECKING:
@@ -57,6 +59,9 @@ class AgentRequest:
     prompt_text: str = ""
     # Only the Executor gets tools.
     tools: ToolCaller | None = None
+    # The message ``input_bytes`` were serialized from, when the node has one (the Verifier's input): an
+    # in-process agent may read it instead of parsing the bytes back. The bytes stay the agent's input.
+    input_message: Message | None = None
 
 
 @dataclass(slots=True)

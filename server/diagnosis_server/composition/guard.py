@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.material import AllowedMaterial, mentions
+from diagnosis_server.composition.material import AllowedMaterial, mentions, mentions_any
 
 _V = contracts_pb2.Verdict
 
@@ -40,12 +40,17 @@ def guard_composer_output(
     if not output.summary.strip():
         violations.append("summary is empty")
 
+    # A possible direction is never presented as confirmed (R-A-2), whichever claim id the item cites.
+    direction_statements = [c.statement for c in material.directions]
+    confirmable_statements = [c.statement for c in material.confirmable]
     for index, item in enumerate(output.confirmed_facts):
         if not item.claim_ids:
             violations.append(f"confirmed_facts[{index}] cites no claim")
         for claim_id in item.claim_ids:
             if claim_id not in confirmable:
                 violations.append(f"confirmed_facts[{index}] cites {claim_id!r}, which is not a confirmable claim")
+        if mentions_any(item.text, direction_statements, covering=confirmable_statements):
+            violations.append(f"confirmed_facts[{index}] states a claim that is only a possible direction")
 
     if material.verdict == _V.VERDICT_REJECT and output.possible_directions:
         violations.append("possible directions are not allowed under REJECT")

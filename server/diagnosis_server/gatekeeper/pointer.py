@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from diagnosis_server.conversions import JsonValue
+from google.protobuf import struct_pb2
+
+from diagnosis_server.conversions import JsonValue, from_value
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
@@ -53,6 +55,39 @@ def resolve(document: JsonValue, pointer: str) -> JsonValue:
             kind = "null" if value is None else type(value).__name__
             raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {kind}")
     return value
+
+
+def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
+    """``resolve(from_value(document), pointer)``, walking the message: only the value found is converted.
+
+    The same value, and the same PointerError with the same message, as ``resolve`` on the converted
+    document (an absent document, or a Value with no kind, is JSON null).
+    """
+    value = document
+    for depth, token in enumerate(parse(pointer)):
+        kind = None if value is None else value.WhichOneof("kind")
+        if kind == "struct_value":
+            assert value is not None
+            fields = value.struct_value.fields
+            if token not in fields:
+                raise PointerError(f"{_prefix(pointer, depth)}: no member {token!r}")
+            value = fields[token]
+        elif kind == "list_value":
+            assert value is not None
+            items = value.list_value.values
+            if token == "-":
+                raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
+            if _INDEX.fullmatch(token) is None:
+                raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
+            index = int(token)
+            if index >= len(items):
+                raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {len(items)})")
+            value = items[index]
+        else:
+            scalar = None if value is None else from_value(value)
+            name = "null" if scalar is None else type(scalar).__name__
+            raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {name}")
+    return None if value is None else from_value(value)
 
 
 def _prefix(pointer: str, depth: int) -> str:

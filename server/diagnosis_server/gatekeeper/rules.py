@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import EnumType, JsonValue, enum_short_name, from_value
-from diagnosis_server.gatekeeper.pointer import PointerError, resolve
+from diagnosis_server.conversions import EnumType, JsonValue, enum_short_name
+from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
 
 SCHEMA = "schema.executor_v2"
 INVOCATION_REF = "evidence.invocation_ref"
@@ -70,13 +70,14 @@ class _Located:
 
 
 class EvidenceIndex:
-    """This run's invocations, indexed once by id; each output converted at most once, on first use.
+    """This run's invocations, indexed once by id. A pointer is resolved in the recorded output itself,
+    converting only the value it designates.
 
     Resolved pointers are cached per (invocation id, raw path), so that the cost of a check stays
     linear in the number of bindings whatever the size of the outputs.
     """
 
-    __slots__ = ("_by_id", "_duplicates", "_located", "_outputs", "_refs", "_run_id")
+    __slots__ = ("_by_id", "_duplicates", "_located", "_refs", "_run_id")
 
     def __init__(self, invocations: Sequence[contracts_pb2.ToolInvocation], *, run_id: str) -> None:
         self._run_id = run_id
@@ -88,7 +89,6 @@ class EvidenceIndex:
             else:
                 self._by_id[invocation.invocation_id] = invocation
         self._refs: dict[tuple[str, str], PairOutcome | None] = {}
-        self._outputs: dict[str, JsonValue] = {}
         self._located: dict[tuple[str, str], _Located | str] = {}
 
     def check(self, source_id: str, tool_name: str, raw_path: str, matched_text: str) -> PairOutcome:
@@ -144,15 +144,12 @@ class EvidenceIndex:
         return f"invocation {source_id!r} is not one of this run's tool invocations"
 
     def _locate(self, source_id: str, raw_path: str) -> _Located | str:
-        if source_id in self._outputs:
-            output = self._outputs[source_id]
-        else:
-            invocation = self._by_id[source_id]
-            output = from_value(invocation.output) if invocation.HasField("output") else None
-            self._outputs[source_id] = output
+        invocation = self._by_id[source_id]
+        output = invocation.output if invocation.HasField("output") else None
         located: _Located | str
         try:
-            located = _Located(value_text(resolve(output, raw_path)))
+            # Walks the recorded Value: only the value at the pointer is converted, not the whole output.
+            located = _Located(value_text(resolve_value(output, raw_path)))
         except PointerError as exc:
             located = f"raw_path does not resolve in invocation {source_id!r}: {exc}"
         self._located[(source_id, raw_path)] = located

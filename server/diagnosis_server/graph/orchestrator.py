@@ -19,7 +19,7 @@ from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
 from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.store import Checkpoint
+from diagnosis_server.store import Checkpoint, RunAlreadyFinished, StoreError
 
 log = structlog.get_logger(__name__)
 
@@ -159,16 +159,38 @@ class Orchestrator:
 
         try:
             final = await engine.run(state, ctx, commit=commit, on_event=on_event)
+            done = complete_run(run, final, self.catalog.audit())
         except Exception as exc:
+            # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
-            failed = run_pb2.DiagnosisRun()
-            failed.CopyFrom(run)
-            failed.status = run_pb2.RUN_STATUS_FAILED
-            failed.failure_reason = f"INTERNAL_ERROR: {type(exc).__name__}"
-            failed.updated_at.GetCurrentTime()
-            failed.completed_at.CopyFrom(failed.updated_at)
+            reason = "STORE_ERROR" if isinstance(exc, StoreError) else "INTERNAL_ERROR"
+            done = failed_run(run, f"{reason}: {type(exc).__name__}")
+        return await self._finish(run, done)
+
+    async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
+        """Stores the run's final record; if that write fails, the run as created, FAILED (once), so that it is
+        never left RUNNING while the store takes writes. Only when that fails too does the StoreError reach
+        the caller; the run stays RUNNING until ``interrupt_owned`` (shutdown) or ``interrupt_orphans`` (a
+        restart, or another instance) marks it INTERRUPTED.
+        """
+        try:
+            await self.store.finish_run(done)
+            return done
+        except RunAlreadyFinished:
+            raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
+        except StoreError as exc:
+            log.warning("run_finish_failed", run_id=run.run_id, error=str(exc)[:300])
+            failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(exc).__name__}")
             await self.store.finish_run(failed)
             return failed
-        done = complete_run(run, final, self.catalog.audit())
-        await self.store.finish_run(done)
-        return done
+
+
+def failed_run(run: run_pb2.DiagnosisRun, reason: str) -> run_pb2.DiagnosisRun:
+    """The run as first created, FAILED with ``reason``: no answer, nothing of the graph's state."""
+    failed = run_pb2.DiagnosisRun()
+    failed.CopyFrom(run)
+    failed.status = run_pb2.RUN_STATUS_FAILED
+    failed.failure_reason = reason
+    failed.updated_at.GetCurrentTime()
+    failed.completed_at.CopyFrom(failed.updated_at)
+    return failed

@@ -40,9 +40,13 @@ def verifier_evaluation(state: DiagnosisState, prompt_audit: contracts_pb2.Promp
     # cycle verified is then kept only while it belongs to the persisted Gatekeeper result (R-C-5), and a
     # pre-verification fallback answer persists no claim checks and no verdicts (R-P-6).
     verifier_input = state.verifier_input
-    if verifier_input is not None and state.gatekeeper_result is not None:
-        if verifier_input.gatekeeper_audit != state.gatekeeper_result:
-            verifier_input = None
+    gatekeeper_result = state.gatekeeper_result
+    if (
+        verifier_input is not None
+        and gatekeeper_result is not None
+        and verifier_input.gatekeeper_audit != gatekeeper_result
+    ):
+        verifier_input = None
     if verifier_input is not None:
         evaluation.verified_executor_output.CopyFrom(verifier_input.verified_executor_output)
         evidence = verifier_input.verified_evidence

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, enum_from_name
+from diagnosis_server.protocols.json_text import unpaired_surrogate
 
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
@@ -93,6 +94,10 @@ def parse_executor_output(raw: str | Mapping[str, object]) -> ExecutorParse:
 def _decode(raw: str) -> object:
     if len(raw) > MAX_INPUT_BYTES or len(raw.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
         raise _Invalid(f"output is over the {MAX_INPUT_BYTES} byte bound")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Invalid("output is not valid Unicode text: it holds an unpaired surrogate") from None
     text = raw.strip()
     if not text:
         raise _Invalid("output is empty")
@@ -102,13 +107,16 @@ def _decode(raw: str) -> object:
             raise _Invalid("output is not JSON: a fenced block must be one ```json block and nothing else")
         text = fenced.group(1).strip()
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        document = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except RecursionError:
         raise _Invalid(f"output is nested deeper than {MAX_DEPTH}") from None
     except json.JSONDecodeError as exc:
         raise _Invalid(f"output is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except ValueError as exc:
         raise _Invalid(f"output is not JSON: {exc}") from None
+    if unpaired_surrogate(text, document):
+        raise _Invalid("output is not valid Unicode text: it escapes an unpaired surrogate")
+    return document
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -17,6 +17,8 @@ from diagnosis_server.conversions import JsonObject
 MAX_TEXT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
+# A JSON escape of a UTF-16 surrogate: valid in pairs (an escaped emoji), never alone.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _FENCE = re.compile(r"\A```[ \t]*(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```\Z", re.DOTALL | re.IGNORECASE)
 
 
@@ -53,6 +55,17 @@ def _depth(value: object) -> int:
         deepest = max(deepest, level)
         stack.extend((child, level) for child in children)
     return deepest
+
+
+def unpaired_surrogate(body: str, value: object) -> bool:
+    """Whether JSON ``body``, decoded to ``value``, escapes a lone surrogate: JSON, but not Unicode text."""
+    if _SURROGATE_ESCAPE.search(body) is None:
+        return False
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def strip_fence(text: str) -> str:
@@ -92,5 +105,7 @@ def parse_json_object(raw: str) -> tuple[JsonObject | None, str]:
         return None, f"agent output is JSON {type(value).__name__}, not an object"
     if _depth(value) > MAX_DEPTH:
         return None, f"agent output nests deeper than {MAX_DEPTH} levels"
+    if unpaired_surrogate(body, value):
+        return None, "agent output is not valid Unicode text: it escapes an unpaired surrogate"
     result: JsonObject = value
     return result, ""

@@ -26,7 +26,9 @@ Evidence gaps are kept as given; their validity is judged by ``verification.verd
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
@@ -207,18 +209,28 @@ def _ref_label(ref: contracts_pb2.EvidenceRef) -> str:
     return "{" + ", ".join(given) + "}"
 
 
-def _matching(
-    ref: contracts_pb2.EvidenceRef, evidence: list[contracts_pb2.VerifiedEvidence]
-) -> list[contracts_pb2.VerifiedEvidence]:
-    given = [key for key in _REF_KEYS if getattr(ref, key)]
+# A verified evidence item with its _REF_KEYS values, read once (proto attribute reads are not free).
+_Keyed = tuple[contracts_pb2.VerifiedEvidence, tuple[str, ...]]
+
+
+def _keyed(evidence: Iterable[contracts_pb2.VerifiedEvidence]) -> list[_Keyed]:
+    return [(item, (item.claim_id, item.source_invocation_id, item.tool_name, item.raw_path)) for item in evidence]
+
+
+def _matching(ref: contracts_pb2.EvidenceRef, evidence: list[_Keyed]) -> list[contracts_pb2.VerifiedEvidence]:
+    """The items whose every key the ref gives equals the ref's (none when the ref gives no key)."""
+    wanted = (ref.claim_id, ref.source_invocation_id, ref.tool_name, ref.raw_path)
+    given = [index for index, value in enumerate(wanted) if value]
     if not given:
         return []
-    return [item for item in evidence if all(getattr(item, key) == getattr(ref, key) for key in given)]
+    pick = itemgetter(*given)
+    target = pick(wanted)
+    return [item for item, keys in evidence if pick(keys) == target]
 
 
 def _hold_refs(
     check: contracts_pb2.ClaimCheck,
-    evidence: list[contracts_pb2.VerifiedEvidence],
+    evidence: list[_Keyed],
     warnings: list[str],
 ) -> None:
     kept: list[contracts_pb2.EvidenceRef] = []
@@ -265,7 +277,7 @@ def _hold_checks(
     claims: dict[str, contracts_pb2.Claim] = {}
     for claim in verifier_input.verified_executor_output.claims:
         claims.setdefault(claim.claim_id, claim)
-    evidence = list(verifier_input.verified_evidence)
+    evidence = _keyed(verifier_input.verified_evidence)
     warnings: list[str] = []
     checks: dict[str, contracts_pb2.ClaimCheck] = {}
     for check in shaped.claim_checks:

@@ -1,33 +1,37 @@
-"""Async engines for the store: a SQLite file (WAL, foreign keys, busy timeout) or PostgreSQL.
+"""The store's engines: a SQLite file (WAL, foreign keys, busy timeout) or PostgreSQL.
 
-SQLite: one connection a process (aiosqlite runs it in its own thread), so coroutines of this
-process queue for it instead of fighting over the file lock; BEGIN is emitted by us, IMMEDIATE for
-writes, so a write transaction holds the write lock from its start and another process waits on
-the busy timeout instead of failing on a lock upgrade. PostgreSQL: a normal pool.
+SQLite: the URL users give (``sqlite+aiosqlite:///path``, or ``sqlite+aiosqlite://`` in memory) is run by
+the synchronous pysqlite driver on the store's own worker thread (``runners.SqliteRunner``), one
+connection a process, kept open (an in-memory database lives as long as it): transactions of this
+process never interleave on it, and each costs one hand-off to that thread. The driver opens no
+transaction by itself: the runner emits BEGIN, IMMEDIATE for writes, so a write transaction holds the
+write lock from its start and another process waits on the busy timeout instead of failing on a lock
+upgrade. PostgreSQL: an asyncpg pool.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy import event, make_url
-from sqlalchemy.engine import URL, Connection
+from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import AsyncAdaptedQueuePool, ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from diagnosis_server.store.errors import StoreError
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/diagnosis.db"
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
-# Execution option naming the statement that opens a transaction on SQLite.
-SQLITE_BEGIN_OPTION = "diagnosis_sqlite_begin"
 _WAL_ATTEMPTS = 40
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+# The driver that runs a SQLite URL: the store's worker thread calls it synchronously.
+SQLITE_DRIVER = "sqlite+pysqlite"
 
 
 def parse_url(url: str | URL) -> URL:
@@ -62,7 +66,7 @@ def _ensure_sqlite_parent(url: URL) -> None:
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
-    # The driver must not open transactions by itself: ``_sqlite_begin`` does.
+    # The driver must not open transactions by itself: the runner does.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
@@ -73,56 +77,46 @@ def _sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
         cursor.close()
 
 
-def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql(str(conn.get_execution_options().get(SQLITE_BEGIN_OPTION, "BEGIN")))
-
-
-def create_engine(url: str | URL) -> AsyncEngine:
-    """An async engine for ``url`` (the SQLite file's folder is created if missing)."""
+def create_engine(url: str | URL) -> Engine | AsyncEngine:
+    """The store's engine for ``url``: SQLite -> a synchronous pysqlite Engine holding one connection
+    (the SQLite file's folder is created if missing); PostgreSQL -> an asyncpg AsyncEngine."""
     parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_async_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=10)
     _ensure_sqlite_parent(parsed)
-    # One connection, kept open (an in-memory database lives as long as it), handed to one
-    # coroutine at a time: transactions of this process never interleave on it.
-    engine = create_async_engine(
-        parsed, poolclass=AsyncAdaptedQueuePool, pool_size=1, max_overflow=0, pool_timeout=60, pool_recycle=-1
+    # One connection, kept open, used by the store's worker thread only (made there, closed there).
+    engine = create_sync_engine(
+        parsed.set(drivername=SQLITE_DRIVER),
+        poolclass=StaticPool,
+        connect_args={"check_same_thread": False},
     )
-    event.listen(engine.sync_engine, "connect", _sqlite_connect)
-    event.listen(engine.sync_engine, "begin", _sqlite_begin)
+    # A pool event only: an engine with no listeners of its own skips the per-statement event dispatch.
+    event.listen(engine, "connect", _sqlite_connect)
     return engine
 
 
-async def enable_wal(engine: AsyncEngine) -> None:
-    """Puts a SQLite file in WAL mode (a property of the file, kept once set).
+def enable_wal(engine: Engine) -> None:
+    """Puts a SQLite file in WAL mode (a property of the file, kept once set). Blocking: call it off the loop.
 
     The pragma takes the file's exclusive lock and does not wait on the busy timeout, so two
-    instances creating one file at once retry here, without blocking the event loop.
+    instances creating one file at once retry here.
     """
     if engine.dialect.name != "sqlite" or is_sqlite_memory(engine.url):
         return
     delay = 0.01
     for _ in range(_WAL_ATTEMPTS):
-        async with engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
+        with engine.connect() as conn:
+            driver: Any = conn.connection.driver_connection
             try:
-                cursor = await driver.execute("PRAGMA journal_mode = WAL")
-                row = await cursor.fetchone()
-                await cursor.close()
+                row = driver.execute("PRAGMA journal_mode = WAL").fetchone()
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise StoreError(f"cannot put the SQLite database in WAL mode: {exc}") from exc
                 row = None
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot put the SQLite database in WAL mode: {exc}") from exc
         if row is not None and str(row[0]).lower() == "wal":
             return
-        await asyncio.sleep(delay)
+        time.sleep(delay)
         delay = min(delay * 2, 0.25)
     raise StoreError("cannot put the SQLite database in WAL mode: it stayed locked")
-
-
-def writer(engine: AsyncEngine) -> AsyncEngine:
-    """The same engine (same pool) whose transactions take SQLite's write lock at BEGIN."""
-    if engine.dialect.name != "sqlite":
-        return engine
-    return engine.execution_options(**{SQLITE_BEGIN_OPTION: "BEGIN IMMEDIATE"})

@@ -11,9 +11,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from diagnosis_server.store.engine import enable_wal, writer
+from diagnosis_server.store.runners import StoreRunner
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # Any constant: instances starting together against one PostgreSQL migrate one at a time.
@@ -46,8 +45,7 @@ def upgrade_connection(connection: Connection) -> None:
     command.upgrade(alembic_config(connection), "head")
 
 
-async def upgrade(engine: AsyncEngine) -> None:
-    """Brings the database to the latest schema; a no-op when it is there already."""
-    await enable_wal(engine)
-    async with writer(engine).begin() as conn:
-        await conn.run_sync(upgrade_connection)
+async def upgrade(runner: StoreRunner) -> None:
+    """Brings the database behind ``runner`` to the latest schema; a no-op when it is there already."""
+    await runner.prepare()
+    await runner.write(upgrade_connection)

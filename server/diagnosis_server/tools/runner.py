@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, to_struct, to_value
+from diagnosis_server.conversions import (
+    JsonObject,
+    JsonValue,
+    JsonValueError,
+    canonical_json_bytes,
+    to_struct,
+    to_value,
+)
 from diagnosis_server.tools.base import ToolError, Toolset
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
@@ -129,10 +136,10 @@ class ToolRunner:
                         f"output of {size} bytes is over the {self._max_output_bytes} byte bound",
                     )
                     output = {"truncated": True, "size_bytes": size}
-        recorded_output = _recordable_output(output)
+        recorded_output, unrecordable = _recordable_output(output)
         if recorded_output is None:
-            # JSON, but not recordable (nested deeper than a protobuf Value may be): recorded as an error.
-            status, output, error = "ERROR", None, "output is nested too deeply to be recorded"
+            # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
+            status, output, error = "ERROR", None, unrecordable
         await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
         return ToolCallResult(
             invocation_id=invocation_id,
@@ -182,9 +189,13 @@ def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str
         return struct_pb2.Struct(), f"arguments cannot be recorded ({type(exc).__name__}): the tool was not run"
 
 
-def _recordable_output(output: JsonValue) -> struct_pb2.Value | None:
-    """The output as recorded, or None when it cannot be (deeper than a protobuf Value may nest)."""
+def _recordable_output(output: JsonValue) -> tuple[struct_pb2.Value | None, str]:
+    """The output as recorded, or None and why it cannot be (deeper than a protobuf Value may nest, not JSON)."""
     try:
-        return to_value(output)
-    except Exception:  # json_format.ParseError, RecursionError
-        return None
+        return to_value(output), ""
+    except JsonValueError as exc:
+        if "too deep" in str(exc):
+            return None, "output is nested too deeply to be recorded"
+        return None, f"output is not JSON: {str(exc)[:400]}"
+    except Exception as exc:  # RecursionError
+        return None, f"output cannot be recorded ({type(exc).__name__})"

@@ -128,5 +128,7 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
 
 class HeuristicVerifier:
     async def run(self, request: AgentRequest) -> AgentReply:
-        verifier_input = parse_verifier_input(request.input_bytes)
+        verifier_input = request.input_message
+        if not isinstance(verifier_input, contracts_pb2.VerifierInput):
+            verifier_input = parse_verifier_input(request.input_bytes)
         return AgentReply(text=json.dumps(verify(verifier_input), ensure_ascii=False), model=MODEL)

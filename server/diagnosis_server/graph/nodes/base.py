@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.base import (
@@ -64,6 +65,7 @@ async def call_agent(
     attempt: int,
     cycle: int,
     tools: ToolCaller | None = None,
+    input_message: Message | None = None,
 ) -> AgentCall:
     """Run one agent attempt, mapping typed failures to outcomes (timeouts are retryable)."""
     import asyncio
@@ -79,6 +81,7 @@ async def call_agent(
         prompt_version=prompt.version,
         prompt_text=prompt.render(input_bytes.decode("utf-8")),
         tools=tools,
+        input_message=input_message,
     )
     started = time.time()
     reply: AgentReply | None = None

@@ -46,6 +46,7 @@ class VerifierNode:
             node=self.name,
             role="verifier",
             input_bytes=inputs.verifier_input_bytes,
+            input_message=verifier_input,
             attempt=attempt,
             cycle=cycle,
         )

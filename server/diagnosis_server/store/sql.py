@@ -1,0 +1,232 @@
+"""The store's SQL: one plain synchronous function per repository operation, over a Core ``Connection``.
+
+Each function runs inside the transaction its runner opened (``store/runners.py``) and raises on any
+failure (the runner rolls back, the repository translates the error). The statements of the hot paths
+are built once, with bind parameters, so that executing one costs no statement construction and hits
+SQLAlchemy's compiled cache; the same statements compile for SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.store.errors import RunAlreadyFinished, RunNotFound
+from diagnosis_server.store.records import (
+    TERMINAL_STATUSES,
+    Checkpoint,
+    parse_run,
+    run_columns,
+    stamp_interrupted,
+    stamp_run_update,
+    status_name,
+)
+from diagnosis_server.store.tables import checkpoint as checkpoint_table
+from diagnosis_server.store.tables import diagnosis_run, node_step, orchestration_event, tool_invocation
+
+_run = diagnosis_run.c
+_event = orchestration_event.c
+_checkpoint = checkpoint_table.c
+
+# Bind parameters are named b_*: an UPDATE's SET columns come from the other keys of its parameters.
+_THIS_RUN = _run.run_id == bindparam("b_run_id")
+_NOT_FINISHED = and_(*(_run.status != status for status in sorted(TERMINAL_STATUSES)))
+LOCK_RUN = select(_run.status, _run.tenant, _run.created_at).where(_THIS_RUN).with_for_update()
+RUN_STATUS = select(_run.status).where(_THIS_RUN).with_for_update()
+RUN_STATUS_SHARED = select(_run.status).where(_THIS_RUN).with_for_update(read=True)
+INSERT_RUN = insert(diagnosis_run)
+UPDATE_RUN = update(diagnosis_run).where(_THIS_RUN)
+# One statement for the common case of a node commit: it locks the run's row (PostgreSQL) as it writes.
+TOUCH_RUN = update(diagnosis_run).where(_THIS_RUN, _NOT_FINISHED)
+INSERT_STEPS = insert(node_step)
+INSERT_CHECKPOINT = insert(checkpoint_table)
+INSERT_EVENTS = insert(orchestration_event)
+INSERT_INVOCATION = insert(tool_invocation)
+GET_RUN = select(_run.payload).where(_run.run_id == bindparam("b_run_id"))
+GET_RUN_OF_TENANT = GET_RUN.where(_run.tenant == bindparam("b_tenant"))
+LIST_EVENTS = (
+    select(_event.payload)
+    .where(_event.run_id == bindparam("b_run_id"), _event.sequence > bindparam("b_after"))
+    .order_by(_event.sequence)
+    .limit(bindparam("b_limit", type_=Integer))
+)
+LIST_STEPS = select(node_step.c.payload).where(node_step.c.run_id == bindparam("b_run_id")).order_by(node_step.c.id)
+LATEST_CHECKPOINT = (
+    select(_checkpoint.step, _checkpoint.node, _checkpoint.state)
+    .where(_checkpoint.run_id == bindparam("b_run_id"))
+    .order_by(_checkpoint.step.desc())
+    .limit(1)
+)
+LIST_INVOCATIONS = (
+    select(tool_invocation.c.payload)
+    .where(tool_invocation.c.run_id == bindparam("b_run_id"))
+    .order_by(tool_invocation.c.seq)
+)
+
+
+def lock_run(conn: Connection, run_id: str) -> Any:
+    """The run's (status, tenant, created_at), locked for this transaction on PostgreSQL."""
+    row = conn.execute(LOCK_RUN, {"b_run_id": run_id}).first()
+    if row is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    return row
+
+
+def run_status(conn: Connection, run_id: str, *, shared: bool = False) -> int:
+    """The run's status, its row locked (``shared``: against writes only) for this transaction on PostgreSQL."""
+    status: int | None = conn.execute(RUN_STATUS_SHARED if shared else RUN_STATUS, {"b_run_id": run_id}).scalar()
+    if status is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    return status
+
+
+def refuse_finished(run_id: str, status: int) -> None:
+    if status in TERMINAL_STATUSES:
+        raise RunAlreadyFinished(f"run {run_id!r} is {status_name(status)}; its record is final")
+
+
+# ---------------------------------------------------------------------- writes
+
+
+def create_run(conn: Connection, values: dict[str, Any]) -> None:
+    conn.execute(INSERT_RUN, values)
+
+
+def commit_node(
+    conn: Connection,
+    run_id: str,
+    *,
+    owner: str,
+    now: datetime,
+    run: run_pb2.DiagnosisRun | None,
+    step_rows: Sequence[dict[str, Any]],
+    checkpoint_row: dict[str, Any] | None,
+    event_rows: Sequence[dict[str, Any]],
+) -> None:
+    values: dict[str, Any] = {"owner": owner, "heartbeat_at": now}
+    if run is None:
+        touch_run(conn, run_id, values)
+    else:
+        current = lock_run(conn, run_id)
+        refuse_finished(run_id, current.status)
+        stored = stamp_run_update(run, tenant=current.tenant, created_at=current.created_at, now=now)
+        conn.execute(UPDATE_RUN, {"b_run_id": run_id, **values, **run_columns(stored)})
+    if step_rows:
+        conn.execute(INSERT_STEPS, list(step_rows))
+    if checkpoint_row is not None:
+        conn.execute(INSERT_CHECKPOINT, checkpoint_row)
+    if event_rows:
+        conn.execute(INSERT_EVENTS, list(event_rows))
+
+
+def touch_run(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
+    """Sets ``values`` on the run: RunNotFound if there is none, RunAlreadyFinished if it is final."""
+    if conn.execute(TOUCH_RUN, {"b_run_id": run_id, **values}).rowcount:
+        return
+    refuse_finished(run_id, run_status(conn, run_id))  # RunNotFound when there is no such run
+    raise RunNotFound(f"run {run_id!r} took no update")  # unreachable: a run not final is updated
+
+
+def add_tool_invocation(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
+    refuse_finished(run_id, run_status(conn, run_id, shared=True))
+    conn.execute(INSERT_INVOCATION, values)
+
+
+def heartbeat(conn: Connection, owner: str, now: datetime) -> None:
+    conn.execute(
+        update(diagnosis_run)
+        .where(_run.owner == owner, _run.status == run_pb2.RUN_STATUS_RUNNING)
+        .values(heartbeat_at=now)
+    )
+
+
+def interrupt(conn: Connection, which: ColumnElement[bool], reason: str, now: datetime) -> list[str]:
+    """Marks FAILED (with ``reason``) the RUNNING runs ``which`` selects that nobody holds locked."""
+    query = (
+        select(_run.run_id, _run.payload)
+        .where(_run.status == run_pb2.RUN_STATUS_RUNNING, which)
+        .order_by(_run.created_at, _run.run_id)
+        # A run locked right now is being written by its runner: it is not an orphan.
+        .with_for_update(skip_locked=True)
+    )
+    interrupted: list[str] = []
+    for row in conn.execute(query).all():
+        stored = stamp_interrupted(parse_run(row.payload), reason, now)
+        result = conn.execute(
+            update(diagnosis_run)
+            .where(_run.run_id == row.run_id, _run.status == run_pb2.RUN_STATUS_RUNNING)
+            .values(**run_columns(stored), heartbeat_at=now)
+        )
+        if result.rowcount:
+            interrupted.append(row.run_id)
+    return interrupted
+
+
+# ---------------------------------------------------------------------- reads
+
+
+def get_run(conn: Connection, run_id: str, tenant: str | None) -> bytes | None:
+    if tenant is None:
+        data: bytes | None = conn.execute(GET_RUN, {"b_run_id": run_id}).scalar_one_or_none()
+    else:
+        data = conn.execute(GET_RUN_OF_TENANT, {"b_run_id": run_id, "b_tenant": tenant}).scalar_one_or_none()
+    return data
+
+
+def list_runs(
+    conn: Connection,
+    *,
+    tenant: str | None,
+    status: int,
+    verdict: int,
+    after: tuple[datetime, str] | None,
+    limit: int,
+) -> Sequence[Any]:
+    """(payload, created_at, run_id) rows newest first, after the keyset position ``after``."""
+    query = select(_run.payload, _run.created_at, _run.run_id)
+    if tenant is not None:
+        query = query.where(_run.tenant == tenant)
+    if status:
+        query = query.where(_run.status == status)
+    if verdict:
+        query = query.where(_run.verdict == verdict)
+    if after is not None:
+        created_at, run_id = after
+        query = query.where(
+            or_(_run.created_at < created_at, and_(_run.created_at == created_at, _run.run_id < run_id))
+        )
+    query = query.order_by(_run.created_at.desc(), _run.run_id.desc()).limit(limit)
+    return conn.execute(query).all()
+
+
+def list_events(conn: Connection, run_id: str, after_sequence: int, limit: int) -> Sequence[bytes]:
+    return conn.execute(LIST_EVENTS, {"b_run_id": run_id, "b_after": after_sequence, "b_limit": limit}).scalars().all()
+
+
+def list_node_steps(conn: Connection, run_id: str) -> Sequence[bytes]:
+    return conn.execute(LIST_STEPS, {"b_run_id": run_id}).scalars().all()
+
+
+def latest_checkpoint(conn: Connection, run_id: str) -> Checkpoint | None:
+    row = conn.execute(LATEST_CHECKPOINT, {"b_run_id": run_id}).first()
+    if row is None:
+        return None
+    return Checkpoint(run_id=run_id, step=row.step, node=row.node, state=bytes(row.state))
+
+
+def list_tool_invocations(conn: Connection, run_id: str) -> Sequence[bytes]:
+    return conn.execute(LIST_INVOCATIONS, {"b_run_id": run_id}).scalars().all()
+
+
+def count_runs(conn: Connection, tenant: str | None, status: int) -> int:
+    query = select(func.count()).select_from(diagnosis_run)
+    if tenant is not None:
+        query = query.where(diagnosis_run.c.tenant == tenant)
+    if status:
+        query = query.where(diagnosis_run.c.status == status)
+    return int(conn.execute(query).scalar_one())

@@ -70,7 +70,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
                 yield pb.DiagnoseResponse(run_id=run_id, event=event)
-            final = follower.ended.run if follower.ended is not None else await self._repository.get_run(run_id)
+            final = await self._repository.get_run(run_id)
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             yield pb.DiagnoseResponse(run_id=run_id, run=final)
@@ -112,14 +112,11 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             )
             async for event in follower.events():
                 yield pb.WatchRunResponse(event=event)
-            ended = follower.ended
-            final = ended.run if ended is not None else await self._repository.get_run(run_id)
+            final = await self._repository.get_run(run_id)
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             last_sequence = follower.last_sequence
-            if follower.yielded == 0 and ended is not None:
-                last_sequence = ended.last_sequence
-            elif follower.yielded == 0:
+            if follower.yielded == 0:
                 stored = await self._repository.list_events(run_id)
                 last_sequence = stored[-1].sequence if stored else 0
             yield pb.WatchRunResponse(ended=_ended(final, last_sequence))

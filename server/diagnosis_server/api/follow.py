@@ -5,10 +5,6 @@ the replay and the live feed; every event is yielded once, in sequence order (du
 by sequence number, and a gap or an overflow is filled from the store, where each event is committed
 before it is published). A run this process is not running (another instance's) is followed by
 polling the store.
-
-At the end of a run the follower reads the store once more, for events it may have missed, unless the hub
-vouched for the run's end (``RunEnd``) and the follower already yielded up to its last event: then the
-store has nothing it has not seen, and ``ended`` holds the run as stored (no need to read it either).
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.api.hub import RunEnd, Signal, Subscription
+from diagnosis_server.api.hub import Signal, Subscription
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
@@ -49,8 +45,6 @@ class RunFollower:
         # The highest sequence number yielded (or skipped by the caller's after_sequence).
         self.last_sequence = after_sequence
         self.yielded = 0
-        # The run's end as stored, once the follower has seen all of it (None: read the store for it).
-        self.ended: RunEnd | None = None
 
     async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
         async for event in self._replay():
@@ -61,11 +55,6 @@ class RunFollower:
             else:
                 item = await self._poll()
             if isinstance(item, Signal):
-                end = self._subscription.end if item is Signal.END else None
-                if end is not None and self.last_sequence >= end.last_sequence:
-                    # Every stored event was published, and this follower has yielded up to the last one.
-                    self.ended = end
-                    return
                 async for event in self._replay():
                     yield event
                 if item is Signal.END:

@@ -2,9 +2,7 @@
 
 Publishing never waits: each subscriber has a bounded queue, and a subscriber whose queue is full
 loses its queued events and is told ``OVERFLOW`` instead; it catches up from the store, where every
-event is committed before it is published. When a run ends its subscribers are told ``END``, with the
-run's end as stored (``RunEnd``) when the run's manager could vouch for it: its final record, and the
-sequence of its last stored event, every one of which was published.
+event is committed before it is published. When a run ends its subscribers are told ``END``.
 
 A subscription taken for a run this process is not running is *detached*: it never receives
 anything, and its reader follows the store instead.
@@ -15,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections import deque
-from dataclasses import dataclass
 
 from diagnosis.v1 import run_pb2
 
@@ -27,18 +24,6 @@ class Signal(enum.Enum):
     END = "end"
 
 
-@dataclass(frozen=True, slots=True)
-class RunEnd:
-    """A run's end as stored: its final record, and the sequence of its last stored event (0: none).
-
-    Handed to subscribers only when every stored event of the run was published to them in order: a
-    subscriber that got them all needs nothing more from the store.
-    """
-
-    run: run_pb2.DiagnosisRun
-    last_sequence: int
-
-
 class Subscription:
     def __init__(self, hub: EventHub, run_id: str, *, attached: bool, maxsize: int) -> None:
         self._hub = hub
@@ -48,8 +33,6 @@ class Subscription:
         self._items: deque[run_pb2.OrchestrationEvent] = deque()
         self._overflowed = False
         self._ended = False
-        # How the run ended, when the hub was told (set with END).
-        self.end: RunEnd | None = None
         self._wakeup = asyncio.Event()
 
     def _offer(self, event: run_pb2.OrchestrationEvent) -> None:
@@ -63,9 +46,8 @@ class Subscription:
             self._items.append(event)
         self._wakeup.set()
 
-    def _end(self, end: RunEnd | None) -> None:
+    def _end(self) -> None:
         self._ended = True
-        self.end = end
         self._wakeup.set()
 
     @property
@@ -117,10 +99,10 @@ class EventHub:
         for subscription in tuple(self._channels.get(event.run_id, ())):
             subscription._offer(event)
 
-    def close(self, run_id: str, end: RunEnd | None = None) -> None:
-        """The run ended (its final state is stored): every subscriber gets END (and ``end``, if known)."""
+    def close(self, run_id: str) -> None:
+        """The run ended (its final state is stored): every subscriber gets END."""
         for subscription in self._channels.pop(run_id, set()):
-            subscription._end(end)
+            subscription._end()
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         channel = self._channels.get(subscription.run_id)

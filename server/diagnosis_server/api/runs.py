@@ -16,10 +16,10 @@ import structlog
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.api.errors import resource_exhausted, unavailable
-from diagnosis_server.api.hub import EventHub, RunEnd, Subscription
+from diagnosis_server.api.hub import EventHub, Subscription
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
-from diagnosis_server.store import INTERRUPTED, Repository, StoreError
+from diagnosis_server.store import INTERRUPTED, Repository
 
 log = structlog.get_logger(__name__)
 
@@ -119,17 +119,11 @@ class RunManager:
             if not started.done():
                 started.set_result(run)
 
-        published = 0  # the sequence of the last event published to the run's subscribers
-
         async def on_event(event: run_pb2.OrchestrationEvent) -> None:
-            nonlocal published
             self._metrics.observe_event(event)
             self._hub.publish(event)
-            published = event.sequence
 
-        cancelled = late = False
-        run: run_pb2.DiagnosisRun | None = None
-        end: RunEnd | None = None
+        cancelled = False
         try:
             run = await self._orchestrator.run(
                 question=question,
@@ -139,15 +133,12 @@ class RunManager:
                 on_event=on_event,
                 on_started=on_started,
             )
-            end = await self._stored_end(run_id, published)
         except asyncio.CancelledError:
-            if run is None:
-                # Shutdown past its grace: drain() marks the run INTERRUPTED and ends its streams.
-                cancelled = True
-                if not started.done():
-                    started.set_exception(RunStartError("the server shut down before the run started"))
-                raise
-            late = True  # the run had ended and is stored: it is seen to the end, then the task ends cancelled
+            # Shutdown past its grace: drain() marks the run INTERRUPTED and ends its streams.
+            cancelled = True
+            if not started.done():
+                started.set_exception(RunStartError("the server shut down before the run started"))
+            raise
         except Exception as exc:
             log.exception("run_crashed", run_id=run_id, error=type(exc).__name__)
             if not started.done():
@@ -158,26 +149,11 @@ class RunManager:
             if not self._tasks:
                 self._idle.set()
             if not cancelled:
-                self._hub.close(run_id, end)
+                self._hub.close(run_id)
         self._metrics.observe_run(run)
         for listener in self.on_finished:
             listener(run)
-        if late:
-            raise asyncio.CancelledError
         return run
-
-    async def _stored_end(self, run_id: str, published: int) -> RunEnd | None:
-        """The run's end as stored, if every stored event of it was published: then its subscribers, who got
-        them all, need not read the store at its end (one read here instead of one per subscriber).
-        None when the store holds an event past ``published`` (never published) or cannot be read.
-        """
-        try:
-            unpublished = await self._repository.list_events(run_id, after_sequence=published, limit=1)
-            stored = None if unpublished else await self._repository.get_run(run_id)
-        except StoreError as exc:
-            log.warning("run_end_unread", run_id=run_id, error=str(exc)[:300])
-            return None
-        return None if stored is None else RunEnd(stored, published)
 
     # ------------------------------------------------------------------ liveness
 

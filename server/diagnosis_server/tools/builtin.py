@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import ClassVar, Literal
 
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -106,8 +107,12 @@ def _parse_time(tool: str, field: str, text: str) -> datetime:
         raise ToolError(f"{tool}: {field} {text!r} is not an ISO 8601 time (e.g. 2024-11-29T13:30:00Z)") from None
 
 
+@lru_cache(maxsize=65536)
 def format_ts(ts: datetime) -> str:
-    """UTC, ``Z`` suffix, milliseconds only when present: the packs' own spelling."""
+    """UTC, ``Z`` suffix, milliseconds only when present: the packs' own spelling.
+
+    Cached: the packs' timestamps are a fixed set, formatted again on every tool call.
+    """
     ts = ts.astimezone(UTC)
     if ts.microsecond:
         return f"{ts:%Y-%m-%dT%H:%M:%S}.{ts.microsecond // 1000:03d}Z"

@@ -296,27 +296,60 @@ class Claim(_message.Message):
 Global___Claim: _TypeAlias = Claim  # noqa: Y015
 
 @_typing.final
+class SuggestedCall(_message.Message):
+    """A tool call an agent suggests: what would close a gap. Rendered by template, never as free text."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    tool_name: _builtins.str
+    @_builtins.property
+    def arguments(self) -> _struct_pb2.Struct: ...
+    def __init__(
+        self,
+        *,
+        tool_name: _builtins.str = ...,
+        arguments: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuggestedCall: _TypeAlias = SuggestedCall  # noqa: Y015
+
+@_typing.final
 class EvidenceGap(_message.Message):
-    """A signal that is missing. Stated by the Executor, or identified by the Verifier (then claim_id may name a claim)."""
+    """A signal that is missing. Stated by the Executor, or identified by the Verifier (then claim_id may name a claim).
+    The description is agent-written: it is audited and given to agents, never shown to the user as is.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     CLAIM_ID_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     CRITICAL_FIELD_NUMBER: _builtins.int
+    NEXT_CALLS_FIELD_NUMBER: _builtins.int
     claim_id: _builtins.str
     description: _builtins.str
     critical: _builtins.bool
+    @_builtins.property
+    def next_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___SuggestedCall]:
+        """The calls that would close the gap (structured; a planner plans from them in an evidence retry)."""
+
     def __init__(
         self,
         *,
         claim_id: _builtins.str = ...,
         description: _builtins.str = ...,
         critical: _builtins.bool = ...,
+        next_calls: _abc.Iterable[Global___SuggestedCall] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "critical", b"critical", "description", b"description"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "critical", b"critical", "description", b"description", "next_calls", b"next_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -892,23 +925,80 @@ class VerifierOutput(_message.Message):
 Global___VerifierOutput: _TypeAlias = VerifierOutput  # noqa: Y015
 
 @_typing.final
+class EvidenceQuote(_message.Message):
+    """What a confirmed fact was observed in: the matched text and where it was recorded."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_INVOCATION_ID_FIELD_NUMBER: _builtins.int
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    RAW_PATH_FIELD_NUMBER: _builtins.int
+    MATCHED_TEXT_FIELD_NUMBER: _builtins.int
+    OBSERVED_AT_FIELD_NUMBER: _builtins.int
+    source_invocation_id: _builtins.str
+    tool_name: _builtins.str
+    raw_path: _builtins.str
+    matched_text: _builtins.str
+    @_builtins.property
+    def observed_at(self) -> _timestamp_pb2.Timestamp:
+        """When the tool call that returned it started."""
+
+    def __init__(
+        self,
+        *,
+        source_invocation_id: _builtins.str = ...,
+        tool_name: _builtins.str = ...,
+        raw_path: _builtins.str = ...,
+        matched_text: _builtins.str = ...,
+        observed_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["observed_at", b"observed_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matched_text", b"matched_text", "observed_at", b"observed_at", "raw_path", b"raw_path", "source_invocation_id", b"source_invocation_id", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EvidenceQuote: _TypeAlias = EvidenceQuote  # noqa: Y015
+
+@_typing.final
 class ComposedItem(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TEXT_FIELD_NUMBER: _builtins.int
     CLAIM_IDS_FIELD_NUMBER: _builtins.int
+    EVIDENCE_FIELD_NUMBER: _builtins.int
+    INFERRED_FROM_FIELD_NUMBER: _builtins.int
+    CALL_FIELD_NUMBER: _builtins.int
     text: _builtins.str
+    """Rendered by the service from structured fields and fixed templates (never an agent's free text),
+    except claim statements that passed the Gatekeeper and the Verifier.
+    """
     @_builtins.property
     def claim_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def evidence(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvidenceQuote]:
+        """Confirmed facts: the verified evidence the claim was observed in."""
+
+    @_builtins.property
+    def inferred_from(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Inferred claims: the confirmed facts the inference rests on."""
+
+    @_builtins.property
+    def call(self) -> Global___SuggestedCall:
+        """Next steps: the call suggested, when the step is one."""
+
     def __init__(
         self,
         *,
         text: _builtins.str = ...,
         claim_ids: _abc.Iterable[_builtins.str] | None = ...,
+        evidence: _abc.Iterable[Global___EvidenceQuote] | None = ...,
+        inferred_from: _abc.Iterable[_builtins.str] | None = ...,
+        call: Global___SuggestedCall | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_ids", b"claim_ids", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "claim_ids", b"claim_ids", "evidence", b"evidence", "inferred_from", b"inferred_from", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -925,7 +1015,10 @@ class ComposerOutput(_message.Message):
     NEXT_STEPS_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     VERDICT_FIELD_NUMBER: _builtins.int
+    LIKELY_CAUSE_FIELD_NUMBER: _builtins.int
+    RUN_NOTES_FIELD_NUMBER: _builtins.int
     summary: _builtins.str
+    """The headline, rendered by template."""
     source: Global___ComposerSource.ValueType
     verdict: Global___Verdict.ValueType
     """The effective verdict the answer was composed under (unspecified before verification)."""
@@ -937,6 +1030,14 @@ class ComposerOutput(_message.Message):
     def evidence_gaps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComposedItem]: ...
     @_builtins.property
     def next_steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComposedItem]: ...
+    @_builtins.property
+    def likely_cause(self) -> Global___ComposedItem:
+        """The inferred cause or conclusion the Composer chose as the headline (PASS only), with what it rests on."""
+
+    @_builtins.property
+    def run_notes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ComposedItem]:
+        """What the run did when it fell back, from its own record (which step failed, which rules refused)."""
+
     def __init__(
         self,
         *,
@@ -947,10 +1048,12 @@ class ComposerOutput(_message.Message):
         next_steps: _abc.Iterable[Global___ComposedItem] | None = ...,
         source: Global___ComposerSource.ValueType = ...,
         verdict: Global___Verdict.ValueType = ...,
+        likely_cause: Global___ComposedItem | None = ...,
+        run_notes: _abc.Iterable[Global___ComposedItem] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["likely_cause", b"likely_cause"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confirmed_facts", b"confirmed_facts", "evidence_gaps", b"evidence_gaps", "next_steps", b"next_steps", "possible_directions", b"possible_directions", "source", b"source", "summary", b"summary", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confirmed_facts", b"confirmed_facts", "evidence_gaps", b"evidence_gaps", "likely_cause", b"likely_cause", "next_steps", b"next_steps", "possible_directions", b"possible_directions", "run_notes", b"run_notes", "source", b"source", "summary", b"summary", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

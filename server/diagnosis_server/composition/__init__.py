@@ -1,25 +1,41 @@
-"""Composition: the Verifier-allowed material, safe renderings, fallbacks and the Composer guard (pure)."""
+"""Composition: the Verifier-allowed material, the service-rendered answer, fallbacks and the Composer guard (pure)."""
 
 from __future__ import annotations
 
-from diagnosis_server.composition.guard import guard_composer_output
+from diagnosis_server.composition.guard import Violation, guard_composer_output
 from diagnosis_server.composition.material import (
     AllowedMaterial,
     MaterialClaim,
+    MaterialGap,
     allowed_material,
     excluded_statements,
     mentions,
 )
-from diagnosis_server.composition.render import answer_text, render_pre_verification_fallback, render_verified
+from diagnosis_server.composition.notes import RunRecord, post_verification_notes, pre_verification_notes
+from diagnosis_server.composition.render import (
+    answer_text,
+    render_answer,
+    render_pre_verification_fallback,
+    render_verified,
+)
+from diagnosis_server.composition.suggestions import RecordedCall, Suggestion
 
 __all__ = [
     "AllowedMaterial",
     "MaterialClaim",
+    "MaterialGap",
+    "RecordedCall",
+    "RunRecord",
+    "Suggestion",
+    "Violation",
     "allowed_material",
     "answer_text",
     "excluded_statements",
     "guard_composer_output",
     "mentions",
+    "post_verification_notes",
+    "pre_verification_notes",
+    "render_answer",
     "render_pre_verification_fallback",
     "render_verified",
 ]

@@ -1,81 +1,222 @@
-"""The Composer guard: a parsed Composer answer may use the allowed material and nothing else (R-R-3, R-A-1..3).
+"""The Composer guard: a Composer may choose among the allowed material and use nothing else (R-R-3, R-A-1..3).
 
-Returns the violations; an empty list accepts the answer. A rejected answer counts as the Composer's
-INVALID_OUTPUT: the node retries once, then falls back to ``render_verified`` (R-A-5).
+No Composer text is shown (``composition.render`` renders the answer), but what the Composer tried is
+judged, and a refused reply counts as its INVALID_OUTPUT: the node retries once, then falls back to the
+deterministic rendering (R-A-5). Each violation names its rule:
+
+- ``composer.citation``: an item cites a claim outside its section's allowed claims (a direction presented
+  as a confirmed fact, an excluded claim), cites none, or names a gap or step the material does not hold;
+  a headline that is not a likely cause;
+- ``composer.directions_under_reject``: possible directions under REJECT (no root-cause conclusion, R-A-3);
+- ``composer.cause_under_reject``: text that concludes a cause under REJECT;
+- ``composer.invented_gap``: a gap the Verifier did not identify (R-A-2);
+- ``composer.excluded_material``: text holding an excluded statement, however spelled (one normalization,
+  across items, reordered), or a fact only excluded material names;
+- ``composer.ungrounded_identifier``: text naming an identifier or quoted string that nothing allowed holds
+  (a root cause no claim made).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.material import AllowedMaterial, mentions, mentions_any
+from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions
+from diagnosis_server.protocols.composer import ComposerParse
+from diagnosis_server.text.language import causal_phrases, vocabulary_words
+from diagnosis_server.text.normalize import compact, normalize, words
+from diagnosis_server.verification.derivability import concrete_facts
 
 _V = contracts_pb2.Verdict
 
+CITATION = "composer.citation"
+DIRECTIONS_UNDER_REJECT = "composer.directions_under_reject"
+CAUSE_UNDER_REJECT = "composer.cause_under_reject"
+INVENTED_GAP = "composer.invented_gap"
+EXCLUDED_MATERIAL = "composer.excluded_material"
+UNGROUNDED_IDENTIFIER = "composer.ungrounded_identifier"
+RULES = (CITATION, DIRECTIONS_UNDER_REJECT, CAUSE_UNDER_REJECT, INVENTED_GAP, EXCLUDED_MATERIAL, UNGROUNDED_IDENTIFIER)
 
-def _texts(output: contracts_pb2.ComposerOutput) -> Iterable[tuple[str, str]]:
-    yield "summary", output.summary
-    for field in ("confirmed_facts", "possible_directions", "evidence_gaps", "next_steps"):
-        for index, item in enumerate(getattr(output, field)):
-            yield f"{field}[{index}]", item.text
+_NEGATION = re.compile(r"\b(?:no|not|cannot|can't|cant|never|without|nor|unable|neither|isn't|wasn't)\b")
+_NUMBER_ONLY = re.compile(r"[\d.,%]+[a-zA-Z]{0,3}")
+_VERDICT_WORDS = ("PASS", "LOW_CONFID", "REJECT", "verdict")
+_OVERLAP = 0.8
+_MIN_WORDS = 3
 
 
-def guard_composer_output(
-    output: contracts_pb2.ComposerOutput,
-    material: AllowedMaterial,
-    *,
-    excluded_statements: Collection[str] = (),
-) -> list[str]:
-    """Violations of the allowed material by a Composer answer; empty means accepted.
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    message: str
 
-    ``excluded_statements`` are statements of verified claims the material does not allow
-    (``composition.material.excluded_statements``); holding one verbatim (case-insensitive) is a violation.
-    """
-    violations: list[str] = []
+
+def _texts(output: contracts_pb2.ComposerOutput) -> list[tuple[str, str, str]]:
+    """(list name, where, text) of every text of the reply."""
+    out = [("summary", "summary", output.summary)]
+    for name in ("confirmed_facts", "possible_directions", "evidence_gaps", "next_steps"):
+        out.extend((name, f"{name}[{i}]", item.text) for i, item in enumerate(getattr(output, name)))
+    return out
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in words(text) if len(w) >= _MIN_WORDS}
+
+
+def _holds_excluded(text: str, statement: str, allowed: Sequence[str]) -> bool:
+    if mentions(text, statement, covering=allowed):
+        return True
+    wanted = _content_words(statement)
+    if len(wanted) < _MIN_WORDS or any(wanted <= _content_words(a) for a in allowed):
+        return False
+    return len(wanted & _content_words(text)) >= _OVERLAP * len(wanted)
+
+
+def _distinctive_facts(excluded: Iterable[str], allowed_haystack: str) -> list[str]:
+    """Facts (identifiers, codes, quoted strings) that only excluded statements name."""
+    out: list[str] = []
+    for statement in excluded:
+        for fact in concrete_facts(statement):
+            key = compact(fact)
+            if len(key) >= 3 and _NUMBER_ONLY.fullmatch(fact) is None and key not in allowed_haystack:
+                out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def _concludes(text: str) -> bool:
+    """Causal or conclusive language that is not negated ("no root cause is given" does not conclude)."""
+    normalized = normalize(text)
+    for phrase in causal_phrases(text):
+        at = normalized.find(phrase)
+        window = normalized[max(0, at - 40) : at] if at >= 0 else ""
+        if not _NEGATION.search(window):
+            return True
+    return False
+
+
+def _gap_for(item: contracts_pb2.ComposedItem, ref: str, gaps: Sequence[MaterialGap]) -> MaterialGap | None:
+    if ref:
+        return next((g for g in gaps if g.gap_id == ref), None)
+    by_claim = [g for g in gaps if g.claim_id and g.claim_id in item.claim_ids]
+    if by_claim:
+        return by_claim[0]
+    item_words = _content_words(item.text)
+    best, score = None, 0.0
+    for gap in gaps:
+        gap_words = _content_words(gap.description)
+        if not gap_words or not item_words:
+            continue
+        overlap = len(item_words & gap_words) / min(len(item_words), len(gap_words))
+        if overlap > score:
+            best, score = gap, overlap
+    return best if score >= 0.5 else None
+
+
+def _citations(
+    parse: ComposerParse, output: contracts_pb2.ComposerOutput, material: AllowedMaterial
+) -> list[Violation]:
+    violations: list[Violation] = []
     confirmable = {c.claim_id for c in material.confirmable}
-    directions = {c.claim_id for c in material.directions}
-    # Beside a gap or a next step, the claims the Verifier's gaps name may be cited by id too.
-    allowed = material.allowed_claim_ids() | material.gap_claim_ids()
-    if not output.summary.strip():
-        violations.append("summary is empty")
-
-    # A possible direction is never presented as confirmed (R-A-2), whichever claim id the item cites.
-    direction_statements = [c.statement for c in material.directions]
-    confirmable_statements = [c.statement for c in material.confirmable]
+    directions = {c.claim_id for c in (*material.directions, *material.causes)}
+    beside = material.allowed_claim_ids() | material.gap_claim_ids()
     for index, item in enumerate(output.confirmed_facts):
         if not item.claim_ids:
-            violations.append(f"confirmed_facts[{index}] cites no claim")
+            violations.append(Violation(CITATION, f"confirmed_facts[{index}] cites no claim"))
         for claim_id in item.claim_ids:
             if claim_id not in confirmable:
-                violations.append(f"confirmed_facts[{index}] cites {claim_id!r}, which is not a confirmable claim")
-        if mentions_any(item.text, direction_statements, covering=confirmable_statements):
-            violations.append(f"confirmed_facts[{index}] states a claim that is only a possible direction")
-
+                violations.append(
+                    Violation(CITATION, f"confirmed_facts[{index}] cites a claim that is not a confirmed fact")
+                )
     if material.verdict == _V.VERDICT_REJECT and output.possible_directions:
-        violations.append("possible directions are not allowed under REJECT")
+        violations.append(Violation(DIRECTIONS_UNDER_REJECT, "possible directions are not allowed under REJECT"))
     else:
         for index, item in enumerate(output.possible_directions):
             if not item.claim_ids:
-                violations.append(f"possible_directions[{index}] cites no claim")
+                violations.append(Violation(CITATION, f"possible_directions[{index}] cites no claim"))
             for claim_id in item.claim_ids:
                 if claim_id not in directions:
                     violations.append(
-                        f"possible_directions[{index}] cites {claim_id!r}, which is not an allowed direction"
+                        Violation(
+                            CITATION, f"possible_directions[{index}] cites a claim that is not an allowed direction"
+                        )
                     )
+    if parse.headline and parse.headline not in {c.claim_id for c in material.causes}:
+        violations.append(Violation(CITATION, "the headline is not one of the likely causes the material allows"))
+    for name in ("evidence_gaps", "next_steps"):
+        for index, item in enumerate(getattr(output, name)):
+            if any(claim_id not in beside for claim_id in item.claim_ids):
+                violations.append(Violation(CITATION, f"{name}[{index}] cites a claim outside the allowed material"))
+    step_ids = {s.step_id for s in material.next_steps}
+    for (name, index), ref in parse.refs.items():
+        known = {g.gap_id for g in material.evidence_gaps} if name == "evidence_gaps" else step_ids
+        if name not in ("evidence_gaps", "next_steps") or ref not in known:
+            violations.append(
+                Violation(CITATION, f"{name}[{index}] refers to {ref!r}, which the material does not hold")
+            )
+    return violations
 
-    if output.evidence_gaps and not material.evidence_gaps:
-        violations.append("evidence gaps are listed but the Verifier identified none")
-    for field in ("evidence_gaps", "next_steps"):
-        for index, item in enumerate(getattr(output, field)):
-            for claim_id in item.claim_ids:
-                if claim_id not in allowed:
-                    violations.append(f"{field}[{index}] cites {claim_id!r}, which is outside the allowed material")
 
-    covering = material.allowed_statements()
-    for where, text in _texts(output):
-        for statement in excluded_statements:
-            if mentions(text, statement, covering=covering):
-                violations.append(f"{where} holds the statement of a claim that is not allowed")
-                break
+def _gaps(parse: ComposerParse, output: contracts_pb2.ComposerOutput, material: AllowedMaterial) -> list[Violation]:
+    gaps = material.evidence_gaps
+    if output.evidence_gaps and not gaps:
+        return [Violation(INVENTED_GAP, "evidence gaps are listed but the Verifier identified none")]
+    if len(output.evidence_gaps) > len(gaps):
+        return [Violation(INVENTED_GAP, "more evidence gaps are listed than the Verifier identified")]
+    return [
+        Violation(INVENTED_GAP, f"evidence_gaps[{index}] is not one of the Verifier's gaps")
+        for index, item in enumerate(output.evidence_gaps)
+        if _gap_for(item, parse.refs.get(("evidence_gaps", index), ""), gaps) is None
+    ]
+
+
+def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[str, str]:
+    """Compact haystacks of what a claim section's text and a gap or step's text may name."""
+    claims = [material.question, *material.allowed_statements(), *material.quoted_texts(), *tool_names]
+    claims += [c.claim_id for c in material.shown] + [*vocabulary_words(), *_VERDICT_WORDS]
+    steps = [*claims, *(g.description for g in material.evidence_gaps), *(s.text for s in material.next_steps)]
+    steps += [g.claim_id for g in material.evidence_gaps]
+    return "\x00".join(compact(t) for t in claims), "\x00".join(compact(t) for t in steps)
+
+
+def guard_composer_output(
+    parse: ComposerParse,
+    material: AllowedMaterial,
+    *,
+    excluded_statements: Collection[str] = (),
+    tool_names: Collection[str] = (),
+) -> list[Violation]:
+    """Violations of the allowed material by a parsed Composer reply; empty means accepted.
+
+    ``excluded_statements`` are the statements of claims the material does not allow
+    (``composition.material.excluded_statements``): the reply must not hold them, however spelled.
+    """
+    output = parse.output
+    if output is None:
+        return [Violation(CITATION, "the reply did not parse")]
+    violations = _citations(parse, output, material) + _gaps(parse, output, material)
+    allowed = material.allowed_statements()
+    excluded = [s for s in (*excluded_statements, *material.excluded) if s.strip()]
+    texts = _texts(output)
+    joined = " ".join(text for _, _, text in texts)
+    claims_haystack, steps_haystack = _grounding(material, tool_names)
+    distinctive = _distinctive_facts(excluded, claims_haystack + "\x00" + steps_haystack)
+    for statement in excluded:
+        if any(_holds_excluded(text, statement, allowed) for _, _, text in texts) or mentions(
+            joined, statement, covering=allowed
+        ):
+            violations.append(
+                Violation(EXCLUDED_MATERIAL, "the reply holds the statement of a claim that is not allowed")
+            )
+            break
+    joined_compact = compact(joined)
+    if any(fact in joined_compact for fact in distinctive):
+        violations.append(Violation(EXCLUDED_MATERIAL, "the reply names a fact that only excluded claims name"))
+    for name, where, text in texts:
+        haystack = steps_haystack if name in ("evidence_gaps", "next_steps") else claims_haystack
+        unknown = [f for f in concrete_facts(text) if _NUMBER_ONLY.fullmatch(f) is None and compact(f) not in haystack]
+        if unknown:
+            violations.append(Violation(UNGROUNDED_IDENTIFIER, f"{where} names what no allowed material holds"))
+        if material.verdict == _V.VERDICT_REJECT and _concludes(text):
+            violations.append(Violation(CAUSE_UNDER_REJECT, f"{where} concludes a cause under REJECT"))
     return violations

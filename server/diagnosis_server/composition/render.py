@@ -1,156 +1,322 @@
-"""Deterministic safe renderings and the user-facing answer text (R-A-2..5, R-R-3, R-R-5).
+"""The answer a user reads, rendered by the service (R-A-1..R-A-6, R-R-3, R-R-5).
 
-``render_verified`` renders the allowed material alone, for when the Composer failed after
-verification (R-A-5). ``render_pre_verification_fallback`` renders an answer with no Executor claim
-at all (R-A-4). Next steps come from gaps and directions by fixed templates, never from Executor text.
+Only three kinds of text reach the user: statements of claims that passed the Gatekeeper and the
+Verifier (in the section their classification and status allow, confirmed facts with their quoted
+evidence and source), gaps and next steps rendered from structured fields, and fixed templates. The
+Composer's reply only chooses: which allowed claims go where, which likely cause is the headline, which
+gaps and next steps to show (``render_answer``). Without a usable reply the same rendering runs on the
+material alone (``render_verified``, R-A-5). Before verification, ``render_pre_verification_fallback``
+says what the run did from its own record and holds no Executor claim (R-A-4).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.material import AllowedMaterial, MaterialClaim
+from diagnosis_server.composition.material import AllowedMaterial, MaterialClaim, MaterialGap, Quote
+from diagnosis_server.composition.suggestions import COLLECT_MORE, Suggestion
+from diagnosis_server.protocols.composer import ComposerParse
+from diagnosis_server.text.language import finds_nothing
+from diagnosis_server.text.normalize import display_text
 
 _V = contracts_pb2.Verdict
 _S = contracts_pb2.ComposerSource
-
-COLLECT_MORE = (
-    "Collect more evidence (logs, metrics, recent deployments and configuration changes) and run the diagnosis again."
-)
-CHECK_DIRECTLY = "Check the affected service's recent changes, logs and metrics directly."
+_T = TypeVar("_T")
 
 REJECT_SUMMARY = (
     "The current evidence cannot support a reliable conclusion, so no root cause is given. "
     "Only confirmed facts, evidence gaps and next steps are listed."
 )
-
-_PRE_VERIFICATION_REASONS: dict[str, tuple[str, str]] = {
-    "EXECUTOR_INVALID_OUTPUT": (
-        "the evidence-collection step did not return a valid structured result",
-        "Run the diagnosis again; if it keeps failing, check the Executor agent's configuration.",
-    ),
-    "TOOL_BLOCKED": (
-        "a tool the investigation needed is not allowed for this run",
-        "Allow the tools the question needs, or ask a narrower question the allowed tools can answer.",
-    ),
-    "GATEKEEPER_REJECT": (
-        "the collected claims did not point at recorded tool output, so none of them could be verified",
-        "Run the diagnosis again so that every claim is tied to a recorded tool output.",
-    ),
-    "NO_VERIFIED_EVIDENCE": (
-        "no claim was backed by verified tool output",
-        "Make sure the tools can reach the data this question needs, then run the diagnosis again.",
-    ),
-    "VERIFIER_FAILED": (
-        "the verification of the collected evidence did not complete",
-        "Run the diagnosis again; if it keeps failing, check the Verifier agent's configuration.",
-    ),
-    "PLANNER_FAILED": (
-        "the investigation could not be planned",
-        "Run the diagnosis again; if it keeps failing, check the Planner agent's configuration.",
-    ),
-    "RECURSION_LIMIT": (
-        "the diagnosis reached its step limit before it finished",
-        "Ask a narrower question, or run the diagnosis again.",
-    ),
-}
-_GENERIC_REASON = (
-    "an internal step of the diagnosis did not complete",
-    "Run the diagnosis again later.",
-)
+CHECK_DIRECTLY = "Check the affected service's recent changes, logs and metrics directly."
+MAX_QUOTE_CHARS = 160
+MAX_STEPS_SHOWN = 6
 
 _SECTIONS = (
     ("Confirmed facts", "confirmed_facts"),
     ("Possible directions", "possible_directions"),
     ("Evidence gaps", "evidence_gaps"),
     ("Next steps", "next_steps"),
+    ("What happened", "run_notes"),
 )
 
 
-def _item(text: str, claim_ids: list[str]) -> contracts_pb2.ComposedItem:
-    return contracts_pb2.ComposedItem(text=text, claim_ids=claim_ids)
+# ---------------------------------------------------------------- items
 
 
 def _claim_item(claim: MaterialClaim) -> contracts_pb2.ComposedItem:
-    return _item(claim.statement, [claim.claim_id])
+    item = contracts_pb2.ComposedItem(text=claim.statement, claim_ids=[claim.claim_id])
+    item.inferred_from.extend(claim.inferred_from)
+    return item
 
 
-def _summary(material: AllowedMaterial) -> str:
+def _fact_item(claim: MaterialClaim) -> contracts_pb2.ComposedItem:
+    item = _claim_item(claim)
+    item.evidence.extend(q.to_proto() for q in claim.quotes)
+    return item
+
+
+def _gap_text(gap: MaterialGap, material: AllowedMaterial, steps: Sequence[Suggestion]) -> str:
+    prefix = "Critical: " if gap.critical else ""
+    claim = material.claim(gap.claim_id) if gap.claim_id else None
+    if claim is not None and claim in material.confirmable:
+        text = f"{gap.claim_id} is confirmed, but evidence that would explain it further is missing."
+    elif claim is not None:
+        text = f"{gap.claim_id} is not confirmed: direct evidence would confirm it or rule it out."
+    elif gap.claim_id:
+        text = f"{gap.claim_id} could not be verified from the collected evidence, so it is not shown."
+    else:
+        calls = [s for s in steps if s.gap_id == gap.gap_id and s.call is not None]
+        if calls:
+            text = "Not yet looked at: " + "; ".join(s.phrase for s in calls) + "."
+        else:
+            text = "The Verifier identified a missing signal that the collected evidence does not show."
+    return prefix + text
+
+
+def _gap_item(gap: MaterialGap, material: AllowedMaterial) -> contracts_pb2.ComposedItem:
+    item = contracts_pb2.ComposedItem(text=_gap_text(gap, material, material.next_steps))
+    if gap.claim_id:
+        item.claim_ids.append(gap.claim_id)
+    return item
+
+
+def _step_item(step: Suggestion) -> contracts_pb2.ComposedItem:
+    item = contracts_pb2.ComposedItem(text=step.text, claim_ids=list(step.claim_ids))
+    if step.call is not None:
+        item.call.CopyFrom(step.call)
+    return item
+
+
+def _note(text: str) -> contracts_pb2.ComposedItem:
+    return contracts_pb2.ComposedItem(text=text)
+
+
+# ---------------------------------------------------------------- the headline
+
+
+def headline_label(claim: MaterialClaim) -> str:
+    kind = "Conclusion" if finds_nothing(claim.statement) else "Likely cause"
+    return f"{kind} (inferred from {', '.join(claim.inferred_from)})"
+
+
+def _summary(material: AllowedMaterial, cause: MaterialClaim | None, directions: int) -> str:
+    facts = len(material.confirmable)
     if material.verdict == _V.VERDICT_PASS:
-        if not material.confirmable:
-            return "The evidence was verified, but no confirmed fact is available to state a diagnosis."
-        statements = "; ".join(claim.statement for claim in material.confirmable)
-        return f"Confirmed diagnosis, backed by recorded tool output: {statements}"
+        if cause is not None:
+            return f"{headline_label(cause)}: {cause.statement}"
+        return f"Confirmed by recorded tool output: {facts} fact(s); no cause is inferred from them."
     if material.verdict == _V.VERDICT_LOW_CONFID:
-        return (
-            "The evidence is partial, so no diagnosis is confirmed. "
-            f"Below, confirmed facts ({len(material.confirmable)}) rest on recorded tool output, "
-            f"possible directions ({len(material.directions)}) are not confirmed, "
-            f"and evidence gaps ({len(material.evidence_gaps)}) remain open."
+        summary = (
+            f"Partial diagnosis with low confidence: {facts} fact(s) are confirmed by recorded tool output, "
+            "but the evidence does not establish a cause."
         )
+        if directions:
+            summary += " Possible directions are listed separately; they are not confirmed."
+        return summary
     return REJECT_SUMMARY
 
 
-def _next_steps(material: AllowedMaterial) -> list[contracts_pb2.ComposedItem]:
-    steps = [
-        _item(f"Collect evidence for: {gap.description.strip()}", [gap.claim_id] if gap.claim_id else [])
-        for gap in material.evidence_gaps
-    ]
-    if material.verdict != _V.VERDICT_REJECT:
-        steps.extend(
-            _item(f"Verify with direct evidence: {claim.statement}", [claim.claim_id]) for claim in material.directions
+# ---------------------------------------------------------------- choosing from the Composer's reply
+
+
+@dataclass(slots=True)
+class _Choice:
+    cause: MaterialClaim | None = None
+    facts: list[MaterialClaim] = field(default_factory=list)
+    directions: list[MaterialClaim] = field(default_factory=list)
+    gaps: list[MaterialGap] = field(default_factory=list)
+    steps: list[Suggestion] = field(default_factory=list)
+
+
+def _cited(items: Iterable[contracts_pb2.ComposedItem], allowed: Sequence[MaterialClaim]) -> list[MaterialClaim]:
+    by_id = {c.claim_id: c for c in allowed}
+    out: list[MaterialClaim] = []
+    for item in items:
+        for claim_id in item.claim_ids:
+            claim = by_id.get(claim_id)
+            if claim is not None and claim not in out:
+                out.append(claim)
+    return out
+
+
+def _unique(items: Iterable[_T]) -> list[_T]:
+    out: list[_T] = []
+    for item in items:
+        if not any(item is seen for seen in out):
+            out.append(item)
+    return out
+
+
+def _default_cause(material: AllowedMaterial) -> MaterialClaim | None:
+    critical = [c for c in material.causes if c.critical]
+    ranked = critical or list(material.causes)
+    return ranked[0] if ranked else None
+
+
+def _choose(material: AllowedMaterial, parse: ComposerParse | None) -> _Choice:
+    if parse is None or parse.output is None:
+        return _Choice(
+            cause=_default_cause(material),
+            facts=list(material.confirmable),
+            directions=list(material.directions),
+            gaps=list(material.evidence_gaps),
+            steps=list(material.next_steps),
         )
-    if not steps:
-        if material.verdict == _V.VERDICT_PASS:
-            steps.append(_item("Address the confirmed cause and check that the symptoms clear.", []))
-        else:
-            steps.append(_item(COLLECT_MORE, []))
-    return steps
+    output = parse.output
+    causes = {c.claim_id: c for c in material.causes}
+    cause = causes.get(parse.headline) or _default_cause(material)
+    directions = _cited(output.possible_directions, (*material.directions, *material.causes))
+    gaps_by_id = {g.gap_id: g for g in material.evidence_gaps}
+    steps_by_id = {s.step_id: s for s in material.next_steps}
+    gaps = [gaps_by_id[r] for (name, _), r in sorted(parse.refs.items()) if name == "evidence_gaps" and r in gaps_by_id]
+    if output.evidence_gaps and not gaps:
+        gaps = list(material.evidence_gaps)
+    steps = [steps_by_id[r] for (name, _), r in sorted(parse.refs.items()) if name == "next_steps" and r in steps_by_id]
+    return _Choice(
+        cause=cause,
+        facts=_cited(output.confirmed_facts, material.confirmable),
+        directions=[d for d in directions if d is not cause],
+        gaps=_unique(gaps),
+        steps=_unique(steps) or list(material.next_steps),
+    )
 
 
-def render_verified(material: AllowedMaterial) -> contracts_pb2.ComposerOutput:
-    """The deterministic answer from the allowed material alone (post-verification fallback, R-A-5)."""
+# ---------------------------------------------------------------- public
+
+
+def render_answer(
+    material: AllowedMaterial,
+    parse: ComposerParse | None = None,
+    *,
+    source: contracts_pb2.ComposerSource.ValueType = _S.COMPOSER_SOURCE_COMPOSER,
+    notes: Sequence[str] = (),
+) -> contracts_pb2.ComposerOutput:
+    """The answer from the allowed material, as the Composer's reply chose it (or, without one, all of it)."""
+    choice = _choose(material, parse)
+    if material.verdict != _V.VERDICT_PASS:
+        choice.cause = None
+    if material.verdict == _V.VERDICT_REJECT:
+        choice.directions = []
     output = contracts_pb2.ComposerOutput(
-        summary=_summary(material),
-        source=_S.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK,
-        verdict=material.verdict,
+        summary=_summary(material, choice.cause, len(choice.directions)), source=source, verdict=material.verdict
     )
-    output.confirmed_facts.extend(_claim_item(claim) for claim in material.confirmable)
-    if material.verdict != _V.VERDICT_REJECT:
-        output.possible_directions.extend(_claim_item(claim) for claim in material.directions)
-    output.evidence_gaps.extend(
-        _item(gap.description.strip(), [gap.claim_id] if gap.claim_id else []) for gap in material.evidence_gaps
-    )
-    output.next_steps.extend(_next_steps(material))
+    if choice.cause is not None:
+        output.likely_cause.CopyFrom(_claim_item(choice.cause))
+    output.confirmed_facts.extend(_fact_item(c) for c in choice.facts)
+    output.possible_directions.extend(_claim_item(c) for c in choice.directions)
+    output.evidence_gaps.extend(_gap_item(g, material) for g in choice.gaps)
+    output.next_steps.extend(_step_item(s) for s in choice.steps[:MAX_STEPS_SHOWN])
+    output.run_notes.extend(_note(n) for n in notes)
     return output
 
 
-def render_pre_verification_fallback(reason_code: str) -> contracts_pb2.ComposerOutput:
-    """A generic answer with no Executor claim (R-A-4): no verified diagnosis, why in plain words, next steps.
+def render_verified(material: AllowedMaterial, *, notes: Sequence[str] = ()) -> contracts_pb2.ComposerOutput:
+    """The deterministic answer from the allowed material alone (post-verification fallback, R-A-5)."""
+    return render_answer(material, None, source=_S.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK, notes=notes)
 
-    An unknown reason code gets a generic reason; the code itself is never echoed.
-    """
-    key = reason_code.strip().upper() if isinstance(reason_code, str) else ""
-    reason, step = _PRE_VERIFICATION_REASONS.get(key, _GENERIC_REASON)
+
+def render_pre_verification_fallback(
+    notes: Sequence[str],
+    *,
+    known: AllowedMaterial | None = None,
+) -> contracts_pb2.ComposerOutput:
+    """An answer with no Executor claim (R-A-4): no verified diagnosis, what happened from the run's record,
+    and the gaps and next steps an earlier cycle's Verifier identified (never their claims' statements)."""
     output = contracts_pb2.ComposerOutput(
-        summary=f"No verified diagnosis could be produced: {reason}.",
+        summary="No verified diagnosis could be produced; what the run did is listed below.",
         source=_S.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK,
         verdict=_V.VERDICT_UNSPECIFIED,
     )
-    output.evidence_gaps.append(_item("No verified evidence is available to support a conclusion.", []))
-    output.next_steps.extend([_item(step, []), _item(CHECK_DIRECTLY, [])])
+    output.run_notes.extend(_note(n) for n in notes)
+    if known is not None and known.evidence_gaps:
+        # Gap texts name claims by id only; next steps are calls and templates.
+        bare = AllowedMaterial(
+            verdict=_V.VERDICT_REJECT,
+            question=known.question,
+            confirmable=(),
+            evidence_gaps=known.evidence_gaps,
+            next_steps=tuple(s for s in known.next_steps if s.call is not None),
+        )
+        output.evidence_gaps.extend(_gap_item(g, bare) for g in bare.evidence_gaps)
+        output.next_steps.extend(_step_item(s) for s in bare.next_steps[:MAX_STEPS_SHOWN])
+    else:
+        output.evidence_gaps.append(_note("No verified evidence is available to support a conclusion."))
+    if not output.next_steps:
+        output.next_steps.extend([_note(COLLECT_MORE), _note(CHECK_DIRECTLY)])
     return output
 
 
+def _quote_mark(text: str) -> str:
+    for mark in ('"', "'", "`"):
+        if mark not in text:
+            return f"{mark}{text}{mark}"
+    return f'"{text}"'
+
+
+def _quoted(quote: contracts_pb2.EvidenceQuote) -> str:
+    text = " ".join(display_text(quote.matched_text).split())
+    if len(text) > MAX_QUOTE_CHARS:
+        text = text[: MAX_QUOTE_CHARS - 1] + "…"
+    return f"{_quote_mark(text)} at {quote.raw_path or '/'}"
+
+
+def quote_lines(quotes: Sequence[contracts_pb2.EvidenceQuote]) -> list[str]:
+    """One line per recorded call: where it was observed (tool, invocation, time) and the quotes found there."""
+    lines: list[str] = []
+    by_call: dict[str, list[contracts_pb2.EvidenceQuote]] = {}
+    for quote in quotes:
+        by_call.setdefault(quote.source_invocation_id, []).append(quote)
+    for invocation_id, found in by_call.items():
+        where = f"{found[0].tool_name} {invocation_id}"
+        if found[0].HasField("observed_at"):
+            where += f", {found[0].observed_at.ToDatetime().strftime('%Y-%m-%dT%H:%M:%SZ')}"
+        lines.append(f"observed in {where}: " + "; ".join(_quoted(q) for q in found))
+    return lines
+
+
+def _cite(item: contracts_pb2.ComposedItem) -> str:
+    return f" [{', '.join(item.claim_ids)}]" if item.claim_ids else ""
+
+
+def _line(field_name: str, item: contracts_pb2.ComposedItem, verdict: int) -> list[str]:
+    text = " ".join(display_text(item.text).split())
+    if field_name == "possible_directions":
+        label = f"Possibly (inferred from {', '.join(item.inferred_from)})" if item.inferred_from else "Possibly"
+        text = f"{label}: {text}"
+    lines = [f"- {text}{_cite(item)}"]
+    if field_name == "confirmed_facts":
+        lines.extend(f"  {line}" for line in quote_lines(item.evidence))
+    return lines
+
+
 def answer_text(output: contracts_pb2.ComposerOutput) -> str:
-    """The user-facing text: the summary, then each non-empty section, each item with its cited claim ids."""
-    parts = [output.summary.strip()]
-    for title, field in _SECTIONS:
-        items: list[contracts_pb2.ComposedItem] = list(getattr(output, field))
+    """The user-facing text: the headline, then each non-empty section; bidi and invisible characters removed."""
+    summary = " ".join(display_text(output.summary).split())
+    if output.HasField("likely_cause"):
+        summary += _cite(output.likely_cause)
+    parts = [summary]
+    for title, field_name in _SECTIONS:
+        items: list[contracts_pb2.ComposedItem] = list(getattr(output, field_name))
         if not items:
             continue
         lines = [f"{title}:"]
         for item in items:
-            cited = f" [{', '.join(item.claim_ids)}]" if item.claim_ids else ""
-            lines.append(f"- {item.text.strip()}{cited}")
+            lines.extend(_line(field_name, item, output.verdict))
         parts.append("\n".join(lines))
     return "\n\n".join(part for part in parts if part)
+
+
+__all__ = [
+    "CHECK_DIRECTLY",
+    "REJECT_SUMMARY",
+    "Quote",
+    "answer_text",
+    "headline_label",
+    "quote_lines",
+    "render_answer",
+    "render_pre_verification_fallback",
+    "render_verified",
+]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from diagnosis_server.gatekeeper.check import run_gatekeeper, verdict_ceiling
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve
-from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA
+from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT, INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA
 from diagnosis_server.gatekeeper.service import CheckInputError, check_evidence
 
 __all__ = [
+    "INSTRUCTION_TEXT",
     "INVOCATION_REF",
     "MATCHED_TEXT",
     "RAW_PATH",

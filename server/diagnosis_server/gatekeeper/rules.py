@@ -9,6 +9,10 @@ Rules, in the order a (binding, source invocation id) pair is checked; a pair st
 * ``evidence.raw_path``: the binding's JSON Pointer does not resolve in the invocation's output.
 * ``evidence.matched_text``: the matched text is not found in the value at the pointer. A match found
   only after case folding and whitespace collapsing is a warning, not a failure.
+* ``evidence.instruction_text`` (a warning): the value at the pointer reads as an instruction to the
+  diagnosis ("ignore previous instructions, the root cause is ..."), not as an observation of the system.
+  The pair passes (R-GK-5), the ceiling is LOW_CONFID, and the guarded Verifier never lets a claim resting
+  on it be more than unsupported (``verification.guard``): such text is never shown as a fact.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ from typing import Any, cast
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, JsonValue, enum_short_name
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
+from diagnosis_server.text.language import reads_as_instruction
 
 SCHEMA = "schema.executor_v2"
 INVOCATION_REF = "evidence.invocation_ref"
 RAW_PATH = "evidence.raw_path"
 MATCHED_TEXT = "evidence.matched_text"
-RULES: tuple[str, ...] = (SCHEMA, INVOCATION_REF, RAW_PATH, MATCHED_TEXT)
+INSTRUCTION_TEXT = "evidence.instruction_text"
+RULES: tuple[str, ...] = (SCHEMA, INVOCATION_REF, RAW_PATH, MATCHED_TEXT, INSTRUCTION_TEXT)
 
 _INVOCATION_STATUS: EnumType = cast(Any, contracts_pb2.ToolInvocationStatus)
 
@@ -56,11 +62,18 @@ PASSED = PairOutcome()
 class _Located:
     """The value a pointer designates, as text, with its folded form computed on first need."""
 
-    __slots__ = ("_folded", "text")
+    __slots__ = ("_folded", "_instruction", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._folded: str | None = None
+        self._instruction: bool | None = None
+
+    @property
+    def instruction(self) -> bool:
+        if self._instruction is None:
+            self._instruction = reads_as_instruction(self.text)
+        return self._instruction
 
     @property
     def folded(self) -> str:
@@ -108,13 +121,20 @@ class EvidenceIndex:
         if not matched_text.strip():
             return PairOutcome(MATCHED_TEXT, message="matched_text is empty")
         if matched_text in located.text:
-            return PASSED
-        if fold(matched_text) in located.folded:
-            return PairOutcome(
+            outcome = PASSED
+        elif fold(matched_text) in located.folded:
+            outcome = PairOutcome(
                 warning_rule=MATCHED_TEXT,
                 message="matched_text matches only after case folding and whitespace collapsing",
             )
-        return PairOutcome(MATCHED_TEXT, message=f"matched_text is not found at raw_path {raw_path!r}")
+        else:
+            return PairOutcome(MATCHED_TEXT, message=f"matched_text is not found at raw_path {raw_path!r}")
+        if located.instruction:
+            return PairOutcome(
+                warning_rule=INSTRUCTION_TEXT,
+                message=f"the value at raw_path {raw_path!r} reads as an instruction, not as an observation",
+            )
+        return outcome
 
     def _check_ref(self, source_id: str, tool_name: str) -> PairOutcome | None:
         """``evidence.invocation_ref`` (R-GK-3, R-GK-4): None when the pair may go on to the next rule."""

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import AllowedMaterial
+from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.protocols.executor import ExecutorParse
 from diagnosis_server.protocols.planner import PlanStep
 
@@ -42,6 +43,8 @@ class DiagnosisState:
     # Gatekeeper.
     gatekeeper_result: contracts_pb2.GatekeeperResult | None = None
     verdict_ceiling: int = contracts_pb2.VERDICT_UNSPECIFIED
+    # What the answer may say of the run's recorded calls (ids, tools, arguments, times; never outputs).
+    recorded_calls: tuple[RecordedCall, ...] = ()
     # Verified-input builder: the Verifier's input and its canonical bytes (reused as-is on a retry, R-VI-4).
     verifier_input: contracts_pb2.VerifierInput | None = None
     verifier_input_bytes: bytes = b""
@@ -55,6 +58,8 @@ class DiagnosisState:
     retry_context: contracts_pb2.RetryContext | None = None
     # Composer and the fallbacks: each writes its own answer field.
     composer_output: contracts_pb2.ComposerOutput | None = None
+    # The rules the Composer's last refused reply broke (its post-verification fallback says which).
+    composer_refusal: tuple[str, ...] = ()
     post_fallback_output: contracts_pb2.ComposerOutput | None = None
     pre_fallback_output: contracts_pb2.ComposerOutput | None = None
     fallback_reason: str = ""
@@ -83,6 +88,7 @@ FIELD_OWNERS: Mapping[str, int | str] = {
     "executor_parse_status": N.NODE_NAME_EXECUTOR,
     "gatekeeper_result": N.NODE_NAME_GATEKEEPER,
     "verdict_ceiling": N.NODE_NAME_GATEKEEPER,
+    "recorded_calls": N.NODE_NAME_GATEKEEPER,
     "verifier_input": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
     "verifier_input_bytes": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
     "verifier_status": N.NODE_NAME_VERIFIER,
@@ -93,6 +99,7 @@ FIELD_OWNERS: Mapping[str, int | str] = {
     "evidence_retry_count": N.NODE_NAME_VERIFIER,
     "retry_context": N.NODE_NAME_VERIFIER,
     "composer_output": N.NODE_NAME_COMPOSER,
+    "composer_refusal": N.NODE_NAME_COMPOSER,
     "post_fallback_output": N.NODE_NAME_POST_VERIFICATION_FALLBACK,
     "pre_fallback_output": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,
     "fallback_reason": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,

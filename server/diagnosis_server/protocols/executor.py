@@ -5,16 +5,18 @@ The Executor's only legal output is one JSON object::
     {"contract": "executor_evidence_v2",
      "claims": [{"claim_id", "statement", "critical", "status",
                  "evidence_bindings": [{"source_invocation_ids", "tool_name", "raw_path", "matched_text"}]}],
-     "evidence_gaps": [{"description", "critical"}]}
+     "evidence_gaps": [{"description", "critical", "next_calls"?: [{"tool_name", "arguments"}]}]}
 
 Three kinds of problems are told apart:
 
-* an illegal shape (not JSON, wrong contract, wrong JSON types, unknown fields, too big or too deep):
-  ``PARSE_STATUS_INVALID_OUTPUT``, with the path of the offending field in ``error``;
+* an illegal shape (not JSON, wrong contract, wrong JSON types, unknown fields, too big or too deep, a
+  claim id that is not an identifier (``protocols.fields.CLAIM_ID``): ``PARSE_STATUS_INVALID_OUTPUT``,
+  with the path of the offending field in ``error``;
 * the removed fields ``diagnosis_summary`` / ``user_facing_answer`` on a legal shape: the output parses
   and ``forbidden_fields`` names them, so that the Gatekeeper fails it (R-GK-1);
-* semantic defects of a legal shape (empty or duplicate ids, empty texts, a raw path that is not a JSON
-  Pointer): ``schema_issues``, which the Gatekeeper turns into ``schema.executor_v2`` failures.
+* semantic defects of a legal shape (duplicate ids, empty texts, a statement holding bidi control
+  characters, a raw path that is not a JSON Pointer): ``schema_issues``, which the Gatekeeper turns into
+  ``schema.executor_v2`` failures.
 
 A top-level ``reasoning`` field is accepted and dropped: it never leaves this module (R-VI-2).
 """
@@ -29,7 +31,9 @@ from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, enum_from_name
+from diagnosis_server.protocols import fields
 from diagnosis_server.protocols.json_text import unpaired_surrogate
+from diagnosis_server.text.normalize import has_bidi_control
 
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
@@ -41,7 +45,8 @@ _TOP_FIELDS = frozenset({"contract", "claims", "evidence_gaps"})
 _CLAIM_FIELDS = ("claim_id", "statement", "critical", "status", "evidence_bindings")
 _CLAIM_REQUIRED = ("claim_id", "statement", "critical", "status")
 _BINDING_FIELDS = ("source_invocation_ids", "tool_name", "raw_path", "matched_text")
-_GAP_FIELDS = ("description", "critical")
+_GAP_FIELDS = ("description", "critical", "next_calls")
+_GAP_REQUIRED = ("description", "critical")
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n?(.*?)\r?\n?```", re.DOTALL | re.IGNORECASE)
 # RFC 6901: "" or a sequence of "/" reference tokens in which "~" only appears as "~0" or "~1".
@@ -182,18 +187,22 @@ def _parse_document(document: Mapping[object, object]) -> ExecutorParse:
     seen_ids: set[str] = set()
     for claim_index, item in enumerate(claims):
         claim = _claim(item, f"claims[{claim_index}]", claim_index, issues)
-        if claim.claim_id.strip():
-            if claim.claim_id in seen_ids:
-                issues.append(SchemaIssue(claim.claim_id, -1, f"duplicate claim_id {claim.claim_id!r}", claim_index))
-            seen_ids.add(claim.claim_id)
+        if claim.claim_id in seen_ids:
+            issues.append(SchemaIssue(claim.claim_id, -1, f"duplicate claim_id {claim.claim_id!r}", claim_index))
+        seen_ids.add(claim.claim_id)
         output.claims.append(claim)
     for gap_index, item in enumerate(gaps):
         path = f"evidence_gaps[{gap_index}]"
-        fields = _object(item, path, _GAP_FIELDS, _GAP_FIELDS)
-        output.evidence_gaps.add(
-            description=_string(fields["description"], f"{path}.description"),
-            critical=_bool(fields["critical"], f"{path}.critical"),
+        gap_fields = _object(item, path, _GAP_FIELDS, _GAP_REQUIRED)
+        gap = output.evidence_gaps.add(
+            description=_string(gap_fields["description"], f"{path}.description"),
+            critical=_bool(gap_fields["critical"], f"{path}.critical"),
         )
+        if "next_calls" in gap_fields:
+            try:
+                gap.next_calls.extend(fields.next_calls(gap_fields["next_calls"], f"{path}.next_calls"))
+            except fields.FieldError as exc:
+                raise _Invalid(str(exc)) from None
     ordered = tuple(name for name in FORBIDDEN_FIELDS if name in forbidden)
     return ExecutorParse(
         status=contracts_pb2.PARSE_STATUS_OK,
@@ -204,20 +213,24 @@ def _parse_document(document: Mapping[object, object]) -> ExecutorParse:
 
 
 def _claim(item: object, path: str, claim_index: int, issues: list[SchemaIssue]) -> contracts_pb2.Claim:
-    fields = _object(item, path, _CLAIM_FIELDS, _CLAIM_REQUIRED)
-    claim_id = _string(fields["claim_id"], f"{path}.claim_id")
-    statement = _string(fields["statement"], f"{path}.statement")
-    critical = _bool(fields["critical"], f"{path}.critical")
-    status = enum_from_name(_CLAIM_STATUS, fields["status"])
+    claim_fields = _object(item, path, _CLAIM_FIELDS, _CLAIM_REQUIRED)
+    try:
+        claim_id = fields.claim_id(claim_fields["claim_id"], f"{path}.claim_id")
+    except fields.FieldError as exc:
+        raise _Invalid(str(exc)) from None
+    statement = _string(claim_fields["statement"], f"{path}.statement")
+    critical = _bool(claim_fields["critical"], f"{path}.critical")
+    status = enum_from_name(_CLAIM_STATUS, claim_fields["status"])
     if status is None:
-        got = json.dumps(fields["status"], default=str)[:80]
+        got = json.dumps(claim_fields["status"], default=str)[:80]
         raise _Invalid(f"{path}.status: expected 'confirmed' or 'hypothesis', got {got}")
-    bindings = _list(fields.get("evidence_bindings", []), f"{path}.evidence_bindings")
+    bindings = _list(claim_fields.get("evidence_bindings", []), f"{path}.evidence_bindings")
 
-    if not claim_id.strip():
-        issues.append(SchemaIssue(claim_id, -1, "claim_id is empty", claim_index))
     if not statement.strip():
         issues.append(SchemaIssue(claim_id, -1, "statement is empty", claim_index))
+    if has_bidi_control(statement):
+        # Bidi controls make a statement read differently from what it holds (reversed, hidden text).
+        issues.append(SchemaIssue(claim_id, -1, "statement holds bidi control characters", claim_index))
     claim = contracts_pb2.Claim(
         claim_id=claim_id,
         statement=statement,

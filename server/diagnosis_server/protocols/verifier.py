@@ -5,7 +5,10 @@ Pinned shape::
     {"claim_checks": [{"claim_id", "classification", "critical", "evidence_refs": [{"claim_id"?,
       "source_invocation_id"?, "tool_name"?, "raw_path"?}], "rationale"}],
      "verdict", "groundedness_score", "rationale",
-     "evidence_gaps": [{"claim_id"?, "description", "critical"}], "facts_checked"?}
+     "evidence_gaps": [{"claim_id"?, "description", "critical", "next_calls"?: [{"tool_name", "arguments"}]}],
+     "facts_checked"?}
+
+Claim ids (of checks and gaps) must be identifiers (``protocols.fields.CLAIM_ID``), else INVALID_OUTPUT.
 
 Wrong JSON, unknown keys, unknown enum words or wrong types are INVALID_OUTPUT. A well-formed reply
 is then held to the verified input, and what does not hold is dropped or lowered, never raised:
@@ -33,6 +36,7 @@ from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_from_name, enum_short_name
+from diagnosis_server.protocols import fields
 from diagnosis_server.protocols.json_text import parse_json_object
 from diagnosis_server.verification.facts import derive_facts_checked, fact_support_for
 
@@ -49,7 +53,7 @@ PARSER_SOURCE = "parser"
 _TOP_KEYS = frozenset({"claim_checks", "verdict", "groundedness_score", "rationale", "evidence_gaps", "facts_checked"})
 _CHECK_KEYS = frozenset({"claim_id", "classification", "critical", "evidence_refs", "rationale"})
 _REF_KEYS = ("claim_id", "source_invocation_id", "tool_name", "raw_path")
-_GAP_KEYS = frozenset({"claim_id", "description", "critical"})
+_GAP_KEYS = frozenset({"claim_id", "description", "critical", "next_calls"})
 _FACT_KEYS = frozenset({"claim_id", "fact", "classification"})
 
 
@@ -141,6 +145,8 @@ def _check(value: JsonValue, index: int) -> contracts_pb2.ClaimCheck:
     obj = _obj(value, where.rstrip("."))
     _keys(obj, _CHECK_KEYS, where.rstrip("."))
     claim_id = _str(obj, "claim_id", where, required=True)
+    if not fields.is_claim_id(claim_id):
+        raise _Invalid(f"{where}claim_id is not a claim id (expected {fields.CLAIM_ID.pattern})")
     if "classification" not in obj:
         raise _Invalid(f"{where}classification is missing")
     check = contracts_pb2.ClaimCheck(
@@ -161,11 +167,20 @@ def _gap(value: JsonValue, index: int) -> contracts_pb2.EvidenceGap:
     where = f"evidence_gaps[{index}]"
     obj = _obj(value, where)
     _keys(obj, _GAP_KEYS, where)
-    return contracts_pb2.EvidenceGap(
-        claim_id=_str(obj, "claim_id", where + ".", required=False),
+    claim_id = _str(obj, "claim_id", where + ".", required=False)
+    if claim_id and not fields.is_claim_id(claim_id):
+        raise _Invalid(f"{where}.claim_id is not a claim id (expected {fields.CLAIM_ID.pattern})")
+    gap = contracts_pb2.EvidenceGap(
+        claim_id=claim_id,
         description=_str(obj, "description", where + ".", required=False),
         critical=_bool(obj, "critical", where + "."),
     )
+    if "next_calls" in obj:
+        try:
+            gap.next_calls.extend(fields.next_calls(obj["next_calls"], f"{where}.next_calls"))
+        except fields.FieldError as exc:
+            raise _Invalid(str(exc)) from None
+    return gap
 
 
 def _fact(value: JsonValue, index: int) -> contracts_pb2.FactCheck:

@@ -1,14 +1,22 @@
-"""A deterministic derivability check of a claim against its verified evidence.
+"""A deterministic derivability check of a claim against its verified evidence (R-V-1..R-V-5).
 
-The claim's concrete facts (quoted strings, timestamps, identifiers and error codes, numbers with their
-units) are looked up in the matched texts of its verified evidence: all found -> direct_observation;
-some -> reasonable_inference; none -> unsupported; a fact that conflicts with the evidence (the same
-key with another value, and never that value) -> contradicted. Pure: used by the embedded Verifier and
-as a guard beside a model Verifier.
+Pure: used by the embedded Verifier and, as a guard, beside every other Verifier (a model's, a script's).
+Every comparison reads ``normalization.normalize`` forms. The classification, strongest first:
+
+1. a fact that conflicts with the evidence (the same key with another value, and never that value):
+   ``contradicted``;
+2. a concrete fact (an identifier, error code, number with its unit, timestamp or quoted string) that
+   the evidence does not contain: the statement fabricates it (R-V-4): ``contradicted``;
+3. no concrete fact at all: nothing can be checked: ``unsupported``;
+4. all facts found, but content words that neither the evidence, the question nor the neutral vocabulary
+   holds: the statement says more than its evidence: ``overstated``;
+5. all facts found and causal or conclusive language (root cause, because, led to, ...): a conclusion
+   drawn from the evidence, never an observation: ``reasonable_inference``;
+6. otherwise: ``direct_observation``.
 
 How a fact is found:
 
-- a quoted string, a timestamp or an identifier: in the matched texts, ignoring case and whitespace;
+- a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace;
 - a number: as a whole number (``97`` is not found in ``1997`` or ``0.97``); with a unit, either
   written with its unit (``2337ms``) or as a whole number in one text and the unit as a word in
   another (a metric's ``/summary/max`` and its ``/unit``).
@@ -17,10 +25,13 @@ How a fact is found:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.text.language import causal_phrases, ungrounded_words
+from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
 C = contracts_pb2.ClaimClassification
 
@@ -54,50 +65,61 @@ class Derivation:
     facts: tuple[str, ...]
     found: tuple[str, ...]
     conflicts: tuple[str, ...]
+    ungrounded: tuple[str, ...] = ()
+    causal: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
         return tuple(f for f in self.facts if f not in self.found)
 
+    @property
+    def fabricated(self) -> bool:
+        """The statement names a fact its evidence does not hold, or one that conflicts with it (R-V-4)."""
+        return bool(self.conflicts or self.missing)
+
     def reason(self) -> str:
         if self.conflicts:
             return f"evidence conflicts with {', '.join(self.conflicts)}"
+        if self.missing:
+            return f"names {', '.join(self.missing)}, which its verified evidence does not contain"
         if not self.facts:
             return "the claim states no concrete fact to check"
-        if not self.found:
-            return f"none of {', '.join(self.facts)} is in the verified evidence"
-        if self.missing:
-            return f"found {', '.join(self.found)}; not found {', '.join(self.missing)}"
+        if self.ungrounded:
+            return f"says more than its evidence: {', '.join(self.ungrounded[:8])}"
+        if self.causal:
+            return f"all of {', '.join(self.facts)} found; it concludes ({', '.join(self.causal)})"
         return f"all of {', '.join(self.facts)} found in the verified evidence"
 
 
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", text).lower()
+def _prepared(statement: str) -> str:
+    """The statement as its facts are read: NFKC, invisible characters removed, homoglyphs as ASCII."""
+    return skeleton(strip_invisible(unicodedata.normalize("NFKC", statement)))
 
 
 def _facts(statement: str) -> list[_Fact]:
+    text = _prepared(statement)
     facts: list[_Fact] = []
     taken: list[tuple[int, int]] = []
 
     def free(start: int) -> bool:
         return all(not (a <= start < b) for a, b in taken)
 
-    for match in _QUOTED.finditer(statement):
+    for match in _QUOTED.finditer(text):
         facts.append(_Fact(next(g for g in match.groups() if g)))
         taken.append(match.span())
-    for match in _TIMESTAMP.finditer(statement):
+    for match in _TIMESTAMP.finditer(text):
         if free(match.start()):
             facts.append(_Fact(match.group(0)))
             taken.append(match.span())
-    for match in _IDENTIFIER.finditer(statement):
+    for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
         if free(match.start()) and word.upper() not in _STOP:
             facts.append(_Fact(word))
-    for match in _NUMBER.finditer(statement):
+    for match in _NUMBER.finditer(text):
         if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
             facts.append(_Fact(f"{number}{unit}", number=number, unit=unit))
-    compacts = [_compact(f.text) for f in facts]
+    compacts = [compact(f.text) for f in facts]
     seen: set[str] = set()
     unique: list[_Fact] = []
     for fact, key in zip(facts, compacts, strict=True):
@@ -118,16 +140,16 @@ def _has_number(number: str, texts: Sequence[str]) -> bool:
 
 
 def _has_word(word: str, texts: Sequence[str]) -> bool:
-    pattern = re.compile(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", re.IGNORECASE)
+    pattern = re.compile(rf"(?<![a-z]){re.escape(word.casefold())}(?![a-z])")
     return any(pattern.search(text) for text in texts)
 
 
 def _found(fact: _Fact, texts: Sequence[str], haystack: str) -> bool:
     if not fact.number:
-        return _compact(fact.text) in haystack
+        return compact(fact.text) in haystack
     if not fact.unit:
         return _has_number(fact.number, texts)
-    written = re.compile(rf"(?<![\d.]){re.escape(_compact(fact.text))}")
+    written = re.compile(rf"(?<![\d.]){re.escape(compact(fact.text))}")
     if written.search(haystack):
         return True
     return _has_number(fact.number, texts) and _has_word(fact.unit, texts)
@@ -140,10 +162,12 @@ def _key_values(text: str) -> dict[str, set[str]]:
     return out
 
 
-def derive(statement: str, matched_texts: Iterable[str]) -> Derivation:
-    texts = [t for t in matched_texts if t]
+def derive(statement: str, matched_texts: Iterable[str], *, grounding: Iterable[str] = ()) -> Derivation:
+    """Classify ``statement`` against ``matched_texts`` (its verified evidence); ``grounding`` texts (the
+    question) may ground its words but never its facts."""
+    texts = [normalize(t) for t in matched_texts if t]
     facts = _facts(statement)
-    haystack = _compact(" ".join(texts))
+    haystack = "".join(t.replace(" ", "") for t in texts)
     found = tuple(f.text for f in facts if _found(f, texts, haystack))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
@@ -151,23 +175,39 @@ def derive(statement: str, matched_texts: Iterable[str]) -> Derivation:
             evidence_kv.setdefault(key, set()).update(values)
     conflicts = tuple(
         f"{key}={value} (evidence: {', '.join(sorted(evidence_kv[key]))})"
-        for key, values in _key_values(statement).items()
+        for key, values in _key_values(normalize(statement)).items()
         for value in sorted(values)
         if key in evidence_kv and value not in evidence_kv[key]
     )
-    if conflicts:
+    ungrounded = ungrounded_words(statement, [*texts, *grounding])
+    causal = causal_phrases(statement)
+    if conflicts or len(found) < len(facts):
         classification = C.CLAIM_CLASSIFICATION_CONTRADICTED
-    elif facts and len(found) == len(facts):
-        classification = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
-    elif found:
+    elif not facts:
+        classification = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+    elif ungrounded:
+        classification = C.CLAIM_CLASSIFICATION_OVERSTATED
+    elif causal:
         classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
-        classification = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+        classification = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
     return Derivation(
-        classification=classification, facts=tuple(f.text for f in facts), found=found, conflicts=conflicts
+        classification=classification,
+        facts=tuple(f.text for f in facts),
+        found=found,
+        conflicts=conflicts,
+        ungrounded=ungrounded,
+        causal=causal,
     )
 
 
-def derive_claim(claim: contracts_pb2.Claim, evidence: Sequence[contracts_pb2.VerifiedEvidence]) -> Derivation:
+def derive_claim(
+    claim: contracts_pb2.Claim,
+    evidence: Sequence[contracts_pb2.VerifiedEvidence],
+    *,
+    grounding: Iterable[str] = (),
+) -> Derivation:
     """Check one verified claim against the verified evidence items that belong to it."""
-    return derive(claim.statement, (e.matched_text for e in evidence if e.claim_id == claim.claim_id))
+    return derive(
+        claim.statement, (e.matched_text for e in evidence if e.claim_id == claim.claim_id), grounding=grounding
+    )

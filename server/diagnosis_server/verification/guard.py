@@ -1,48 +1,114 @@
-"""The guarded Verifier: a model can never raise a classification above what the evidence shows.
+"""The guarded Verifier: whichever Verifier ran (a model, a script, the embedded one), no claim is classified
+above what its verified evidence shows (R-V-1..R-V-5).
 
-After the model's claim checks are parsed, the deterministic derivability checker runs on the same
-verified evidence; a claim the model calls direct_observation whose matched text does not contain its
-concrete facts is downgraded to reasonable_inference, and the downgrade is recorded.
+After the Verifier's claim checks are parsed, the deterministic checks run on the same verified input and
+each claim's classification becomes the lowest of:
+
+- the Verifier's own classification;
+- the derivability check (``verification.derivability``): a fabricated fact is ``contradicted``, nothing
+  concrete is ``unsupported``, words beyond the evidence are ``overstated``, a conclusion is at most a
+  ``reasonable_inference``;
+- ``unsupported`` when a binding of the claim failed the Gatekeeper (its Executor asserted text that is not
+  in the output), or when its evidence reads as an instruction (``evidence.instruction_text``).
+
+Each lowering is recorded as a ClassificationChange from the guard. ``fabricated`` names the claims whose
+statement names a fact its evidence does not hold: such a run is REJECT material (R-V-4).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
 from diagnosis_server.verification.derivability import derive_claim
 from diagnosis_server.verification.facts import derive_facts_checked
 
 C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
 
+_RANK: dict[int, int] = {
+    C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION: 5,
+    C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE: 4,
+    C.CLAIM_CLASSIFICATION_OVERSTATED: 3,
+    C.CLAIM_CLASSIFICATION_UNSUPPORTED: 2,
+    C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN: 2,
+    C.CLAIM_CLASSIFICATION_CONTRADICTED: 0,
+}
+
+
+def rank(classification: int) -> int:
+    """How strong a classification is; an unspecified or unknown one is weaker than any (fail closed)."""
+    return _RANK.get(classification, -1)
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The strongest classification the evidence allows one claim, and why."""
+
+    classification: int
+    reason: str
+    fabricated: bool
+
+
+def claim_ceiling(claim: contracts_pb2.Claim, verifier_input: contracts_pb2.VerifierInput) -> Ceiling:
+    """The deterministic ceiling of one verified claim (see the module docstring)."""
+    evidence = [e for e in verifier_input.verified_evidence if e.claim_id == claim.claim_id]
+    if not evidence:
+        return Ceiling(C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
+    derivation = derive_claim(claim, evidence, grounding=[verifier_input.diagnosis_context.question])
+    ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
+    audit = verifier_input.gatekeeper_audit.checked_bindings
+    failed = any(b.claim_id == claim.claim_id and not b.passed for b in audit)
+    instruction = any(
+        0 <= e.checked_binding_index < len(audit) and INSTRUCTION_TEXT in audit[e.checked_binding_index].warning_rules
+        for e in evidence
+    )
+    capped = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+    if instruction and rank(ceiling.classification) > rank(capped):
+        return Ceiling(capped, "its evidence reads as an instruction to the diagnosis, not as an observation", False)
+    if failed and rank(ceiling.classification) > rank(capped):
+        return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
+    return ceiling
+
 
 def guard_claim_checks(
     output: contracts_pb2.VerifierOutput, verifier_input: contracts_pb2.VerifierInput
-) -> contracts_pb2.VerifierOutput:
-    """A copy of ``output`` with unfounded direct observations downgraded (each change recorded)."""
+) -> tuple[contracts_pb2.VerifierOutput, frozenset[str]]:
+    """A copy of ``output`` with every classification capped by its claim's ceiling (each change recorded),
+    and the ids of the claims that fabricate a fact."""
     claims = {claim.claim_id: claim for claim in verifier_input.verified_executor_output.claims}
     guarded = contracts_pb2.VerifierOutput()
     guarded.CopyFrom(output)
+    fabricated: set[str] = set()
     changed = False
     for check in guarded.claim_checks:
         claim = claims.get(check.claim_id)
-        if claim is None or check.classification != C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION:
+        if claim is None:
             continue
-        derivation = derive_claim(claim, verifier_input.verified_evidence)
-        if derivation.classification == C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION:
+        ceiling = claim_ceiling(claim, verifier_input)
+        if ceiling.fabricated:
+            fabricated.add(claim.claim_id)
+        if rank(check.classification) <= rank(ceiling.classification):
             continue
-        check.classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
         guarded.classification_changes.append(
             contracts_pb2.ClassificationChange(
                 claim_id=check.claim_id,
-                from_classification=C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
-                to_classification=C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
-                reason=f"matched text lacks the claim's concrete facts: {derivation.reason()}"[:300],
+                from_classification=check.classification,
+                to_classification=ceiling.classification,  # type: ignore[arg-type]
+                reason=ceiling.reason[:300],
                 source=GUARD_SOURCE,
             )
         )
+        check.classification = ceiling.classification  # type: ignore[assignment]
         changed = True
     if changed:
         # facts_checked follows the guarded classifications (R-V-6).
         del guarded.facts_checked[:]
         guarded.facts_checked.extend(derive_facts_checked(guarded.claim_checks, list(claims.values())))
-    return guarded
+    return guarded, frozenset(fabricated)
+
+
+def lowest_classification(classifications: Sequence[int]) -> int:
+    return min(classifications, key=rank)

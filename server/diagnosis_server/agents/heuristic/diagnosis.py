@@ -5,9 +5,13 @@ symptoms and links, which are red herring candidates, and what is still missing.
   how far down the chain of blame their service is. The root cause claims, the links that lead to its
   service, and the symptoms are critical; the rest is context or hypothesis.
 - Symptoms without a cause: the chain of blame is followed as far as the evidence goes, and a critical
-  gap names the calls that would show why the last service fails (``gaps.format_next``). The calls also
-  re-fetch the caller's side, so that a new cycle can state the whole chain from its own outputs.
-- Neither: the headline signals within their baselines are the critical claims ("no incident").
+  gap names the calls that would show why the last service fails (structured ``next_calls``). The calls
+  also re-fetch the caller's side, so that a new cycle can state the whole chain from its own outputs.
+- Neither: the headline signals within their baselines are the critical claims, and a conclusion claim
+  resting on them says no incident was found.
+
+An observation and a conclusion are different claims: the root cause finding is stated as observed, and
+its cause claim (``findings.cause_statement``) rests on the same recorded values.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from dataclasses import dataclass
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
 from diagnosis_server.agents.heuristic.events import event_findings
-from diagnosis_server.agents.heuristic.findings import Finding, Role, as_root_cause
-from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
+from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement
+from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
@@ -47,6 +51,7 @@ class ClaimDraft:
 class GapDraft:
     description: str
     critical: bool
+    calls: tuple[NextCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +162,9 @@ def _with_cause(
 
     claims = [_claim(f, critical=i < MAX_SYMPTOMS_CRITICAL) for i, f in enumerate(symptoms)]
     claims += [_claim(f, critical=True) for f in to_root]
-    claims.append(_claim(as_root_cause(root_causes[0]), critical=True))
-    claims += [_claim(f, critical=True) for f in root_causes[1:]]
+    claims += [_claim(f, critical=True) for f in root_causes]
+    root_finding = root_causes[0]
+    claims.append(ClaimDraft(cause_statement(root_finding), True, False, root_finding.bindings))
     claims += [_claim(f, critical=f.kind in CRITICAL_SUPPORT) for f in backing]
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK) and id(f) not in used]
     claims += [_claim(f, critical=False) for f in context[:MAX_CONTEXT]]
@@ -176,8 +182,9 @@ def _with_cause(
         gaps.append(
             GapDraft(
                 f"{service}'s own logs or Kubernetes events were not fetched, so what drives its failure "
-                f"beyond the evidence above is not shown {format_next(missing)}",
+                "beyond the evidence above is not shown",
                 critical=False,
+                calls=tuple(missing),
             )
         )
     return claims, gaps
@@ -218,19 +225,29 @@ def _without_cause(
         metric = _error_metric(observations, symptom.service)
         if metric:
             calls.append(NextCall.of("metrics.query", service=symptom.service, metric=metric))
-    return claims, [GapDraft(f"{description} {format_next(calls)}", critical=True)]
+    return claims, [GapDraft(description, critical=True, calls=tuple(dict.fromkeys(calls)))]
 
 
 def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
     healthy = [f for f in findings if f.role is Role.HEALTHY][:MAX_HEALTHY]
     claims = [_claim(f, critical=True) for f in healthy]
+    if healthy:
+        services = list(dict.fromkeys(f.service for f in healthy))
+        named = services[0] if len(services) == 1 else ", ".join(services[:-1]) + " and " + services[-1]
+        # A conclusion of its own, resting on each healthy signal (their service bindings).
+        bindings = tuple(dict.fromkeys(f.bindings[0] for f in healthy))
+        claims.append(
+            ClaimDraft(
+                f"No incident found for {named}: their headline signals stayed within baseline", True, False, bindings
+            )
+        )
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK, Role.HYPOTHESIS)]
     claims += [_claim(f.as_role(Role.HYPOTHESIS), critical=False) for f in context[:MAX_HYPOTHESES]]
     if healthy:
         return claims, []
     services = sorted({o.service for o in observations if o.service})[:3]
-    calls = [NextCall.of("metrics.query", service=s) for s in services]
-    return claims, [GapDraft(f"No headline signal could be read {format_next(calls)}".strip(), critical=True)]
+    calls = tuple(NextCall.of("metrics.query", service=s) for s in services)
+    return claims, [GapDraft("No headline signal could be read", critical=True, calls=calls)]
 
 
 def _refine(findings: list[Finding]) -> list[Finding]:

@@ -32,7 +32,12 @@ def evidence_json(assessment: Assessment, failures: list[str]) -> JsonObject:
                 "evidence_bindings": [binding.to_json() for binding in claim.bindings],
             }
         )
-    gaps: list[JsonValue] = [{"description": gap.description, "critical": gap.critical} for gap in assessment.gaps]
+    gaps: list[JsonValue] = []
+    for gap in assessment.gaps:
+        item: JsonObject = {"description": gap.description, "critical": gap.critical}
+        if gap.calls:
+            item["next_calls"] = [call.to_json() for call in gap.calls]
+        gaps.append(item)
     gaps += [{"description": failure, "critical": False} for failure in failures]
     return {"contract": CONTRACT, "claims": claims, "evidence_gaps": gaps}
 

@@ -12,10 +12,9 @@ from datetime import datetime
 
 from diagnosis_server.agents.heuristic.observations import Binding
 
-# Fixed wording the heuristic Composer recognises in verified statements.
-ROOT_CAUSE_CLAUSE = ", which is the root cause of the incident"
-ROOT_CAUSE_MARK = "which is the root cause"
+# Fixed wording: a healthy headline signal, and the clause that turns an observation into its own cause claim.
 HEALTHY_MARK = "stayed within its baseline"
+CAUSE_CLAUSE = ", which explains the observed symptoms"
 
 
 class Role(enum.Enum):
@@ -59,7 +58,11 @@ def quote(text: str) -> str:
     return text
 
 
-def as_root_cause(finding: Finding) -> Finding:
-    if ROOT_CAUSE_MARK in finding.statement:
-        return finding
-    return finding.with_statement(finding.statement + ROOT_CAUSE_CLAUSE)
+def cause_statement(finding: Finding) -> str:
+    """The cause claim of a cause finding: its observation, without the quoted detail, and what it explains.
+
+    An observation and a conclusion are different claims: the cause claim is bound to the same recorded
+    values as the observation, so it is a reasonable inference resting on it, never a confirmed fact.
+    """
+    short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
+    return short + CAUSE_CLAUSE

@@ -16,10 +16,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from diagnosis_server.conversions import JsonObject, JsonValue
+
 _NEXT = re.compile(r"\(next:\s*((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*)\)")
 _BARE = re.compile(r"[A-Za-z0-9_.:/@+*-]+")
 _ARG = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)=(\"(?:[^\"\\]|\\.)*\"|[^\s;\"]+)")
 _TOOL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.-]*)")
+_INTEGER_ARGUMENTS = frozenset({"limit", "tail_lines", "since_seconds"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,25 @@ class NextCall:
 
     def argument(self, name: str) -> str | None:
         return next((value for key, value in self.arguments if key == name), None)
+
+    def to_json(self) -> JsonObject:
+        """The call as a structured ``next_calls`` item (``{"tool_name", "arguments"}``)."""
+        arguments: JsonObject = {}
+        for key, value in self.arguments:
+            arguments[key] = int(value) if key in _INTEGER_ARGUMENTS and value.lstrip("-").isdigit() else value
+        return {"tool_name": self.tool_name, "arguments": arguments}
+
+    @classmethod
+    def from_json(cls, value: JsonValue) -> NextCall | None:
+        if not isinstance(value, dict) or not isinstance(value.get("tool_name"), str):
+            return None
+        arguments = value.get("arguments")
+        pairs = tuple(
+            (str(k), str(v))
+            for k, v in (arguments.items() if isinstance(arguments, dict) else ())
+            if isinstance(v, str | int) and not isinstance(v, bool)
+        )
+        return cls(str(value["tool_name"]), pairs)
 
     def render(self) -> str:
         parts = [self.tool_name]

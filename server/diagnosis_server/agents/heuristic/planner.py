@@ -11,8 +11,9 @@ FULL mode, in priority order, at most ``MAX_STEPS`` calls:
 4. a shallow look at the targets' direct dependencies (headline metrics; an http dependency's warnings)
    and at their dependencies in turn (headline metrics).
 
-EVIDENCE_GAP_ONLY mode plans exactly the calls the gaps name (``gaps.parse_next``); a metrics.query
-without a metric reads the service's metrics from the context's catalog.
+EVIDENCE_GAP_ONLY mode plans exactly the calls the gaps name (their structured ``next_calls``, or a
+``(next: ...)`` part of a description, ``gaps.parse_next``); a metrics.query without a metric reads the
+service's metrics from the context's catalog.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.gaps import arguments_json, parse_next
+from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -127,34 +128,36 @@ def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services
     plan = Plan(tools)
     by_name = {s.name: s for s in services}
     gaps = retry_context.get("evidence_gaps") if isinstance(retry_context, dict) else None
-    descriptions = [
-        str(g["description"])
-        for g in (gaps if isinstance(gaps, list) else [])
-        if isinstance(g, dict) and g.get("description")
-    ]
-    for description in descriptions:
-        for call in parse_next(description):
-            tool = tools.get(call.tool_name)
-            if tool is None:
+    items = [g for g in (gaps if isinstance(gaps, list) else []) if isinstance(g, dict)]
+    descriptions = [str(g["description"]) for g in items if g.get("description")]
+    named: list[NextCall] = []
+    for gap in items:
+        structured = gap.get("next_calls")
+        calls = [c for c in map(NextCall.from_json, structured if isinstance(structured, list) else []) if c]
+        description = gap.get("description")
+        named += calls or (parse_next(description) if isinstance(description, str) else [])
+    for call in named:
+        tool = tools.get(call.tool_name)
+        if tool is None:
+            continue
+        schema = tool.get("input_schema")
+        arguments: JsonObject = dict(arguments_json(call, schema if isinstance(schema, dict) else None))
+        service_name = arguments.get("service")
+        service = by_name.get(service_name) if isinstance(service_name, str) else None
+        if by_name and isinstance(service_name, str) and service is None:
+            continue  # a service this system does not have
+        purpose = "named by an evidence gap"
+        if call.tool_name == "metrics.query" and service is not None:
+            metric = arguments.get("metric")
+            if metric is None:
+                _read_metrics(plan, service, _readable_metrics(service), purpose)
                 continue
-            schema = tool.get("input_schema")
-            arguments: JsonObject = dict(arguments_json(call, schema if isinstance(schema, dict) else None))
-            service_name = arguments.get("service")
-            service = by_name.get(service_name) if isinstance(service_name, str) else None
-            if by_name and isinstance(service_name, str) and service is None:
-                continue  # a service this system does not have
-            purpose = "named by an evidence gap"
-            if call.tool_name == "metrics.query" and service is not None:
-                metric = arguments.get("metric")
-                if metric is None:
-                    _read_metrics(plan, service, _readable_metrics(service), purpose)
-                    continue
-                if service.metrics is not None and metric not in service.metrics:
-                    continue
-            plan.add(call.tool_name, arguments, purpose)
+            if service.metrics is not None and metric not in service.metrics:
+                continue
+        plan.add(call.tool_name, arguments, purpose)
     if not plan.steps:
-        named = [s for s in services if any(s.name in d for d in descriptions)]
-        for service in named:
+        mentioned = [s for s in services if any(s.name in d for d in descriptions)]
+        for service in mentioned:
             plan.add("logs.search", {"service": service.name, "level": "WARN"}, "a service an evidence gap names")
             plan.add("k8s.events", {"service": service.name}, "a service an evidence gap names")
         if not plan.steps:

@@ -1,13 +1,13 @@
 """The heuristic Verifier: a deterministic derivability check of each verified claim (R-V-1..R-V-6).
 
-Each claim is classified by ``verification.derivability`` against its own verified evidence only;
-its evidence refs are exactly those items. ``groundedness_score`` is the share of critical claims that
-are direct observations (0.0 without a critical claim). The verdict is ``claims_verdict``, lowered to
-LOW_CONFID while the verified output carries a critical executor evidence gap, and never above the
-ceiling. A claim with a binding the Gatekeeper failed is unsupported unless its passed evidence shows
-all of its facts. The Executor's gaps are passed on verbatim (a planner parses their ``(next: ...)``
-calls); a critical claim that is not directly observed adds a critical gap of its own, which names the
-claim but not its content.
+Each claim is classified by the guard's own ceiling (``verification.guard.claim_ceiling``: derivability
+against its own verified evidence, failed bindings, instruction-like evidence), so the embedded Verifier
+and the guard beside every other Verifier agree; its evidence refs are exactly those items.
+``groundedness_score`` is the share of critical claims that are direct observations (0.0 without a
+critical claim). The verdict is ``claims_verdict``, REJECT when a claim fabricates a fact (R-V-4), lowered
+to LOW_CONFID while the verified output carries a critical executor evidence gap, and never above the
+ceiling. The Executor's gaps are passed on with their structured ``next_calls``; a critical claim that is
+neither observed nor inferred adds a critical gap of its own, which names the claim but not its content.
 """
 
 from __future__ import annotations
@@ -19,14 +19,16 @@ from google.protobuf import json_format
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
-from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name
-from diagnosis_server.verification.derivability import derive
+from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name, message_to_dict
+from diagnosis_server.verification.guard import claim_ceiling
 from diagnosis_server.verification.verdict import claims_verdict, lowest_verdict
 
 MODEL = "heuristic"
 _C = contracts_pb2.ClaimClassification
 _CLASSIFICATION: EnumType = cast(Any, contracts_pb2.ClaimClassification)
 _VERDICT: EnumType = cast(Any, contracts_pb2.Verdict)
+# Classifications an answer can show: a critical claim with another one asks for evidence of its own.
+_SHOWN = frozenset({_C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE})
 
 
 def parse_verifier_input(raw: bytes) -> contracts_pb2.VerifierInput:
@@ -43,23 +45,19 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     evidence: dict[str, list[contracts_pb2.VerifiedEvidence]] = {}
     for item in verifier_input.verified_evidence:
         evidence.setdefault(item.claim_id, []).append(item)
-    # Claims with a binding the Gatekeeper failed: their Executor asserted text that is not in the output.
-    tampered = {b.claim_id for b in verifier_input.gatekeeper_audit.checked_bindings if not b.passed}
     checks: list[contracts_pb2.ClaimCheck] = []
     gaps: list[JsonValue] = []
     checks_json: list[JsonValue] = []
     seen: set[str] = set()
+    fabricated = False
     for claim in verifier_input.verified_executor_output.claims:
         if claim.claim_id in seen:
             continue
         seen.add(claim.claim_id)
         items = evidence.get(claim.claim_id, [])
-        derivation = derive(claim.statement, [item.matched_text for item in items])
-        classification = derivation.classification if items else _C.CLAIM_CLASSIFICATION_UNSUPPORTED
-        reason = derivation.reason() if items else "no verified evidence for this claim"
-        if claim.claim_id in tampered and classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
-            classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
-            reason = f"a binding of this claim failed the Gatekeeper, and its passed evidence is partial: {reason}"
+        bound = claim_ceiling(claim, verifier_input)
+        classification, reason = bound.classification, bound.reason
+        fabricated = fabricated or bound.fabricated
         check = contracts_pb2.ClaimCheck(
             claim_id=claim.claim_id,
             classification=classification,  # type: ignore[arg-type]
@@ -85,15 +83,13 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
                 "rationale": reason[:500],
             }
         )
-        if claim.critical and classification != _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION:
+        if claim.critical and classification not in _SHOWN:
             # The description names the claim, never its content: an unverified claim stays out of the answer.
-            found = f"{len(derivation.found)} of {len(derivation.facts)} concrete facts found"
-            failed = " after a binding failed the Gatekeeper" if claim.claim_id in tampered else ""
             gaps.append(
                 {
                     "claim_id": claim.claim_id,
-                    "description": f"Critical claim {claim.claim_id} is {short} by its verified evidence "
-                    f"({found}{failed}); it needs evidence that shows it directly",
+                    "description": f"Critical claim {claim.claim_id} is {short} by its verified evidence; "
+                    "it needs evidence that shows it directly",
                     "critical": True,
                 }
             )
@@ -101,6 +97,8 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     direct = [c for c in critical if c.classification == _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION]
     score = round(len(direct) / len(critical), 4) if critical else 0.0
     verdict = claims_verdict(checks, score)
+    if fabricated:
+        verdict = contracts_pb2.VERDICT_REJECT
     executor_gaps = list(verifier_input.verified_executor_output.evidence_gaps)
     open_critical = [gap for gap in executor_gaps if gap.critical and gap.description.strip()]
     if open_critical:
@@ -108,9 +106,13 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     ceiling = verifier_input.verdict_ceiling
     if ceiling in (contracts_pb2.VERDICT_PASS, contracts_pb2.VERDICT_LOW_CONFID, contracts_pb2.VERDICT_REJECT):
         verdict = lowest_verdict(verdict, ceiling)
-    passed_on: list[JsonValue] = [
-        {"description": gap.description, "critical": gap.critical} for gap in executor_gaps if gap.description
-    ]
+    passed_on: list[JsonValue] = []
+    for gap in executor_gaps:
+        if gap.description:
+            gap_json: JsonObject = {"description": gap.description, "critical": gap.critical}
+            if gap.next_calls:
+                gap_json["next_calls"] = [message_to_dict(call) for call in gap.next_calls]
+            passed_on.append(gap_json)
     gaps = passed_on + gaps
     verdict_name = enum_short_name(_VERDICT, verdict)
     rationale = (

@@ -1,4 +1,5 @@
-"""Composer node: answers from Verifier-allowed material only; a guard refuses anything else (R-R-3, R-A-1)."""
+"""Composer node: the Composer chooses among the Verifier-allowed material; the service renders the answer
+(R-R-3, R-A-1). A guard refuses a reply that cites or names anything else."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.guard import guard_composer_output
 from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
+from diagnosis_server.composition.render import render_answer
 from diagnosis_server.conversions import canonical_json_bytes
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
@@ -17,14 +19,18 @@ from diagnosis_server.protocols.composer import parse_composer_output
 @dataclass(frozen=True, slots=True)
 class ComposerInput:
     material: AllowedMaterial | None
-    # Statements of verified claims the material does not allow: for the guard only, never sent.
+    # Statements of claims the material does not allow: for the guard only, never sent.
     excluded_statements: tuple[str, ...]
 
 
 def _excluded(state: DiagnosisState) -> tuple[str, ...]:
-    if state.verifier_input is None or state.allowed_material is None:
+    if state.allowed_material is None:
         return ()
-    return excluded_statements(verifier_input=state.verifier_input, material=state.allowed_material)
+    parse = state.executor_parse
+    claims = list(parse.output.claims) if parse is not None and parse.output is not None else []
+    return excluded_statements(
+        verifier_input=state.verifier_input, material=state.allowed_material, executor_claims=claims
+    )
 
 
 class ComposerNode:
@@ -51,9 +57,16 @@ class ComposerNode:
         invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
         if not parsed.ok or parsed.output is None:
             return NodeResult(invalid, "COMPOSER_INVALID_OUTPUT", step=with_outcome(call.step, invalid))
-        output = parsed.output
-        if guard_composer_output(output, material, excluded_statements=inputs.excluded_statements):
-            return NodeResult(invalid, "COMPOSER_GUARD_REJECTED", step=with_outcome(call.step, invalid))
-        output.source = contracts_pb2.COMPOSER_SOURCE_COMPOSER
-        output.verdict = material.verdict
+        violations = guard_composer_output(
+            parsed, material, excluded_statements=inputs.excluded_statements, tool_names=ctx.tools.toolset.names
+        )
+        if violations:
+            refusal = tuple(dict.fromkeys(v.rule for v in violations))
+            return NodeResult(
+                invalid,
+                "COMPOSER_GUARD_REJECTED",
+                updates={"composer_refusal": refusal},
+                step=with_outcome(call.step, invalid),
+            )
+        output = render_answer(material, parsed, source=contracts_pb2.COMPOSER_SOURCE_COMPOSER)
         return NodeResult(run_pb2.NODE_OUTCOME_OK, "COMPOSED", updates={"composer_output": output}, step=call.step)

@@ -1,12 +1,18 @@
-"""The deterministic fallbacks: they always produce a safe answer and end the run (R-A-4, R-A-5)."""
+"""The deterministic fallbacks: they always produce a safe answer and end the run (R-A-4, R-A-5).
+
+Each says what happened from the run's own record (``composition.notes``): which step failed and why, how
+many bindings failed which rules, which tool calls failed, which Composer rules refused its reply.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import AllowedMaterial
+from diagnosis_server.composition.notes import RunRecord, post_verification_notes, pre_verification_notes
 from diagnosis_server.composition.render import render_pre_verification_fallback, render_verified
+from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.state import DiagnosisState
@@ -15,11 +21,6 @@ _EXHAUSTED = {
     run_pb2.NODE_NAME_PLANNER: "PLANNER_FAILED",
     run_pb2.NODE_NAME_VERIFIER: "VERIFIER_FAILED",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class PreFallbackInput:
-    reason_code: str
 
 
 def fallback_reason(event: run_pb2.OrchestrationEvent | None) -> str:
@@ -35,26 +36,73 @@ def fallback_reason(event: run_pb2.OrchestrationEvent | None) -> str:
     return event.reason_code or "UNKNOWN"
 
 
+@dataclass(frozen=True, slots=True)
+class PreFallbackInput:
+    record: RunRecord
+    # What an earlier cycle's Verifier allowed: only its gaps and calls are shown (never a claim).
+    known: AllowedMaterial | None
+
+
+def _record(state: DiagnosisState, reason_code: str) -> RunRecord:
+    parse = state.executor_parse
+    output = parse.output if parse is not None else None
+    gatekeeper = state.gatekeeper_result if state.executor_parse_status == contracts_pb2.PARSE_STATUS_OK else None
+    event = state.routed_by
+    return RunRecord(
+        reason_code=reason_code,
+        last_reason=event.reason_code if event is not None else "",
+        executor_parse_status=state.executor_parse_status,
+        claims=len(output.claims) if output is not None else 0,
+        gatekeeper=gatekeeper,
+        calls=state.recorded_calls,
+        calls_known=gatekeeper is not None,
+        composer_refusal=state.composer_refusal,
+    )
+
+
 class PreVerificationFallbackNode:
-    """No Executor claim reaches this answer at all: it reads only the reason code."""
+    """No Executor claim reaches this answer at all: it reads the run's record, never a statement."""
 
     name = run_pb2.NODE_NAME_PRE_VERIFICATION_FALLBACK
 
     def project(self, state: DiagnosisState) -> PreFallbackInput:
-        return PreFallbackInput(reason_code=fallback_reason(state.routed_by))
+        return PreFallbackInput(record=_record(state, fallback_reason(state.routed_by)), known=state.allowed_material)
 
     async def run(self, inputs: PreFallbackInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        output = render_pre_verification_fallback(inputs.reason_code)
+        record = inputs.record
+        if not record.calls_known:
+            record = await _with_calls(record, ctx)
+        output = render_pre_verification_fallback(pre_verification_notes(record), known=inputs.known)
         return NodeResult(
             run_pb2.NODE_OUTCOME_OK,
-            inputs.reason_code,
-            updates={"pre_fallback_output": output, "fallback_reason": inputs.reason_code},
+            record.reason_code,
+            updates={"pre_fallback_output": output, "fallback_reason": record.reason_code},
         )
+
+
+async def _with_calls(record: RunRecord, ctx: RunContext) -> RunRecord:
+    """The record with this run's recorded calls read from the store; as it was when that read fails."""
+    try:
+        invocations = await ctx.invocations.list_tool_invocations(ctx.run_id)
+    except Exception:  # the fallback must answer whatever the store does
+        return record
+    calls = tuple(RecordedCall.of(i) for i in invocations if i.run_id in ("", ctx.run_id))
+    return RunRecord(
+        reason_code=record.reason_code,
+        last_reason=record.last_reason,
+        executor_parse_status=record.executor_parse_status,
+        claims=record.claims,
+        gatekeeper=record.gatekeeper,
+        calls=calls,
+        calls_known=True,
+        composer_refusal=record.composer_refusal,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class PostFallbackInput:
     material: AllowedMaterial | None
+    record: RunRecord
 
 
 class PostVerificationFallbackNode:
@@ -63,10 +111,10 @@ class PostVerificationFallbackNode:
     name = run_pb2.NODE_NAME_POST_VERIFICATION_FALLBACK
 
     def project(self, state: DiagnosisState) -> PostFallbackInput:
-        return PostFallbackInput(material=state.allowed_material)
+        return PostFallbackInput(material=state.allowed_material, record=_record(state, "COMPOSER_FAILED"))
 
     async def run(self, inputs: PostFallbackInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         if inputs.material is None:
             raise RuntimeError("the post-verification fallback runs only after the Verifier")
-        output = render_verified(inputs.material)
+        output = render_verified(inputs.material, notes=post_verification_notes(inputs.record))
         return NodeResult(run_pb2.NODE_OUTCOME_OK, "COMPOSER_FAILED", updates={"post_fallback_output": output})

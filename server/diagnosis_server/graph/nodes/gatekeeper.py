@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
@@ -37,4 +38,11 @@ class GatekeeperNode:
         result = run_gatekeeper(parse, invocations, run_id=inputs.run_id)
         ceiling = verdict_ceiling(result)
         outcome, reason = _OUTCOME_BY_CEILING.get(ceiling, (run_pb2.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"))
-        return NodeResult(outcome, reason, updates={"gatekeeper_result": result, "verdict_ceiling": ceiling})
+        calls = tuple(
+            RecordedCall.of(invocation) for invocation in invocations if invocation.run_id in ("", inputs.run_id)
+        )
+        return NodeResult(
+            outcome,
+            reason,
+            updates={"gatekeeper_result": result, "verdict_ceiling": ceiling, "recorded_calls": calls},
+        )

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import allowed_material
+from diagnosis_server.composition.suggestions import RecordedCall
+from diagnosis_server.conversions import JsonValue
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.verifier import parse_verifier_output
 from diagnosis_server.verification.guard import guard_claim_checks
-from diagnosis_server.verification.verdict import effective_verdict, evidence_retry_eligible, retry_context_for
+from diagnosis_server.verification.verdict import (
+    effective_verdict,
+    evidence_retry_eligible,
+    lowest_verdict,
+    retry_context_for,
+)
 
 _OUTCOME_BY_VERDICT = {
     contracts_pb2.VERDICT_PASS: (run_pb2.NODE_OUTCOME_VERDICT_PASS, "VERDICT_PASS"),
@@ -24,6 +32,30 @@ class VerifierNodeInput:
     verifier_input: contracts_pb2.VerifierInput | None
     verifier_input_bytes: bytes
     evidence_retry_count: int
+    # For the allowed material only (quotes' times, next steps not already made); never sent to the Verifier.
+    recorded_calls: tuple[RecordedCall, ...] = ()
+
+
+def _strings(value: JsonValue) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def known_values(ctx: RunContext) -> list[str]:
+    """What the run knows besides its evidence: the environment's names and the tools' enumerated values."""
+    values = list(_strings(ctx.tools.context))
+    for spec in ctx.tools.toolset.specs():
+        properties = spec.input_schema.get("properties")
+        for prop in properties.values() if isinstance(properties, dict) else ():
+            enum = prop.get("enum") if isinstance(prop, dict) else None
+            values.extend(v for v in enum if isinstance(v, str)) if isinstance(enum, list) else None
+    return values
 
 
 class VerifierNode:
@@ -34,6 +66,7 @@ class VerifierNode:
             verifier_input=state.verifier_input,
             verifier_input_bytes=state.verifier_input_bytes,
             evidence_retry_count=state.evidence_retry_count,
+            recorded_calls=state.recorded_calls,
         )
 
     async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
@@ -61,8 +94,8 @@ class VerifierNode:
                 updates={"verifier_status": invalid},
                 step=with_outcome(call.step, invalid),
             )
-        # The model can never raise a classification above what the evidence shows.
-        output = guard_claim_checks(parsed.output, verifier_input)
+        # No Verifier can raise a classification above what the evidence shows; a fabricated fact is REJECT (R-V-4).
+        output, fabricated = guard_claim_checks(parsed.output, verifier_input)
         ceiling = verifier_input.verdict_ceiling
         effective = effective_verdict(
             model_verdict=output.verdict,
@@ -70,6 +103,8 @@ class VerifierNode:
             groundedness_score=output.groundedness_score,
             ceiling=ceiling,
         )
+        if fabricated:
+            effective = lowest_verdict(effective, contracts_pb2.VERDICT_REJECT)
         verified_output = verifier_input.verified_executor_output
         updates: dict[str, object] = {
             "verifier_status": run_pb2.NODE_OUTCOME_OK,
@@ -77,7 +112,12 @@ class VerifierNode:
             "model_verdict": output.verdict,
             "effective_verdict": effective,
             "allowed_material": allowed_material(
-                verifier_input=verifier_input, verifier_output=output, effective=effective
+                verifier_input=verifier_input,
+                verifier_output=output,
+                effective=effective,
+                recorded_calls=inputs.recorded_calls,
+                known_values=known_values(ctx),
+                tool_names=ctx.tools.toolset.names,
             ),
         }
         if evidence_retry_eligible(

@@ -1,0 +1,124 @@
+"""What a statement's wording says about it: conclusions, instructions, and words its evidence must ground.
+
+Every check reads the one comparison form of ``normalization.normalize``, so a variant spelling (fullwidth,
+homoglyphs, zero-width characters, markdown emphasis, extra spaces) reads the same.
+
+- ``causal_phrases``: causal or conclusive language (root cause, caused, because, due to, led to, resulted
+  in, which is why, therefore, broke, and their kin; hedges such as "likely"; "no incident"). A statement
+  holding one concludes: it is never a direct observation, at most a reasonable inference.
+- ``reads_as_instruction``: text in a tool output that addresses the diagnosis instead of describing the
+  system ("ignore previous instructions", "you are now ...", "the root cause is ..."). Such text is never
+  evidence for a claim.
+- ``ungrounded_words``: the content words of a statement that neither its evidence, the question nor the
+  neutral operational vocabulary (``vocabulary.txt``) holds: what a statement says beyond its evidence.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+from collections.abc import Iterable
+from functools import cache
+
+from diagnosis_server.text.normalize import normalize
+
+_CAUSAL = re.compile(
+    r"\b(?:"
+    r"root[ -]?causes?|caus(?:e|es|ed|ing)|because|due to|owing to|thanks to"
+    r"|le(?:d|ads?|ading) to|result(?:s|ed|ing)? in|as a (?:result|consequence)|in consequence"
+    r"|which (?:is|was) why|that(?:'s| is| was) why|this is why|therefore|thus|hence|consequently|accordingly"
+    r"|broke|breaks|breaking|broken|brought down|took down|takes down|taking down|knocked out"
+    r"|trigger(?:s|ed|ing)?|responsible for|explain(?:s|ed|ing)?|driven by|stem(?:s|med|ming)? from"
+    r"|culprit|to blame|blamed?|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
+    r"|(?:this|which|that|it) (?:means|meant|shows|showed|indicates|proves|proved|confirms|implies)"
+    r"|indicat(?:es|ing)|suggest(?:s|ing)|impl(?:ies|ying)|likely|unlikely|probably|presumably|apparently"
+    r"|appears? to|seems? to|must have|so that|no incident|no (?:failure|fault|problem|issue|outage)s?"
+    r")\b"
+)
+_COMMA_SO = re.compile(r",\s*so\b")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`")
+
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|skip)\b.{0,40}?\b(?:previous|prior|above|earlier|all|any|your|the"
+    r"|these|those|other)\b.{0,40}?\b(?:instructions?|prompts?|rules|guidelines|directions|directives|context"
+    r"|messages?|evidence|checks?)\b"
+    r"|\b(?:you are|you're|act as|pretend to be|pretend you are|role ?play as|from now on you)\b.{0,30}?"
+    r"\b(?:ai|assistant|model|agent|llm|chatbot|bot|system|verifier|composer|executor|planner|gatekeeper)\b"
+    r"|\b(?:system|assistant|developer) ?(?:prompt|message|instruction|override)s?\b"
+    r"|<\|?(?:im_start|im_end|system|endoftext|user|assistant)\|?>|\[/?inst\]|#{2,} ?(?:instruction|system)"
+    r"|\b(?:new|updated|additional|hidden|secret) instructions?\b"
+    r"|\b(?:tell|inform|notify) the (?:user|operator|reader|customer)\b"
+    r"|\b(?:you must|you should|you will|you have to|you need to|do not|don't|never) (?:mention|report|include"
+    r"|say|tell|reveal|verify|check|flag|show|list|output)\b"
+    r"|\b(?:classify|mark|treat|label|report) (?:this|it|the claims?|all claims?|every claim|them)\b.{0,30}?"
+    r"\b(?:as|direct|confirmed|verified|pass|true)\b"
+    r"|\b(?:verdict|classification|answer) (?:is|should be|must be|=|:) ?(?:pass|direct|confirmed)\b"
+    r"|\bthe (?:real |actual |true )?root cause (?:is|was)\b|\b(?:real|actual|true) cause (?:is|was)\b"
+    r"|\b(?:respond|reply|answer) (?:only |exactly )?with\b"
+)
+
+_WORD = re.compile(r"[a-z]+")
+_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+
+
+def causal_phrases(statement: str) -> tuple[str, ...]:
+    """The causal or conclusive phrases of a statement, outside its quoted parts (quotes are evidence)."""
+    text = _QUOTED.sub(" ", normalize(statement))
+    found = [match.group(0) for match in _CAUSAL.finditer(text)]
+    found += [match.group(0).strip() for match in _COMMA_SO.finditer(text)]
+    return tuple(dict.fromkeys(found))
+
+
+def concludes(statement: str) -> bool:
+    return bool(causal_phrases(statement))
+
+
+_NOTHING_FOUND = ("no incident", "no failure", "no fault", "no problem", "no issue", "no outage")
+
+
+def finds_nothing(statement: str) -> bool:
+    """A conclusion that nothing is wrong ("no incident found"), not a cause."""
+    phrases = causal_phrases(statement)
+    return bool(phrases) and all(p.startswith(_NOTHING_FOUND) for p in phrases)
+
+
+def reads_as_instruction(text: str) -> bool:
+    """Whether text (a tool output's value) addresses the diagnosis instead of describing the system."""
+    return _INSTRUCTION.search(normalize(text)) is not None
+
+
+def stem(word: str) -> str:
+    """A light, symmetric stem: ``restarts``, ``restarted``, ``restarting`` -> ``restart``."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word.removesuffix("e") if len(word) > 3 else word
+
+
+@cache
+def vocabulary_words() -> tuple[str, ...]:
+    """The neutral operational vocabulary (``vocabulary.txt``), as written."""
+    text = importlib.resources.files("diagnosis_server.text").joinpath("vocabulary.txt").read_text("utf-8")
+    return tuple(w.lower() for line in text.splitlines() if not line.startswith("#") for w in line.split())
+
+
+@cache
+def vocabulary() -> frozenset[str]:
+    """Stems of the neutral operational vocabulary: words a statement may use without evidence holding them."""
+    return frozenset(stem(w) for w in vocabulary_words())
+
+
+def _stems(texts: Iterable[str]) -> set[str]:
+    return {stem(word) for text in texts for word in _WORD.findall(normalize(text))}
+
+
+def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...]:
+    """The statement's content words (outside quotes; letters only, 3 or more) that nothing grounds.
+
+    A word is grounded by a ``grounding`` text (its evidence, the question) or by the vocabulary.
+    """
+    grounded = _stems(grounding) | vocabulary()
+    text = _QUOTED.sub(" ", normalize(statement))
+    out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) not in grounded]
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,149 @@
+"""One normalization for every text comparison, and the sanitizing of every text that is shown.
+
+Every comparison of texts that decides what a user may read (the Composer guard, the exclusion of
+statements that are not allowed, the derivability of a claim from its evidence, the redaction of gap
+descriptions) goes through ``normalize``, so that a statement cannot slip past one of them by being
+spelled differently:
+
+1. Unicode NFKC (fullwidth letters, ligatures, non-breaking spaces become their plain forms);
+2. invisible characters removed: zero-width characters, the soft hyphen, bidi controls and every other
+   format character (category Cf), and control characters (a newline or tab becomes a space);
+3. confusable skeletons (in the spirit of Unicode TR39): a non-ASCII letter or digit that is a known
+   homoglyph of an ASCII one (Cyrillic ``а``, Greek ``ο``, mathematical ``𝐚``) becomes that ASCII one,
+   from the confusables table of the ``confusable-homoglyphs`` package; ASCII itself is never remapped,
+   so ``l`` and ``1`` stay apart and numbers stay numbers;
+4. case-folding;
+5. markdown emphasis removed (``*``, ``_``, backticks, ``~``);
+6. whitespace collapsed to single spaces, none at the ends.
+
+``display_text`` is what a shown text goes through: bidi controls and the other invisible and control
+characters are removed (so reversed or hidden text cannot be made to read differently), nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import re
+import unicodedata
+from collections import deque
+from functools import cache
+
+_EMPHASIS = re.compile(r"[*_`~]+")
+_WORD = re.compile(r"[a-z0-9]+")
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+# The blocks that hold every format (Cf) and control (Cc) character of Unicode 15.
+_FORMAT_BLOCKS = (
+    (0x0000, 0x3000),
+    (0xFE00, 0x10000),
+    (0x11000, 0x14000),
+    (0x1BC00, 0x1BD00),
+    (0x1D100, 0x1D200),
+    (0xE0000, 0xE0100),
+)
+
+
+@cache
+def _invisible_table() -> dict[int, str | None]:
+    """Format characters (Cf) and the combining grapheme joiner removed; control characters become spaces."""
+    table: dict[int, str | None] = {}
+    for start, end in _FORMAT_BLOCKS:
+        for code in range(start, end):
+            category = unicodedata.category(chr(code))
+            if category == "Cf":
+                table[code] = None
+            elif category == "Cc":
+                table[code] = " "
+    table[0x034F] = None  # combining grapheme joiner (Mn, but invisible)
+    for code in range(0xFE00, 0xFE10):  # variation selectors
+        table[code] = None
+    return table
+
+
+def _ascii_homoglyph(char: str, graph: dict[str, list[str]]) -> str | None:
+    """The nearest ASCII letter or digit in the homoglyph graph around ``char`` (letters for letters)."""
+    want_letter = unicodedata.category(char).startswith("L")
+    seen = {char}
+    queue: deque[tuple[str, int]] = deque([(char, 0)])
+    while queue:
+        current, depth = queue.popleft()
+        if depth > 3:
+            break
+        for other in graph.get(current, ()):
+            if other in seen:
+                continue
+            seen.add(other)
+            if len(other) == 1 and other.isascii() and other.isalnum() and other.isalpha() == want_letter:
+                return other
+            if len(other) == 1:
+                queue.append((other, depth + 1))
+    return None
+
+
+@cache
+def _skeleton_table() -> dict[int, str]:
+    raw = importlib.resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    data: dict[str, list[dict[str, str]]] = json.loads(raw)
+    graph: dict[str, list[str]] = {key: [item["c"] for item in items] for key, items in data.items()}
+    table: dict[int, str] = {}
+    for key in graph:
+        if len(key) != 1 or key.isascii():
+            continue
+        category = unicodedata.category(key)
+        if not (category.startswith("L") or category == "Nd"):
+            continue
+        target = _ascii_homoglyph(key, graph)
+        upper = key.upper()
+        if target is None and len(upper) == 1 and upper != key:
+            # A small letter whose homoglyphs are listed only for its capital (Cyrillic к and К).
+            target = _ascii_homoglyph(upper, graph)
+        if target is not None:
+            table[ord(key)] = target.lower()
+    # Small letters that fold to a letter mapped above (a casefolded text is looked up).
+    for key in list(graph):
+        if len(key) == 1 and not key.isascii():
+            folded = key.casefold()
+            if len(folded) == 1 and not folded.isascii() and ord(folded) not in table and ord(key) in table:
+                table[ord(folded)] = table[ord(key)]
+    return table
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without format characters (zero-width, soft hyphen, bidi controls); control characters as spaces."""
+    return text.translate(_invisible_table())
+
+
+def skeleton(text: str) -> str:
+    """Non-ASCII homoglyphs of ASCII letters and digits replaced by their small ASCII forms (ASCII is left as is)."""
+    if text.isascii():
+        return text
+    return text.translate(_skeleton_table())
+
+
+def normalize(text: str) -> str:
+    """The one comparison form of a text (see the module docstring for the steps)."""
+    folded = unicodedata.normalize("NFKC", text)
+    folded = skeleton(strip_invisible(folded).casefold())
+    folded = _EMPHASIS.sub("", folded)
+    return " ".join(folded.split())
+
+
+def compact(text: str) -> str:
+    """``normalize(text)`` with no whitespace at all: finds a statement split across lines or items."""
+    return normalize(text).replace(" ", "")
+
+
+def words(text: str) -> list[str]:
+    """The normalized text's words (runs of ASCII letters and digits), in order."""
+    return _WORD.findall(normalize(text))
+
+
+def display_text(text: str) -> str:
+    """A text as it may be shown: invisible and bidi control characters removed, whitespace runs kept."""
+    return strip_invisible(text)
+
+
+def has_bidi_control(text: str) -> bool:
+    return any(char in BIDI_CONTROLS for char in text)

@@ -62,7 +62,7 @@ bindings = st.fixed_dictionaries(
 )
 claims = st.fixed_dictionaries(
     {
-        "claim_id": st.sampled_from(["c1", "c2", "c3", "c4", ""]),
+        "claim_id": st.sampled_from(["c1", "c2", "c3", "c4"]),
         "statement": st.sampled_from(["s", ""]),
         "critical": st.booleans(),
         "status": st.sampled_from(["confirmed", "hypothesis"]),

@@ -9,6 +9,7 @@ import pytest
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import from_value, to_value
 from diagnosis_server.gatekeeper import (
+    INSTRUCTION_TEXT,
     INVOCATION_REF,
     MATCHED_TEXT,
     RAW_PATH,
@@ -397,6 +398,7 @@ def test_r_gk_7_mixed_passed_and_failed_bindings_are_low_confid() -> None:
         INVOCATION_REF: (G.GATEKEEPER_STATUS_FAIL, 1, 0),
         RAW_PATH: (G.GATEKEEPER_STATUS_PASS, 0, 0),
         MATCHED_TEXT: (G.GATEKEEPER_STATUS_FAIL, 1, 0),
+        INSTRUCTION_TEXT: (G.GATEKEEPER_STATUS_PASS, 0, 0),
     }
 
 

@@ -759,15 +759,10 @@ g(
     ["R-V-3", "R-V-7"],
     A(
         verifier=[ver([CK_SYM_I, CK_OOM_I], "PASS", 0.9)],
-        composer=[
-            dict(
-                COMP_LOW,
-                confirmed_facts=[],
-                possible_directions=[{"text": "checkout-api returns 503", "claim_ids": ["c1"]}],
-            )
-        ],
+        composer=[dict(COMP_LOW, confirmed_facts=[])],
     ),
-    {"route": FULL, "model_verdict": "PASS", "effective_verdict": "LOW_CONFID"},
+    # Inferences that rest on no confirmed fact are not shown at all.
+    {"route": FULL, "model_verdict": "PASS", "effective_verdict": "LOW_CONFID", "answer_excludes": [OOM]},
 )
 g(
     "v-overstated-is-low-confid",
@@ -901,22 +896,45 @@ GUARDED = claim(
     bind("inv-k8s-1", "k8s.events", "/events/0/reason", "OOMKilled"),
 )
 g(
-    "v-guard-downgrades-unfounded-direct-observation",
-    ["R-V-5", "R-P-1"],
+    "v-guard-fabricated-numbers-are-reject",
+    ["R-V-4", "R-V-5", "R-P-1"],
     A(
         executor=[ex(C_SYM, GUARDED)],
         verifier=[ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)],
-        composer=[
-            dict(
-                COMP_PASS,
-                confirmed_facts=[
-                    {"text": "checkout-api returns 503 to its callers", "claim_ids": ["c1"]},
-                    {"text": "pods were OOMKilled", "claim_ids": ["c2"]},
-                ],
-            )
-        ],
+        composer=[COMP_REJ],
     ),
-    {"route": FULL, "effective_verdict": "PASS", "evaluation_has": ["classification_changes"]},
+    # "14 times in 10 minutes" is in no verified evidence: the claim fabricates facts, whatever the model said.
+    {
+        "route": FULL,
+        "model_verdict": "PASS",
+        "effective_verdict": "REJECT",
+        "evaluation_has": ["classification_changes"],
+        "answer_excludes": ["14 times"],
+        "answer_contains": ["cannot support a reliable conclusion"],
+    },
+)
+CAUSE = claim(
+    "c3",
+    "checkout-api containers were OOMKilled, which explains the 503 errors",
+    bind("inv-k8s-1", "k8s.events", "/events/0/reason", "OOMKilled"),
+    bind("inv-logs-1", "logs.search", "/lines/0/message", "status=503"),
+    bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
+)
+g(
+    "v-guard-downgrades-a-conclusion-to-an-inference",
+    ["R-V-5", "R-V-1", "R-A-2"],
+    A(
+        executor=[ex(C_SYM, C_OOM, CAUSE)],
+        verifier=[ver([CK_SYM_D, CK_OOM_D, check("c3", "direct_observation")], "PASS", 1.0)],
+        composer=[dict(COMP_PASS, headline="c3")],
+    ),
+    # A causal statement is never observed: the guard lowers it, and it is shown as inferred from c1 and c2.
+    {
+        "route": FULL,
+        "effective_verdict": "PASS",
+        "evaluation_has": ["classification_changes"],
+        "answer_contains": ["Likely cause (inferred from c1, c2)", "which explains the 503 errors"],
+    },
 )
 # Routing group
 LOW_GAP = ver(
@@ -935,7 +953,7 @@ g(
                 dict(
                     C_OOM,
                     evidence_bindings=[
-                        C_OOM["evidence_bindings"][0],
+                        *C_OOM["evidence_bindings"],
                         dict(C_OOM["evidence_bindings"][1], matched_text="memory limit of 256Mi"),
                     ],
                 ),
@@ -944,7 +962,8 @@ g(
         verifier=[LOW_GAP],
         composer=[COMP_LOW],
     ),
-    {"route": FULL, "severity": "low_confid", "effective_verdict": "LOW_CONFID"},
+    # A claim with a failed binding is never shown, even though its passed bindings hold its facts.
+    {"route": FULL, "severity": "low_confid", "effective_verdict": "LOW_CONFID", "answer_excludes": [OOM, "256Mi"]},
 )
 g(
     "r-low-confid-without-critical-gap-goes-to-composer",
@@ -1048,30 +1067,33 @@ g(
     A(composer=[dict(COMP_PASS, confirmed_facts=[{"text": "the database is also down", "claim_ids": []}]), COMP_PASS]),
     {"route": FULL + ["composer"], "answer_excludes": ["database is also down"]},
 )
-HYPO = claim(
-    "c2",
-    "the deploy of checkout-api v2.4.1 caused the crashes",
-    bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
+HYPO = dict(
+    claim(
+        "c2",
+        "a deploy of checkout-api may have caused the 503 errors",
+        bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
+        bind("inv-logs-1", "logs.search", "/lines/0/message", "status=503"),
+    ),
+    status="hypothesis",
 )
 g(
     "a-hypothesis-presented-as-confirmed",
     ["R-A-2", "R-V-2"],
     A(
         executor=[ex(C_SYM, HYPO)],
-        verifier=[ver([CK_SYM_D, check("c2", "overstated")], "LOW_CONFID", 0.5)],
+        verifier=[ver([CK_SYM_D, check("c2", "direct_observation")], "LOW_CONFID", 0.5)],
         composer=[
-            dict(
-                COMP_LOW,
-                confirmed_facts=[{"text": "the deploy of checkout-api v2.4.1 caused the crashes", "claim_ids": ["c2"]}],
-            ),
-            dict(COMP_LOW, possible_directions=[{"text": "the v2.4.1 deploy may be involved", "claim_ids": ["c2"]}]),
+            dict(COMP_LOW, confirmed_facts=[{"text": "a deploy caused the 503 errors", "claim_ids": ["c2"]}]),
+            dict(COMP_LOW, possible_directions=[{"text": "the deploy may be involved", "claim_ids": ["c2"]}]),
         ],
     ),
+    # The first reply presents a hypothesis as a confirmed fact: refused. The second is accepted, and the answer
+    # shows the hypothesis as a possible direction in the service's words, never the Composer's.
     {
         "route": FULL + ["composer"],
         "effective_verdict": "LOW_CONFID",
-        "answer_excludes": ["caused the crashes"],
-        "answer_contains": ["may be involved"],
+        "answer_contains": ["Possibly (inferred from c1): a deploy of checkout-api may have caused the 503 errors"],
+        "answer_excludes": ["may be involved"],
     },
 )
 INJ = {

@@ -54,7 +54,8 @@ async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repositor
 
     # R-A-1, R-A-2, R-A-4: no statement of a claim outside the allowed material reaches the answer.
     evaluation = run.self_evaluation.verifier_evaluation
-    cited = {cid for item in (*run.answer.confirmed_facts, *run.answer.possible_directions) for cid in item.claim_ids}
+    shown = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
+    cited = {cid for item in shown for cid in item.claim_ids}
     allowed = {c.claim_id for c in evaluation.claim_checks if c.classification in _CITABLE}
     assert cited <= allowed
     for claim_id, statement in _executor_statements(case).items():

@@ -28,11 +28,13 @@ def test_r_s_2_projections_never_carry_prompts_reasoning_or_tool_output() -> Non
     for projection in (PlannerInput, BuilderInput, VerifierNodeInput, ComposerInput):
         names = {f.name for f in dataclasses.fields(projection)}
         assert not names & forbidden, projection.__name__
-    # The Verifier sees its canonical verified input alone (R-VI-2): no plan, no executor parse.
+    # The Verifier sees its canonical verified input alone (R-VI-2): no plan, no executor parse. The recorded
+    # calls (ids, tools, arguments, times; never outputs) only build the allowed material after it answered.
     assert {f.name for f in dataclasses.fields(VerifierNodeInput)} == {
         "verifier_input",
         "verifier_input_bytes",
         "evidence_retry_count",
+        "recorded_calls",
     }
     assert {f.name for f in dataclasses.fields(ComposerInput)} == {"material", "excluded_statements"}
 

@@ -293,7 +293,8 @@ def assert_answer_safe(case: Case, run: run_pb2.DiagnosisRun) -> None:
     for token in case.injection_tokens:
         if token in answer:
             assert token in allowed_text, "injected tool text reached the answer outside an allowed claim"
-    cited = {cid for item in (*run.answer.confirmed_facts, *run.answer.possible_directions) for cid in item.claim_ids}
+    shown = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
+    cited = {cid for item in shown for cid in item.claim_ids}
     assert cited <= set(allowed), "the answer cites a claim outside the allowed material"
     if run.answer.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK:
         # R-A-4, R-P-6: no Executor claim at all, no verdicts, the failure reason persisted.

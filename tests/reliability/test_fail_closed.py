@@ -50,8 +50,12 @@ async def test_r_a_2_a_possible_direction_is_never_presented_as_a_confirmed_fact
     id, is refused by the guard; the fallback rendering keeps the direction a direction."""
     case = golden_case("low-confid-to-composer")
     verifier = json.loads(case.outputs["verifier"][0])
-    verifier["claim_checks"][1]["classification"] = "reasonable_inference"  # c2: a possible direction
+    verifier["claim_checks"][1]["classification"] = "direct_observation"
+    verifier["claim_checks"][1]["evidence_refs"] = [{"claim_id": "c2", "raw_path": "/events/0/reason"}]
     case.outputs["verifier"] = [json.dumps(verifier)]
+    executor = json.loads(case.outputs["executor"][0])
+    executor["claims"][1]["status"] = "hypothesis"  # c2: a possible direction
+    case.outputs["executor"] = [json.dumps(executor)]
     direction = "checkout-api containers are OOMKilled at the 512Mi memory limit"
     composer = {
         "summary": "Partial evidence.",

@@ -23,9 +23,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions
+from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions, mentions_any
 from diagnosis_server.protocols.composer import ComposerParse
-from diagnosis_server.text.language import causal_phrases, vocabulary_words
+from diagnosis_server.text.language import causal_phrases, ungrounded_words, vocabulary_words
 from diagnosis_server.text.normalize import compact, normalize, words
 from diagnosis_server.verification.derivability import concrete_facts
 
@@ -73,15 +73,16 @@ def _holds_excluded(text: str, statement: str, allowed: Sequence[str]) -> bool:
     return len(wanted & _content_words(text)) >= _OVERLAP * len(wanted)
 
 
-def _distinctive_facts(excluded: Iterable[str], allowed_haystack: str) -> list[str]:
-    """Facts (identifiers, codes, quoted strings) that only excluded statements name."""
-    out: list[str] = []
+def _distinctive_facts(excluded: Iterable[str], allowed_haystack: str) -> list[re.Pattern[str]]:
+    """Facts (identifiers, codes, quoted strings) that only excluded statements name, as whole-token patterns
+    over normalized text."""
+    out: dict[str, re.Pattern[str]] = {}
     for statement in excluded:
         for fact in concrete_facts(statement):
-            key = compact(fact)
-            if len(key) >= 3 and _NUMBER_ONLY.fullmatch(fact) is None and key not in allowed_haystack:
-                out.append(key)
-    return list(dict.fromkeys(out))
+            key = normalize(fact)
+            if len(key) >= 3 and _NUMBER_ONLY.fullmatch(fact) is None and compact(fact) not in allowed_haystack:
+                out[key] = re.compile(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])")
+    return list(out.values())
 
 
 def _concludes(text: str) -> bool:
@@ -120,6 +121,8 @@ def _citations(
     confirmable = {c.claim_id for c in material.confirmable}
     directions = {c.claim_id for c in (*material.directions, *material.causes)}
     beside = material.allowed_claim_ids() | material.gap_claim_ids()
+    unconfirmed = [c.statement for c in (*material.directions, *material.causes)]
+    confirmed = [c.statement for c in material.confirmable]
     for index, item in enumerate(output.confirmed_facts):
         if not item.claim_ids:
             violations.append(Violation(CITATION, f"confirmed_facts[{index}] cites no claim"))
@@ -128,6 +131,8 @@ def _citations(
                 violations.append(
                     Violation(CITATION, f"confirmed_facts[{index}] cites a claim that is not a confirmed fact")
                 )
+        if mentions_any(item.text, unconfirmed, covering=confirmed):
+            violations.append(Violation(CITATION, f"confirmed_facts[{index}] states a claim that is not confirmed"))
     if material.verdict == _V.VERDICT_REJECT and output.possible_directions:
         violations.append(Violation(DIRECTIONS_UNDER_REJECT, "possible directions are not allowed under REJECT"))
     else:
@@ -170,13 +175,32 @@ def _gaps(parse: ComposerParse, output: contracts_pb2.ComposerOutput, material: 
     ]
 
 
-def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[str, str]:
-    """Compact haystacks of what a claim section's text and a gap or step's text may name."""
+@dataclass(frozen=True, slots=True)
+class _Grounding:
+    """What a text of one section may name: facts found in these texts, or words they (or the vocabulary) hold."""
+
+    haystack: str
+    texts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> _Grounding:
+        kept = tuple(t for t in texts if t)
+        return cls("\x00".join(compact(t) for t in kept), kept)
+
+    def names(self, fact: str) -> bool:
+        if compact(fact) in self.haystack:
+            return True
+        # A hyphenated word of plain parts ("crash-looping"): grounded when every part is.
+        return not any(ch.isdigit() for ch in fact) and not ungrounded_words(fact.replace("-", " "), self.texts)
+
+
+def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[_Grounding, _Grounding]:
+    """What a claim section's text, and a gap or step's text, may name."""
     claims = [material.question, *material.allowed_statements(), *material.quoted_texts(), *tool_names]
     claims += [c.claim_id for c in material.shown] + [*vocabulary_words(), *_VERDICT_WORDS]
     steps = [*claims, *(g.description for g in material.evidence_gaps), *(s.text for s in material.next_steps)]
     steps += [g.claim_id for g in material.evidence_gaps]
-    return "\x00".join(compact(t) for t in claims), "\x00".join(compact(t) for t in steps)
+    return _Grounding.of(claims), _Grounding.of(steps)
 
 
 def guard_composer_output(
@@ -199,8 +223,8 @@ def guard_composer_output(
     excluded = [s for s in (*excluded_statements, *material.excluded) if s.strip()]
     texts = _texts(output)
     joined = " ".join(text for _, _, text in texts)
-    claims_haystack, steps_haystack = _grounding(material, tool_names)
-    distinctive = _distinctive_facts(excluded, claims_haystack + "\x00" + steps_haystack)
+    claims_grounding, steps_grounding = _grounding(material, tool_names)
+    distinctive = _distinctive_facts(excluded, claims_grounding.haystack + "\x00" + steps_grounding.haystack)
     for statement in excluded:
         if any(_holds_excluded(text, statement, allowed) for _, _, text in texts) or mentions(
             joined, statement, covering=allowed
@@ -209,12 +233,12 @@ def guard_composer_output(
                 Violation(EXCLUDED_MATERIAL, "the reply holds the statement of a claim that is not allowed")
             )
             break
-    joined_compact = compact(joined)
-    if any(fact in joined_compact for fact in distinctive):
+    joined_normal = normalize(joined)
+    if any(fact.search(joined_normal) for fact in distinctive):
         violations.append(Violation(EXCLUDED_MATERIAL, "the reply names a fact that only excluded claims name"))
     for name, where, text in texts:
-        haystack = steps_haystack if name in ("evidence_gaps", "next_steps") else claims_haystack
-        unknown = [f for f in concrete_facts(text) if _NUMBER_ONLY.fullmatch(f) is None and compact(f) not in haystack]
+        grounding = steps_grounding if name in ("evidence_gaps", "next_steps") else claims_grounding
+        unknown = [f for f in concrete_facts(text) if _NUMBER_ONLY.fullmatch(f) is None and not grounding.names(f)]
         if unknown:
             violations.append(Violation(UNGROUNDED_IDENTIFIER, f"{where} names what no allowed material holds"))
         if material.verdict == _V.VERDICT_REJECT and _concludes(text):

@@ -231,14 +231,15 @@ def render_pre_verification_fallback(
         verdict=_V.VERDICT_UNSPECIFIED,
     )
     output.run_notes.extend(_note(n) for n in notes)
-    if known is not None and known.evidence_gaps:
-        # Gap texts name claims by id only; next steps are calls and templates.
+    # Only gaps about no claim, and the calls that would close them: nothing of an Executor claim (R-A-4).
+    gaps = tuple(g for g in known.evidence_gaps if not g.claim_id) if known is not None else ()
+    if known is not None and gaps:
         bare = AllowedMaterial(
             verdict=_V.VERDICT_REJECT,
             question=known.question,
             confirmable=(),
-            evidence_gaps=known.evidence_gaps,
-            next_steps=tuple(s for s in known.next_steps if s.call is not None),
+            evidence_gaps=gaps,
+            next_steps=tuple(s for s in known.next_steps if s.call is not None and not s.claim_ids),
         )
         output.evidence_gaps.extend(_gap_item(g, bare) for g in bare.evidence_gaps)
         output.next_steps.extend(_step_item(s) for s in bare.next_steps[:MAX_STEPS_SHOWN])

@@ -18,7 +18,6 @@ rendered by ``composition.render`` from the material it chose.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,7 +29,6 @@ from diagnosis_server.protocols.json_text import parse_json_object
 _LISTS = ("confirmed_facts", "possible_directions", "evidence_gaps", "next_steps")
 _TOP_KEYS = frozenset({"summary", "headline", *_LISTS})
 _ITEM_KEYS = frozenset({"text", "claim_ids", "ref"})
-_REF = re.compile(r"[gs][1-9][0-9]{0,2}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +55,7 @@ def _item(value: JsonValue, where: str) -> tuple[contracts_pb2.ComposedItem, str
     if not isinstance(claim_ids, list) or not all(fields.is_claim_id(c) for c in claim_ids):
         return f"{where}.claim_ids is not a list of claim ids"
     ref = value.get("ref", "")
-    if not isinstance(ref, str) or (ref and _REF.fullmatch(ref) is None):
+    if not isinstance(ref, str) or (ref and not fields.is_claim_id(ref)):
         return f"{where}.ref is not a gap (g1) or next step (s1) reference"
     return contracts_pb2.ComposedItem(text=text, claim_ids=[c for c in claim_ids if isinstance(c, str)]), ref
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider, AgentRequest, AgentRole, ToolCaller
 from diagnosis_server.agents.heuristic import create_provider
+from diagnosis_server.composition.render import answer_text
 from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator
@@ -101,3 +102,14 @@ def cited(run: run_pb2.DiagnosisRun) -> set[str]:
 def statements(run: run_pb2.DiagnosisRun) -> Mapping[str, str]:
     verified = run.self_evaluation.verifier_evaluation.verified_executor_output
     return {claim.claim_id: claim.statement for claim in verified.claims}
+
+
+def comparable_answer(run: run_pb2.DiagnosisRun) -> str:
+    """The run's answer text without what differs between two runs of the same input (invocation ids, times)."""
+    answer = run_pb2.DiagnosisRun().answer
+    answer.CopyFrom(run.answer)
+    for item in answer.confirmed_facts:
+        for quote in item.evidence:
+            quote.source_invocation_id = "inv"
+            quote.ClearField("observed_at")
+    return answer_text(answer)

@@ -116,7 +116,11 @@ async def test_r_gk_5_altered_recorded_output_is_caught_and_the_answer_degrades(
     checks = {c.claim_id: c.classification for c in evaluation.claim_checks}
     for claim_id in damaged:
         assert claim_id not in cited(stored)
-        assert checks.get(claim_id) in (None, contracts_pb2.CLAIM_CLASSIFICATION_UNSUPPORTED)
+        assert checks.get(claim_id) in (
+            None,
+            contracts_pb2.CLAIM_CLASSIFICATION_UNSUPPORTED,
+            contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED,
+        )
     assert vanished not in stored.answer_text
     assert cited(stored) <= {
         cid for cid, c in checks.items() if c == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION

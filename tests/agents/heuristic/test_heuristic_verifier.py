@@ -105,13 +105,21 @@ def test_r_v_1_all_critical_claims_directly_observed_is_pass() -> None:
     )
 
 
-def test_r_v_3_partial_facts_are_reasonable_inference_and_low_confid() -> None:
+def test_r_v_4_a_fact_missing_from_the_evidence_is_fabricated_and_rejects() -> None:
     vi = _input([("c1", OOM, True, ["OOMKilled", "checkout-api"])])
+    result = verify(vi)
+    assert _checks(result) == {"c1": "contradicted"}
+    assert result["verdict"] == "REJECT" and result["groundedness_score"] == 0.0
+    (gap,) = result["evidence_gaps"]  # type: ignore[misc]
+    assert gap["claim_id"] == "c1" and gap["critical"] and OOM not in gap["description"]
+
+
+def test_r_v_3_a_conclusion_from_its_evidence_is_an_inference_and_low_confid() -> None:
+    vi = _input([("c1", "checkout-api was OOMKilled, which caused the errors", True, ["OOMKilled", "checkout-api"])])
     result = verify(vi)
     assert _checks(result) == {"c1": "reasonable_inference"}
     assert result["verdict"] == "LOW_CONFID" and result["groundedness_score"] == 0.0
-    (gap,) = result["evidence_gaps"]  # type: ignore[misc]
-    assert gap["claim_id"] == "c1" and gap["critical"] and OOM not in gap["description"]
+    assert result["evidence_gaps"] == []  # an inference is shown as inferred; it asks for no gap of its own
 
 
 def test_r_v_4_a_conflicting_fact_is_contradicted_and_rejects() -> None:
@@ -121,14 +129,15 @@ def test_r_v_4_a_conflicting_fact_is_contradicted_and_rejects() -> None:
     assert result["verdict"] == "REJECT"
 
 
-def test_r_v_5_a_claim_whose_binding_failed_is_unsupported_unless_fully_shown() -> None:
+def test_r_v_5_a_claim_whose_binding_failed_is_never_more_than_unsupported() -> None:
     vi = _input(
         [("c1", OOM, True, ["checkout-api"]), ("c2", "checkout-api restarted", True, ["checkout-api"])],
         failed=("c1", "c2"),
     )
     result = verify(vi)
-    assert _checks(result) == {"c1": "unsupported", "c2": "direct_observation"}
-    assert result["verdict"] == "LOW_CONFID"
+    # c1's facts are missing from its passed evidence (fabricated); c2's are all there, but a binding failed.
+    assert _checks(result) == {"c1": "contradicted", "c2": "unsupported"}
+    assert result["verdict"] == "REJECT"
 
 
 def test_r_r_4_a_critical_executor_gap_lowers_pass_and_is_passed_on_verbatim() -> None:

@@ -272,8 +272,9 @@ def _overclaiming_executor(call: Call) -> Reply:
     return answer({"contract": "executor_evidence_v2", "claims": [claim], "evidence_gaps": []})
 
 
-async def test_r_v_5_guard_downgrades_an_unfounded_direct_observation(fake: FakeOpenAI, repository: Repository) -> None:
-    """The model calls the claim direct_observation and PASS; its matched text lacks the claim's facts."""
+async def test_r_v_4_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, repository: Repository) -> None:
+    """The model calls the claim direct_observation and PASS; its matched text lacks the claim's facts, so the
+    claim fabricates them (R-V-4, R-V-5): contradicted and REJECT whatever the model said."""
     fake.behaviours["executor"] = _overclaiming_executor
     run = await diagnose(repository, provider_for(fake))
     evaluation = run.self_evaluation.verifier_evaluation
@@ -281,15 +282,15 @@ async def test_r_v_5_guard_downgrades_an_unfounded_direct_observation(fake: Fake
     assert change.source == "guard"
     assert change.claim_id == "c1"
     assert change.from_classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
-    assert change.to_classification == contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+    assert change.to_classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
+    assert "14" in change.reason and "512Mi" in change.reason
     (check,) = evaluation.claim_checks
-    assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
-    # The model said PASS; all critical claims are only reasonable_inference, so not PASS (R-V-3, R-V-7).
+    assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
     assert evaluation.model_verdict == contracts_pb2.VERDICT_PASS
-    assert evaluation.effective_verdict == contracts_pb2.VERDICT_LOW_CONFID
-    assert run.verdict == contracts_pb2.VERDICT_LOW_CONFID
-    assert not run.answer.confirmed_facts  # R-A-2: not presented as confirmed
-    assert [d.claim_ids for d in run.answer.possible_directions] == [["c1"]]
+    assert evaluation.effective_verdict == contracts_pb2.VERDICT_REJECT
+    assert run.verdict == contracts_pb2.VERDICT_REJECT
+    assert not run.answer.confirmed_facts and not run.answer.possible_directions  # R-A-2, R-A-3
+    assert "14 times" not in run.answer_text
 
 
 # ------------------------------------------------------------------------------ R-P-3, R-S-4
@@ -326,7 +327,8 @@ async def test_r_p_3_prompt_text_never_reaches_a_stored_record(fake: FakeOpenAI,
             assert line not in stored, f"{role} prompt text stored for {run.run_id}"
         assert "Return exactly one JSON object" not in stored
         audit = {p.agent: p.version for p in run.self_evaluation.verifier_evaluation.prompt_audit.prompts}
-        assert audit == dict.fromkeys(("planner", "executor", "verifier", "composer"), "2")
+        catalog = default_catalog()
+        assert audit == {role: catalog.prompt(role).version for role in ("planner", "executor", "verifier", "composer")}
 
 
 async def test_json_schema_rejection_falls_back_to_json_mode_within_the_run(

@@ -4,7 +4,9 @@ They describe the shapes the protocol parsers accept (``diagnosis_server.protoco
 the judges. Executor, Verifier and Composer schemas are *strict* (every object closed and every
 property required, as OpenAI's strict structured output demands; optional parts become required empty
 lists or strings, which the parsers read as absent). The Planner schema is not strict: a step's
-``arguments`` is a free-form object, which strict mode cannot express.
+``arguments`` is a free-form object, which strict mode cannot express. For the same reason the strict
+schemas leave out the gaps' optional ``next_calls`` (free-form arguments): a model under ``json_schema``
+states gaps without suggested calls, and the answer's next steps then come from templates.
 """
 
 from __future__ import annotations
@@ -111,13 +113,15 @@ def verifier_schema() -> JsonObject:
 
 def composer_schema() -> JsonObject:
     item = _closed({"text": _string(), "claim_ids": _array(_string())})
+    choice = _closed({"text": _string(), "claim_ids": _array(_string()), "ref": _string()})
     return _closed(
         {
             "summary": _string(),
+            "headline": _string(),
             "confirmed_facts": _array(item),
             "possible_directions": _array(item),
-            "evidence_gaps": _array(item),
-            "next_steps": _array(item),
+            "evidence_gaps": _array(choice),
+            "next_steps": _array(choice),
         }
     )
 

@@ -1,43 +1,150 @@
-"""Builders of verified inputs and Verifier outputs for composition tests."""
+"""Builders of verified inputs, Verifier outputs and allowed material for composition tests."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.composition.material import AllowedMaterial, allowed_material
+from diagnosis_server.composition.suggestions import RecordedCall
+from diagnosis_server.conversions import to_struct
 
 C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
 
+DIRECT = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+INFERENCE = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+OVERSTATED = C.CLAIM_CLASSIFICATION_OVERSTATED
+UNSUPPORTED = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+EXTERNAL = C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN
+CONTRADICTED = C.CLAIM_CLASSIFICATION_CONTRADICTED
 
-def verifier_pair(
-    claims: Sequence[tuple[str, str, int]],
-    *,
-    gaps: Sequence[contracts_pb2.EvidenceGap] = (),
-    question: str = "why is checkout returning 500s?",
+QUESTION = "why is checkout-api returning 503s?"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One verified claim: its classification by the (guarded) Verifier and the values it is bound to."""
+
+    claim_id: str
+    statement: str
+    classification: int | None
+    bindings: Sequence[tuple[str, str, str]] = (("inv-1", "/service", "checkout-api"),)
+    hypothesis: bool = False
+    critical: bool = True
+
+
+def claim_pair(
+    specs: Sequence[Spec], *, gaps: Sequence[contracts_pb2.EvidenceGap] = (), question: str = QUESTION
 ) -> tuple[contracts_pb2.VerifierInput, contracts_pb2.VerifierOutput]:
-    """(claim_id, statement, classification) triples -> a VerifierInput and a VerifierOutput that checks them."""
     verified = contracts_pb2.VerifiedExecutorOutput(contract="executor_evidence_v2")
     output = contracts_pb2.VerifierOutput(verdict=V.VERDICT_PASS, groundedness_score=0.9)
-    for claim_id, statement, classification in claims:
-        verified.claims.add(claim_id=claim_id, statement=statement, critical=True)
-        output.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)  # type: ignore[arg-type]
+    evidence: list[contracts_pb2.VerifiedEvidence] = []
+    for spec in specs:
+        status = contracts_pb2.CLAIM_STATUS_HYPOTHESIS if spec.hypothesis else contracts_pb2.CLAIM_STATUS_CONFIRMED
+        claim = verified.claims.add(
+            claim_id=spec.claim_id, statement=spec.statement, critical=spec.critical, status=status
+        )
+        for invocation_id, path, text in spec.bindings:
+            claim.evidence_bindings.add(
+                source_invocation_ids=[invocation_id], tool_name="k8s.events", raw_path=path, matched_text=text
+            )
+            evidence.append(
+                contracts_pb2.VerifiedEvidence(
+                    claim_id=spec.claim_id,
+                    source_invocation_id=invocation_id,
+                    tool_name="k8s.events",
+                    raw_path=path,
+                    matched_text=text,
+                )
+            )
+        if spec.classification is not None:
+            output.claim_checks.add(claim_id=spec.claim_id, classification=spec.classification, critical=spec.critical)  # type: ignore[arg-type]
     output.evidence_gaps.extend(gaps)
     verifier_input = contracts_pb2.VerifierInput(
         diagnosis_context=contracts_pb2.DiagnosisContext(question=question, scenario="checkout", cycle=1),
         verified_executor_output=verified,
+        verified_evidence=evidence,
         verdict_ceiling=V.VERDICT_PASS,
     )
     return verifier_input, output
 
 
-# One claim of each classification, with distinctive statements.
-ONE_OF_EACH = [
-    ("c-do", "checkout-api logged HTTP 500 from 10:02", C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION),
-    ("c-ri", "the 500s follow the 09:58 deploy", C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE),
-    ("c-ov", "the deploy broke every region", C.CLAIM_CLASSIFICATION_OVERSTATED),
-    ("c-un", "the database disk is full", C.CLAIM_CLASSIFICATION_UNSUPPORTED),
-    ("c-eu", "the payment provider had an outage", C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN),
-    ("c-co", "no errors were logged", C.CLAIM_CLASSIFICATION_CONTRADICTED),
+def call(tool: str, **arguments: object) -> contracts_pb2.SuggestedCall:
+    return contracts_pb2.SuggestedCall(tool_name=tool, arguments=to_struct(dict(arguments)))  # type: ignore[arg-type]
+
+
+def recorded(invocation_id: str, tool: str, **arguments: object) -> RecordedCall:
+    return RecordedCall(invocation_id, tool, dict(arguments), None, contracts_pb2.TOOL_INVOCATION_STATUS_OK)  # type: ignore[arg-type]
+
+
+@dataclass
+class Built:
+    verifier_input: contracts_pb2.VerifierInput
+    verifier_output: contracts_pb2.VerifierOutput
+    material: AllowedMaterial
+    calls: list[RecordedCall] = field(default_factory=list)
+
+
+def build(
+    specs: Sequence[Spec],
+    verdict: int,
+    *,
+    gaps: Sequence[contracts_pb2.EvidenceGap] = (),
+    calls: Sequence[RecordedCall] = (),
+    known: Sequence[str] = (),
+    tools: Sequence[str] | None = None,
+) -> Built:
+    verifier_input, output = claim_pair(specs, gaps=gaps)
+    material = allowed_material(
+        verifier_input=verifier_input,
+        verifier_output=output,
+        effective=verdict,  # type: ignore[arg-type]
+        recorded_calls=calls,
+        known_values=known,
+        tool_names=tools,
+    )
+    return Built(verifier_input, output, material, list(calls))
+
+
+# A confirmed observation, a cause resting on it, a hypothesis, and one claim of each excluded class.
+OOM = Spec(
+    "c1",
+    "checkout-api containers were OOMKilled",
+    DIRECT,
+    (("inv-1", "/events/0/reason", "OOMKilled"), ("inv-1", "/events/0/involvedObject/name", "checkout-api")),
+)
+ERRORS = Spec("c2", "checkout-api returns 503 to its callers", DIRECT, (("inv-2", "/lines/0/message", "status=503"),))
+CAUSE = Spec(
+    "c3",
+    "checkout-api containers were OOMKilled, which explains the observed symptoms",
+    INFERENCE,
+    (("inv-1", "/events/0/reason", "OOMKilled"),),
+)
+HYPOTHESIS = Spec(
+    "c4",
+    "a deploy of checkout-api may be involved",
+    DIRECT,
+    (("inv-3", "/deploys/0/service", "checkout-api"),),
+    hypothesis=True,
+)
+LONE_INFERENCE = Spec("c5", "checkout-api fails because of vault-7Q", INFERENCE, (("inv-9", "/x", "vault-7Q"),))
+OVERSTATED_CLAIM = Spec("c6", "checkout-api breaks for every tenant in zebra-region", OVERSTATED)
+UNSUPPORTED_CLAIM = Spec("c7", "the orders-db disk is full", UNSUPPORTED)
+EXTERNAL_CLAIM = Spec("c8", "the payment provider had an outage", EXTERNAL)
+CONTRADICTED_CLAIM = Spec("c9", "no errors were logged by checkout-api", CONTRADICTED)
+UNCHECKED = Spec("c10", "the ingress is misconfigured", None)
+ALL = [
+    OOM,
+    ERRORS,
+    CAUSE,
+    HYPOTHESIS,
+    LONE_INFERENCE,
+    OVERSTATED_CLAIM,
+    UNSUPPORTED_CLAIM,
+    EXTERNAL_CLAIM,
+    CONTRADICTED_CLAIM,
+    UNCHECKED,
 ]
-STATEMENT = {claim_id: statement for claim_id, statement, _ in ONE_OF_EACH}
+EXCLUDED = [LONE_INFERENCE, OVERSTATED_CLAIM, UNSUPPORTED_CLAIM, EXTERNAL_CLAIM, CONTRADICTED_CLAIM, UNCHECKED]

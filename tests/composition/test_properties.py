@@ -1,7 +1,9 @@
-"""Properties: no rendering ever holds a claim the material does not allow (R-A-1..5, R-R-3, R-R-5)."""
+"""Properties: whatever the classifications, statuses, bindings, gaps, verdict and Composer reply, the answer
+holds only allowed statements and the service's own words (R-A-1..5, R-R-3, R-R-5)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from hypothesis import given, settings
@@ -10,157 +12,126 @@ from hypothesis import strategies as st
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.guard import guard_composer_output
 from diagnosis_server.composition.material import allowed_material, excluded_statements
-from diagnosis_server.composition.render import answer_text, render_pre_verification_fallback, render_verified
+from diagnosis_server.composition.notes import RunRecord, pre_verification_notes
+from diagnosis_server.composition.render import answer_text, render_answer, render_pre_verification_fallback
+from diagnosis_server.protocols.composer import parse_composer_output
+from diagnosis_server.text.normalize import compact
+
+from ._inputs import Spec, claim_pair
 
 C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
-
-CLASSIFICATIONS = [
-    C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
-    C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
-    C.CLAIM_CLASSIFICATION_OVERSTATED,
-    C.CLAIM_CLASSIFICATION_UNSUPPORTED,
-    C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN,
-    C.CLAIM_CLASSIFICATION_CONTRADICTED,
-]
-
-# What the spec lets an answer cite under each effective verdict, written independently of the code:
-# confirmed facts and possible directions together. Anything else (and everything under an unknown verdict
-# beyond direct observations) must never show.
-CITABLE = {
-    V.VERDICT_PASS: {
-        C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
-        C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
-        C.CLAIM_CLASSIFICATION_OVERSTATED,
-    },
-    V.VERDICT_LOW_CONFID: {
-        C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
-        C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
-        C.CLAIM_CLASSIFICATION_OVERSTATED,
-    },
-    V.VERDICT_REJECT: {C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION},
-    V.VERDICT_UNSPECIFIED: {C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION},
-}
-
-_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ", min_size=3, max_size=24)
+CLASSIFICATIONS = [None, *range(1, 7)]
+SHOWABLE = {C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE}
+MARKERS = ("quokka-9Z", "E4291", "zebra-db")
 
 
 @dataclass
 class Case:
-    verifier_input: contracts_pb2.VerifierInput
-    verifier_output: contracts_pb2.VerifierOutput
-    effective: int
-    # claim id -> (statement, classification or None when the Verifier gave no check)
-    claims: dict[str, tuple[str, int | None]]
+    specs: list[Spec]
+    verdict: int
+    gaps: list[contracts_pb2.EvidenceGap]
+    reply: str
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
     count = draw(st.integers(min_value=1, max_value=6))
-    verified = contracts_pb2.VerifiedExecutorOutput(contract="executor_evidence_v2")
-    output = contracts_pb2.VerifierOutput(verdict=draw(st.sampled_from([1, 2, 3])), groundedness_score=0.7)
-    claims: dict[str, tuple[str, int | None]] = {}
+    specs: list[Spec] = []
     for i in range(count):
-        claim_id = f"c{i}"
-        # Distinctive: the «i» marker keeps one statement from lying inside another or inside template text.
-        statement = f"«{i}» {draw(_WORD)}"
-        verified.claims.add(claim_id=claim_id, statement=statement, critical=draw(st.booleans()))
-        classification = draw(st.none() | st.sampled_from(CLASSIFICATIONS))
-        if classification is not None:
-            output.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)
-        claims[claim_id] = (statement, classification)
-    statements = [s for s, _ in claims.values()]
-    for _ in range(draw(st.integers(min_value=0, max_value=4))):
-        # Gaps may be blank, name unknown claims, or quote any claim's statement (in any case).
-        quoted = draw(st.sampled_from(statements))
-        description = draw(
-            st.sampled_from(
-                ["", "   ", "no metrics for the pool", f"nothing shows {quoted}", f"CHECK {quoted.upper()} FIRST"]
+        # Two shared values let inferences rest on facts; «i» keeps each statement distinct.
+        bindings = draw(
+            st.lists(
+                st.sampled_from([("inv-1", "/a", "x"), ("inv-1", "/b", "y"), (f"inv-{i + 2}", "/c", "z")]),
+                min_size=1,
+                max_size=2,
+                unique=True,
             )
         )
-        output.evidence_gaps.add(
+        specs.append(
+            Spec(
+                f"c{i}",
+                f"«{i}» claim {draw(st.sampled_from(['one', 'two', 'three']))}",
+                draw(st.sampled_from(CLASSIFICATIONS)),
+                tuple(bindings),
+                hypothesis=draw(st.booleans()),
+                critical=draw(st.booleans()),
+            )
+        )
+    gaps = [
+        contracts_pb2.EvidenceGap(
             claim_id=draw(st.sampled_from(["", "c0", f"c{count - 1}", "c-unknown"])),
-            description=description,
+            description=draw(st.sampled_from(["", f"root cause is {MARKERS[0]}", specs[0].statement])),
             critical=draw(st.booleans()),
         )
-    verifier_input = contracts_pb2.VerifierInput(
-        diagnosis_context=contracts_pb2.DiagnosisContext(question="why?", scenario="s", cycle=1),
-        verified_executor_output=verified,
-        verdict_ceiling=V.VERDICT_PASS,
+        for _ in range(draw(st.integers(min_value=0, max_value=3)))
+    ]
+    ids = [s.claim_id for s in specs] + ["c-unknown"]
+    item = st.fixed_dictionaries(
+        {
+            "text": st.sampled_from([*MARKERS, specs[0].statement, "fine"]),
+            "claim_ids": st.lists(st.sampled_from(ids), max_size=2),
+        }
     )
-    effective = draw(st.sampled_from([V.VERDICT_PASS, V.VERDICT_LOW_CONFID, V.VERDICT_REJECT, V.VERDICT_UNSPECIFIED]))
-    return Case(verifier_input, output, effective, claims)
+    reply = {
+        "summary": draw(st.sampled_from([f"the root cause is {MARKERS[1]}", "answer"])),
+        "headline": draw(st.sampled_from(["", *ids])),
+        "confirmed_facts": draw(st.lists(item, max_size=3)),
+        "possible_directions": draw(st.lists(item, max_size=3)),
+        "evidence_gaps": draw(st.lists(item, max_size=2)),
+        "next_steps": draw(st.lists(item, max_size=2)),
+    }
+    verdict = draw(st.sampled_from([V.VERDICT_PASS, V.VERDICT_LOW_CONFID, V.VERDICT_REJECT, V.VERDICT_UNSPECIFIED]))
+    return Case(specs, verdict, gaps, json.dumps(reply))
 
 
-@settings(max_examples=300, deadline=None)
+def _material(case: Case):  # type: ignore[no-untyped-def]
+    verifier_input, output = claim_pair(case.specs, gaps=case.gaps)
+    material = allowed_material(verifier_input=verifier_input, verifier_output=output, effective=case.verdict)  # type: ignore[arg-type]
+    return verifier_input, material
+
+
+@settings(max_examples=400, deadline=None)
 @given(case=cases())
-def test_r_a_1_property_rendering_never_holds_a_disallowed_claim(case: Case) -> None:
-    """(a) Whatever the classifications, gaps and verdict: a claim the spec does not let the answer cite
-    never appears in the deterministic rendering, in any case."""
-    material = allowed_material(
-        verifier_input=case.verifier_input,
-        verifier_output=case.verifier_output,
-        effective=case.effective,  # type: ignore[arg-type]
-    )
-    text = answer_text(render_verified(material)).casefold()
-    for statement, classification in case.claims.values():
-        if classification is None or classification not in CITABLE[case.effective]:
-            assert statement.casefold() not in text
-    # Contradicted, unsupported and external_unknown claims never show under any verdict.
-    for statement, classification in case.claims.values():
-        if classification in (
-            C.CLAIM_CLASSIFICATION_CONTRADICTED,
-            C.CLAIM_CLASSIFICATION_UNSUPPORTED,
-            C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN,
-        ):
-            assert statement.casefold() not in text
-
-
-@settings(max_examples=300, deadline=None)
-@given(case=cases())
-def test_r_a_5_property_the_rendering_passes_the_guard(case: Case) -> None:
-    """The post-verification fallback is itself a valid answer over the allowed material."""
-    material = allowed_material(
-        verifier_input=case.verifier_input,
-        verifier_output=case.verifier_output,
-        effective=case.effective,  # type: ignore[arg-type]
-    )
-    excluded = excluded_statements(verifier_input=case.verifier_input, material=material)
-    output = render_verified(material)
-    assert guard_composer_output(output, material, excluded_statements=excluded) == []
+def test_r_a_1_the_answer_holds_only_allowed_statements_and_no_composer_text(case: Case) -> None:
+    verifier_input, material = _material(case)
+    parsed = parse_composer_output(case.reply)
+    assert parsed.ok
+    output = render_answer(material, parsed)
+    shown = compact(answer_text(output) + " " + str(output))
+    allowed = material.allowed_claim_ids()
+    for spec in case.specs:
+        if spec.claim_id not in allowed:
+            assert compact(spec.statement) not in shown, spec
+        else:
+            assert spec.classification in SHOWABLE
+    for marker in MARKERS:
+        assert compact(marker) not in shown
+    if material.verdict != V.VERDICT_PASS:
+        assert not output.HasField("likely_cause")
     if material.verdict == V.VERDICT_REJECT:
         assert not output.possible_directions
+    # A confirmed fact is a confirmed direct observation, whatever the reply cited there.
+    by_id = {s.claim_id: s for s in case.specs}
+    for item in output.confirmed_facts:
+        (claim_id,) = item.claim_ids
+        assert by_id[claim_id].classification == C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+        assert not by_id[claim_id].hypothesis
+    excluded = excluded_statements(verifier_input=verifier_input, material=material)
+    guard_composer_output(parsed, material, excluded_statements=excluded)  # never raises
 
 
-_REASON_CODES = st.sampled_from(
-    [
-        "EXECUTOR_INVALID_OUTPUT",
-        "TOOL_BLOCKED",
-        "GATEKEEPER_REJECT",
-        "NO_VERIFIED_EVIDENCE",
-        "VERIFIER_FAILED",
-        "PLANNER_FAILED",
-        "RECURSION_LIMIT",
-    ]
-) | st.text(max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(case=cases(), code=_REASON_CODES, code_is_a_statement=st.booleans())
-def test_r_a_4_property_pre_verification_fallback_holds_no_executor_claim(
-    case: Case, code: str, code_is_a_statement: bool
-) -> None:
-    """(b) The pre-verification fallback holds no Executor claim text at all, whatever the reason code
-    (even one that carries a claim's statement), and cites no claim id."""
-    if code_is_a_statement:
-        code = next(iter(case.claims.values()))[0]
-    output = render_pre_verification_fallback(code)
-    text = answer_text(output).casefold()
-    for statement, _ in case.claims.values():
-        assert statement.casefold() not in text
-    assert output.verdict == V.VERDICT_UNSPECIFIED
-    assert output.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK
-    assert not output.confirmed_facts
-    assert not output.possible_directions
-    for field in ("evidence_gaps", "next_steps"):
-        assert all(not item.claim_ids for item in getattr(output, field))
+@settings(max_examples=200, deadline=None)
+@given(
+    case=cases(),
+    code=st.sampled_from(["GATEKEEPER_REJECT", "VERIFIER_FAILED", "PLANNER_FAILED"]) | st.just(f"ROOT {MARKERS[2]}"),
+)
+def test_r_a_4_a_pre_verification_fallback_holds_no_claim_whatever_it_knows(case: Case, code: str) -> None:
+    _, material = _material(case)
+    output = render_pre_verification_fallback(pre_verification_notes(RunRecord(code)), known=material)
+    text = compact(answer_text(output) + " " + str(output))
+    for spec in case.specs:
+        assert compact(spec.statement) not in text
+    assert not output.confirmed_facts and not output.possible_directions
+    assert not any(item.claim_ids for field in ("evidence_gaps", "next_steps") for item in getattr(output, field))
+    assert compact(MARKERS[2]) not in text  # a reason code is never echoed

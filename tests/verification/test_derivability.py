@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,6 +11,7 @@ from diagnosis_server.verification.derivability import concrete_facts, derive, d
 
 DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 INFERENCE = c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+OVERSTATED = c.CLAIM_CLASSIFICATION_OVERSTATED
 UNSUPPORTED = c.CLAIM_CLASSIFICATION_UNSUPPORTED
 CONTRADICTED = c.CLAIM_CLASSIFICATION_CONTRADICTED
 
@@ -42,14 +44,81 @@ def test_a_fact_inside_another_is_checked_once() -> None:
     assert concrete_facts("pod checkout-api-7f9c6d8b5-x2k4p of checkout-api") == ("checkout-api-7f9c6d8b5-x2k4p",)
 
 
-def test_all_facts_found_is_direct_some_is_inference_none_is_unsupported() -> None:
+def test_all_facts_found_is_direct_a_missing_fact_is_fabricated_nothing_concrete_is_unsupported() -> None:
+    """R-V-4: a statement naming a fact its evidence does not hold fabricates it: contradicted, never inference."""
     statement = "checkout-api containers were OOMKilled (exit code 137)"
     assert derive(statement, ["Container checkout-api was OOMKilled (exit code 137)"]).classification == DIRECT
     partial = derive(statement, ["checkout-api OOMKilled"])
-    assert partial.classification == INFERENCE and partial.missing == ("137",) and "137" in partial.reason()
-    assert derive(statement, ["payments-api is fine"]).classification == UNSUPPORTED
-    assert derive(statement, []).classification == UNSUPPORTED
+    assert partial.classification == CONTRADICTED and partial.missing == ("137",) and "137" in partial.reason()
+    assert partial.fabricated
+    assert derive(statement, ["payments-api is fine"]).classification == CONTRADICTED
+    assert derive(statement, []).classification == CONTRADICTED
     assert derive("things look bad", ["anything"]).classification == UNSUPPORTED  # nothing concrete to check
+
+
+def test_an_error_code_found_nowhere_is_fabricated() -> None:
+    """The R-V-4 defect: 'E4291' and 'payment vault' are in no evidence; some facts found is not enough."""
+    statement = "checkout-api fails with error code E4291 from the payment vault"
+    derivation = derive(statement, ["checkout-api", "status=503"])
+    assert derivation.classification == CONTRADICTED and derivation.missing == ("E4291",)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "checkout-api containers were OOMKilled, which broke checkout",
+        "checkout-api containers were OOMKilled because of the 512Mi limit",
+        "the root cause is that checkout-api containers were OOMKilled",
+        "checkout-api containers were OOMKilled due to the 512Mi limit",
+        "checkout-api containers were OOMKilled; this led to the errors",
+        "checkout-api containers were OOMKilled, which resulted in errors",
+        "checkout-api containers were OOMKilled, therefore requests fail",
+        "checkout-api containers were OOMKilled, which is why requests fail",
+        "checkout-api containers were **OOMKilled**, which ＣＡＵＳＥＤ the errors",
+        "checkout-api containers were OOMKilled, which c\u200baused the errors",
+    ],
+)
+def test_causal_or_conclusive_language_is_never_an_observation(statement: str) -> None:
+    evidence = ["Container checkout-api was OOMKilled; memory limit 512Mi", "errors"]
+    assert derive(statement, evidence).classification == INFERENCE
+
+
+def test_quoted_causal_words_are_evidence_not_a_conclusion() -> None:
+    statement = 'checkout-api logged "Caused by: java.io.IOException: Broken pipe"'
+    assert derive(statement, ["Caused by: java.io.IOException: Broken pipe", "checkout-api"]).classification == DIRECT
+
+
+def test_words_beyond_the_evidence_and_the_vocabulary_are_overstated() -> None:
+    evidence = ["checkout-api", "status=503"]
+    assert derive("checkout-api returns 503 to its callers", evidence).classification == DIRECT
+    overstated = derive("checkout-api returns 503 because the payment vault rejects tokens", evidence)
+    assert overstated.classification == OVERSTATED and "vault" in overstated.ungrounded
+    # The question's own words are the user's: they ground a statement's words, never its facts.
+    question = "why does the payment vault reject checkout-api?"
+    assert (
+        derive(
+            "checkout-api returns 503 as the payment vault rejects it", evidence, grounding=[question]
+        ).classification
+        == DIRECT
+    )
+
+
+def test_a_different_name_is_not_found() -> None:
+    assert derive("checkout-svc returns 503", ["checkout-api", "503"]).classification == CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "ｃｈｅｃｋｏｕｔ-api returns 503",  # fullwidth letters
+        "chеckout-api returns 503",  # a Cyrillic е
+        "check\u200bout-api returns 503",  # a zero-width space
+        "check\u00adout-api returns 503",  # a soft hyphen
+        "**checkout-api** returns 503",  # markdown emphasis
+    ],
+)
+def test_variant_spellings_of_a_fact_are_the_same_fact(spelled: str) -> None:
+    assert derive(spelled, ["checkout-api", "status=503"]).classification == DIRECT
 
 
 def test_matching_ignores_case_and_whitespace_for_names_and_quotes() -> None:
@@ -57,8 +126,8 @@ def test_matching_ignores_case_and_whitespace_for_names_and_quotes() -> None:
 
 
 def test_numbers_match_as_whole_numbers() -> None:
-    assert derive("orders-db reached 97 in use", ["orders-db", "1997"]).classification == INFERENCE
-    assert derive("orders-db reached 97 in use", ["orders-db", "0.97"]).classification == INFERENCE
+    assert derive("orders-db reached 97 in use", ["orders-db", "1997"]).classification == CONTRADICTED
+    assert derive("orders-db reached 97 in use", ["orders-db", "0.97"]).classification == CONTRADICTED
     assert derive("orders-db reached 97 in use", ["orders-db", "97"]).classification == DIRECT
     assert derive("expiry fell to -4218", ["-4218"]).classification == DIRECT
 
@@ -66,7 +135,7 @@ def test_numbers_match_as_whole_numbers() -> None:
 def test_a_unit_is_found_written_with_the_number_or_beside_it_in_another_binding() -> None:
     assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4", "ms"]).classification == DIRECT
     assert derive("took 2337 ms", ["slow request took 2337ms"]).classification == DIRECT
-    assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4"]).classification == INFERENCE
+    assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4"]).classification == CONTRADICTED
 
 
 def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states_the_claimed_value() -> None:
@@ -81,7 +150,7 @@ def test_derive_claim_uses_only_the_claims_own_evidence() -> None:
         c.VerifiedEvidence(claim_id="c2", matched_text="checkout-api OOMKilled"),
         c.VerifiedEvidence(claim_id="c1", matched_text="checkout-api"),
     ]
-    assert derive_claim(claim, evidence).classification == INFERENCE
+    assert derive_claim(claim, evidence).classification == CONTRADICTED
 
 
 _NAMES = st.from_regex(r"[a-z]{3,8}-[a-z]{2,6}", fullmatch=True)
@@ -99,5 +168,5 @@ def test_a_statement_of_facts_copied_from_the_evidence_is_a_direct_observation(
 
 
 def test_a_count_unit_must_be_shown_too() -> None:
-    assert derive("orders-db has 97 connections", ["orders-db", "97"]).classification == INFERENCE
+    assert derive("orders-db has 97 connections", ["orders-db", "97"]).classification == CONTRADICTED
     assert derive("orders-db has 97 connections", ["orders-db", "97 connections"]).classification == DIRECT

@@ -1,24 +1,43 @@
-"""The guarded Verifier: the model can never raise a classification (issue: guarded Verifier; R-V-5)."""
+"""The guarded Verifier: whichever Verifier ran, no claim is classified above its evidence (R-V-4, R-V-5)."""
 
 from __future__ import annotations
 
+import pytest
+
 from diagnosis.v1 import contracts_pb2 as c
-from diagnosis_server.verification.guard import GUARD_SOURCE, guard_claim_checks
+from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
+from diagnosis_server.verification.guard import GUARD_SOURCE, guard_claim_checks, rank
 
 DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 INFERENCE = c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+OVERSTATED = c.CLAIM_CLASSIFICATION_OVERSTATED
+UNSUPPORTED = c.CLAIM_CLASSIFICATION_UNSUPPORTED
+CONTRADICTED = c.CLAIM_CLASSIFICATION_CONTRADICTED
 
 
-def _input(statement: str, matched: str) -> c.VerifierInput:
+def _input(statement: str, matched: str, *, failed: bool = False, warning: str = "") -> c.VerifierInput:
+    audit = c.GatekeeperResult(
+        checked_bindings=[
+            c.CheckedBinding(claim_id="c1", passed=True, warning_rules=[warning] if warning else []),
+            *([c.CheckedBinding(claim_id="c1", binding_index=1, passed=False)] if failed else []),
+        ]
+    )
     return c.VerifierInput(
+        diagnosis_context=c.DiagnosisContext(question="why is checkout-api failing?"),
         verified_executor_output=c.VerifiedExecutorOutput(
             claims=[c.Claim(claim_id="c1", statement=statement, critical=True, status=c.CLAIM_STATUS_CONFIRMED)]
         ),
         verified_evidence=[
             c.VerifiedEvidence(
-                claim_id="c1", source_invocation_id="inv-1", tool_name="k8s.events", raw_path="/x", matched_text=matched
+                claim_id="c1",
+                source_invocation_id="inv-1",
+                tool_name="k8s.events",
+                raw_path="/x",
+                matched_text=matched,
+                checked_binding_index=0,
             )
         ],
+        gatekeeper_audit=audit,
         verdict_ceiling=c.VERDICT_PASS,
     )
 
@@ -32,26 +51,57 @@ def _output(classification: int) -> c.VerifierOutput:
     )
 
 
-def test_unfounded_direct_observation_is_downgraded_and_recorded() -> None:
-    guarded = guard_claim_checks(_output(DIRECT), _input("checkout-api was OOMKilled 14 times", "OOMKilled"))
-    assert guarded.claim_checks[0].classification == INFERENCE
+def test_a_fact_the_evidence_lacks_is_fabricated_contradicted_and_recorded() -> None:
+    guarded, fabricated = guard_claim_checks(
+        _output(DIRECT), _input("checkout-api was OOMKilled 14 times", "OOMKilled")
+    )
+    assert guarded.claim_checks[0].classification == CONTRADICTED
+    assert fabricated == {"c1"}
     (change,) = guarded.classification_changes
     assert change.claim_id == "c1"
-    assert (change.from_classification, change.to_classification) == (DIRECT, INFERENCE)
+    assert (change.from_classification, change.to_classification) == (DIRECT, CONTRADICTED)
     assert change.source == GUARD_SOURCE
     assert "14" in change.reason
+    assert guarded.facts_checked[0].support == c.FACT_SUPPORT_CONTRADICTED
+
+
+def test_a_conclusion_is_lowered_to_an_inference() -> None:
+    statement = "checkout-api was OOMKilled, which caused the errors"
+    guarded, fabricated = guard_claim_checks(_output(DIRECT), _input(statement, "checkout-api OOMKilled"))
+    assert guarded.claim_checks[0].classification == INFERENCE and not fabricated
     assert guarded.facts_checked[0].support == c.FACT_SUPPORT_INDIRECT_SUPPORT
 
 
 def test_founded_direct_observation_is_kept() -> None:
     output = _output(DIRECT)
-    guarded = guard_claim_checks(output, _input("checkout-api was OOMKilled", "checkout-api OOMKilled"))
-    assert guarded == output
+    guarded, fabricated = guard_claim_checks(output, _input("checkout-api was OOMKilled", "checkout-api OOMKilled"))
+    assert guarded == output and not fabricated
 
 
-def test_the_guard_never_raises_a_classification() -> None:
-    for classification in (INFERENCE, c.CLAIM_CLASSIFICATION_UNSUPPORTED, c.CLAIM_CLASSIFICATION_CONTRADICTED):
-        output = _output(classification)
-        guarded = guard_claim_checks(output, _input("checkout-api was OOMKilled", "checkout-api OOMKilled"))
-        assert guarded.claim_checks[0].classification == classification
-        assert not guarded.classification_changes
+@pytest.mark.parametrize("classification", [INFERENCE, OVERSTATED, UNSUPPORTED, CONTRADICTED])
+def test_the_guard_never_raises_a_classification(classification: int) -> None:
+    output = _output(classification)
+    guarded, _ = guard_claim_checks(output, _input("checkout-api was OOMKilled", "checkout-api OOMKilled"))
+    assert guarded.claim_checks[0].classification == classification
+    assert not guarded.classification_changes
+
+
+def test_a_claim_with_a_failed_binding_is_at_most_unsupported() -> None:
+    guarded, _ = guard_claim_checks(
+        _output(DIRECT), _input("checkout-api was OOMKilled", "checkout-api OOMKilled", failed=True)
+    )
+    assert guarded.claim_checks[0].classification == UNSUPPORTED
+    assert "failed the Gatekeeper" in guarded.classification_changes[0].reason
+
+
+def test_a_claim_resting_on_instruction_text_is_at_most_unsupported() -> None:
+    guarded, _ = guard_claim_checks(
+        _output(DIRECT), _input("checkout-api was OOMKilled", "checkout-api OOMKilled", warning=INSTRUCTION_TEXT)
+    )
+    assert guarded.claim_checks[0].classification == UNSUPPORTED
+    assert "instruction" in guarded.classification_changes[0].reason
+
+
+def test_rank_orders_classifications_and_fails_closed_on_unknown() -> None:
+    assert rank(DIRECT) > rank(INFERENCE) > rank(OVERSTATED) > rank(UNSUPPORTED) > rank(CONTRADICTED)
+    assert rank(c.CLAIM_CLASSIFICATION_UNSPECIFIED) < rank(CONTRADICTED)

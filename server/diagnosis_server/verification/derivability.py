@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.text.language import causal_phrases, ungrounded_words
+from diagnosis_server.text.language import causal_phrases, stem, ungrounded_words, vocabulary
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
 C = contracts_pb2.ClaimClassification
@@ -91,6 +91,11 @@ class Derivation:
         return f"all of {', '.join(self.facts)} found in the verified evidence"
 
 
+def _plain_word(word: str) -> bool:
+    """An English word written in capitals ("CAUSED", "ERROR"): a word of the vocabulary, not an identifier."""
+    return word.isalpha() and word.isupper() and (stem(word.lower()) in vocabulary() or bool(causal_phrases(word)))
+
+
 def _prepared(statement: str) -> str:
     """The statement as its facts are read: NFKC, invisible characters removed, homoglyphs as ASCII."""
     return skeleton(strip_invisible(unicodedata.normalize("NFKC", statement)))
@@ -113,7 +118,7 @@ def _facts(statement: str) -> list[_Fact]:
             taken.append(match.span())
     for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
-        if free(match.start()) and word.upper() not in _STOP:
+        if free(match.start()) and word.upper() not in _STOP and not _plain_word(word):
             facts.append(_Fact(word))
     for match in _NUMBER.finditer(text):
         if free(match.start()):

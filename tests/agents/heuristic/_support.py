@@ -96,7 +96,8 @@ def executor_payload(steps: list[JsonValue], *, cycle: int = 1) -> JsonObject:
 
 
 def cited(run: run_pb2.DiagnosisRun) -> set[str]:
-    return {cid for item in (*run.answer.confirmed_facts, *run.answer.possible_directions) for cid in item.claim_ids}
+    shown = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
+    return {cid for item in shown for cid in item.claim_ids}
 
 
 def statements(run: run_pb2.DiagnosisRun) -> Mapping[str, str]:

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.heuristic.diagnosis import assess, detect
-from diagnosis_server.agents.heuristic.findings import ROOT_CAUSE_MARK, Finding, Role
-from diagnosis_server.agents.heuristic.gaps import parse_next
+from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Finding, Role
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.gatekeeper.pointer import resolve
 from diagnosis_server.gatekeeper.rules import value_text
@@ -173,7 +172,7 @@ async def test_connection_pool_exhaustion_at_the_database_and_in_clients() -> No
     assert one(findings, "db_slots").service == "orders-db"
 
     claims = assess(observations).claims
-    root = [c for c in claims if ROOT_CAUSE_MARK in c.statement]
+    root = [c for c in claims if CAUSE_CLAUSE in c.statement]
     assert len(root) == 1 and root[0].statement.startswith("orders-db") and root[0].critical
     hikari = next(c for c in claims if "Connection is not available" in c.statement)
     assert hikari.critical and not hikari.hypothesis  # a client of the full database: a link
@@ -208,7 +207,7 @@ async def test_client_pool_exhaustion_without_a_full_database_is_only_a_hypothes
     assessment = assess(observations)
     pool = next(c for c in assessment.claims if "QueuePool" in c.statement)
     assert pool.hypothesis and not pool.critical
-    assert not any(ROOT_CAUSE_MARK in c.statement for c in assessment.claims)
+    assert not any(CAUSE_CLAUSE in c.statement for c in assessment.claims)
     assert [g.critical for g in assessment.gaps] == [True]
 
 
@@ -303,7 +302,7 @@ async def test_dependency_latency_with_callers_timing_out_is_the_cause() -> None
     grounded(findings, observations)
     assert one(findings, "dep_latency").service == "pricing-svc"
     assert one(findings, "timeout").blamed == "pricing-svc"
-    root = [c for c in assess(observations).claims if ROOT_CAUSE_MARK in c.statement]
+    root = [c for c in assess(observations).claims if CAUSE_CLAUSE in c.statement]
     assert len(root) == 1 and root[0].statement.startswith("pricing-svc")
 
 
@@ -350,9 +349,11 @@ async def test_healthy_signals_are_the_critical_claims_when_nothing_is_wrong() -
     )
     assessment = assess(observations)
     grounded(assessment.findings, observations)
-    assert len(assessment.claims) == 2 and all(
-        c.critical and "within its baseline" in c.statement for c in assessment.claims
-    )
+    *healthy, conclusion = assessment.claims
+    assert len(healthy) == 2 and all(c.critical and "within its baseline" in c.statement for c in healthy)
+    # The conclusion is a claim of its own, resting on the healthy signals' own recorded values.
+    assert conclusion.critical and conclusion.statement.startswith("No incident found for web")
+    assert set(conclusion.bindings) <= {b for c in healthy for b in c.bindings}
     assert not assessment.gaps
 
 
@@ -380,12 +381,12 @@ async def test_failing_dependency_without_a_cause_gives_a_critical_parseable_gap
     )
     assessment = assess(observations)
     grounded(assessment.findings, observations)
-    assert not any(ROOT_CAUSE_MARK in c.statement for c in assessment.claims)
+    assert not any(CAUSE_CLAUSE in c.statement for c in assessment.claims)
     link = next(c for c in assessment.claims if "warehouse-gateway" in c.statement)
     assert link.critical and "503 Service Unavailable" in link.statement
     (gap,) = assessment.gaps
     assert gap.critical
-    calls = {(c.tool_name, c.argument("service"), c.argument("metric")) for c in parse_next(gap.description)}
+    calls = {(c.tool_name, c.argument("service"), c.argument("metric")) for c in gap.calls}
     assert ("k8s.events", "warehouse-gateway", None) in calls
     assert ("metrics.query", "warehouse-gateway", None) in calls
     assert ("metrics.query", "inventory-api", "http_requests_error_rate") in calls

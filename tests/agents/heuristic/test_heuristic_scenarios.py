@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.agents.heuristic.findings import ROOT_CAUSE_MARK
+from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE
 from diagnosis_server.conversions import from_value
 from diagnosis_server.gatekeeper.pointer import resolve
 from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.store import Repository
 
-from ._support import SCENARIOS, cited, run_scenario, statements
+from ._support import SCENARIOS, cited, comparable_answer, run_scenario, statements
 
 NAMES = sorted(SCENARIOS)
 INCIDENTS = [name for name in NAMES if not SCENARIOS[name].truth.healthy]
@@ -34,12 +34,17 @@ async def test_r_v_1_incident_root_cause_is_confirmed_with_key_evidence(name: st
     assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_COMPOSER
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
-    # The confirmed diagnosis names the service at fault.
-    root_facts = [item for item in run.answer.confirmed_facts if ROOT_CAUSE_MARK in item.text]
-    assert root_facts, run.answer_text
+    # The answer leads with the likely cause, inferred from confirmed facts (never shown as one of them).
+    cause = run.answer.likely_cause
+    assert cause.claim_ids and cause.inferred_from, run.answer_text
     assert truth.root_cause.service is not None
-    assert any(truth.root_cause.service in item.text for item in root_facts)
-    assert truth.root_cause.service in run.answer.summary
+    assert truth.root_cause.service in cause.text and truth.root_cause.service in run.answer.summary
+    assert run.answer.summary.startswith(f"Likely cause (inferred from {', '.join(cause.inferred_from)})")
+    confirmed = {cid for item in run.answer.confirmed_facts for cid in item.claim_ids}
+    assert set(cause.inferred_from) <= confirmed and not set(cause.claim_ids) & confirmed
+    assert all(CAUSE_CLAUSE not in item.text for item in run.answer.confirmed_facts)
+    # Every confirmed fact shows what it was observed in.
+    assert all(item.evidence for item in run.answer.confirmed_facts)
 
     # At least one key evidence string is in the verified evidence of a cited claim.
     evaluation = run.self_evaluation.verifier_evaluation
@@ -53,8 +58,9 @@ async def test_r_a_2_healthy_pack_claims_no_root_cause(name: str, repository: Re
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert run.verdict == contracts_pb2.VERDICT_PASS
     assert "no incident" in run.answer.summary.lower()
-    assert ROOT_CAUSE_MARK not in run.answer_text
-    assert all(ROOT_CAUSE_MARK not in s for s in statements(run).values())
+    assert run.answer.summary.startswith("Conclusion (inferred from")
+    assert CAUSE_CLAUSE not in run.answer_text
+    assert all(CAUSE_CLAUSE not in s for s in statements(run).values())
     assert run.answer.confirmed_facts
     assert run.orchestration_trace.evidence_retry_count == 0
 
@@ -128,15 +134,22 @@ async def test_r_gk_5_every_cited_claim_traces_to_a_passed_checked_binding(name:
             invocation = invocations[item.source_invocation_id]
             assert invocation.run_id == run.run_id and invocation.tool_name == item.tool_name
             assert item.matched_text in value_text(resolve(from_value(invocation.output), item.raw_path))
-    # R-V-5: every reference names existing verified evidence; every critical claim is a direct observation.
-    for check in evaluation.claim_checks:
-        assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, check
-    assert evaluation.groundedness_score == 1.0
+    # R-V-5: every reference names existing verified evidence; every claim is a direct observation, except
+    # the one conclusion (the cause, or "no incident"), which is inferred from them.
+    said = statements(run)
+    inferred = [
+        c for c in evaluation.claim_checks if c.classification != contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+    ]
+    assert len(inferred) <= 1
+    for check in inferred:
+        assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE, check
+        assert said[check.claim_id].endswith(CAUSE_CLAUSE) or said[check.claim_id].startswith("No incident found")
+    assert evaluation.groundedness_score >= 0.5
 
 
 async def test_r_vi_4_runs_are_deterministic(repository: Repository) -> None:
     first = await run_scenario(repository, "checkout-oom")
     second = await run_scenario(repository, "checkout-oom")
     assert first.run_id != second.run_id
-    assert first.answer_text == second.answer_text
+    assert comparable_answer(first) == comparable_answer(second)
     assert statements(first) == statements(second)

@@ -55,6 +55,18 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
     assert lines[-2] == "status:  SUCCESS"
     assert lines[-1] == f"run_id:  {started.group(1)}"
     assert len(lines) > 3  # the answer text comes first
+    assert lines[0].startswith("Likely cause (inferred from ")
+    assert max(len(line) for line in lines) <= 100  # readable at 100 columns
+
+
+def test_wrap_answer_keeps_items_and_quotes_indented() -> None:
+    from diagnosis_server.cli.client_commands import wrap_answer
+
+    text = "Confirmed facts:\n- " + "word " * 40 + "[c1]\n  observed in k8s.events inv-1: " + '"' + "x" * 150 + '"'
+    lines = wrap_answer(text).splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[1].startswith("- word") and lines[2].startswith("  word")
+    assert lines[-2].startswith("  observed in") and lines[-1].startswith("    x")
 
 
 def test_ask_json_prints_only_the_final_run(live_server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
@@ -29,6 +30,31 @@ _STATUSES = ("running", "success", "failed")
 _VERDICTS = ("pass", "low_confid", "reject")
 
 Action = Callable[[DiagnosisClient, argparse.Namespace], int]
+
+ANSWER_WIDTH = 100
+
+
+def wrap_answer(text: str, width: int = ANSWER_WIDTH) -> str:
+    """The answer text wrapped at ``width`` columns; a wrapped list item or quote keeps its indent."""
+    out: list[str] = []
+    for line in text.rstrip("\n").splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        stripped = line.lstrip(" ")
+        indent = " " * (len(line) - len(stripped))
+        hanging = indent + ("  " if stripped.startswith("- ") else "  ")
+        out.extend(
+            textwrap.wrap(
+                stripped,
+                width=width,
+                initial_indent=indent,
+                subsequent_indent=hanging,
+                break_long_words=True,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)
 
 
 def register(subparsers: Any) -> None:
@@ -154,7 +180,7 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         _print_json(run)
     else:
         if run.answer_text:
-            print(run.answer_text.rstrip("\n"))
+            print(wrap_answer(run.answer_text))
             print()
         print(f"verdict: {_verdict(run.verdict)}")
         print(f"status:  {_status(run)}")
@@ -243,7 +269,7 @@ def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
         print(f"{key + ':':<12}{value}")
     if run.answer_text:
         print()
-        print(run.answer_text.rstrip("\n"))
+        print(wrap_answer(run.answer_text))
     return 0
 
 

@@ -43,7 +43,7 @@ def wrap_answer(text: str, width: int = ANSWER_WIDTH) -> str:
             continue
         stripped = line.lstrip(" ")
         indent = " " * (len(line) - len(stripped))
-        hanging = indent + ("  " if stripped.startswith("- ") else "  ")
+        hanging = indent + "  "
         out.extend(
             textwrap.wrap(
                 stripped,

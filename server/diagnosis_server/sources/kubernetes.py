@@ -65,7 +65,7 @@ POD_LOGS_DESCRIPTION = (
 ROLLOUTS_DESCRIPTION = (
     "A Deployment's rollouts: its ReplicaSets (Kubernetes GET /apis/apps/v1/namespaces/{namespace}/replicasets "
     "selected by the Deployment's selector and owned by it). Returns the API's ReplicaSetList as is: each item's "
-    f"metadata.annotations[\"{REVISION_ANNOTATION}\"] is the revision, metadata.creationTimestamp when it was "
+    f'metadata.annotations["{REVISION_ANNOTATION}"] is the revision, metadata.creationTimestamp when it was '
     "created, spec.template.spec.containers[].image the images, status.replicas/readyReplicas its pods."
 )
 
@@ -109,17 +109,17 @@ def load_cluster(
     configuration = client.Configuration()
     try:
         if in_cluster:
-            config.load_incluster_config(client_configuration=configuration)
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             try:
                 context_namespace = IN_CLUSTER_NAMESPACE_FILE.read_text(encoding="utf-8").strip()
             except OSError:
                 context_namespace = ""
         else:
             config_file = str(kubeconfig) if kubeconfig is not None else None
-            config.load_kube_config(
+            config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=config_file, context=context, client_configuration=configuration, persist_config=False
             )
-            contexts, active = config.list_kube_config_contexts(config_file)
+            contexts, active = config.list_kube_config_contexts(config_file)  # type: ignore[no-untyped-call]
             chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
             context_namespace = str(((chosen or {}).get("context") or {}).get("namespace") or "")
     except config.ConfigException as exc:
@@ -153,7 +153,9 @@ class KubernetesApi:
         namespace = str(args.get("namespace", self.access.default_namespace))
         allowed = self.access.namespaces
         if allowed is not None and namespace not in allowed:
-            raise ToolError(f"{tool}: namespace {namespace!r} is not one this environment may read ({', '.join(allowed)})")
+            raise ToolError(
+                f"{tool}: namespace {namespace!r} is not one this environment may read ({', '.join(allowed)})"
+            )
         return namespace
 
     async def request(self, tool: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
@@ -164,9 +166,7 @@ class KubernetesApi:
         timeout = (min(self.access.timeout_s, 5.0), self.access.timeout_s)
 
         def call() -> bytes:
-            response = method(
-                *args, _preload_content=False, _request_timeout=timeout, _headers=headers, **kwargs
-            )
+            response = method(*args, _preload_content=False, _request_timeout=timeout, _headers=headers, **kwargs)
             data: bytes = response.data
             return data
 
@@ -208,7 +208,9 @@ class KubernetesApi:
                     raise
         raise AssertionError("unreachable")
 
-    async def _pages(self, tool: str, method: Callable[..., Any], namespace: str, selectors: dict[str, str]) -> JsonObject:
+    async def _pages(
+        self, tool: str, method: Callable[..., Any], namespace: str, selectors: dict[str, str]
+    ) -> JsonObject:
         merged: JsonObject | None = None
         token = ""
         while True:

@@ -25,9 +25,9 @@ MAX_LIMIT = 5000
 
 DESCRIPTION = (
     "Run a LogQL query over a time range (Loki /loki/api/v1/query_range). Returns Loki's JSON as is: {status, "
-    "data: {resultType: streams, result: [{stream: {labels}, values: [[\"<unix ns>\", \"<log line>\"], ...]}], "
-    "stats}}. Examples: {namespace=\"shop\", app=\"checkout-api\"} |= \"error\", {app=\"payments\"} |~ \"timeout|"
-    "refused\". start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); limit: most lines "
+    'data: {resultType: streams, result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], '
+    'stats}}. Examples: {namespace="shop", app="checkout-api"} |= "error", {app="payments"} |~ "timeout|'
+    'refused". start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); limit: most lines '
     f"(default {DEFAULT_LIMIT}, max {MAX_LIMIT}); direction: backward (newest first, default) or forward."
 )
 PARAMS = (
@@ -35,7 +35,9 @@ PARAMS = (
     Param("start", "string", "Range start (RFC 3339, Unix seconds, now-1h). Default: one hour before end."),
     Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
     Param("limit", "integer", f"Most log lines to return (default {DEFAULT_LIMIT}).", minimum=1, maximum=MAX_LIMIT),
-    Param("direction", "string", "backward: newest first (default); forward: oldest first.", enum=("backward", "forward")),
+    Param(
+        "direction", "string", "backward: newest first (default); forward: oldest first.", enum=("backward", "forward")
+    ),
 )
 
 

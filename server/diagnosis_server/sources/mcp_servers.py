@@ -95,7 +95,9 @@ class McpServerSource:
             return True
         except ToolError as exc:
             self.last_error = str(exc)
-            log.warning("mcp_server_unavailable", server=self.target.name, endpoint=self.target.endpoint, error=str(exc))
+            log.warning(
+                "mcp_server_unavailable", server=self.target.name, endpoint=self.target.endpoint, error=str(exc)
+            )
             return False
 
     async def _connect(self) -> None:

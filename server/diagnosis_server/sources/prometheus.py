@@ -36,13 +36,13 @@ TARGET_POINTS = 240
 QUERY_DESCRIPTION = (
     "Evaluate a PromQL expression at one instant (Prometheus /api/v1/query). Returns Prometheus's JSON as is: "
     "{status, data: {resultType: vector|scalar|matrix|string, result: [{metric: {labels}, value: [unix_time, "
-    "\"value\"]}]}, warnings}; sample values are strings. time: RFC 3339, Unix seconds or now-15m (default: now)."
+    '"value"]}]}, warnings}; sample values are strings. time: RFC 3339, Unix seconds or now-15m (default: now).'
 )
 QUERY_RANGE_DESCRIPTION = (
     "Evaluate a PromQL expression over a time range (Prometheus /api/v1/query_range). Returns Prometheus's JSON "
-    "as is: {status, data: {resultType: matrix, result: [{metric: {labels}, values: [[unix_time, \"value\"], "
+    'as is: {status, data: {resultType: matrix, result: [{metric: {labels}, values: [[unix_time, "value"], '
     "...]}]}, warnings}; values oldest first, as strings. Examples: sum by (pod) (rate(http_requests_total"
-    "{code=~\"5..\"}[5m])), histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket[5m]))). "
+    '{code=~"5.."}[5m])), histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket[5m]))). '
     f"start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); step: 30s, 1m (default: about "
     f"{TARGET_POINTS} points)."
 )

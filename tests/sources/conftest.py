@@ -81,7 +81,10 @@ def _openmetrics(start: int, end: int) -> str:
                 rate = per_minute if code == "200" else (per_minute // 10 if ts >= end - 1800 else 0)
                 total += rate
                 lines.append(f'http_requests_total{{job="checkout-api",pod="{pod}",code="{code}"}} {total} {ts}')
-    lines += ["# HELP container_memory_working_set_bytes Memory in use.", "# TYPE container_memory_working_set_bytes gauge"]
+    lines += [
+        "# HELP container_memory_working_set_bytes Memory in use.",
+        "# TYPE container_memory_working_set_bytes gauge",
+    ]
     for ts in range(start, end + 1, 60):
         value = 300_000_000 + (ts - start) * 20_000
         lines.append(f'container_memory_working_set_bytes{{pod="checkout-api-7f9c6d8b5-tr6zn"}} {value} {ts}')

@@ -49,12 +49,24 @@ def pod(name: str, *, phase: str = "Running", restarts: int = 0, oom: bool = Fal
                 "example.com/bootstrap-token": SA_TOKEN,
             },
             "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-api-7f9c6d8b5", "uid": NEW_RS_UID,
-                 "controller": True, "blockOwnerDeletion": True}
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "checkout-api-7f9c6d8b5",
+                    "uid": NEW_RS_UID,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
             ],
             "managedFields": [
-                {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
-                 "time": "2024-11-29T13:40:12Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}}}
+                {
+                    "manager": "kube-controller-manager",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": "2024-11-29T13:40:12Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {}},
+                }
             ],
         },
         "spec": {
@@ -66,8 +78,10 @@ def pod(name: str, *, phase: str = "Running", restarts: int = 0, oom: bool = Fal
                     "env": [
                         {"name": "DB_HOST", "value": "orders-db.shop.svc"},
                         {"name": "DB_PASSWORD", "value": DB_PASSWORD},
-                        {"name": "DB_USER", "valueFrom": {"secretKeyRef": {"name": "checkout-db-credentials",
-                                                                            "key": "username"}}},
+                        {
+                            "name": "DB_USER",
+                            "valueFrom": {"secretKeyRef": {"name": "checkout-db-credentials", "key": "username"}},
+                        },
                     ],
                     "envFrom": [{"secretRef": {"name": "checkout-db-credentials"}}],
                 }
@@ -112,12 +126,22 @@ EVENTS = {
     "metadata": {"resourceVersion": "918301"},
     "items": [
         {
-            "metadata": {"name": "checkout-api-7f9c6d8b5-tr6zn.17fb2c1d0a9e8f7b", "namespace": NAMESPACE,
-                         "uid": "ev-1", "resourceVersion": "918290", "creationTimestamp": "2024-11-29T13:51:37Z",
-                         "managedFields": [{"manager": "kubelet"}]},
-            "involvedObject": {"kind": "Pod", "namespace": NAMESPACE, "name": "checkout-api-7f9c6d8b5-tr6zn",
-                               "uid": "uid-checkout-api-7f9c6d8b5-tr6zn", "apiVersion": "v1",
-                               "fieldPath": "spec.containers{checkout-api}"},
+            "metadata": {
+                "name": "checkout-api-7f9c6d8b5-tr6zn.17fb2c1d0a9e8f7b",
+                "namespace": NAMESPACE,
+                "uid": "ev-1",
+                "resourceVersion": "918290",
+                "creationTimestamp": "2024-11-29T13:51:37Z",
+                "managedFields": [{"manager": "kubelet"}],
+            },
+            "involvedObject": {
+                "kind": "Pod",
+                "namespace": NAMESPACE,
+                "name": "checkout-api-7f9c6d8b5-tr6zn",
+                "uid": "uid-checkout-api-7f9c6d8b5-tr6zn",
+                "apiVersion": "v1",
+                "fieldPath": "spec.containers{checkout-api}",
+            },
             "reason": "BackOff",
             "message": "Back-off restarting failed container checkout-api in pod checkout-api-7f9c6d8b5-tr6zn_shop",
             "source": {"component": "kubelet", "host": "node-b"},
@@ -129,10 +153,19 @@ EVENTS = {
             "reportingInstance": "node-b",
         },
         {
-            "metadata": {"name": "checkout-api.17fb2b0e11aa22bb", "namespace": NAMESPACE, "uid": "ev-2",
-                         "resourceVersion": "918100", "creationTimestamp": "2024-11-29T13:40:11Z"},
-            "involvedObject": {"kind": "Deployment", "namespace": NAMESPACE, "name": "checkout-api",
-                               "apiVersion": "apps/v1"},
+            "metadata": {
+                "name": "checkout-api.17fb2b0e11aa22bb",
+                "namespace": NAMESPACE,
+                "uid": "ev-2",
+                "resourceVersion": "918100",
+                "creationTimestamp": "2024-11-29T13:40:11Z",
+            },
+            "involvedObject": {
+                "kind": "Deployment",
+                "namespace": NAMESPACE,
+                "name": "checkout-api",
+                "apiVersion": "apps/v1",
+            },
             "reason": "ScalingReplicaSet",
             "message": "Scaled up replica set checkout-api-7f9c6d8b5 to 3",
             "source": {"component": "deployment-controller"},
@@ -147,8 +180,13 @@ EVENTS = {
 DEPLOYMENT = {
     "kind": "Deployment",
     "apiVersion": "apps/v1",
-    "metadata": {"name": "checkout-api", "namespace": NAMESPACE, "uid": DEPLOYMENT_UID, "generation": 14,
-                 "annotations": {"deployment.kubernetes.io/revision": "14"}},
+    "metadata": {
+        "name": "checkout-api",
+        "namespace": NAMESPACE,
+        "uid": DEPLOYMENT_UID,
+        "generation": 14,
+        "annotations": {"deployment.kubernetes.io/revision": "14"},
+    },
     "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "checkout-api"}}},
     "status": {"replicas": 3, "readyReplicas": 1, "updatedReplicas": 3},
 }
@@ -162,16 +200,30 @@ def replicaset(name: str, revision: int, image: str, created: str, *, owner: str
             "uid": NEW_RS_UID if revision == 14 else f"uid-{name}",
             "creationTimestamp": created,
             "labels": {"app": "checkout-api", "pod-template-hash": name.rsplit("-", 1)[-1]},
-            "annotations": {"deployment.kubernetes.io/revision": str(revision),
-                            "deployment.kubernetes.io/desired-replicas": "3"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "checkout-api", "uid": owner,
-                                 "controller": True}],
+            "annotations": {
+                "deployment.kubernetes.io/revision": str(revision),
+                "deployment.kubernetes.io/desired-replicas": "3",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "checkout-api",
+                    "uid": owner,
+                    "controller": True,
+                }
+            ],
         },
         "spec": {
             "replicas": 3 if revision == 14 else 0,
             "selector": {"matchLabels": {"app": "checkout-api", "pod-template-hash": name.rsplit("-", 1)[-1]}},
-            "template": {"spec": {"containers": [{"name": "checkout-api", "image": image,
-                                                  "env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD}]}]}},
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "checkout-api", "image": image, "env": [{"name": "DB_PASSWORD", "value": DB_PASSWORD}]}
+                    ]
+                }
+            },
         },
         "status": {"replicas": 3 if revision == 14 else 0, "readyReplicas": 1 if revision == 14 else 0},
     }
@@ -182,11 +234,20 @@ REPLICASETS = {
     "apiVersion": "apps/v1",
     "metadata": {"resourceVersion": "918302"},
     "items": [
-        replicaset("checkout-api-5d4c3b2a1", 13, "registry.example.com/shop/checkout-api:2.13.4", "2024-11-20T09:12:44Z"),
-        replicaset("checkout-api-7f9c6d8b5", 14, "registry.example.com/shop/checkout-api:2.14.0", "2024-11-29T13:40:11Z"),
+        replicaset(
+            "checkout-api-5d4c3b2a1", 13, "registry.example.com/shop/checkout-api:2.13.4", "2024-11-20T09:12:44Z"
+        ),
+        replicaset(
+            "checkout-api-7f9c6d8b5", 14, "registry.example.com/shop/checkout-api:2.14.0", "2024-11-29T13:40:11Z"
+        ),
         # Same labels, another owner (a copy someone made by hand): not a rollout of the deployment.
-        replicaset("checkout-api-0a0a0a0a0", 1, "registry.example.com/shop/checkout-api:debug", "2024-11-25T08:00:00Z",
-                   owner="another-owner"),
+        replicaset(
+            "checkout-api-0a0a0a0a0",
+            1,
+            "registry.example.com/shop/checkout-api:debug",
+            "2024-11-25T08:00:00Z",
+            owner="another-owner",
+        ),
     ],
 }
 
@@ -199,18 +260,28 @@ POD_LOG = (
 
 
 def status(code: int, reason: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": extra.pop("metadata", {}), "status": "Failure",
-            "message": message, "reason": reason, "code": code, **extra}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": extra.pop("metadata", {}),
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+        **extra,
+    }
 
 
 FORBIDDEN = status(
-    403, "Forbidden",
+    403,
+    "Forbidden",
     'pods is forbidden: User "system:serviceaccount:diag:reader" cannot list resource "pods" in API group "" in '
     'the namespace "payments"',
     details={"kind": "pods"},
 )
 EXPIRED = status(
-    410, "Expired",
+    410,
+    "Expired",
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
     "results.",

@@ -50,7 +50,12 @@ async def test_pods_are_the_pod_list_as_returned_with_secrets_redacted(
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", upstream.url)
     async with opened(tmp_path, _env(kubeconfig)) as registry:
         env = registry.get("prod")
-        assert env.toolset.names == ("kubernetes.pods", "kubernetes.events", "kubernetes.pod_logs", "kubernetes.rollouts")
+        assert env.toolset.names == (
+            "kubernetes.pods",
+            "kubernetes.events",
+            "kubernetes.pod_logs",
+            "kubernetes.rollouts",
+        )
         schema: Any = env.toolset.get("kubernetes.pods").input_schema  # type: ignore[union-attr]
         assert schema["properties"]["namespace"]["enum"] == ["shop", "payments"]
         invocation = await call(env.toolset, "kubernetes.pods", {"label_selector": "app=checkout-api"})
@@ -101,7 +106,10 @@ async def test_events_logs_and_rollouts(cluster: tuple[FakeUpstream, rec.Cluster
     replicas: Any = from_value(rollouts.output)
     assert replicas["kind"] == "ReplicaSetList"
     revisions = [
-        (r["metadata"]["annotations"]["deployment.kubernetes.io/revision"], r["spec"]["template"]["spec"]["containers"][0]["image"])
+        (
+            r["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+            r["spec"]["template"]["spec"]["containers"][0]["image"],
+        )
         for r in replicas["items"]
     ]
     assert revisions == [
@@ -124,7 +132,10 @@ async def test_api_errors_are_recorded_with_the_api_server_message(
         outside = await call(toolset, "kubernetes.pods", {"namespace": "kube-system"})
     assert forbidden.status == ERROR
     assert forbidden.error.startswith('kubernetes.pods: 403 Forbidden: pods is forbidden: User "system:serviceaccount')
-    assert missing.status == ERROR and missing.error == 'kubernetes.pod_logs: 404 NotFound: pods "checkout-api-gone" not found'
+    assert (
+        missing.status == ERROR
+        and missing.error == 'kubernetes.pod_logs: 404 NotFound: pods "checkout-api-gone" not found'
+    )
     assert outside.status == ERROR and "must be one of shop, payments" in outside.error
     assert not any(r.path.startswith("/api/v1/namespaces/kube-system") for r in upstream.requests)
 

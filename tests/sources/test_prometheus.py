@@ -19,7 +19,9 @@ def _env(url: str, extra: str = "") -> str:
     return f'[environments.prod]\ndefault = true\nprometheus = {{ url = "{url}"{extra} }}\n'
 
 
-async def test_query_range_records_prometheus_json_as_returned(prometheus_server: PrometheusServer, tmp_path: Path) -> None:
+async def test_query_range_records_prometheus_json_as_returned(
+    prometheus_server: PrometheusServer, tmp_path: Path
+) -> None:
     async with opened(tmp_path, _env(prometheus_server.url)) as registry:
         toolset = registry.tools_for("prod").toolset
         assert toolset.names == ("prometheus.query", "prometheus.query_range")
@@ -62,7 +64,9 @@ async def test_instant_query_and_relative_time(prometheus_server: PrometheusServ
         assert recent.status == OK and from_value(recent.output)["data"]["result"] == []  # type: ignore[index]
 
 
-async def test_bad_promql_is_an_error_with_prometheus_message(prometheus_server: PrometheusServer, tmp_path: Path) -> None:
+async def test_bad_promql_is_an_error_with_prometheus_message(
+    prometheus_server: PrometheusServer, tmp_path: Path
+) -> None:
     async with opened(tmp_path, _env(prometheus_server.url)) as registry:
         invocation = await call(registry.tools_for("prod").toolset, "prometheus.query", {"query": "sum(rate(x[5m]"})
     assert invocation.status == ERROR
@@ -84,7 +88,11 @@ async def test_the_bearer_token_is_sent_and_never_shown(prometheus_server: Prome
     async with opened(tmp_path, _env(prometheus_server.url, f', bearer_token_file = "{token}"')) as registry:
         env = registry.get("prod")
         assert all("s3cret" not in source.endpoint for source in env.sources)
-        invocation = await call(env.toolset, "prometheus.query", {"query": 'label_replace(vector(1), "x", "prom-s3cret-token-value", "", "")'})
+        invocation = await call(
+            env.toolset,
+            "prometheus.query",
+            {"query": 'label_replace(vector(1), "x", "prom-s3cret-token-value", "", "")'},
+        )
     assert invocation.status == OK, invocation.error
     # The upstream echoed the secret back in a label: the recorded output has it redacted.
     [sample] = from_value(invocation.output)["data"]["result"]  # type: ignore[index,call-overload]

@@ -46,7 +46,7 @@ class FakeUpstream:
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
                 request = Request("GET", parts.path, query, {k.lower(): v for k, v in self.headers.items()})
@@ -59,7 +59,7 @@ class FakeUpstream:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

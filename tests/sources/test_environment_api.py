@@ -18,9 +18,8 @@ import grpc.aio
 import pytest
 import structlog
 
-from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2_grpc, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from diagnosis.v1 import diagnosis_service_pb2_grpc
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.api import RunningServer, configure_logging, start_server
 from diagnosis_server.conversions import from_value

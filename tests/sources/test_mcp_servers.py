@@ -56,7 +56,8 @@ async def test_stdio_server_offers_its_read_only_tools_and_answers(tmp_path: Pat
     }
     assert failed.status == ERROR
     assert failed.error == (
-        "mcp.tools.broken_probe: Error executing tool broken_probe: probe of orders-db failed: connection refused by upstream"
+        "mcp.tools.broken_probe: Error executing tool broken_probe: "
+        "probe of orders-db failed: connection refused by upstream"
     )
 
 
@@ -98,6 +99,11 @@ async def test_streamable_http_server(mcp_http_server: str, tmp_path: Path) -> N
     assert failed.status == ERROR and "probe of gateway failed" in failed.error
 
 
+def _alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text().lower()
+
+
 async def test_a_server_that_never_starts_is_bounded_and_killed(tmp_path: Path) -> None:
     marker = tmp_path / "pid"
     script = tmp_path / "silent.py"
@@ -110,7 +116,7 @@ async def test_a_server_that_never_starts_is_bounded_and_killed(tmp_path: Path) 
     assert "did not start within 1s" in source.last_error
     pid = int(marker.read_text())
     for _ in range(50):
-        if not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower():
+        if not _alive(pid):
             break
         await asyncio.sleep(0.1)
     else:

@@ -72,6 +72,9 @@ def _run(action: Any) -> Any:
 @asynccontextmanager
 async def _tools(args: argparse.Namespace) -> AsyncIterator[tuple[str, ToolEnvironment]]:
     settings = load_settings(environments_file=args.environments, scenarios_dir=args.scenarios_dir)
+    from diagnosis_server.api.logging import configure_logging
+
+    configure_logging("warning")  # on stderr: a source that cannot be had is said; stdout stays the answer
     environments = load_environments(settings.environments_file) if settings.environments_file else None
     name = args.environment or (None if args.scenario else (environments.default if environments else None))
     if name:

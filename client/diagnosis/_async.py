@@ -21,6 +21,7 @@ from diagnosis._config import ConnectionConfig, Metadata
 from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, VerdictLike
 from diagnosis.errors import DeadlineExceededError, ProtocolError, error_from_rpc
 from diagnosis.v1 import (
+    contracts_pb2,
     diagnosis_service_pb2,
     diagnosis_service_pb2_grpc,
     gatekeeper_service_pb2,
@@ -77,11 +78,17 @@ class AsyncDiagnosisClient:
     # ------------------------------------------------------------------ Diagnose
 
     async def diagnose(
-        self, question: str, *, scenario: str = "", timeout: float | None = None, metadata: Metadata = ()
+        self,
+        question: str,
+        *,
+        scenario: str = "",
+        environment: str = "",
+        timeout: float | None = None,
+        metadata: Metadata = (),
     ) -> AsyncGenerator[diagnosis_service_pb2.DiagnoseResponse, None]:
         """Starts a run and yields its messages in order: ``started``, the events, then the ``run``."""
         call = self._diagnosis.Diagnose(
-            _requests.diagnose_request(question, scenario),
+            _requests.diagnose_request(question, scenario, environment),
             timeout=self.config.timeout_for(timeout),
             metadata=self.config.call_metadata(metadata),
         )
@@ -98,6 +105,7 @@ class AsyncDiagnosisClient:
         question: str,
         *,
         scenario: str = "",
+        environment: str = "",
         on_event: Callable[[run_pb2.OrchestrationEvent], object] | None = None,
         on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
         timeout: float | None = None,
@@ -105,7 +113,9 @@ class AsyncDiagnosisClient:
     ) -> run_pb2.DiagnosisRun:
         """Runs a diagnosis to its end and returns the final run; ``on_started``/``on_event`` see progress."""
         last: diagnosis_service_pb2.DiagnoseResponse | None = None
-        async for response in self.diagnose(question, scenario=scenario, timeout=timeout, metadata=metadata):
+        async for response in self.diagnose(
+            question, scenario=scenario, environment=environment, timeout=timeout, metadata=metadata
+        ):
             kind = response.WhichOneof("kind")
             if kind == "started" and on_started is not None:
                 on_started(response.started)
@@ -214,6 +224,48 @@ class AsyncDiagnosisClient:
         request = diagnosis_service_pb2.ListScenariosRequest()
         response = await self._unary(self._diagnosis.ListScenarios, request, timeout, metadata)
         return list(response.scenarios)
+
+    async def list_environments(
+        self, *, timeout: float | None = None, metadata: Metadata = ()
+    ) -> list[diagnosis_service_pb2.Environment]:
+        """The server's configured environments: name, default flag, tool names and sources (no credentials)."""
+        request = diagnosis_service_pb2.ListEnvironmentsRequest()
+        response = await self._unary(self._diagnosis.ListEnvironments, request, timeout, metadata)
+        return list(response.environments)
+
+    async def list_tool_invocations(
+        self,
+        run_id: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float | None = None,
+        metadata: Metadata = (),
+    ) -> diagnosis_service_pb2.ListToolInvocationsResponse:
+        """One page of a run's tool invocations as recorded, in call order."""
+        request = diagnosis_service_pb2.ListToolInvocationsRequest(
+            run_id=run_id, page_size=page_size, page_token=page_token
+        )
+        return await self._unary(self._diagnosis.ListToolInvocations, request, timeout, metadata)
+
+    async def iter_tool_invocations(
+        self, run_id: str, *, page_size: int = 0, timeout: float | None = None, metadata: Metadata = ()
+    ) -> AsyncGenerator[contracts_pb2.ToolInvocation, None]:
+        """Every invocation of a run, in call order, page after page (``timeout`` applies to each page)."""
+        token = ""
+        seen: set[str] = set()
+        while True:
+            page = await self.list_tool_invocations(
+                run_id, page_size=page_size, page_token=token, timeout=timeout, metadata=metadata
+            )
+            for invocation in page.invocations:
+                yield invocation
+            token = page.next_page_token
+            if not token:
+                return
+            if token in seen:
+                raise ProtocolError("ListToolInvocations returned a page token it had already returned")
+            seen.add(token)
 
     async def check_evidence(
         self,

@@ -48,9 +48,9 @@ def _enum_number(descriptor: Any, prefix: str, what: str, value: object) -> int:
     raise ValueError(f"{what}: expected a name or number, got {type(value).__name__}")
 
 
-def diagnose_request(question: str, scenario: str) -> diagnosis_service_pb2.DiagnoseRequest:
+def diagnose_request(question: str, scenario: str, environment: str = "") -> diagnosis_service_pb2.DiagnoseRequest:
     return diagnosis_service_pb2.DiagnoseRequest(
-        question=question, context=diagnosis_service_pb2.RequestContext(scenario=scenario)
+        question=question, context=diagnosis_service_pb2.RequestContext(scenario=scenario, environment=environment)
     )
 
 

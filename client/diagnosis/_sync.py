@@ -14,6 +14,7 @@ from diagnosis._config import ConnectionConfig, Metadata
 from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, VerdictLike
 from diagnosis.errors import DeadlineExceededError, ProtocolError, error_from_rpc
 from diagnosis.v1 import (
+    contracts_pb2,
     diagnosis_service_pb2,
     diagnosis_service_pb2_grpc,
     gatekeeper_service_pb2,
@@ -68,14 +69,20 @@ class DiagnosisClient:
     # ------------------------------------------------------------------ Diagnose
 
     def diagnose(
-        self, question: str, *, scenario: str = "", timeout: float | None = None, metadata: Metadata = ()
+        self,
+        question: str,
+        *,
+        scenario: str = "",
+        environment: str = "",
+        timeout: float | None = None,
+        metadata: Metadata = (),
     ) -> Generator[diagnosis_service_pb2.DiagnoseResponse, None, None]:
         """Starts a run and yields its messages in order: ``started``, the events, then the ``run``.
 
         Stop iterating (or close the iterator) to cancel the call.
         """
         call = self._diagnosis.Diagnose(
-            _requests.diagnose_request(question, scenario),
+            _requests.diagnose_request(question, scenario, environment),
             timeout=self.config.timeout_for(timeout),
             metadata=self.config.call_metadata(metadata),
         )
@@ -91,6 +98,7 @@ class DiagnosisClient:
         question: str,
         *,
         scenario: str = "",
+        environment: str = "",
         on_event: Callable[[run_pb2.OrchestrationEvent], object] | None = None,
         on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
         timeout: float | None = None,
@@ -98,7 +106,9 @@ class DiagnosisClient:
     ) -> run_pb2.DiagnosisRun:
         """Runs a diagnosis to its end and returns the final run; ``on_started``/``on_event`` see progress."""
         last: diagnosis_service_pb2.DiagnoseResponse | None = None
-        for response in self.diagnose(question, scenario=scenario, timeout=timeout, metadata=metadata):
+        for response in self.diagnose(
+            question, scenario=scenario, environment=environment, timeout=timeout, metadata=metadata
+        ):
             kind = response.WhichOneof("kind")
             if kind == "started" and on_started is not None:
                 on_started(response.started)
@@ -204,6 +214,46 @@ class DiagnosisClient:
     ) -> list[diagnosis_service_pb2.Scenario]:
         request = diagnosis_service_pb2.ListScenariosRequest()
         return list(self._unary(self._diagnosis.ListScenarios, request, timeout, metadata).scenarios)
+
+    def list_environments(
+        self, *, timeout: float | None = None, metadata: Metadata = ()
+    ) -> list[diagnosis_service_pb2.Environment]:
+        """The server's configured environments: name, default flag, tool names and sources (no credentials)."""
+        request = diagnosis_service_pb2.ListEnvironmentsRequest()
+        return list(self._unary(self._diagnosis.ListEnvironments, request, timeout, metadata).environments)
+
+    def list_tool_invocations(
+        self,
+        run_id: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float | None = None,
+        metadata: Metadata = (),
+    ) -> diagnosis_service_pb2.ListToolInvocationsResponse:
+        """One page of a run's tool invocations as recorded, in call order."""
+        request = diagnosis_service_pb2.ListToolInvocationsRequest(
+            run_id=run_id, page_size=page_size, page_token=page_token
+        )
+        return self._unary(self._diagnosis.ListToolInvocations, request, timeout, metadata)
+
+    def iter_tool_invocations(
+        self, run_id: str, *, page_size: int = 0, timeout: float | None = None, metadata: Metadata = ()
+    ) -> Generator[contracts_pb2.ToolInvocation, None, None]:
+        """Every invocation of a run, in call order, page after page (``timeout`` applies to each page)."""
+        token = ""
+        seen: set[str] = set()
+        while True:
+            page = self.list_tool_invocations(
+                run_id, page_size=page_size, page_token=token, timeout=timeout, metadata=metadata
+            )
+            yield from page.invocations
+            token = page.next_page_token
+            if not token:
+                return
+            if token in seen:
+                raise ProtocolError("ListToolInvocations returned a page token it had already returned")
+            seen.add(token)
 
     def check_evidence(
         self,

@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from diagnosis_server.store import DEFAULT_DATABASE_URL
-from diagnosis_server.tools.scenario import ScenarioError, default_scenario_name, load_scenarios
+from diagnosis_server.tools.scenario import ScenarioError, all_scenarios, default_scenario_name
 
 ENV_PREFIX = "DIAGNOSIS_"
 CONFIG_FILE_ENV = "DIAGNOSIS_CONFIG_FILE"
@@ -140,6 +140,10 @@ class Settings(BaseSettings):
     shutdown_grace_s: float = Field(default=10.0, ge=0.0, le=3600.0)
     # The scenario a request without context.scenario runs on.
     default_scenario: str = Field(default_factory=default_scenario_name)
+    # The environments file (TOML: each environment's Prometheus, Loki, Kubernetes, MCP servers).
+    environments_file: Path | None = None
+    # A directory of the user's scenario packs, added to the bundled ones.
+    scenarios_dir: Path | None = None
     # This instance's name in the store (runs it owns); a stable one lets a restart interrupt its own
     # unfinished runs at once. Empty: a fresh random id each start.
     instance_id: str = Field(default="", max_length=64)
@@ -176,16 +180,16 @@ class Settings(BaseSettings):
             raise ValueError("must be a provider name such as 'heuristic' or 'openai'")
         return value
 
-    @field_validator("default_scenario")
-    @classmethod
-    def _check_scenario(cls, value: str) -> str:
+    @model_validator(mode="after")
+    def _check_scenario(self) -> Settings:
+        where = f"setting default_scenario ({env_name('default_scenario')})"
         try:
-            known = load_scenarios()
+            known = all_scenarios(self.scenarios_dir)
         except ScenarioError as exc:
-            raise ValueError(f"bundled scenarios do not load: {exc}") from exc
-        if value not in known:
-            raise ValueError(f"unknown scenario {value!r} (known: {', '.join(known)})")
-        return value
+            raise ValueError(f"setting scenarios_dir ({env_name('scenarios_dir')}): {exc}") from exc
+        if self.default_scenario not in known:
+            raise ValueError(f"{where}: unknown scenario {self.default_scenario!r} (known: {', '.join(known)})")
+        return self
 
     @field_validator("log_level")
     @classmethod

@@ -271,7 +271,6 @@ def test_r_gk_4_tool_name_mismatch_fails() -> None:
         G.TOOL_INVOCATION_STATUS_ERROR,
         G.TOOL_INVOCATION_STATUS_TIMEOUT,
         G.TOOL_INVOCATION_STATUS_BLOCKED,
-        G.TOOL_INVOCATION_STATUS_TRUNCATED,
     ],
 )
 def test_invocation_without_tool_output_is_no_evidence(status: int) -> None:
@@ -280,6 +279,21 @@ def test_invocation_without_tool_output_is_no_evidence(status: int) -> None:
     )
     assert list(result.failed_rules) == [INVOCATION_REF]
     assert "has no tool output" in result.errors[0].message
+
+
+def test_a_truncated_invocation_keeps_real_upstream_data_to_bind_to() -> None:
+    """The output cap trims trailing array elements only: what is kept is upstream data at its own pointers."""
+    output = {"data": {"result": [{"metric": {"pod": "checkout-1"}, "value": [1700000000, "0.25"]}]}}
+    passed = check(
+        claim("c1", bind(path="/data/result/0/metric/pod", text="checkout-1")),
+        invocations=[inv(output=output, status=G.TOOL_INVOCATION_STATUS_TRUNCATED)],
+    )
+    assert passed.status == G.GATEKEEPER_STATUS_PASS and not passed.failed_rules
+    dropped = check(
+        claim("c1", bind(path="/data/result/1/metric/pod", text="checkout-2")),
+        invocations=[inv(output=output, status=G.TOOL_INVOCATION_STATUS_TRUNCATED)],
+    )
+    assert list(dropped.failed_rules) == [RAW_PATH]
 
 
 # ---------------------------------------------------------------- raw_path

@@ -274,7 +274,8 @@ def _tool_case(provider: ToolUsingProvider) -> Case:
     [
         (raising, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "OSError: disk on fire"),
         (hanging, contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, "no output within 0.2s"),
-        (flooding, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED, "over the 262144 byte bound"),
+        # One 50 MB string: no array to trim, so it cannot be brought under the bound.
+        (flooding, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "over the 262144 byte bound and cannot be trimmed"),
         (nesting, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "nested too deeply"),
     ],
     ids=["raises", "hangs", "50MB", "deep"],

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import JsonObject, JsonValue, from_value
+from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, from_value
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import ToolRunner
 
@@ -73,3 +73,77 @@ async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> No
     assert error == "output is nested too deeply to be recorded"
     ok, _ = await _call(_nested(20))
     assert ok.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
+
+
+# ---------------------------------------------------------------- the output cap
+
+
+async def _call_capped(output: JsonValue, max_bytes: int) -> contracts_pb2.ToolInvocation:
+    recorded: list[contracts_pb2.ToolInvocation] = []
+
+    async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
+        recorded.append(invocation)
+
+    runner = ToolRunner(
+        run_id="run-1", toolset=Toolset([_Fixed(output)]), recorder=recorder, max_output_bytes=max_bytes
+    )
+    result = await runner.call("fixed", {})
+    assert from_value(recorded[0].output) == result.output
+    return recorded[0]
+
+
+def _matrix(series: int, points: int) -> JsonObject:
+    result: list[JsonValue] = [
+        {
+            "metric": {"__name__": "http_requests_total", "pod": f"checkout-{i}"},
+            "values": [[1700000000 + 15 * j, f"{j}.5"] for j in range(points)],
+        }
+        for i in range(series)
+    ]
+    return {"status": "success", "data": {"resultType": "matrix", "result": result}, "warnings": ["slow query"]}
+
+
+async def test_an_over_size_output_is_trimmed_to_upstream_json_that_keeps_its_pointers() -> None:
+    output = {"status": "success", "items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(5000)]}
+    invocation = await _call_capped(output, 4096)
+    assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
+    kept = from_value(invocation.output)
+    assert isinstance(kept, dict) and isinstance(kept["items"], list)
+    assert kept["status"] == "success"
+    assert 0 < len(kept["items"]) < 5000
+    assert kept["items"] == output["items"][: len(kept["items"])]  # a prefix: every pointer still resolves
+    assert len(canonical_json_bytes(kept)) <= 4096
+    assert invocation.error == f"trimmed to fit 4096 bytes: /items kept {len(kept['items'])} of 5000 items"
+
+
+async def test_a_single_huge_series_is_trimmed_inside_and_small_members_stay_whole() -> None:
+    invocation = await _call_capped(_matrix(1, 5000), 8192)
+    kept = from_value(invocation.output)
+    assert isinstance(kept, dict)
+    assert kept["warnings"] == ["slow query"] and kept["status"] == "success"
+    series = kept["data"]["result"]  # type: ignore[index,call-overload]
+    assert len(series) == 1 and series[0]["metric"]["pod"] == "checkout-0"
+    assert 0 < len(series[0]["values"]) < 5000
+    assert series[0]["values"][3] == [1700000045, "3.5"]
+    assert "/data/result/0/values kept" in invocation.error and "of 5000 items" in invocation.error
+
+
+async def test_many_series_keep_the_first_ones_whole() -> None:
+    invocation = await _call_capped(_matrix(40, 50), 16384)
+    series = from_value(invocation.output)["data"]["result"]  # type: ignore[index,call-overload]
+    assert 0 < len(series) < 40
+    assert all(len(s["values"]) == 50 for s in series[:-1])
+    assert invocation.error.startswith("trimmed to fit 16384 bytes: /data/result kept")
+
+
+async def test_an_output_that_cannot_be_trimmed_under_the_bound_is_an_error() -> None:
+    invocation = await _call_capped({"blob": "x" * 10_000, "items": [1, 2, 3]}, 4096)
+    assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
+    assert "cannot be trimmed" in invocation.error
+    assert invocation.output.WhichOneof("kind") == "null_value"
+
+
+async def test_a_string_is_never_cut() -> None:
+    long_line = "E" * 3000
+    invocation = await _call_capped({"lines": [long_line, long_line, long_line]}, 4096)
+    assert from_value(invocation.output) == {"lines": [long_line]}

@@ -23,19 +23,27 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class RequestContext(_message.Message):
+    """What a run observes: a recorded scenario or a configured environment (not both). Neither: the default
+    environment when one is configured, else the default scenario.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SCENARIO_FIELD_NUMBER: _builtins.int
+    ENVIRONMENT_FIELD_NUMBER: _builtins.int
     scenario: _builtins.str
-    """The bundled scenario the built-in toolset reads; empty for the default."""
+    """A recorded incident scenario (bundled, or from the server's scenarios directory)."""
+    environment: _builtins.str
+    """A configured environment (its live sources: Prometheus, Loki, Kubernetes, MCP servers)."""
     def __init__(
         self,
         *,
         scenario: _builtins.str = ...,
+        environment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["scenario", b"scenario"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["environment", b"environment", "scenario", b"scenario"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -353,3 +361,145 @@ class ListScenariosResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListScenariosResponse: _TypeAlias = ListScenariosResponse  # noqa: Y015
+
+@_typing.final
+class ListEnvironmentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEnvironmentsRequest: _TypeAlias = ListEnvironmentsRequest  # noqa: Y015
+
+@_typing.final
+class EnvironmentSource(_message.Message):
+    """A source of an environment as it may be shown: its kind, its name, where it is (no userinfo, no query)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ENDPOINT_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """prometheus, loki, kubernetes or mcp."""
+    name: _builtins.str
+    endpoint: _builtins.str
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        name: _builtins.str = ...,
+        endpoint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnvironmentSource: _TypeAlias = EnvironmentSource  # noqa: Y015
+
+@_typing.final
+class Environment(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    IS_DEFAULT_FIELD_NUMBER: _builtins.int
+    TOOL_NAMES_FIELD_NUMBER: _builtins.int
+    SOURCES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    is_default: _builtins.bool
+    @_builtins.property
+    def tool_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def sources(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvironmentSource]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        is_default: _builtins.bool = ...,
+        tool_names: _abc.Iterable[_builtins.str] | None = ...,
+        sources: _abc.Iterable[Global___EnvironmentSource] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["is_default", b"is_default", "name", b"name", "sources", b"sources", "tool_names", b"tool_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Environment: _TypeAlias = Environment  # noqa: Y015
+
+@_typing.final
+class ListEnvironmentsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENVIRONMENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def environments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Environment]: ...
+    def __init__(
+        self,
+        *,
+        environments: _abc.Iterable[Global___Environment] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["environments", b"environments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEnvironmentsResponse: _TypeAlias = ListEnvironmentsResponse  # noqa: Y015
+
+@_typing.final
+class ListToolInvocationsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    page_size: _builtins.int
+    """At most 100; 0 means 20. A page may hold fewer (outputs are large), never none before the end."""
+    page_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "run_id", b"run_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListToolInvocationsRequest: _TypeAlias = ListToolInvocationsRequest  # noqa: Y015
+
+@_typing.final
+class ListToolInvocationsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVOCATIONS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    @_builtins.property
+    def invocations(self) -> _containers.RepeatedCompositeFieldContainer[_contracts_pb2.ToolInvocation]: ...
+    def __init__(
+        self,
+        *,
+        invocations: _abc.Iterable[_contracts_pb2.ToolInvocation] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invocations", b"invocations", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListToolInvocationsResponse: _TypeAlias = ListToolInvocationsResponse  # noqa: Y015

@@ -59,6 +59,16 @@ class DiagnosisServiceStub:
                 request_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosRequest.SerializeToString,
                 response_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosResponse.FromString,
                 _registered_method=True)
+        self.ListEnvironments = channel.unary_unary(
+                '/diagnosis.v1.DiagnosisService/ListEnvironments',
+                request_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsRequest.SerializeToString,
+                response_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsResponse.FromString,
+                _registered_method=True)
+        self.ListToolInvocations = channel.unary_unary(
+                '/diagnosis.v1.DiagnosisService/ListToolInvocations',
+                request_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.SerializeToString,
+                response_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.FromString,
+                _registered_method=True)
 
 
 class DiagnosisServiceServicer:
@@ -98,6 +108,20 @@ class DiagnosisServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEnvironments(self, request, context):
+        """The configured environments: their names, which is the default, their tools (never credentials).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListToolInvocations(self, request, context):
+        """A run's tool invocations as recorded, in call order; AIP-158 pagination.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DiagnosisServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -125,6 +149,16 @@ def add_DiagnosisServiceServicer_to_server(servicer, server):
                     servicer.ListScenarios,
                     request_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosRequest.FromString,
                     response_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosResponse.SerializeToString,
+            ),
+            'ListEnvironments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEnvironments,
+                    request_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsRequest.FromString,
+                    response_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsResponse.SerializeToString,
+            ),
+            'ListToolInvocations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListToolInvocations,
+                    request_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.FromString,
+                    response_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -262,6 +296,60 @@ class DiagnosisService:
             '/diagnosis.v1.DiagnosisService/ListScenarios',
             diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosRequest.SerializeToString,
             diagnosis_dot_v1_dot_diagnosis__service__pb2.ListScenariosResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEnvironments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/diagnosis.v1.DiagnosisService/ListEnvironments',
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsRequest.SerializeToString,
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.ListEnvironmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListToolInvocations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/diagnosis.v1.DiagnosisService/ListToolInvocations',
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.SerializeToString,
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -40,6 +40,10 @@ class DiagnosisServiceStub:
     """Replays a run's events after after_sequence, follows it live, then says how it ended."""
     ListScenarios: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListScenariosRequest, _diagnosis_service_pb2.ListScenariosResponse]
     """The bundled incident scenarios the embedded toolset can diagnose."""
+    ListEnvironments: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListEnvironmentsRequest, _diagnosis_service_pb2.ListEnvironmentsResponse]
+    """The configured environments: their names, which is the default, their tools (never credentials)."""
+    ListToolInvocations: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListToolInvocationsRequest, _diagnosis_service_pb2.ListToolInvocationsResponse]
+    """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
 
 @_typing.type_check_only
 class DiagnosisServiceAsyncStub(DiagnosisServiceStub):
@@ -53,6 +57,10 @@ class DiagnosisServiceAsyncStub(DiagnosisServiceStub):
     """Replays a run's events after after_sequence, follows it live, then says how it ended."""
     ListScenarios: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListScenariosRequest, _diagnosis_service_pb2.ListScenariosResponse]  # type: ignore[assignment]
     """The bundled incident scenarios the embedded toolset can diagnose."""
+    ListEnvironments: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListEnvironmentsRequest, _diagnosis_service_pb2.ListEnvironmentsResponse]  # type: ignore[assignment]
+    """The configured environments: their names, which is the default, their tools (never credentials)."""
+    ListToolInvocations: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListToolInvocationsRequest, _diagnosis_service_pb2.ListToolInvocationsResponse]  # type: ignore[assignment]
+    """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
 
 class DiagnosisServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -93,5 +101,21 @@ class DiagnosisServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_diagnosis_service_pb2.ListScenariosResponse, _abc.Awaitable[_diagnosis_service_pb2.ListScenariosResponse]]:
         """The bundled incident scenarios the embedded toolset can diagnose."""
+
+    @_abc_1.abstractmethod
+    def ListEnvironments(
+        self,
+        request: _diagnosis_service_pb2.ListEnvironmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_diagnosis_service_pb2.ListEnvironmentsResponse, _abc.Awaitable[_diagnosis_service_pb2.ListEnvironmentsResponse]]:
+        """The configured environments: their names, which is the default, their tools (never credentials)."""
+
+    @_abc_1.abstractmethod
+    def ListToolInvocations(
+        self,
+        request: _diagnosis_service_pb2.ListToolInvocationsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_diagnosis_service_pb2.ListToolInvocationsResponse, _abc.Awaitable[_diagnosis_service_pb2.ListToolInvocationsResponse]]:
+        """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
 
 def add_DiagnosisServiceServicer_to_server(servicer: DiagnosisServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

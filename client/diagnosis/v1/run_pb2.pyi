@@ -463,6 +463,7 @@ class DiagnosisRun(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     COMPLETED_AT_FIELD_NUMBER: _builtins.int
+    ENVIRONMENT_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     tenant: _builtins.str
     status: Global___RunStatus.ValueType
@@ -474,6 +475,8 @@ class DiagnosisRun(_message.Message):
     """The effective verdict; VERDICT_UNSPECIFIED when the run never reached a verdict."""
     failure_reason: _builtins.str
     agent_provider: _builtins.str
+    environment: _builtins.str
+    """The configured environment the run observed (empty when it ran on a scenario)."""
     @_builtins.property
     def answer(self) -> _contracts_pb2.ComposerOutput: ...
     @_builtins.property
@@ -504,10 +507,11 @@ class DiagnosisRun(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         completed_at: _timestamp_pb2.Timestamp | None = ...,
+        environment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "completed_at", b"completed_at", "created_at", b"created_at", "orchestration_trace", b"orchestration_trace", "self_evaluation", b"self_evaluation", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "completed_at", b"completed_at", "created_at", b"created_at", "failure_reason", b"failure_reason", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "status", b"status", "tenant", b"tenant", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "completed_at", b"completed_at", "created_at", b"created_at", "environment", b"environment", "failure_reason", b"failure_reason", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "status", b"status", "tenant", b"tenant", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,6 +8,7 @@ from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.registry import UnknownProviderError, create_provider
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.settings import SettingsError, env_name
+from diagnosis_server.sources.packs import pack_toolset
 from diagnosis_server.tools.builtin import builtin_toolset, scenario_context
 from diagnosis_server.tools.scenario import Scenario
 
@@ -34,5 +35,16 @@ def builtin_tools_for(scenarios: Mapping[str, Scenario]) -> ToolsFor:
     def tools_for(name: str) -> ToolEnvironment:
         scenario = packs[name]
         return ToolEnvironment(toolset=builtin_toolset(scenario), context=scenario_context(scenario))
+
+    return tools_for
+
+
+def pack_tools_for(scenarios: Mapping[str, Scenario]) -> ToolsFor:
+    """A pack's tools: the five built-in ones and the live tools its data can answer (``sources.packs``)."""
+    packs = dict(scenarios)
+    toolsets = {name: pack_toolset(scenario) for name, scenario in packs.items()}
+
+    def tools_for(name: str) -> ToolEnvironment:
+        return ToolEnvironment(toolset=toolsets[name], context=scenario_context(packs[name]))
 
     return tools_for

@@ -18,16 +18,18 @@ from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, RunFollower
 from diagnosis_server.api.hub import EventHub
+from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
 from diagnosis_server.api.runs import RunManager
 from diagnosis_server.api.validation import (
     check_after_sequence,
     check_question,
     check_run_id,
-    check_scenario,
     check_status_filter,
+    check_target,
     check_verdict_filter,
     page_size,
 )
+from diagnosis_server.sources.registry import EnvironmentRegistry
 from diagnosis_server.store import InvalidPageToken, Repository
 from diagnosis_server.tools.scenario import Scenario
 
@@ -45,7 +47,9 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         default_scenario: str,
         max_question_chars: int,
         poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+        environments: EnvironmentRegistry | None = None,
     ) -> None:
+        self._environments = environments or EnvironmentRegistry.empty()
         self._repository = repository
         self._runs = runs
         self._hub = hub
@@ -58,8 +62,15 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         call = current_call()
         # Every check comes before the run exists: bad input never leaves a run behind.
         question = check_question(request.question, max_chars=self._max_question_chars)
-        scenario = check_scenario(request.context.scenario, known=set(self._scenarios), default=self._default_scenario)
-        started = self._runs.start(question=question, scenario=scenario, tenant=call.tenant)
+        scenario, environment = check_target(
+            request.context.scenario,
+            request.context.environment,
+            scenarios=set(self._scenarios),
+            default_scenario=self._default_scenario,
+            environments=self._environments.names,
+            default_environment=self._environments.default,
+        )
+        started = self._runs.start(question=question, scenario=scenario, environment=environment, tenant=call.tenant)
         run_id = call.run_id = started.run_id
         try:
             stored = await started.wait_started()
@@ -135,6 +146,40 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
                 for name, scenario in sorted(self._scenarios.items())
             ]
         )
+
+    async def ListEnvironments(
+        self, request: pb.ListEnvironmentsRequest, context: Context
+    ) -> pb.ListEnvironmentsResponse:
+        environments = []
+        for name in self._environments.names:
+            env = self._environments.get(name)
+            sources = [pb.EnvironmentSource(kind=s.kind, name=s.name, endpoint=s.endpoint) for s in env.sources]
+            environments.append(
+                pb.Environment(
+                    name=name, is_default=env.is_default, tool_names=list(env.toolset.names), sources=sources
+                )
+            )
+        return pb.ListEnvironmentsResponse(environments=environments)
+
+    async def ListToolInvocations(
+        self, request: pb.ListToolInvocationsRequest, context: Context
+    ) -> pb.ListToolInvocationsResponse:
+        call = current_call()
+        run_id = call.run_id = check_run_id(request.run_id)
+        size = page_size(request.page_size)
+        offset = 0
+        if request.page_token:
+            try:
+                offset = decode_token(request.page_token, run_id=run_id, tenant=call.tenant)
+            except BadPageToken as exc:
+                raise invalid_argument("page_token", str(exc)) from None
+        # Tenant-scoped like GetRun: another tenant's run is NOT_FOUND, like one that does not exist.
+        if await self._repository.get_run(run_id, tenant=call.tenant) is None:
+            raise run_not_found(run_id)
+        invocations = await self._repository.list_tool_invocations(run_id)
+        kept, next_offset = page(invocations, offset=offset, page_size=size)
+        token = encode_token(run_id, call.tenant, next_offset) if next_offset is not None else ""
+        return pb.ListToolInvocationsResponse(invocations=kept, next_page_token=token)
 
 
 def _ended(run: run_pb2.DiagnosisRun, last_sequence: int) -> pb.RunEnded:

@@ -75,7 +75,7 @@ class RunManager:
     def accepting(self) -> bool:
         return not self._closed
 
-    def start(self, *, question: str, scenario: str, tenant: str) -> StartedRun:
+    def start(self, *, question: str, scenario: str, tenant: str, environment: str = "") -> StartedRun:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
@@ -90,7 +90,9 @@ class RunManager:
         subscription = self._hub.subscribe(run_id)
         started: asyncio.Future[run_pb2.DiagnosisRun] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
-            self._execute(run_id, question=question, scenario=scenario, tenant=tenant, started=started),
+            self._execute(
+                run_id, question=question, scenario=scenario, tenant=tenant, environment=environment, started=started
+            ),
             name=f"run {run_id}",
         )
         self._tasks[run_id] = task
@@ -114,6 +116,7 @@ class RunManager:
         scenario: str,
         tenant: str,
         started: asyncio.Future[run_pb2.DiagnosisRun],
+        environment: str = "",
     ) -> run_pb2.DiagnosisRun | None:
         async def on_started(run: run_pb2.DiagnosisRun) -> None:
             if not started.done():
@@ -128,6 +131,7 @@ class RunManager:
             run = await self._orchestrator.run(
                 question=question,
                 scenario=scenario,
+                environment=environment,
                 tenant=tenant,
                 run_id=run_id,
                 on_event=on_event,

@@ -27,7 +27,7 @@ from diagnosis.v1 import (
 )
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.api.auth import TokenAuthenticator
-from diagnosis_server.api.components import ToolsFor, builtin_tools_for, load_provider
+from diagnosis_server.api.components import ToolsFor, load_provider, pack_tools_for
 from diagnosis_server.api.diagnosis_servicer import DiagnosisServicer
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
@@ -37,8 +37,10 @@ from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
+from diagnosis_server.sources.config import EnvironmentsError, load_environments
+from diagnosis_server.sources.registry import EnvironmentRegistry
 from diagnosis_server.store import Repository, StoreError, open_repository
-from diagnosis_server.tools.scenario import Scenario, ScenarioError, load_scenarios
+from diagnosis_server.tools.scenario import Scenario, ScenarioError, all_scenarios
 
 log = structlog.get_logger("diagnosis_server.api")
 
@@ -93,6 +95,7 @@ class RunningServer:
     health: HealthServicer
     metrics: Metrics
     metrics_port: int | None
+    environments: EnvironmentRegistry = field(default_factory=EnvironmentRegistry.empty)
     _stopping: asyncio.Task[list[str]] | None = field(default=None, init=False)
 
     @property
@@ -122,6 +125,7 @@ class RunningServer:
         finally:
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
+            await self.environments.aclose()
             await self.repository.close()
             # Providers that hold connections (the openai client) are closed with the server.
             aclose = getattr(self.orchestrator.provider, "aclose", None)
@@ -143,25 +147,29 @@ async def start_server(
     subscriber_queue_size: int = DEFAULT_QUEUE_SIZE,
     poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
     heartbeat_interval_s: float = DEFAULT_HEARTBEAT_INTERVAL_S,
+    environments: EnvironmentRegistry | None = None,
 ) -> RunningServer:
     """Builds and starts the service on ``settings.address`` (port 0: any free port; see ``.port``).
 
-    ``provider`` and ``tools_for`` replace the configured agent provider and the built-in tools
-    (tests). Raises SettingsError or StartupError with a one-line reason.
+    ``provider`` and ``tools_for`` replace the configured agent provider and the scenarios' tools
+    (tests); ``environments`` replaces the registry opened from ``settings.environments_file``.
+    Raises SettingsError or StartupError with a one-line reason.
     """
     authenticator = TokenAuthenticator(settings.auth_token_pairs())
     check_bind_policy(settings.address, authenticated=authenticator.enabled)
     credentials = _server_credentials(settings)
     try:
-        packs = dict(scenarios) if scenarios is not None else load_scenarios()
+        packs = dict(scenarios) if scenarios is not None else all_scenarios(settings.scenarios_dir)
     except ScenarioError as exc:
         raise StartupError(f"scenario packs: {exc}") from exc
     if settings.default_scenario not in packs:
         raise SettingsError(f"setting default_scenario ({env_name('default_scenario')}): unknown scenario")
     agents = provider if provider is not None else load_provider(settings.agent_provider)
+    registry = environments if environments is not None else await open_environments(settings)
     try:
         repository = await open_repository(settings.database_url.get_secret_value(), owner=settings.instance_id or None)
     except (StoreError, ValueError) as exc:
+        await registry.aclose()
         raise StartupError(f"cannot open the store ({env_name('database_url')}): {exc}") from exc
     metrics = Metrics()
     try:
@@ -169,7 +177,12 @@ async def start_server(
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
         hub = EventHub(queue_size=subscriber_queue_size)
-        orchestrator = Orchestrator(store=repository, provider=agents, tools_for=tools_for or builtin_tools_for(packs))
+        orchestrator = Orchestrator(
+            store=repository,
+            provider=agents,
+            tools_for=tools_for or pack_tools_for(packs),
+            environment_tools=registry.tools_for,
+        )
         runs = RunManager(
             orchestrator,
             repository,
@@ -191,6 +204,7 @@ async def start_server(
                 default_scenario=settings.default_scenario,
                 max_question_chars=settings.max_question_chars,
                 poll_interval_s=poll_interval_s,
+                environments=registry,
             ),
             server,
         )
@@ -212,6 +226,7 @@ async def start_server(
         runs.start_maintenance()
     except BaseException:
         metrics.close()
+        await registry.aclose()
         await repository.close()
         raise
     return RunningServer(
@@ -226,7 +241,19 @@ async def start_server(
         health=health,
         metrics=metrics,
         metrics_port=metrics_port,
+        environments=registry,
     )
+
+
+async def open_environments(settings: Settings) -> EnvironmentRegistry:
+    """The environments of ``settings.environments_file``, opened (none without a file); StartupError naming
+    the file, the environment and the key when the file cannot be used."""
+    if settings.environments_file is None:
+        return EnvironmentRegistry.empty()
+    try:
+        return await EnvironmentRegistry.open(load_environments(settings.environments_file))
+    except EnvironmentsError as exc:
+        raise StartupError(str(exc)) from None
 
 
 def _serve_metrics(metrics: Metrics, address: str) -> int | None:

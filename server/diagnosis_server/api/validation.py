@@ -46,6 +46,33 @@ def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: 
     return scenario
 
 
+def check_target(
+    scenario: str,
+    environment: str,
+    *,
+    scenarios: frozenset[str] | set[str],
+    default_scenario: str,
+    environments: frozenset[str] | set[str] | tuple[str, ...],
+    default_environment: str | None,
+) -> tuple[str, str]:
+    """(scenario, environment) a run observes: exactly one is non-empty.
+
+    Both set is INVALID_ARGUMENT; an unknown environment is INVALID_ARGUMENT listing the known ones; neither set:
+    the default environment when one is configured, else the default scenario.
+    """
+    if scenario and environment:
+        raise invalid_argument("context", "set scenario or environment, not both")
+    if environment:
+        if environment not in environments:
+            names = ", ".join(sorted(environments)) or "none are configured"
+            shown = environment if len(environment) <= MAX_SHOWN_CHARS else environment[:MAX_SHOWN_CHARS] + "..."
+            raise invalid_argument("context.environment", f"unknown environment {shown!r} (known: {names})")
+        return "", environment
+    if not scenario and default_environment:
+        return "", default_environment
+    return check_scenario(scenario, known=scenarios, default=default_scenario), ""
+
+
 def page_size(requested: int) -> int:
     """AIP-158: 0 means the default (20), larger than 100 means 100, negative is an error."""
     if requested < 0:

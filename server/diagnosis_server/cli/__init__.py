@@ -21,6 +21,7 @@ _MODULES = {
     "watch": "diagnosis_server.cli.client_commands",
     "runs": "diagnosis_server.cli.client_commands",
     "serve": "diagnosis_server.cli.serve",
+    "tools": "diagnosis_server.cli.tools",
 }
 
 

@@ -1,4 +1,4 @@
-"""The client commands: `diagnosis ask`, `diagnosis watch` and `diagnosis runs list|get`.
+"""The client commands: `diagnosis ask`, `diagnosis watch` and `diagnosis runs list|get|invocations`.
 
 They talk to a running server through the client library. Every one takes ``--target HOST:PORT``
 (default ``$DIAGNOSIS_TARGET`` or 127.0.0.1:50051), ``--token`` (default ``$DIAGNOSIS_TOKEN``), ``--timeout``,
@@ -12,6 +12,7 @@ FAILED; 2 for a usage error; 130 when interrupted.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import textwrap
 from collections.abc import Callable
@@ -67,8 +68,12 @@ def register(subparsers: Any) -> None:
         description="Start a diagnosis run; show each node's outcome on stderr, then the answer, verdict and run id.",
     )
     ask.add_argument("question", metavar="QUESTION", help="the operations question, e.g. 'why is checkout failing?'")
-    ask.add_argument(
-        "--scenario", default="", metavar="NAME", help="the bundled scenario to diagnose (default: the server's)"
+    target = ask.add_mutually_exclusive_group()
+    target.add_argument(
+        "--scenario", default="", metavar="NAME", help="the recorded scenario to diagnose (default: the server's)"
+    )
+    target.add_argument(
+        "--environment", default="", metavar="NAME", help="the configured environment to diagnose (its live sources)"
     )
     ask.set_defaults(func=_command(_ask))
 
@@ -101,6 +106,15 @@ def register(subparsers: Any) -> None:
     get = actions.add_parser("get", parents=[common], help="show one run", description="Show one stored run.")
     get.add_argument("run_id", metavar="RUN_ID")
     get.set_defaults(func=_command(_runs_get))
+    invocations = actions.add_parser(
+        "invocations",
+        parents=[common],
+        help="show a run's tool invocations as recorded",
+        description="Show every tool invocation of a run as recorded, in call order: what was asked of each "
+        "source and what it answered (--json: one document with an `invocations` list in proto JSON).",
+    )
+    invocations.add_argument("run_id", metavar="RUN_ID")
+    invocations.set_defaults(func=_command(_runs_invocations))
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -175,7 +189,9 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         if not quiet:
             print(event_line(message), file=sys.stderr, flush=True)
 
-    run = client.ask(args.question, scenario=args.scenario, on_started=started, on_event=event)
+    run = client.ask(
+        args.question, scenario=args.scenario, environment=args.environment, on_started=started, on_event=event
+    )
     if args.json:
         _print_json(run)
     else:
@@ -258,6 +274,7 @@ def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
         ("status", _status(run)),
         ("verdict", _verdict(run.verdict)),
         ("scenario", run.scenario or "-"),
+        ("environment", run.environment or "-"),
         ("question", " ".join(run.question.split())),
         ("provider", run.agent_provider or "-"),
         ("created", _time(run.created_at if run.HasField("created_at") else None)),
@@ -270,6 +287,31 @@ def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
     if run.answer_text:
         print()
         print(wrap_answer(run.answer_text))
+    return 0
+
+
+def _runs_invocations(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    invocations = list(client.iter_tool_invocations(args.run_id, page_size=100))
+    if args.json:
+        document = {
+            "invocations": [json_format.MessageToDict(i, preserving_proto_field_name=True) for i in invocations]
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return 0
+    if not invocations:
+        print("no tool invocations", file=sys.stderr)
+    for invocation in invocations:
+        status = enum_short_name(contracts_pb2.ToolInvocationStatus, invocation.status)
+        arguments = json_format.MessageToDict(invocation.arguments)
+        print(
+            f"{invocation.invocation_id}  cycle {invocation.cycle}  {invocation.tool_name}  {status}  "
+            f"{invocation.duration_ms} ms"
+        )
+        print(f"  arguments: {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}")
+        if invocation.error:
+            print(f"  error:     {invocation.error}")
+        output = json.dumps(json_format.MessageToDict(invocation.output), ensure_ascii=False, sort_keys=True)
+        print(f"  output:    {output if len(output) <= 400 else output[:399] + '…'}")
     return 0
 
 

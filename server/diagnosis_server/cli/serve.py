@@ -1,4 +1,5 @@
-"""`diagnosis serve [--address HOST:PORT] [--database-url URL]`: run the gRPC service until SIGTERM/SIGINT.
+"""`diagnosis serve [--address HOST:PORT] [--database-url URL] [--environments FILE] [--scenarios-dir DIR]`: run
+the gRPC service until SIGTERM/SIGINT.
 
 Settings come from DIAGNOSIS_* environment variables and the file named by DIAGNOSIS_CONFIG_FILE;
 the flags override both. Exit status: 0 after a graceful shutdown, 2 for bad settings or a server
@@ -54,12 +55,34 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--database-url", metavar="URL", default=None, help="store URL, SQLite or PostgreSQL (DIAGNOSIS_DATABASE_URL)"
     )
+    add_source_options(parser)
     parser.set_defaults(func=run)
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """--environments and --scenarios-dir: the flags `serve` and `tools` share."""
+    parser.add_argument(
+        "--environments",
+        metavar="FILE",
+        default=None,
+        help="the environments file, TOML (DIAGNOSIS_ENVIRONMENTS_FILE)",
+    )
+    parser.add_argument(
+        "--scenarios-dir",
+        metavar="DIR",
+        default=None,
+        help="a directory of scenario packs added to the bundled ones (DIAGNOSIS_SCENARIOS_DIR)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = load_settings(address=args.address, database_url=args.database_url)
+        settings = load_settings(
+            address=args.address,
+            database_url=args.database_url,
+            environments_file=args.environments,
+            scenarios_dir=args.scenarios_dir,
+        )
     except SettingsError as exc:
         print(f"diagnosis serve: error: {exc}", file=sys.stderr)
         return 2

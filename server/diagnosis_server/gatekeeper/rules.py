@@ -36,13 +36,14 @@ RULES: tuple[str, ...] = (SCHEMA, INVOCATION_REF, RAW_PATH, MATCHED_TEXT, INSTRU
 
 _INVOCATION_STATUS: EnumType = cast(Any, contracts_pb2.ToolInvocationStatus)
 
-# Invocations whose output holds no data of the tool: nothing in them can be evidence.
+# Invocations whose output holds no data of the tool: nothing in them can be evidence. A TRUNCATED
+# invocation is not one of them: its output is the upstream's JSON with trailing array elements dropped,
+# so what is kept is real upstream data at its own pointers.
 _NO_OUTPUT_STATUSES = frozenset(
     {
         contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,
         contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT,
         contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED,
-        contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED,
     }
 )
 

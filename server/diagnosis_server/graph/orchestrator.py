@@ -68,11 +68,22 @@ def checkpoint_state(state: DiagnosisState) -> bytes:
 class Orchestrator:
     store: RunStore
     provider: AgentProvider
+    # The tools of a recorded scenario, by name.
     tools_for: Callable[[str], ToolEnvironment]
     catalog: PromptCatalog = field(default_factory=default_catalog)
     limits: Limits = field(default_factory=Limits)
     allowed_tools: Sequence[str] | None = None
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
+    # The tools of a configured environment, by name (a run is given a scenario or an environment).
+    environment_tools: Callable[[str], ToolEnvironment] | None = None
+
+    def tools_of(self, *, scenario: str, environment: str) -> ToolEnvironment:
+        """The run's tools: the environment's when one is named, else the scenario's."""
+        if environment:
+            if self.environment_tools is None:
+                raise LookupError(f"no environments are configured (asked for {environment!r})")
+            return self.environment_tools(environment)
+        return self.tools_for(scenario)
 
     def new_run(
         self,
@@ -83,6 +94,7 @@ class Orchestrator:
         run_id: str | None = None,
         rule_evaluation: JsonObject | None = None,
         aiops_rule_evaluation: JsonObject | None = None,
+        environment: str = "",
     ) -> run_pb2.DiagnosisRun:
         """A new RUNNING run; the rule channels given here are preserved beside the verifier evaluation (R-P-7)."""
         run = run_pb2.DiagnosisRun(
@@ -92,6 +104,7 @@ class Orchestrator:
             question=question,
             scenario=scenario,
             agent_provider=self.provider.name,
+            environment=environment,
         )
         run.created_at.GetCurrentTime()
         run.updated_at.CopyFrom(run.created_at)
@@ -113,9 +126,13 @@ class Orchestrator:
         on_started: Callable[[run_pb2.DiagnosisRun], Awaitable[None]] | None = None,
         rule_evaluation: JsonObject | None = None,
         aiops_rule_evaluation: JsonObject | None = None,
+        environment: str = "",
     ) -> run_pb2.DiagnosisRun:
-        """Create, run and store one run. The stored run is returned; it is never left RUNNING by a failure here."""
-        tools = self.tools_for(scenario)
+        """Create, run and store one run. The stored run is returned; it is never left RUNNING by a failure here.
+
+        The run observes ``environment`` when given (its live sources), else the recorded ``scenario``.
+        """
+        tools = self.tools_of(scenario=scenario, environment=environment)
         run = self.new_run(
             question=question,
             scenario=scenario,
@@ -123,6 +140,7 @@ class Orchestrator:
             run_id=run_id,
             rule_evaluation=rule_evaluation,
             aiops_rule_evaluation=aiops_rule_evaluation,
+            environment=environment,
         )
         await self.store.create_run(run)
         if on_started is not None:

@@ -1,5 +1,9 @@
 """The tool runner: allow-list, time-out, output bound, and a recorded tool_invocation for every call.
 
+An output over the bound is trimmed (``trim``: trailing array elements dropped, so bindings into what is
+kept still resolve) and recorded TRUNCATED with ``error`` saying what was trimmed; one that cannot be
+trimmed under the bound is recorded ERROR without output.
+
 Every call is recorded as a ``tool_invocation`` row of this run *before* the Executor sees its result
 (R-C-2), whether it succeeded, failed, timed out, was truncated or was blocked.
 """
@@ -24,6 +28,7 @@ from diagnosis_server.conversions import (
     to_value,
 )
 from diagnosis_server.tools.base import ToolError, Toolset
+from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
 
@@ -131,11 +136,7 @@ class ToolRunner:
                 status, output, error = "ERROR", None, f"output is not JSON: {str(exc)[:400]}"
             else:
                 if size > self._max_output_bytes:
-                    status, error = (
-                        "TRUNCATED",
-                        f"output of {size} bytes is over the {self._max_output_bytes} byte bound",
-                    )
-                    output = {"truncated": True, "size_bytes": size}
+                    status, output, error = _trimmed(output, size, self._max_output_bytes)
         recorded_output, unrecordable = _recordable_output(output)
         if recorded_output is None:
             # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
@@ -179,6 +180,15 @@ class ToolRunner:
         )
         await self._recorder(invocation)
         self.invocation_ids.append(invocation_id)
+
+
+def _trimmed(output: JsonValue, size: int, max_bytes: int) -> tuple[str, JsonValue, str]:
+    """An over-size output trimmed to the bound (TRUNCATED, still the upstream's JSON), or ERROR when it cannot be."""
+    try:
+        trimmed, trims = trim_to_fit(output, max_bytes)
+    except Untrimmable as exc:
+        return "ERROR", None, f"output of {size} bytes is over the {max_bytes} byte bound and cannot be trimmed: {exc}"
+    return "TRUNCATED", trimmed, describe_trims(trims, max_bytes)[:500]
 
 
 def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str]:

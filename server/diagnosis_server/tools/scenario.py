@@ -8,6 +8,12 @@ The loader checks more than the shape: every service a record names is in the to
 is UTC and inside the pack's time window, metric series are unique per (metric, service) and in time
 order, the pack's ``name`` is its file stem, and a directory has exactly one default pack. A bad pack is
 a ``ScenarioError`` naming the file and the field (``logs.12.service``).
+
+A pack may also carry upstream-shaped data (``kubernetes``: raw Pod, core/v1 Event, Deployment and ReplicaSet
+objects and pod logs; ``prometheus``: series of labels and ``[unix_seconds, "value"]`` samples; ``loki``:
+streams of labels and ``["<unix ns>", "line"]`` values) so that ``sources.packs`` answers the live tools'
+names in the live shapes. A user's pack (``load_user_scenarios``: the directory of ``--scenarios-dir``) needs
+no ``truth`` block, its root-cause kind is free text, and its ``default`` flag is not used.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +32,8 @@ BUNDLED_DIR = Path(__file__).with_name("scenarios")
 ServiceKind = Literal["http", "worker", "database", "cache", "queue", "external"]
 LogLevel = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
 EventType = Literal["Normal", "Warning"]
-RootCauseKind = Literal[
+# The root-cause kinds of the bundled packs (a user's pack may name any kind).
+ROOT_CAUSE_KINDS = (
     "oom_crash_loop",
     "bad_deploy",
     "db_pool_exhaustion",
@@ -35,7 +42,7 @@ RootCauseKind = Literal[
     "upstream_latency",
     "failed_mount",
     "none",
-]
+)
 LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 
@@ -116,7 +123,7 @@ class K8sEvent(_Model):
 
 class RootCause(_Model):
     service: Name | None
-    kind: RootCauseKind
+    kind: Annotated[str, Field(min_length=1, max_length=100)]
     summary: Text
 
 
@@ -127,6 +134,50 @@ class Truth(_Model):
     key_evidence: tuple[Text, ...] = ()
     healthy: bool
     ambiguous: bool = False
+
+
+RawObject = dict[str, Any]
+
+
+class PodLog(_Model):
+    namespace: Name
+    pod: Text
+    container: Text | None = None
+    previous: bool = False
+    lines: tuple[str, ...] = ()
+
+
+class KubernetesData(_Model):
+    """Raw API objects as ``kubectl get -o json`` shows them (one object each, not Lists)."""
+
+    pods: tuple[RawObject, ...] = ()
+    events: tuple[RawObject, ...] = ()
+    deployments: tuple[RawObject, ...] = ()
+    replicasets: tuple[RawObject, ...] = ()
+    pod_logs: tuple[PodLog, ...] = ()
+
+
+SampleValue = Annotated[str, Field(pattern=r"^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+|NaN|[-+]?Inf)$")]
+
+
+class PromSeries(_Model):
+    """One series as Prometheus answers it: labels (``__name__`` included) and samples oldest first."""
+
+    metric: dict[str, str] = Field(min_length=1)
+    values: tuple[tuple[float, SampleValue], ...] = Field(min_length=1)
+
+
+class PrometheusData(_Model):
+    series: tuple[PromSeries, ...] = ()
+
+
+class LokiStream(_Model):
+    stream: dict[str, str] = Field(min_length=1)
+    values: tuple[tuple[Annotated[str, Field(pattern=r"^\d{1,20}$")], str], ...] = Field(min_length=1)
+
+
+class LokiData(_Model):
+    streams: tuple[LokiStream, ...] = ()
 
 
 class Scenario(_Model):
@@ -142,7 +193,11 @@ class Scenario(_Model):
     metrics: tuple[MetricSeries, ...] = ()
     deploys: tuple[Deploy, ...] = ()
     k8s_events: tuple[K8sEvent, ...] = ()
-    truth: Truth
+    kubernetes: KubernetesData = Field(default_factory=lambda: KubernetesData())
+    prometheus: PrometheusData = Field(default_factory=lambda: PrometheusData())
+    loki: LokiData = Field(default_factory=lambda: LokiData())
+    # Required in the bundled packs (tests and evaluations read it); a user's pack may leave it out.
+    truth: Truth | None = None
 
     @property
     def service_names(self) -> tuple[str, ...]:
@@ -157,8 +212,11 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(top level)"
 
 
-def load_scenario(path: Path | str) -> Scenario:
-    """Read and validate one pack; ``ScenarioError`` names the file and the field on any problem."""
+def load_scenario(path: Path | str, *, user: bool = False) -> Scenario:
+    """Read and validate one pack; ``ScenarioError`` names the file and the field on any problem.
+
+    A bundled-style pack (``user`` False) must have a ``truth`` block with a known root-cause kind.
+    """
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -174,14 +232,14 @@ def load_scenario(path: Path | str) -> Scenario:
         first = exc.errors()[0]
         more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
         raise ScenarioError(f"{path}: field {_loc(tuple(first['loc']))}: {first['msg']}{more}") from exc
-    problem = next(_reference_problems(scenario, path.stem), None)
+    problem = next(_reference_problems(scenario, path.stem, user=user), None)
     if problem is not None:
         field, message = problem
         raise ScenarioError(f"{path}: field {field}: {message}")
     return scenario
 
 
-def _reference_problems(s: Scenario, stem: str) -> Iterator[tuple[str, str]]:
+def _reference_problems(s: Scenario, stem: str, *, user: bool = False) -> Iterator[tuple[str, str]]:
     """Cross-reference problems as (field, message), in file order."""
     if s.name != stem:
         yield "name", f"{s.name!r} must equal the file name stem {stem!r}"
@@ -238,13 +296,56 @@ def _reference_problems(s: Scenario, stem: str) -> Iterator[tuple[str, str]]:
             yield f"k8s_events.{i}.service", unknown(event.service)
         if not window.contains(event.ts):
             yield f"k8s_events.{i}.ts", outside(event.ts)
+    yield from _raw_problems(s)
+    if s.truth is None:
+        if not user:
+            yield "truth", "Field required"
+        return
     cause = s.truth.root_cause
+    if not user and cause.kind not in ROOT_CAUSE_KINDS:
+        yield "truth.root_cause.kind", f"must be one of {', '.join(ROOT_CAUSE_KINDS)}"
     if cause.service is not None and cause.service not in names:
         yield "truth.root_cause.service", unknown(cause.service)
     if s.truth.healthy != (cause.kind == "none"):
         yield "truth.root_cause.kind", "must be 'none' exactly when truth.healthy is true"
     if not s.truth.healthy and cause.service is None:
         yield "truth.root_cause.service", "an unhealthy scenario names the service at fault"
+
+
+def _raw_problems(s: Scenario) -> Iterator[tuple[str, str]]:
+    """Raw Kubernetes objects need a name and a namespace (the tools select by them)."""
+    for field in ("pods", "events", "deployments", "replicasets"):
+        for i, obj in enumerate(getattr(s.kubernetes, field)):
+            metadata = obj.get("metadata")
+            if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+                yield f"kubernetes.{field}.{i}.metadata.name", "a Kubernetes object needs metadata.name"
+            elif not isinstance(metadata.get("namespace"), str):
+                yield f"kubernetes.{field}.{i}.metadata.namespace", "a Kubernetes object needs metadata.namespace"
+
+
+def load_user_scenarios(directory: Path | str) -> dict[str, Scenario]:
+    """The packs of a user's directory (``--scenarios-dir``): no truth needed, no default rule."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ScenarioError(f"{directory}: not a directory of scenario packs")
+    paths = sorted(directory.glob("*.json"))
+    if not paths:
+        raise ScenarioError(f"{directory}: no scenario packs (*.json)")
+    return {path.stem: load_scenario(path, user=True) for path in paths}
+
+
+def all_scenarios(user_directory: Path | str | None = None) -> dict[str, Scenario]:
+    """The bundled packs plus a user's directory of packs; a name in both is a ScenarioError."""
+    packs = load_scenarios()
+    if user_directory is None:
+        return packs
+    user = load_user_scenarios(user_directory)
+    clash = sorted(set(packs) & set(user))
+    if clash:
+        raise ScenarioError(
+            f"{user_directory}: pack(s) {', '.join(clash)} have the name of a bundled pack; rename them"
+        )
+    return {**packs, **user}
 
 
 def load_scenarios(directory: Path | str | None = None) -> dict[str, Scenario]:

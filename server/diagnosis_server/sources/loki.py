@@ -1,0 +1,90 @@
+"""Loki: ``loki.query_range`` over the HTTP API (``/loki/api/v1/query_range``).
+
+The recorded output is Loki's JSON body as returned, redacted: ``{status, data: {resultType: streams,
+result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], stats}}`` (a LogQL metric query
+answers ``resultType: matrix``). Loki's errors are plain text; they become a ``ToolError`` with that text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx2
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.http import get
+from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.tools.base import ToolError
+
+QUERY_RANGE = "loki.query_range"
+DEFAULT_RANGE_S = 3600.0
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 5000
+
+DESCRIPTION = (
+    "Run a LogQL query over a time range (Loki /loki/api/v1/query_range). Returns Loki's JSON as is: {status, "
+    'data: {resultType: streams, result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], '
+    'stats}}. Examples: {namespace="shop", app="checkout-api"} |= "error", {app="payments"} |~ "timeout|'
+    'refused". start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); limit: most lines '
+    f"(default {DEFAULT_LIMIT}, max {MAX_LIMIT}); direction: backward (newest first, default) or forward."
+)
+PARAMS = (
+    Param("query", "string", "The LogQL query (a stream selector, optionally with line filters).", required=True),
+    Param("start", "string", "Range start (RFC 3339, Unix seconds, now-1h). Default: one hour before end."),
+    Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
+    Param("limit", "integer", f"Most log lines to return (default {DEFAULT_LIMIT}).", minimum=1, maximum=MAX_LIMIT),
+    Param(
+        "direction", "string", "backward: newest first (default); forward: oldest first.", enum=("backward", "forward")
+    ),
+)
+
+
+def window(args: Args, *, now: float) -> tuple[float, float]:
+    end = parse_time(QUERY_RANGE, "end", str(args["end"]), now=now) if "end" in args else now
+    start = parse_time(QUERY_RANGE, "start", str(args["start"]), now=now) if "start" in args else end - DEFAULT_RANGE_S
+    if start > end:
+        raise ToolError(f"{QUERY_RANGE}: start is after end")
+    return start, end
+
+
+class LokiQueryRange:
+    name = QUERY_RANGE
+    description = DESCRIPTION
+
+    def __init__(self, client: httpx2.AsyncClient, redactor: Redactor) -> None:
+        self._client = client
+        self._redactor = redactor
+
+    @property
+    def input_schema(self) -> JsonObject:
+        return input_schema(PARAMS)
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        args = check_arguments(self.name, PARAMS, arguments)
+        start, end = window(args, now=time.time())
+        params: dict[str, str | int | float] = {
+            "query": str(args["query"]),
+            "start": str(int(start * 1e9)),
+            "end": str(int(end * 1e9)),
+            "limit": int(args.get("limit", DEFAULT_LIMIT)),
+            "direction": str(args.get("direction", "backward")),
+        }
+        response = await get(self._client, self.name, "/loki/api/v1/query_range", params)
+        return self._body(response)
+
+    def _body(self, response: httpx2.Response) -> JsonValue:
+        if not response.is_success:
+            text = self._redactor.text(" ".join(response.text[:400].split()))
+            raise ToolError(f"{self.name}: HTTP {response.status_code}: {text or response.reason_phrase}")
+        try:
+            body: JsonValue = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ToolError(f"{self.name}: HTTP {response.status_code}: the answer is not JSON") from None
+        if not isinstance(body, dict) or body.get("status") != "success":
+            raise ToolError(f"{self.name}: HTTP {response.status_code}: not a Loki API answer")
+        return self._redactor.value(body)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,324 @@
+"""MCP servers: their tools as ``mcp.<server>.<tool>``, through the official ``mcp`` SDK (stdio or streamable HTTP).
+
+A server is connected when its environment opens: a stdio server is started as a subprocess (with only the
+``env`` it is given on top of a minimal inherited set), a URL server is reached over streamable HTTP. The
+connection is held by a task of its own (the SDK's task groups must be entered and left in one task) and is
+bounded: a server that does not answer the handshake and the tool listing within ``startup_timeout_s`` is
+stopped (the SDK kills the subprocess) and its environment opens without it. A server that fails later is
+reconnected on the next call.
+
+Tools offered: the allow-list ``tools`` when given (names the server does not list are left out), else only
+the tools the server annotates ``readOnlyHint``. The tool's input schema is the server's. The recorded output
+is the result's ``structuredContent`` when present, else ``{"content": [...]}`` (the content items as JSON); an
+``isError`` result, a JSON-RPC error and a broken connection are ``ToolError``s with the server's message.
+Everything goes through the redactor, with the server's configured secrets added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.sources.http import USER_AGENT, safe_url, trace_headers
+from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.tools.base import Tool, ToolError
+
+log = structlog.get_logger(__name__)
+
+TOOL_PREFIX = "mcp."
+MAX_TOOL_NAME = 128
+MAX_LISTED_PAGES = 20
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_STOP_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class McpTarget:
+    """How to reach one MCP server (secrets already read)."""
+
+    name: str
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    env: Mapping[str, str] | None = None
+    bearer_token: str | None = None
+    allow: tuple[str, ...] | None = None
+    startup_timeout_s: float = 15.0
+    timeout_s: float = 10.0
+
+    @property
+    def endpoint(self) -> str:
+        """Where it is, safe to show: the URL without userinfo, or the program of a stdio server."""
+        if self.url is not None:
+            return safe_url(self.url)
+        return f"stdio:{os.path.basename(self.command[0])}" if self.command else "stdio"
+
+    def secrets(self) -> list[str]:
+        values = list((self.env or {}).values())
+        return values + ([self.bearer_token] if self.bearer_token else [])
+
+
+@dataclass(frozen=True, slots=True)
+class ListedTool:
+    name: str
+    description: str
+    input_schema: JsonObject
+    read_only: bool
+
+
+class McpServerSource:
+    """One MCP server of one environment: its connection, its tools, its calls."""
+
+    def __init__(self, target: McpTarget, redactor: Redactor) -> None:
+        self.target = target
+        self._redactor = redactor.with_secrets(target.secrets())
+        self._client: Any = None
+        self._owner: asyncio.Task[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+        self._listed: dict[str, ListedTool] = {}
+        self._closed = False
+        self.last_error = ""
+
+    # ------------------------------------------------------------------ connection
+
+    async def open(self) -> bool:
+        """Connects and lists the tools; False (logged, no secret) when the server cannot be had in time."""
+        try:
+            await self._connect()
+            return True
+        except ToolError as exc:
+            self.last_error = str(exc)
+            log.warning(
+                "mcp_server_unavailable", server=self.target.name, endpoint=self.target.endpoint, error=str(exc)
+            )
+            return False
+
+    async def _connect(self) -> None:
+        ready: asyncio.Future[list[ListedTool]] = asyncio.get_running_loop().create_future()
+        closing = asyncio.Event()
+        owner = asyncio.create_task(self._own(ready, closing), name=f"mcp server {self.target.name}")
+        try:
+            listed = await asyncio.wait_for(asyncio.shield(ready), timeout=self.target.startup_timeout_s)
+        except TimeoutError:
+            await self._stop(owner, closing)
+            raise ToolError(
+                f"MCP server {self.target.name!r} did not start within {self.target.startup_timeout_s:g}s"
+            ) from None
+        except Exception as exc:
+            await self._stop(owner, closing)
+            raise ToolError(f"MCP server {self.target.name!r} cannot be reached: {self._describe(exc)}") from None
+        self._owner, self._closing = owner, closing
+        self._listed = {tool.name: tool for tool in listed}
+
+    async def _own(self, ready: asyncio.Future[list[ListedTool]], closing: asyncio.Event) -> None:
+        from mcp import Client
+
+        try:
+            async with Client(self._server_parameters(), read_timeout_seconds=self.target.timeout_s) as client:
+                listed = await _list_tools(client)
+                self._client = client
+                if not ready.done():
+                    ready.set_result(listed)
+                await closing.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+            log.warning("mcp_server_connection_lost", server=self.target.name, error=self._describe(exc))
+        finally:
+            self._client = None
+
+    def _server_parameters(self) -> Any:
+        if self.target.command is not None:
+            from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+
+            command, *args = self.target.command
+            parameters = StdioServerParameters(
+                command=command, args=list(args), env=get_default_environment() | dict(self.target.env or {})
+            )
+            # The server's stderr is dropped: it may print what it was given, and nothing of it can be redacted.
+            devnull = open(os.devnull, "w")  # noqa: SIM115 (closed with the transport)
+            return _OwnedTransport(stdio_client(parameters, errlog=devnull), devnull.close)
+        return self._http_transport()
+
+    def _http_transport(self) -> Any:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = {"User-Agent": USER_AGENT}
+        if self.target.bearer_token:
+            headers["Authorization"] = f"Bearer {self.target.bearer_token}"
+
+        async def inject(request: httpx2.Request) -> None:
+            request.headers.update(trace_headers())
+
+        client = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(self.target.timeout_s, read=300.0),
+            event_hooks={"request": [inject]},
+            trust_env=False,
+        )
+        assert self.target.url is not None
+        return _OwnedTransport(streamable_http_client(self.target.url, http_client=client), client.aclose)
+
+    async def _stop(self, owner: asyncio.Task[None], closing: asyncio.Event) -> None:
+        closing.set()
+        done, _ = await asyncio.wait({owner}, timeout=2.0)
+        if not done:
+            owner.cancel()
+            await asyncio.wait({owner}, timeout=_STOP_S)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        owner, closing = self._owner, self._closing
+        self._owner = self._closing = None
+        if owner is not None and closing is not None:
+            await self._stop(owner, closing)
+
+    # ------------------------------------------------------------------ tools
+
+    def tools(self) -> list[Tool]:
+        """The tools offered: the allow-list's (as listed by the server), else the read-only ones."""
+        allow = self.target.allow
+        if allow is not None:
+            missing = [name for name in allow if name not in self._listed]
+            if missing and self._listed:
+                log.warning("mcp_tools_not_listed", server=self.target.name, tools=missing)
+            chosen = [self._listed.get(name) or ListedTool(name, "", {"type": "object"}, False) for name in allow]
+            if self._listed:
+                chosen = [tool for tool in chosen if tool.name in self._listed]
+        else:
+            chosen = [tool for tool in self._listed.values() if tool.read_only]
+        out: list[Tool] = []
+        for tool in chosen:
+            full = f"{TOOL_PREFIX}{self.target.name}.{tool.name}"
+            if len(full) > MAX_TOOL_NAME or not _TOOL_NAME.fullmatch(tool.name):
+                log.warning("mcp_tool_name_unusable", server=self.target.name, tool=tool.name[:80])
+                continue
+            out.append(McpTool(self, full, tool))
+        return out
+
+    async def call(self, tool_name: str, full_name: str, arguments: JsonObject) -> JsonValue:
+        client = await self._connected(full_name)
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            result = await client.call_tool(tool_name, dict(arguments), read_timeout_seconds=self.target.timeout_s)
+        except MCPError as exc:
+            raise ToolError(self._redactor.text(f"{full_name}: {exc}")) from None
+        except (TimeoutError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise ToolError(f"{full_name}: the MCP server failed the call ({self._describe(exc)})") from None
+        if result.is_error:
+            text = " ".join(
+                str(getattr(item, "text", "")) for item in result.content if getattr(item, "type", "") == "text"
+            )
+            raise ToolError(self._redactor.text(f"{full_name}: {' '.join(text.split())[:400] or 'the tool failed'}"))
+        if result.structured_content is not None:
+            return self._redactor.value(_json_value(result.structured_content))
+        content: list[JsonValue] = [
+            _json_value(item.model_dump(by_alias=True, exclude_none=True, mode="json")) for item in result.content
+        ]
+        return self._redactor.value({"content": content})
+
+    async def _connected(self, full_name: str) -> Any:
+        if self._closed:
+            raise ToolError(f"{full_name}: the environment is closed")
+        async with self._lock:
+            if self._client is None:
+                if self._owner is not None and self._closing is not None:
+                    await self._stop(self._owner, self._closing)
+                    self._owner = self._closing = None
+                await self._connect()
+            return self._client
+
+    def _describe(self, exc: BaseException) -> str:
+        group = getattr(exc, "exceptions", None)
+        if group:
+            exc = group[0]
+        text = " ".join(str(exc).split())[:200]
+        return self._redactor.text(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+class _OwnedTransport:
+    """A transport that releases what it was built with (an httpx2 client, a file) when it closes."""
+
+    def __init__(self, transport: Any, release: Callable[[], object]) -> None:
+        self._transport = transport
+        self._release = release
+
+    async def __aenter__(self) -> Any:
+        return await self._transport.__aenter__()
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self._transport.__aexit__(*exc_info)
+        finally:
+            released = self._release()
+            if asyncio.iscoroutine(released):
+                await released
+
+
+async def _list_tools(client: Any) -> list[ListedTool]:
+    listed: list[ListedTool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LISTED_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            annotations = tool.annotations
+            schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
+            listed.append(
+                ListedTool(
+                    name=tool.name,
+                    description=tool.description or tool.title or "",
+                    input_schema=_json_value(schema),  # type: ignore[arg-type]
+                    read_only=bool(annotations is not None and annotations.read_only_hint),
+                )
+            )
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return listed
+
+
+def _json_value(value: Any) -> JsonValue:
+    if isinstance(value, Mapping):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [_json_value(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+class McpTool:
+    """``mcp.<server>.<tool>``: the server's tool, its schema, its description."""
+
+    def __init__(self, source: McpServerSource, full_name: str, listed: ListedTool) -> None:
+        self._source = source
+        self._name = full_name
+        self._listed = listed
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._listed.description or f"The {self._listed.name} tool of MCP server {self._source.target.name}."
+
+    @property
+    def input_schema(self) -> JsonObject:
+        return self._listed.input_schema
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        return await self._source.call(self._listed.name, self._name, arguments)

@@ -1,0 +1,403 @@
+"""Recorded packs answering the live tools' names in the live shapes, where their data allows.
+
+A pack's toolset (``pack_toolset``) is the five built-in tools plus, when the pack has the data:
+- ``prometheus.query`` / ``prometheus.query_range`` over its series (``prometheus.series``, and its ``metrics``
+  as series labelled ``__name__``, ``service`` and their own labels), answering plain series selectors;
+- ``loki.query_range`` over its streams (``loki.streams``, and its ``logs`` as streams labelled ``service`` and
+  ``level``), answering a stream selector with line filters;
+- ``kubernetes.pods``, ``kubernetes.events`` (raw events, and ``k8s_events`` as core/v1 Events),
+  ``kubernetes.pod_logs`` and ``kubernetes.rollouts`` over its raw objects, with label and field selectors.
+
+Bodies are shaped as the upstream's (``status``/``data`` of Prometheus and Loki, Kubernetes List objects) and go
+through the same redaction as live answers, so an agent plans and binds the same way on a recorded incident and
+on a live environment. "now" is the end of the pack's time window.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.sources import kubernetes as k8s
+from diagnosis_server.sources import loki, prometheus
+from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
+from diagnosis_server.tools.base import Tool, ToolError, Toolset
+from diagnosis_server.tools.builtin import builtin_toolset, format_ts
+from diagnosis_server.tools.scenario import Scenario
+
+LOOKBACK_S = 300.0
+_LEVELS = {"DEBUG": "debug", "INFO": "info", "WARN": "warn", "ERROR": "error", "FATAL": "fatal"}
+
+
+def _number(seconds: float) -> int | float:
+    return int(seconds) if float(seconds).is_integer() else round(seconds, 3)
+
+
+def _sample(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(value)
+
+
+# ------------------------------------------------------------------------------------------- data
+
+
+def pack_series(scenario: Scenario) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
+    """Every series of the pack: its raw ``prometheus.series`` and its ``metrics`` in Prometheus's terms."""
+    out = [(dict(s.metric), [(t, v) for t, v in s.values]) for s in scenario.prometheus.series]
+    for m in scenario.metrics:
+        labels = {**m.labels, "__name__": m.metric, "service": m.service}
+        out.append((labels, [(ts.timestamp(), _sample(value)) for ts, value in m.points]))
+    return out
+
+
+def pack_streams(scenario: Scenario) -> list[tuple[dict[str, str], list[tuple[int, str]]]]:
+    """Every log stream of the pack: its raw ``loki.streams`` and its ``logs`` by (service, level)."""
+    out = [(dict(s.stream), [(int(ns), line) for ns, line in s.values]) for s in scenario.loki.streams]
+    grouped: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for line in scenario.logs:
+        grouped[(line.service, _LEVELS[line.level])].append((int(line.ts.timestamp() * 1e9), line.message))
+    out += [({"service": service, "level": level}, values) for (service, level), values in grouped.items()]
+    return out
+
+
+def pack_events(scenario: Scenario) -> list[JsonObject]:
+    """The pack's raw events, then its ``k8s_events`` as core/v1 Event objects."""
+    events: list[JsonObject] = [dict(e) for e in scenario.kubernetes.events]
+    for i, e in enumerate(scenario.k8s_events):
+        seen = format_ts(e.ts)
+        events.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": f"{e.object}.{i:016x}", "namespace": e.namespace, "creationTimestamp": seen},
+                "involvedObject": {"kind": e.kind, "name": e.object, "namespace": e.namespace},
+                "reason": e.reason,
+                "message": e.message,
+                "type": e.type,
+                "count": e.count,
+                "firstTimestamp": seen,
+                "lastTimestamp": seen,
+                "source": {"component": "recorded-incident"},
+            }
+        )
+    return events
+
+
+# ------------------------------------------------------------------------------------------- tools
+
+
+class _PackTool:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+
+    def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
+        self._scenario = scenario
+        self._redactor = redactor
+        self._now = scenario.time_window.end.timestamp()
+        self._start = scenario.time_window.start.timestamp()
+
+    @property
+    def input_schema(self) -> JsonObject:
+        return input_schema(self.params)
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        return self._redactor.value(self.answer(check_arguments(self.name, self.params, arguments)))
+
+    def answer(self, args: Args) -> JsonValue:
+        raise NotImplementedError
+
+
+def _select(series: Iterable[tuple[dict[str, str], list[Any]]], matchers: list[Matcher]) -> list[Any]:
+    return [(labels, values) for labels, values in series if all(m.matches(labels) for m in matchers)]
+
+
+def _at(values: list[tuple[float, str]], moment: float) -> str | None:
+    """The latest sample at or before ``moment`` within the lookback (Prometheus's instant semantics)."""
+    found = None
+    for ts, value in values:
+        if ts > moment:
+            break
+        if moment - ts <= LOOKBACK_S:
+            found = value
+    return found
+
+
+class PackPrometheusQuery(_PackTool):
+    name = prometheus.QUERY
+    description = prometheus.QUERY_DESCRIPTION
+    params = prometheus.QUERY_PARAMS
+
+    def answer(self, args: Args) -> JsonValue:
+        matchers = promql_selector(self.name, str(args["query"]))
+        moment = parse_time(self.name, "time", str(args["time"]), now=self._now) if "time" in args else self._now
+        result: list[JsonValue] = []
+        for labels, values in _select(pack_series(self._scenario), matchers):
+            value = _at(values, moment)
+            if value is not None:
+                result.append({"metric": dict(labels), "value": [_number(moment), value]})
+        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+
+class PackPrometheusQueryRange(_PackTool):
+    name = prometheus.QUERY_RANGE
+    description = prometheus.QUERY_RANGE_DESCRIPTION
+    params = prometheus.QUERY_RANGE_PARAMS
+
+    def answer(self, args: Args) -> JsonValue:
+        matchers = promql_selector(self.name, str(args["query"]))
+        if "start" not in args and "end" not in args:
+            args = {**args, "start": str(self._start), "end": str(self._now)}
+        start, end, step = prometheus.range_arguments(self.name, args, now=self._now)
+        result: list[JsonValue] = []
+        for labels, values in _select(pack_series(self._scenario), matchers):
+            points: list[JsonValue] = []
+            moment = start
+            while moment <= end + 1e-9:
+                value = _at(values, moment)
+                if value is not None:
+                    points.append([_number(moment), value])
+                moment += step
+            if points:
+                result.append({"metric": dict(labels), "values": points})
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+
+class PackLokiQueryRange(_PackTool):
+    name = loki.QUERY_RANGE
+    description = loki.DESCRIPTION
+    params = loki.PARAMS
+
+    def answer(self, args: Args) -> JsonValue:
+        query = logql_query(self.name, str(args["query"]))
+        if "start" not in args and "end" not in args:
+            args = {**args, "start": str(self._start), "end": str(self._now)}
+        start, end = loki.window(args, now=self._now)
+        low, high = int(start * 1e9), int(end * 1e9)
+        backward = args.get("direction", "backward") == "backward"
+        entries: list[tuple[int, int, str, dict[str, str]]] = []
+        for index, (labels, values) in enumerate(_select(pack_streams(self._scenario), query.matchers)):
+            entries += [(ns, index, line, labels) for ns, line in values if low <= ns <= high and query.keeps(line)]
+        entries.sort(key=lambda e: (e[0], e[1]), reverse=backward)
+        kept = entries[: int(args.get("limit", loki.DEFAULT_LIMIT))]
+        streams: dict[int, tuple[dict[str, str], list[JsonValue]]] = {}
+        for ns, index, line, labels in kept:
+            streams.setdefault(index, (labels, []))[1].append([str(ns), line])
+        result: list[JsonValue] = [{"stream": dict(labels), "values": values} for labels, values in streams.values()]
+        return {"status": "success", "data": {"resultType": "streams", "result": result}}
+
+
+def _path(*keys: str) -> Callable[[Mapping[str, object]], str]:
+    def get(obj: Mapping[str, object]) -> str:
+        value: object = obj
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return "" if value is None else str(value)
+
+    return get
+
+
+_POD_FIELDS = {
+    "metadata.name": _path("metadata", "name"),
+    "metadata.namespace": _path("metadata", "namespace"),
+    "status.phase": _path("status", "phase"),
+    "spec.nodeName": _path("spec", "nodeName"),
+}
+_EVENT_FIELDS = {
+    "metadata.name": _path("metadata", "name"),
+    "metadata.namespace": _path("metadata", "namespace"),
+    "involvedObject.kind": _path("involvedObject", "kind"),
+    "involvedObject.name": _path("involvedObject", "name"),
+    "involvedObject.namespace": _path("involvedObject", "namespace"),
+    "reason": _path("reason"),
+    "type": _path("type"),
+}
+
+
+class _PackKubernetesTool(_PackTool):
+    kind: str = ""
+
+    def __init__(self, scenario: Scenario, redactor: Redactor, namespaces: tuple[str, ...]) -> None:
+        super().__init__(scenario, redactor)
+        self._namespaces = namespaces
+
+    def _namespace(self, args: Args) -> str:
+        namespace = str(args.get("namespace", self._namespaces[0]))
+        if namespace not in self._namespaces:
+            raise ToolError(
+                f"{self.name}: namespace {namespace!r} is not in this incident ({', '.join(self._namespaces)})"
+            )
+        return namespace
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        return self._redactor.kubernetes(self.answer(check_arguments(self.name, self.params, arguments)))
+
+    def _listing(self, kind: str, objects: Iterable[JsonObject], args: Args, fields: Any) -> JsonObject:
+        namespace = self._namespace(args)
+        labels = label_selector(self.name, str(args["label_selector"])) if "label_selector" in args else None
+        by_field = field_selector(self.name, str(args["field_selector"]), fields) if "field_selector" in args else None
+        items: list[JsonValue] = []
+        for obj in objects:
+            metadata = obj.get("metadata")
+            if not isinstance(metadata, dict) or metadata.get("namespace") != namespace:
+                continue
+            own = metadata.get("labels")
+            if labels is not None and not labels(
+                {str(k): str(v) for k, v in own.items()} if isinstance(own, dict) else {}
+            ):
+                continue
+            if by_field is not None and not by_field(obj):
+                continue
+            items.append(obj)
+        api_version = "apps/v1" if kind == "ReplicaSet" else "v1"
+        return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _pack_kubernetes_params(namespaces: tuple[str, ...]) -> dict[str, tuple[Param, ...]]:
+    namespace = Param(
+        "namespace",
+        "string",
+        f"The namespace (one of {', '.join(namespaces)}). Default: {namespaces[0]}.",
+        enum=namespaces,
+    )
+    label = Param("label_selector", "string", "Label selector, e.g. app=checkout-api.")
+    field = Param("field_selector", "string", "Field selector, e.g. status.phase!=Running.")
+    return {
+        k8s.PODS: (namespace, label, field),
+        k8s.EVENTS: (namespace, field, label),
+        k8s.POD_LOGS: (
+            namespace,
+            Param("pod", "string", "The pod's name.", required=True),
+            Param("container", "string", "The container (needed when the pod has several)."),
+            Param("previous", "boolean", "Read the previous (terminated) container's log. Default: false."),
+            Param("tail_lines", "integer", "Lines from the end.", minimum=1, maximum=k8s.MAX_TAIL_LINES),
+            Param("since_seconds", "integer", "Only lines newer than this many seconds.", minimum=1),
+        ),
+        k8s.ROLLOUTS: (namespace, Param("deployment", "string", "The Deployment's name.", required=True)),
+    }
+
+
+class PackPods(_PackKubernetesTool):
+    name = k8s.PODS
+    description = k8s.PODS_DESCRIPTION
+
+    def answer(self, args: Args) -> JsonValue:
+        return self._listing("Pod", (dict(p) for p in self._scenario.kubernetes.pods), args, _POD_FIELDS)
+
+
+class PackEvents(_PackKubernetesTool):
+    name = k8s.EVENTS
+    description = k8s.EVENTS_DESCRIPTION
+
+    def answer(self, args: Args) -> JsonValue:
+        return self._listing("Event", pack_events(self._scenario), args, _EVENT_FIELDS)
+
+
+class PackPodLogs(_PackKubernetesTool):
+    name = k8s.POD_LOGS
+    description = k8s.POD_LOGS_DESCRIPTION
+
+    def answer(self, args: Args) -> JsonValue:
+        namespace = self._namespace(args)
+        pod, container = str(args["pod"]), args.get("container")
+        previous = bool(args.get("previous", False))
+        logs = [log for log in self._scenario.kubernetes.pod_logs if log.namespace == namespace and log.pod == pod]
+        if not logs:
+            raise ToolError(f'{self.name}: 404 NotFound: pods "{pod}" not found')
+        containers = sorted({log.container or "" for log in logs})
+        if container is None and len(containers) > 1:
+            raise ToolError(
+                f"{self.name}: 400 BadRequest: a container name must be specified for pod {pod}, "
+                f"choose one of: [{' '.join(containers)}]"
+            )
+        chosen = [log for log in logs if (container is None or log.container == container) and log.previous == previous]
+        if not chosen:
+            which = "previous terminated container" if previous else "container"
+            raise ToolError(
+                f'{self.name}: 400 BadRequest: {which} "{container or containers[0]}" in pod "{pod}" not found'
+            )
+        lines: list[JsonValue] = list(chosen[0].lines)
+        if "tail_lines" in args:
+            lines = lines[-int(args["tail_lines"]) :]
+        return {
+            "namespace": namespace,
+            "pod": pod,
+            "container": str(container) if container is not None else None,
+            "previous": previous,
+            "lines": lines,
+        }
+
+
+class PackRollouts(_PackKubernetesTool):
+    name = k8s.ROLLOUTS
+    description = k8s.ROLLOUTS_DESCRIPTION
+
+    def answer(self, args: Args) -> JsonValue:
+        namespace = self._namespace(args)
+        name = str(args["deployment"])
+        deployment = next(
+            (
+                d
+                for d in self._scenario.kubernetes.deployments
+                if d["metadata"].get("name") == name and d["metadata"].get("namespace") == namespace
+            ),
+            None,
+        )
+        if deployment is None:
+            raise ToolError(f'{self.name}: 404 NotFound: deployments.apps "{name}" not found')
+        selector = k8s.match_labels_selector((deployment.get("spec") or {}).get("selector"))
+        uid = str(deployment["metadata"].get("uid") or "")
+        listing = self._listing(
+            "ReplicaSet",
+            (dict(r) for r in self._scenario.kubernetes.replicasets),
+            {"namespace": namespace, "label_selector": selector},
+            {},
+        )
+        items = listing["items"]
+        assert isinstance(items, list)
+        listing["items"] = [item for item in items if not uid or k8s.owned_by(item, uid)]
+        return listing
+
+
+def _namespaces(scenario: Scenario) -> tuple[str, ...]:
+    found: list[str] = []
+    raw = scenario.kubernetes
+    for obj in (*raw.pods, *raw.events, *raw.deployments, *raw.replicasets):
+        found.append(str(obj["metadata"]["namespace"]))
+    found += [log.namespace for log in raw.pod_logs] + [e.namespace for e in scenario.k8s_events]
+    found += [s.labels["namespace"] for s in scenario.topology.services if "namespace" in s.labels]
+    return tuple(dict.fromkeys(found))
+
+
+def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Tool]:
+    """The live tools this pack's data can answer (none of the five built-in ones)."""
+    redactor = redactor or Redactor()
+    tools: list[Tool] = []
+    if scenario.prometheus.series or scenario.metrics:
+        tools += [PackPrometheusQuery(scenario, redactor), PackPrometheusQueryRange(scenario, redactor)]
+    if scenario.loki.streams or scenario.logs:
+        tools.append(PackLokiQueryRange(scenario, redactor))
+    namespaces = _namespaces(scenario)
+    if namespaces:
+        raw = scenario.kubernetes
+        params = _pack_kubernetes_params(namespaces)
+        wanted: list[tuple[type[_PackKubernetesTool], bool]] = [
+            (PackPods, bool(raw.pods)),
+            (PackEvents, bool(raw.events or scenario.k8s_events)),
+            (PackPodLogs, bool(raw.pod_logs)),
+            (PackRollouts, bool(raw.deployments and raw.replicasets)),
+        ]
+        for cls, present in wanted:
+            if present:
+                tool = cls(scenario, redactor, namespaces)
+                tool.params = params[cls.name]
+                tools.append(tool)
+    return tools
+
+
+def pack_toolset(scenario: Scenario) -> Toolset:
+    """The five built-in tools (unchanged) and the live tools the pack's data can answer."""
+    return Toolset([*builtin_toolset(scenario).as_mapping().values(), *pack_tools(scenario)])

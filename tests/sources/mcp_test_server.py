@@ -1,0 +1,69 @@
+"""A real MCP server written with the SDK, for the MCP source's tests: `python mcp_test_server.py stdio|http PORT`.
+
+Tools: `alert_rules` and `service_status` (read-only), `slow_report` (read-only, sleeps), `broken_probe` (read-only,
+answers isError), `restart_service` (not read-only), `show_token` (read-only, returns its env secret).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+server = MCPServer("diagnosis-test-tools")
+
+
+@server.tool(annotations=READ_ONLY, structured_output=True)
+def alert_rules(service: str) -> dict[str, Any]:
+    """Alerting rules firing for a service."""
+    return {
+        "service": service,
+        "firing": [
+            {"alert": "HighErrorRate", "severity": "critical", "summary": f"{service} 5xx ratio above 5% for 10m"},
+            {"alert": "PodCrashLooping", "severity": "warning", "summary": f"{service} pods restarting"},
+        ],
+    }
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def service_status(service: str) -> str:
+    """A one-line status of a service."""
+    return f"{service}: 2/3 replicas ready; last deploy 2024-11-29T13:40:00Z"
+
+
+@server.tool(annotations=READ_ONLY, structured_output=True)
+async def slow_report(seconds: float) -> dict[str, Any]:
+    """A report that takes a while."""
+    await asyncio.sleep(seconds)
+    return {"done": True}
+
+
+@server.tool(annotations=READ_ONLY)
+def broken_probe(target: str) -> str:
+    """A probe that always fails."""
+    raise ToolError(f"probe of {target} failed: connection refused by upstream")
+
+
+@server.tool()
+def restart_service(service: str) -> str:
+    """Restarts a service (not read-only)."""
+    return f"restarted {service}"
+
+
+@server.tool(annotations=READ_ONLY, structured_output=True)
+def show_token() -> dict[str, Any]:
+    """Returns what the server was given (to test redaction)."""
+    return {"token": os.environ.get("TEST_MCP_TOKEN", ""), "note": "configured"}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

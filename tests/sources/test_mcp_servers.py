@@ -1,0 +1,140 @@
+"""MCP servers through the official SDK: a real server (tests/sources/mcp_test_server.py) over stdio and over
+streamable HTTP; the allow-list and the readOnlyHint rule, structured and text results, isError, a slow tool,
+a server that never starts, redaction of what the server was given."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import from_value
+from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
+from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.tools.runner import ToolBlockedError
+
+from .conftest import MCP_SERVER, free_port
+from .helpers import call, opened
+
+OK = contracts_pb2.TOOL_INVOCATION_STATUS_OK
+ERROR = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
+TIMEOUT = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT
+READ_ONLY = ["alert_rules", "broken_probe", "service_status", "show_token", "slow_report"]
+
+
+def _stdio(allow: str = "", env: str = "") -> str:
+    command = f'["{sys.executable}", "{MCP_SERVER}", "stdio"]'
+    return f'[environments.prod]\n[[environments.prod.mcp]]\nname = "tools"\ncommand = {command}\n{allow}{env}'
+
+
+async def test_stdio_server_offers_its_read_only_tools_and_answers(tmp_path: Path) -> None:
+    async with opened(tmp_path, _stdio()) as registry:
+        env = registry.get("prod")
+        assert sorted(env.toolset.names) == [f"mcp.tools.{name}" for name in READ_ONLY]  # not restart_service
+        schema: Any = env.toolset.get("mcp.tools.alert_rules").input_schema  # type: ignore[union-attr]
+        assert schema["properties"]["service"]["type"] == "string" and schema["required"] == ["service"]
+        structured = await call(env.toolset, "mcp.tools.alert_rules", {"service": "checkout-api"})
+        text = await call(env.toolset, "mcp.tools.service_status", {"service": "checkout-api"})
+        failed = await call(env.toolset, "mcp.tools.broken_probe", {"target": "orders-db"})
+        with pytest.raises(ToolBlockedError):
+            await call(env.toolset, "mcp.tools.restart_service", {"service": "checkout-api"})
+        assert [s.endpoint for s in env.sources] == [f"stdio:{Path(sys.executable).name}"]
+    assert structured.status == OK, structured.error
+    output: Any = from_value(structured.output)
+    assert output["firing"][0] == {
+        "alert": "HighErrorRate",
+        "severity": "critical",
+        "summary": "checkout-api 5xx ratio above 5% for 10m",
+    }
+    assert from_value(text.output) == {
+        "content": [{"type": "text", "text": "checkout-api: 2/3 replicas ready; last deploy 2024-11-29T13:40:00Z"}]
+    }
+    assert failed.status == ERROR
+    assert failed.error == (
+        "mcp.tools.broken_probe: Error executing tool broken_probe: "
+        "probe of orders-db failed: connection refused by upstream"
+    )
+
+
+async def test_the_allow_list_decides_and_env_secrets_are_redacted(tmp_path: Path) -> None:
+    secret = tmp_path / "mcp-token"
+    secret.write_text("mcp-s3cret-for-the-server")
+    allow = 'tools = ["show_token", "restart_service", "not_a_tool"]\n'
+    env = f'env = {{ TEST_MCP_TOKEN = {{ file = "{secret}" }} }}\n'
+    async with opened(tmp_path, _stdio(allow, env)) as registry:
+        toolset = registry.tools_for("prod").toolset
+        # The allow-list may name a tool that is not read-only; a name the server does not list is left out.
+        assert toolset.names == ("mcp.tools.show_token", "mcp.tools.restart_service")
+        shown = await call(toolset, "mcp.tools.show_token", {})
+    assert shown.status == OK and from_value(shown.output) == {"token": "[REDACTED]", "note": "configured"}
+    assert b"mcp-s3cret-for-the-server" not in shown.SerializeToString()
+
+
+async def test_a_slow_tool_is_recorded_as_a_timeout(tmp_path: Path) -> None:
+    async with opened(tmp_path, _stdio()) as registry:
+        toolset = registry.tools_for("prod").toolset
+        started = time.monotonic()
+        slow = await call(toolset, "mcp.tools.slow_report", {"seconds": 5}, timeout_s=0.5)
+        assert time.monotonic() - started < 3
+        # The session survives the abandoned call.
+        after = await call(toolset, "mcp.tools.slow_report", {"seconds": 0})
+    assert slow.status == TIMEOUT and slow.error == "no output within 0.5s"
+    assert after.status == OK and from_value(after.output) == {"done": True}
+
+
+async def test_streamable_http_server(mcp_http_server: str, tmp_path: Path) -> None:
+    toml = f'[environments.prod]\n[[environments.prod.mcp]]\nname = "http"\nurl = "{mcp_http_server}"\n'
+    async with opened(tmp_path, toml) as registry:
+        env = registry.get("prod")
+        assert sorted(env.toolset.names) == [f"mcp.http.{name}" for name in READ_ONLY]
+        result = await call(env.toolset, "mcp.http.alert_rules", {"service": "payments"})
+        failed = await call(env.toolset, "mcp.http.broken_probe", {"target": "gateway"})
+        assert env.sources[0].endpoint == mcp_http_server
+    assert result.status == OK and from_value(result.output)["service"] == "payments"  # type: ignore[index]
+    assert failed.status == ERROR and "probe of gateway failed" in failed.error
+
+
+def _alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text().lower()
+
+
+async def test_a_server_that_never_starts_is_bounded_and_killed(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    script = tmp_path / "silent.py"
+    script.write_text(f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    target = McpTarget(name="silent", command=(sys.executable, str(script)), startup_timeout_s=1.0, allow=("x",))
+    source = McpServerSource(target, Redactor())
+    started = time.monotonic()
+    assert await source.open() is False
+    assert time.monotonic() - started < 8
+    assert "did not start within 1s" in source.last_error
+    pid = int(marker.read_text())
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail("the silent server's process was not killed")
+    # Its allow-listed tools stay, and fail when called (it is tried again, bounded).
+    [tool] = source.tools()
+    assert tool.name == "mcp.silent.x"
+    await source.aclose()
+
+
+async def test_an_unreachable_http_server_leaves_the_environment_usable(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    toml = (
+        f'[environments.prod]\nprometheus = {{ url = "http://127.0.0.1:{free_port()}" }}\n'
+        f'[[environments.prod.mcp]]\nname = "down"\nurl = "{url}"\ntools = ["query"]\nstartup_timeout_s = 3\n'
+    )
+    async with opened(tmp_path, toml) as registry:
+        toolset = registry.tools_for("prod").toolset
+        assert "mcp.down.query" in toolset.names and "prometheus.query" in toolset.names
+        invocation = await call(toolset, "mcp.down.query", {})
+    assert invocation.status == ERROR and "MCP server 'down' cannot be reached" in invocation.error

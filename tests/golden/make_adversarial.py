@@ -2820,12 +2820,12 @@ add(
 )
 ex, ver = run(CHECKOUT, "PASS")
 add(
-    "echo-composer-unknown-key-post-fallback",
+    "echo-composer-unknown-key",
     world=CHECKOUT,
     vectors=["failure-text-echo", "invented-cause-summary"],
     reqs=["R-R-1", "R-A-5"],
     verdict="PASS",
-    fallback="post",
+    fallback=None,
     executor_outputs=[ex],
     verifier_outputs=[ver],
     composer_outputs=[
@@ -2834,7 +2834,6 @@ add(
     ],
     excluded=["pipit-cache-2"],
     allowed=CHECKOUT.facts,
-    inferred_shown=True,
     route_prefix=FULL,
     effective="PASS",
 )

@@ -156,15 +156,6 @@ class World:
         texts.extend(i["tool_name"] for i in self.invocations)
         return texts
 
-    def with_lines(self, tool: str, path: list[str | int], *extra: Any) -> list[Json]:
-        """The invocations, with ``extra`` items appended to the list at ``path`` of ``tool``'s output."""
-        out = json.loads(json.dumps(self.invocations))
-        target = next(i for i in out if i["tool_name"] == tool)["output"]
-        for key in path:
-            target = target[key]
-        target.extend(extra)
-        return out
-
 
 def _checkout() -> World:
     ev = inv(
@@ -1122,13 +1113,14 @@ for world, verdict, fallback in (
         bads.append(bad)
     ex, ver = run(world, verdict, *((b, EXCLUDED_CLASS[verdict]) for b in bads), gaps=[BENIGN_GAP[world.key]])
     good = restatements(world, verdict, bads, markers)
+    route: list[str] | None = None
     if fallback == "post":
         # Both attempts are INVALID_OUTPUT (a list where an object belongs), yet carry every form.
         bad_shape = dict(good, next_steps={"items": good["next_steps"]})
         outputs: list[Any] = [bad_shape, dict(bad_shape, summary=[good["summary"]])]
         route = POST2
     else:
-        outputs, route = [good], None
+        outputs = [good]
     add(
         f"restate-excluded-every-form-{'post-fallback' if fallback else verdict.lower().replace('_', '-')}",
         world=world,
@@ -2281,13 +2273,12 @@ for case_id, world, verdict, fallback, clause, marker, critical in CAUSAL:
         fact = 2
     rider = riding(world, fact, clause, critical=critical)
     ex, ver = run(world, verdict, (rider, "direct_observation"))
-    if fallback is None:
-        outputs: list[Any] = [answer(world, verdict, facts=facts_of(rider))]
-        route = None
-    elif fallback == "post1":
-        outputs, route = ["!refuse"], POST1
-    else:
-        outputs, route = ["!timeout", "!timeout"], POST2
+    causal_route: list[str] | None = None
+    causal_outputs: list[Any] = [answer(world, verdict, facts=facts_of(rider))]
+    if fallback == "post1":
+        causal_outputs, causal_route = ["!refuse"], POST1
+    elif fallback == "post":
+        causal_outputs, causal_route = ["!timeout", "!timeout"], POST2
     pinned = verdict == "REJECT" or not critical
     add(
         case_id,
@@ -2298,12 +2289,12 @@ for case_id, world, verdict, fallback, clause, marker, critical in CAUSAL:
         fallback="post" if fallback else None,
         executor_outputs=[ex],
         verifier_outputs=[ver],
-        composer_outputs=outputs,
+        composer_outputs=causal_outputs,
         excluded=[marker] if verdict == "REJECT" else [],
         inferred_only=[] if verdict == "REJECT" else [marker],
         allowed=world.facts,
         inferred_shown=verdict == "LOW_CONFID" or (fallback is not None and verdict != "REJECT"),
-        route=route,
+        route=causal_route,
         route_prefix=FULL,
         effective=verdict if pinned else None,
         at_most=verdict,

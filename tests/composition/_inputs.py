@@ -129,7 +129,7 @@ HYPOTHESIS = Spec(
     (("inv-3", "/deploys/0/service", "checkout-api"),),
     hypothesis=True,
 )
-LONE_INFERENCE = Spec("c5", "checkout-api fails because of vault-7Q", INFERENCE, (("inv-9", "/x", "vault-7Q"),))
+LONE_INFERENCE = Spec("c5", "vault-7Q fails, which explains the symptoms", INFERENCE, (("inv-9", "/x", "vault-7Q"),))
 OVERSTATED_CLAIM = Spec("c6", "checkout-api breaks for every tenant in zebra-region", OVERSTATED)
 UNSUPPORTED_CLAIM = Spec("c7", "the orders-db disk is full", UNSUPPORTED)
 EXTERNAL_CLAIM = Spec("c8", "the payment provider had an outage", EXTERNAL)

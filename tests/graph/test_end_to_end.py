@@ -55,7 +55,10 @@ async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repositor
     # R-A-1, R-A-2, R-A-4: no statement of a claim outside the allowed material reaches the answer.
     evaluation = run.self_evaluation.verifier_evaluation
     shown = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
-    cited = {cid for item in shown for cid in item.claim_ids}
+    # An answer names a claim by its id, or by "#N" (its position in the verified output) when the id is more
+    # than a plain label.
+    verified = [c.claim_id for c in evaluation.verified_executor_output.claims]
+    cited = {verified[int(cid[1:]) - 1] if cid.startswith("#") else cid for item in shown for cid in item.claim_ids}
     allowed = {c.claim_id for c in evaluation.claim_checks if c.classification in _CITABLE}
     assert cited <= allowed
     for claim_id, statement in _executor_statements(case).items():

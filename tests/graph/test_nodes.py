@@ -35,6 +35,7 @@ def test_r_s_2_projections_never_carry_prompts_reasoning_or_tool_output() -> Non
         "verifier_input_bytes",
         "evidence_retry_count",
         "recorded_calls",
+        "bound_values",
     }
     assert {f.name for f in dataclasses.fields(ComposerInput)} == {"material", "excluded_statements"}
 

@@ -297,12 +297,6 @@ def test_identifier_claim_ids_are_accepted(claim_id: str) -> None:
     assert parse_executor_output(doc).ok
 
 
-def test_a_statement_with_bidi_controls_is_a_schema_issue() -> None:
-    doc = _output()
-    doc["claims"][1]["statement"] = "checkout-api is healthy \u202etluav eht si esuac toor eht\u202c"
-    assert _issues(doc) == [("c2", -1, "statement holds bidi control characters", 1)]
-
-
 def test_gap_next_calls_are_parsed_as_structured_calls() -> None:
     doc = _output()
     doc["evidence_gaps"] = [

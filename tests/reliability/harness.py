@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from golden.leaks import Haystack, bidi_controls, strings
+
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider, AgentRole
 from diagnosis_server.agents.prompts import CATALOG_DIR
 from diagnosis_server.agents.scripted import ScriptedProvider
-from diagnosis_server.conversions import JsonObject, JsonValue, to_struct, to_value
+from diagnosis_server.conversions import JsonObject, JsonValue, from_value, message_to_dict, to_struct, to_value
 from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import Checkpoint, Repository, open_repository
@@ -47,6 +50,8 @@ CONFIRMABLE = {
     V.VERDICT_REJECT: frozenset({C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION}),
 }
 RANK = {V.VERDICT_REJECT: 0, V.VERDICT_LOW_CONFID: 1, V.VERDICT_PASS: 2}
+# Issue 11: any other claim id makes the Executor output unusable (INVALID_OUTPUT).
+CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 
 # ---------------------------------------------------------------- cases
@@ -70,6 +75,10 @@ class PlantedClaim:
     token: str
     # Every binding of the claim was built to fail the Gatekeeper (or it has none): never verified.
     fails_gatekeeper: bool
+    # Never a confirmed fact: a hypothesis, a causal clause, a restated injection, text behind a bidi override.
+    guarded: bool = False
+    # Never shown at all (its output is unusable, e.g. a claim id outside the pattern), though it may be persisted.
+    never_shown: bool = False
 
 
 @dataclass(slots=True)
@@ -80,8 +89,13 @@ class Case:
     claims: list[PlantedClaim] = field(default_factory=list)
     # Tokens that must never be persisted in any evaluation record nor reach the answer.
     secret_tokens: list[str] = field(default_factory=list)
-    # Tokens of injected text in tool outputs: in the answer only inside an allowed claim's statement.
+    # Tokens of injected text in tool outputs: in the answer only inside an allowed claim's statement or quote.
     injection_tokens: list[str] = field(default_factory=list)
+    # Tokens that must never reach the answer text nor the persisted composer output (they may be persisted
+    # elsewhere): invented causes, Verifier rationale and gap text, Executor gap text, sentences in claim ids.
+    answer_tokens: list[str] = field(default_factory=list)
+    # Indexes of Executor outputs holding a claim id outside ``CLAIM_ID``: such an output is never used.
+    bad_id_outputs: set[int] = field(default_factory=set)
 
     def by_cycle(self, run_id: str) -> dict[int, list[contracts_pb2.ToolInvocation]]:
         out: dict[int, list[contracts_pb2.ToolInvocation]] = {}
@@ -277,29 +291,58 @@ def assert_safe_run(case: Case, outcome: Outcome, *, expect_success: bool = True
     assert_nodes_whole(outcome)
 
 
+def shown_texts(run: run_pb2.DiagnosisRun) -> str:
+    """The answer text and every string of the persisted composer output (the answer and its audit copy)."""
+    parts = [run.answer_text]
+    if run.HasField("answer"):
+        parts.extend(strings(message_to_dict(run.answer), keys=False))
+    evaluation = run.self_evaluation.verifier_evaluation
+    if evaluation.HasField("composer_output"):
+        parts.extend(strings(message_to_dict(evaluation.composer_output), keys=False))
+    return "\n".join(parts)
+
+
+def _has(haystack: Haystack, token: str) -> bool:
+    """``token`` in the normalized text, also reversed (text hidden behind a right-to-left override)."""
+    return token in haystack or token[::-1] in haystack
+
+
 def assert_answer_safe(case: Case, run: run_pb2.DiagnosisRun) -> None:
-    answer = run.answer_text
+    """What the user reads holds nothing unverified, compared after the suite's own normalization (golden.leaks)."""
+    answer = Haystack(run.answer_text)
+    shown = Haystack(shown_texts(run))
     evaluation = run.self_evaluation.verifier_evaluation
     allowed = allowed_claims(run)
     allowed_pairs = set(allowed.items())
-    allowed_text = "\n".join(allowed.values())
+    quotes = [e.matched_text for e in evaluation.verified_evidence if e.claim_id in allowed]
+    allowed_text = Haystack("\n".join([*allowed.values(), *quotes]))
     for claim in case.claims:
         if (claim.claim_id, claim.statement) not in allowed_pairs:
-            assert claim.token not in answer, f"claim {claim.claim_id!r} outside the allowed material leaked (R-A-1)"
+            assert not _has(shown, claim.token), f"claim {claim.claim_id!r} outside the allowed material leaked (R-A-1)"
         if claim.fails_gatekeeper:
-            assert claim.token not in answer, f"failed-binding claim {claim.claim_id!r} reached the answer"
+            assert not _has(shown, claim.token), f"failed-binding claim {claim.claim_id!r} reached the answer"
+        if claim.never_shown:
+            assert not _has(shown, claim.token), f"claim {claim.claim_id!r} of an unusable output reached the answer"
     for token in case.secret_tokens:
-        assert token not in answer, "forbidden-field or reasoning text reached the answer (R-A-1)"
+        assert not _has(shown, token), "forbidden-field or reasoning text reached the answer (R-A-1)"
+    for token in case.answer_tokens:
+        assert not _has(shown, token), "model-written text (a cause, a rationale, a gap, an id) reached the answer"
     for token in case.injection_tokens:
-        if token in answer:
-            assert token in allowed_text, "injected tool text reached the answer outside an allowed claim"
-    shown = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
-    cited = {cid for item in shown for cid in item.claim_ids}
+        if _has(answer, token):
+            assert _has(allowed_text, token), "injected tool text reached the answer outside an allowed claim"
+    assert not bidi_controls(run.answer_text), "bidi controls are shown to the user"
+    executed = sum(1 for node in run.orchestration_trace.path if node == run_pb2.NODE_NAME_EXECUTOR)
+    if any(index < executed for index in case.bad_id_outputs):
+        assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK, (
+            "an Executor output with a claim id outside the pattern was used (issue 11: INVALID_OUTPUT)"
+        )
+    shown_items = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
+    cited = {cid for item in shown_items for cid in item.claim_ids}
     assert cited <= set(allowed), "the answer cites a claim outside the allowed material"
     if run.answer.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK:
         # R-A-4, R-P-6: no Executor claim at all, no verdicts, the failure reason persisted.
         for claim in case.claims:
-            assert claim.token not in answer, "a pre-verification fallback answer holds an Executor claim"
+            assert not _has(answer, claim.token), "a pre-verification fallback answer holds an Executor claim"
         assert not any(item.claim_ids for section in _sections(run.answer) for item in section)
         assert not evaluation.HasField("model_verdict")
         assert not evaluation.HasField("effective_verdict")
@@ -307,13 +350,16 @@ def assert_answer_safe(case: Case, run: run_pb2.DiagnosisRun) -> None:
         assert run.verdict == V.VERDICT_UNSPECIFIED
     if run.answer.verdict == V.VERDICT_REJECT:
         assert not run.answer.possible_directions, "a REJECT answer gives no possible direction (R-A-3)"
-    # R-A-2: a claim is presented as a confirmed fact only when the verdict lets it be confirmed.
+    # R-A-2: a claim is presented as a confirmed fact only when the verdict lets it be confirmed, and never
+    # when it is a hypothesis, a causal clause, a restated injection or hides text behind a bidi override.
     confirmable = CONFIRMABLE.get(run.answer.verdict, frozenset())
     classes = {c.claim_id: c.classification for c in evaluation.claim_checks}
     for item in run.answer.confirmed_facts:
+        text = Haystack(item.text)
         for claim in case.claims:
-            if claim.token in item.text:
+            if _has(text, claim.token):
                 assert classes.get(claim.claim_id) in confirmable, "a claim that is not confirmed is shown as confirmed"
+                assert not claim.guarded, "a hypothesis, causal or injected claim is shown as a confirmed fact"
 
 
 def _sections(answer: contracts_pb2.ComposerOutput) -> list[Any]:
@@ -390,8 +436,6 @@ def _ref(ref: contracts_pb2.EvidenceRef) -> tuple[str, str, str, str]:
 
 
 def _plain(value: Any) -> JsonValue:
-    from diagnosis_server.conversions import from_value
-
     return from_value(value)
 
 

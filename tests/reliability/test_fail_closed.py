@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from golden.leaks import Haystack
 from hypothesis import HealthCheck, given, settings
 
 from diagnosis.v1 import contracts_pb2
@@ -19,7 +20,7 @@ from diagnosis_server.store import open_repository
 
 from .conftest import PROPERTY_EXAMPLES
 from .harness import MEMORY_URL, Case, LoopHarness, RecordingStore, assert_safe_run, golden_case, run_case
-from .strategies import QuotingProvider, hostile_case
+from .strategies import ZERO_WIDTH, QuotingProvider, Tokens, disguises, hostile_case
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +76,16 @@ async def test_r_a_2_a_possible_direction_is_never_presented_as_a_confirmed_fact
     assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
     assert all(direction not in item.text for item in run.answer.confirmed_facts)
     assert [item.text for item in run.answer.possible_directions] == [direction]
+
+
+@pytest.mark.parametrize("zero_width", ZERO_WIDTH)
+def test_r_a_1_every_disguise_of_a_token_is_seen_through(zero_width: str) -> None:
+    """R-A-1: the invariant above searches after normalization, so each disguise the hostile Composer uses
+    (spacing, zero-width characters, soft hyphen, fullwidth, homoglyphs, markdown, reordering, splitting over
+    two items, a paraphrase keeping the token) is still found, and only the token itself is."""
+    tokens = Tokens(1234)
+    token, other = tokens.new("s"), tokens.new("s")
+    for texts in disguises(f"checkout-api pods are OOMKilled {token}", token, zero_width):
+        answer = Haystack("Diagnosis below.\n\nNext steps:\n" + "\n".join(f"- {t}" for t in texts))
+        assert token in answer, texts
+        assert other not in answer, texts

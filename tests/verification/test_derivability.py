@@ -144,13 +144,17 @@ def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states
     assert "status=503" in derive("status=503 from upstream", ["status=200"]).reason()
 
 
-def test_derive_claim_uses_only_the_claims_own_evidence() -> None:
+def test_derive_claim_observes_only_its_own_evidence_and_infers_from_the_runs() -> None:
+    """A fact only another claim's evidence holds is not observed by this claim: it infers it (R-V-5). A
+    fact no verified evidence holds is fabricated (R-V-4)."""
     claim = c.Claim(claim_id="c1", statement="checkout-api was OOMKilled")
     evidence = [
         c.VerifiedEvidence(claim_id="c2", matched_text="checkout-api OOMKilled"),
         c.VerifiedEvidence(claim_id="c1", matched_text="checkout-api"),
     ]
-    assert derive_claim(claim, evidence).classification == CONTRADICTED
+    derivation = derive_claim(claim, evidence)
+    assert derivation.classification == INFERENCE and derivation.borrowed == ("OOMKilled",)
+    assert derive_claim(claim, evidence[1:]).classification == CONTRADICTED
 
 
 _NAMES = st.from_regex(r"[a-z]{3,8}-[a-z]{2,6}", fullmatch=True)

@@ -105,3 +105,10 @@ def test_a_claim_resting_on_instruction_text_is_at_most_unsupported() -> None:
 def test_rank_orders_classifications_and_fails_closed_on_unknown() -> None:
     assert rank(DIRECT) > rank(INFERENCE) > rank(OVERSTATED) > rank(UNSUPPORTED) > rank(CONTRADICTED)
     assert rank(c.CLAIM_CLASSIFICATION_UNSPECIFIED) < rank(CONTRADICTED)
+
+
+def test_a_statement_with_bidi_controls_is_at_most_unsupported() -> None:
+    statement = "checkout-api was OOMKilled \u202etluav eht si esuac toor eht\u202c"
+    guarded, _ = guard_claim_checks(_output(DIRECT), _input(statement, "checkout-api OOMKilled"))
+    assert guarded.claim_checks[0].classification == UNSUPPORTED
+    assert "bidi" in guarded.classification_changes[0].reason

@@ -11,8 +11,9 @@ allow:
 | LOW_CONFID | direct_observation, confirmed   | none                    | reasonable_inference (*), hypotheses (**) |
 | REJECT     | direct_observation, confirmed   | none                    | none (no root-cause conclusion)         |
 
-(*) only an inference that rests on a shown confirmed fact (they share a recorded value: the same invocation
-and JSON Pointer, or one pointer inside the other); it is shown as inferred from those facts, never as one.
+(*) only an inference that rests on a shown confirmed fact (they share a recorded value or record of one
+output, or the fact's evidence holds what the inference names); it is shown as inferred from those facts,
+never as one.
 (**) a claim of status hypothesis classified direct_observation, or reasonable_inference resting on a fact.
 
 Everything else is excluded: overstated, unsupported, external_unknown and contradicted claims, claims
@@ -27,7 +28,7 @@ suggested calls that the run did not make yet, with every argument grounded in w
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,6 +38,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import RecordedCall, Suggestion, suggestions_for
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name
 from diagnosis_server.text.normalize import compact, display_text, normalize
+from diagnosis_server.verification.derivability import concrete_facts
 from diagnosis_server.verification.verdict import valid_evidence_gaps
 
 _C = contracts_pb2.ClaimClassification
@@ -82,6 +84,8 @@ class MaterialClaim:
     quotes: tuple[Quote, ...] = ()
     # For an inference: the confirmed facts it rests on.
     inferred_from: tuple[str, ...] = ()
+    # How the answer names it (``display_label``): its id, or ``#N`` for an id that is more than a label.
+    label: str = ""
 
     @property
     def inferred(self) -> bool:
@@ -113,6 +117,11 @@ class AllowedMaterial:
     next_steps: tuple[Suggestion, ...] = ()
     # Statements of verified claims the material does not allow (the guard's, never sent to the Composer).
     excluded: tuple[str, ...] = field(default=())
+    # How the answer names each verified claim (``display_label``).
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, claim_id: str) -> str:
+        return self.labels.get(claim_id) or display_label(claim_id, 0)
 
     def to_json(self) -> JsonObject:
         """The Composer's input projection: the allowed material, nothing else (R-R-3)."""
@@ -162,6 +171,15 @@ class AllowedMaterial:
 
     def quoted_texts(self) -> tuple[str, ...]:
         return tuple(q.matched_text for c in self.shown for q in c.quotes)
+
+
+_PLAIN_ID = re.compile(r"[A-Za-z]{1,12}[-_.]?[0-9]{1,6}[A-Za-z]?|[0-9]{1,6}")
+
+
+def display_label(claim_id: str, position: int) -> str:
+    """How an answer names a claim: its id when the id is a plain label (``c3``, ``claim-12``), else ``#N``
+    (its 1-based position in the verified output): an agent's id is never a way to put words in the answer."""
+    return claim_id if _PLAIN_ID.fullmatch(claim_id) else f"#{position}"
 
 
 def normalized_verdict(verdict: contracts_pb2.Verdict.ValueType) -> contracts_pb2.Verdict.ValueType:
@@ -215,23 +233,39 @@ def redact(text: str, excluded: Collection[str], allowed: Collection[str]) -> st
     return None if mentions_any(redacted, excluded, covering=allowed) else redacted
 
 
-def _overlaps(a: str, b: str) -> bool:
-    """Two JSON Pointers designate the same value, or one lies inside the other."""
-    return a == b or a.startswith(b + "/") or b.startswith(a + "/") or not a or not b
+def _related(a: str, b: str) -> bool:
+    """Two JSON Pointers of one output designate the same value, one inside the other, or values of one
+    record (the same element of an array: ``/deploys/0/status`` and ``/deploys/0/version``)."""
+    if a == b or a.startswith(b + "/") or b.startswith(a + "/") or not a or not b:
+        return True
+    common = []
+    for x, y in zip(a.split("/")[1:], b.split("/")[1:], strict=False):
+        if x != y:
+            break
+        common.append(x)
+    return any(token.isdigit() for token in common)
 
 
 def _rests_on(
+    claim: contracts_pb2.Claim,
     claim_evidence: Sequence[contracts_pb2.VerifiedEvidence],
     facts: Sequence[MaterialClaim],
     evidence_of: dict[str, list[contracts_pb2.VerifiedEvidence]],
 ) -> tuple[str, ...]:
+    """The confirmed facts an inference rests on: they share a recorded value or record with it, or their
+    evidence holds a fact it names that its own evidence does not (a fact it takes from them)."""
+    own = "\x00".join(compact(item.matched_text) for item in claim_evidence)
+    named = [key for f in concrete_facts(claim.statement) if (key := compact(f)) and key not in own]
     out: list[str] = []
     for fact in facts:
-        if any(
-            mine.source_invocation_id == theirs.source_invocation_id and _overlaps(mine.raw_path, theirs.raw_path)
+        theirs = evidence_of.get(fact.claim_id, ())
+        shared = any(
+            mine.source_invocation_id == other.source_invocation_id and _related(mine.raw_path, other.raw_path)
             for mine in claim_evidence
-            for theirs in evidence_of.get(fact.claim_id, ())
-        ):
+            for other in theirs
+        )
+        held = "\x00".join(compact(other.matched_text) for other in theirs)
+        if shared or any(key in held for key in named):
             out.append(fact.claim_id)
     return tuple(out)
 
@@ -275,6 +309,11 @@ def allowed_material(
     for claim in verifier_input.verified_executor_output.claims:
         counts[claim.claim_id] = counts.get(claim.claim_id, 0) + 1
 
+    labels = {
+        claim.claim_id: display_label(claim.claim_id, position)
+        for position, claim in reversed(list(enumerate(verifier_input.verified_executor_output.claims, start=1)))
+    }
+
     def material(claim: contracts_pb2.Claim, inferred_from: tuple[str, ...] = ()) -> MaterialClaim:
         return MaterialClaim(
             claim_id=claim.claim_id,
@@ -284,6 +323,7 @@ def allowed_material(
             hypothesis=claim.status == contracts_pb2.CLAIM_STATUS_HYPOTHESIS,
             quotes=_quotes(evidence_of.get(claim.claim_id, ()), calls),
             inferred_from=inferred_from,
+            label=labels[claim.claim_id],
         )
 
     confirmable: list[MaterialClaim] = []
@@ -312,7 +352,7 @@ def allowed_material(
         classification = classifications[claim.claim_id]
         inferred_from: tuple[str, ...] = ()
         if classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
-            inferred_from = _rests_on(evidence_of.get(claim.claim_id, ()), confirmable, evidence_of)
+            inferred_from = _rests_on(claim, evidence_of.get(claim.claim_id, ()), confirmable, evidence_of)
             if not inferred_from:
                 excluded.append(claim.statement)  # a conclusion that rests on no shown fact is not shown
                 continue
@@ -351,6 +391,7 @@ def allowed_material(
         recorded_calls=recorded_calls,
         known_values=known,
         tool_names=tool_names,
+        label=lambda claim_id: labels.get(claim_id, claim_id),
     )
     return AllowedMaterial(
         verdict=verdict,
@@ -361,6 +402,7 @@ def allowed_material(
         evidence_gaps=tuple(gaps),
         next_steps=tuple(steps),
         excluded=tuple(s for s in excluded if s.strip()),
+        labels=labels,
     )
 
 

@@ -46,14 +46,14 @@ _SECTIONS = (
 # ---------------------------------------------------------------- items
 
 
-def _claim_item(claim: MaterialClaim) -> contracts_pb2.ComposedItem:
-    item = contracts_pb2.ComposedItem(text=claim.statement, claim_ids=[claim.claim_id])
-    item.inferred_from.extend(claim.inferred_from)
+def _claim_item(claim: MaterialClaim, material: AllowedMaterial) -> contracts_pb2.ComposedItem:
+    item = contracts_pb2.ComposedItem(text=claim.statement, claim_ids=[claim.label or material.label(claim.claim_id)])
+    item.inferred_from.extend(material.label(claim_id) for claim_id in claim.inferred_from)
     return item
 
 
-def _fact_item(claim: MaterialClaim) -> contracts_pb2.ComposedItem:
-    item = _claim_item(claim)
+def _fact_item(claim: MaterialClaim, material: AllowedMaterial) -> contracts_pb2.ComposedItem:
+    item = _claim_item(claim, material)
     item.evidence.extend(q.to_proto() for q in claim.quotes)
     return item
 
@@ -61,12 +61,13 @@ def _fact_item(claim: MaterialClaim) -> contracts_pb2.ComposedItem:
 def _gap_text(gap: MaterialGap, material: AllowedMaterial, steps: Sequence[Suggestion]) -> str:
     prefix = "Critical: " if gap.critical else ""
     claim = material.claim(gap.claim_id) if gap.claim_id else None
+    named = material.label(gap.claim_id)
     if claim is not None and claim in material.confirmable:
-        text = f"{gap.claim_id} is confirmed, but evidence that would explain it further is missing."
+        text = f"{named} is confirmed, but evidence that would explain it further is missing."
     elif claim is not None:
-        text = f"{gap.claim_id} is not confirmed: direct evidence would confirm it or rule it out."
+        text = f"{named} is not confirmed: direct evidence would confirm it or rule it out."
     elif gap.claim_id:
-        text = f"{gap.claim_id} could not be verified from the collected evidence, so it is not shown."
+        text = f"{named} could not be verified from the collected evidence, so it is not shown."
     else:
         calls = [s for s in steps if s.gap_id == gap.gap_id and s.call is not None]
         if calls:
@@ -79,7 +80,7 @@ def _gap_text(gap: MaterialGap, material: AllowedMaterial, steps: Sequence[Sugge
 def _gap_item(gap: MaterialGap, material: AllowedMaterial) -> contracts_pb2.ComposedItem:
     item = contracts_pb2.ComposedItem(text=_gap_text(gap, material, material.next_steps))
     if gap.claim_id:
-        item.claim_ids.append(gap.claim_id)
+        item.claim_ids.append(material.label(gap.claim_id))
     return item
 
 
@@ -97,16 +98,16 @@ def _note(text: str) -> contracts_pb2.ComposedItem:
 # ---------------------------------------------------------------- the headline
 
 
-def headline_label(claim: MaterialClaim) -> str:
+def headline_label(claim: MaterialClaim, material: AllowedMaterial) -> str:
     kind = "Conclusion" if finds_nothing(claim.statement) else "Likely cause"
-    return f"{kind} (inferred from {', '.join(claim.inferred_from)})"
+    return f"{kind} (inferred from {', '.join(material.label(c) for c in claim.inferred_from)})"
 
 
 def _summary(material: AllowedMaterial, cause: MaterialClaim | None, directions: int) -> str:
     facts = len(material.confirmable)
     if material.verdict == _V.VERDICT_PASS:
         if cause is not None:
-            return f"{headline_label(cause)}: {cause.statement}"
+            return f"{headline_label(cause, material)}: {cause.statement}"
         return f"Confirmed by recorded tool output: {facts} fact(s); no cause is inferred from them."
     if material.verdict == _V.VERDICT_LOW_CONFID:
         summary = (
@@ -204,9 +205,9 @@ def render_answer(
         summary=_summary(material, choice.cause, len(choice.directions)), source=source, verdict=material.verdict
     )
     if choice.cause is not None:
-        output.likely_cause.CopyFrom(_claim_item(choice.cause))
-    output.confirmed_facts.extend(_fact_item(c) for c in choice.facts)
-    output.possible_directions.extend(_claim_item(c) for c in choice.directions)
+        output.likely_cause.CopyFrom(_claim_item(choice.cause, material))
+    output.confirmed_facts.extend(_fact_item(c, material) for c in choice.facts)
+    output.possible_directions.extend(_claim_item(c, material) for c in choice.directions)
     output.evidence_gaps.extend(_gap_item(g, material) for g in choice.gaps)
     output.next_steps.extend(_step_item(s) for s in choice.steps[:MAX_STEPS_SHOWN])
     output.run_notes.extend(_note(n) for n in notes)

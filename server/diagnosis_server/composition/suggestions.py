@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -204,6 +204,7 @@ def suggestions_for(
     recorded_calls: Sequence[RecordedCall],
     known_values: Iterable[str],
     tool_names: Collection[str] | None,
+    label: Callable[[str], str] = str,
 ) -> list[Suggestion]:
     """The next steps an answer may show, in order: the gaps' grounded new calls, then a look for direct
     evidence of each possible direction, then (PASS) acting on the likely cause; a fixed step when there is
@@ -233,18 +234,19 @@ def suggestions_for(
                     f"s{len(steps) + 1}",
                     render_call(call),
                     copy,
-                    (gap_claim,) if gap_claim else (),
+                    (label(gap_claim),) if gap_claim else (),
                     gap_id=gap.gap_id,
                     phrase=phrase[:1].lower() + phrase[1:],
                 )
             )
     if verdict != contracts_pb2.VERDICT_REJECT:
         for claim in directions:
-            text = f"Look for evidence that directly shows {claim.claim_id}, or rules it out."
-            steps.append(Suggestion(f"s{len(steps) + 1}", text, None, (claim.claim_id,)))
+            shown = label(claim.claim_id)
+            text = f"Look for evidence that directly shows {shown}, or rules it out."
+            steps.append(Suggestion(f"s{len(steps) + 1}", text, None, (shown,)))
     real = [c for c in causes if not finds_nothing(c.statement)]
     if verdict == contracts_pb2.VERDICT_PASS and real:
-        cause = real[0].claim_id
+        cause = label(real[0].claim_id)
         text = f"Address the likely cause ({cause}) and check that the symptoms clear."
         steps.append(Suggestion(f"s{len(steps) + 1}", text, None, (cause,)))
     if not steps:

@@ -45,6 +45,8 @@ class DiagnosisState:
     verdict_ceiling: int = contracts_pb2.VERDICT_UNSPECIFIED
     # What the answer may say of the run's recorded calls (ids, tools, arguments, times; never outputs).
     recorded_calls: tuple[RecordedCall, ...] = ()
+    # The whole values passed bindings point at, by (invocation id, raw path): the guard grounds words in them.
+    bound_values: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # Verified-input builder: the Verifier's input and its canonical bytes (reused as-is on a retry, R-VI-4).
     verifier_input: contracts_pb2.VerifierInput | None = None
     verifier_input_bytes: bytes = b""
@@ -89,6 +91,7 @@ FIELD_OWNERS: Mapping[str, int | str] = {
     "gatekeeper_result": N.NODE_NAME_GATEKEEPER,
     "verdict_ceiling": N.NODE_NAME_GATEKEEPER,
     "recorded_calls": N.NODE_NAME_GATEKEEPER,
+    "bound_values": N.NODE_NAME_GATEKEEPER,
     "verifier_input": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
     "verifier_input_bytes": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
     "verifier_status": N.NODE_NAME_VERIFIER,

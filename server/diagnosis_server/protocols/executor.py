@@ -14,9 +14,8 @@ Three kinds of problems are told apart:
   with the path of the offending field in ``error``;
 * the removed fields ``diagnosis_summary`` / ``user_facing_answer`` on a legal shape: the output parses
   and ``forbidden_fields`` names them, so that the Gatekeeper fails it (R-GK-1);
-* semantic defects of a legal shape (duplicate ids, empty texts, a statement holding bidi control
-  characters, a raw path that is not a JSON Pointer): ``schema_issues``, which the Gatekeeper turns into
-  ``schema.executor_v2`` failures.
+* semantic defects of a legal shape (duplicate ids, empty texts, a raw path that is not a JSON Pointer):
+  ``schema_issues``, which the Gatekeeper turns into ``schema.executor_v2`` failures.
 
 A top-level ``reasoning`` field is accepted and dropped: it never leaves this module (R-VI-2).
 """
@@ -33,7 +32,6 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, enum_from_name
 from diagnosis_server.protocols import fields
 from diagnosis_server.protocols.json_text import unpaired_surrogate
-from diagnosis_server.text.normalize import has_bidi_control
 
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
@@ -228,9 +226,6 @@ def _claim(item: object, path: str, claim_index: int, issues: list[SchemaIssue])
 
     if not statement.strip():
         issues.append(SchemaIssue(claim_id, -1, "statement is empty", claim_index))
-    if has_bidi_control(statement):
-        # Bidi controls make a statement read differently from what it holds (reversed, hidden text).
-        issues.append(SchemaIssue(claim_id, -1, "statement holds bidi control characters", claim_index))
     claim = contracts_pb2.Claim(
         claim_id=claim_id,
         statement=statement,

@@ -61,5 +61,8 @@ def next_calls(value: object, path: str) -> list[contracts_pb2.SuggestedCall]:
             struct = to_struct(dict(arguments))
         except (JsonValueError, TypeError, ValueError) as exc:
             raise FieldError(f"{where}.arguments: {exc}") from None
-        calls.append(contracts_pb2.SuggestedCall(tool_name=tool_name, arguments=struct))
+        call = contracts_pb2.SuggestedCall(tool_name=tool_name)
+        if struct.fields:  # no empty Struct: the call reads back from its JSON as it was
+            call.arguments.CopyFrom(struct)
+        calls.append(call)
     return calls

@@ -18,7 +18,9 @@ from __future__ import annotations
 import importlib.resources
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
+
+import snowballstemmer
 
 from diagnosis_server.text.normalize import normalize
 
@@ -58,7 +60,7 @@ _INSTRUCTION = re.compile(
 )
 
 _WORD = re.compile(r"[a-z]+")
-_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+_STEMMER = snowballstemmer.stemmer("english")
 
 
 def causal_phrases(statement: str) -> tuple[str, ...]:
@@ -87,13 +89,11 @@ def reads_as_instruction(text: str) -> bool:
     return _INSTRUCTION.search(normalize(text)) is not None
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light, symmetric stem: ``restarts``, ``restarted``, ``restarting`` -> ``restart``."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    return word.removesuffix("e") if len(word) > 3 else word
+    """The English Snowball stem: ``restarts``, ``restarted``, ``restarting`` -> ``restart``; ``refusals`` and
+    ``refused`` -> ``refus``. Cached: the words of statements and evidence repeat."""
+    return str(_STEMMER.stemWord(word))
 
 
 @cache
@@ -121,4 +121,13 @@ def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...
     grounded = _stems(grounding) | vocabulary()
     text = _QUOTED.sub(" ", normalize(statement))
     out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) not in grounded]
+    return tuple(dict.fromkeys(out))
+
+
+def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
+    """The statement's words (outside quotes) that its evidence holds and the neutral vocabulary does not:
+    the specific things it names ("redis" in "the redis refusals ...")."""
+    held = _stems(evidence)
+    text = _QUOTED.sub(" ", normalize(statement))
+    out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) in held and stem(w) not in vocabulary()]
     return tuple(dict.fromkeys(out))

@@ -5,14 +5,17 @@ Every comparison reads ``normalization.normalize`` forms. The classification, st
 
 1. a fact that conflicts with the evidence (the same key with another value, and never that value):
    ``contradicted``;
-2. a concrete fact (an identifier, error code, number with its unit, timestamp or quoted string) that
-   the evidence does not contain: the statement fabricates it (R-V-4): ``contradicted``;
-3. no concrete fact at all: nothing can be checked: ``unsupported``;
-4. all facts found, but content words that neither the evidence, the question nor the neutral vocabulary
-   holds: the statement says more than its evidence: ``overstated``;
-5. all facts found and causal or conclusive language (root cause, because, led to, ...): a conclusion
-   drawn from the evidence, never an observation: ``reasonable_inference``;
-6. otherwise: ``direct_observation``.
+2. a concrete fact (an identifier, error code, number with its unit, timestamp or quoted string) that no
+   verified evidence of the run contains: the statement fabricates it (R-V-4): ``contradicted``;
+3. no concrete fact at all: nothing can be checked: ``unsupported``; except a conclusion whose words are all
+   grounded and which names something specific its own evidence holds (a word of its evidence that is not
+   in the neutral vocabulary, "the redis refusals likely cause ..."): ``reasonable_inference``;
+4. all facts found, but content words that neither the evidence (its matched texts, the whole values they
+   were found in), the question nor the neutral vocabulary holds: the statement says more than its
+   evidence: ``overstated``;
+5. causal or conclusive language (root cause, because, led to, ...), or a fact that only other claims'
+   evidence holds: a conclusion drawn from the evidence, never an observation: ``reasonable_inference``;
+6. otherwise, every fact in the claim's own matched texts: ``direct_observation``.
 
 How a fact is found:
 
@@ -30,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.text.language import causal_phrases, stem, ungrounded_words, vocabulary
+from diagnosis_server.text.language import causal_phrases, specific_words, stem, ungrounded_words, vocabulary
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
 C = contracts_pb2.ClaimClassification
@@ -67,10 +70,12 @@ class Derivation:
     conflicts: tuple[str, ...]
     ungrounded: tuple[str, ...] = ()
     causal: tuple[str, ...] = ()
+    # Facts that only other claims' verified evidence holds (the claim's own does not show them).
+    borrowed: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
-        return tuple(f for f in self.facts if f not in self.found)
+        return tuple(f for f in self.facts if f not in self.found and f not in self.borrowed)
 
     @property
     def fabricated(self) -> bool:
@@ -82,12 +87,16 @@ class Derivation:
             return f"evidence conflicts with {', '.join(self.conflicts)}"
         if self.missing:
             return f"names {', '.join(self.missing)}, which its verified evidence does not contain"
+        if not self.facts and self.classification == C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
+            return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
         if not self.facts:
             return "the claim states no concrete fact to check"
         if self.ungrounded:
             return f"says more than its evidence: {', '.join(self.ungrounded[:8])}"
         if self.causal:
             return f"all of {', '.join(self.facts)} found; it concludes ({', '.join(self.causal)})"
+        if self.borrowed:
+            return f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds"
         return f"all of {', '.join(self.facts)} found in the verified evidence"
 
 
@@ -167,13 +176,23 @@ def _key_values(text: str) -> dict[str, set[str]]:
     return out
 
 
-def derive(statement: str, matched_texts: Iterable[str], *, grounding: Iterable[str] = ()) -> Derivation:
-    """Classify ``statement`` against ``matched_texts`` (its verified evidence); ``grounding`` texts (the
-    question) may ground its words but never its facts."""
+def derive(
+    statement: str,
+    matched_texts: Iterable[str],
+    *,
+    run_texts: Iterable[str] = (),
+    grounding: Iterable[str] = (),
+) -> Derivation:
+    """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
+    other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
+    whole values the evidence was found in) may ground its words but never its facts."""
     texts = [normalize(t) for t in matched_texts if t]
+    others = [normalize(t) for t in run_texts if t]
     facts = _facts(statement)
     haystack = "".join(t.replace(" ", "") for t in texts)
     found = tuple(f.text for f in facts if _found(f, texts, haystack))
+    elsewhere = "".join(t.replace(" ", "") for t in others)
+    borrowed = tuple(f.text for f in facts if f.text not in found and _found(f, others, elsewhere))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():
@@ -184,15 +203,18 @@ def derive(statement: str, matched_texts: Iterable[str], *, grounding: Iterable[
         for value in sorted(values)
         if key in evidence_kv and value not in evidence_kv[key]
     )
-    ungrounded = ungrounded_words(statement, [*texts, *grounding])
+    grounding = list(grounding)
+    ungrounded = ungrounded_words(statement, [*texts, *others, *grounding])
     causal = causal_phrases(statement)
-    if conflicts or len(found) < len(facts):
+    if conflicts or len(found) + len(borrowed) < len(facts):
         classification = C.CLAIM_CLASSIFICATION_CONTRADICTED
+    elif not facts and causal and not ungrounded and specific_words(statement, [*texts, *grounding]):
+        classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     elif not facts:
         classification = C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded:
         classification = C.CLAIM_CLASSIFICATION_OVERSTATED
-    elif causal:
+    elif causal or borrowed:
         classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
         classification = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
@@ -203,6 +225,7 @@ def derive(statement: str, matched_texts: Iterable[str], *, grounding: Iterable[
         conflicts=conflicts,
         ungrounded=ungrounded,
         causal=causal,
+        borrowed=borrowed,
     )
 
 
@@ -212,7 +235,8 @@ def derive_claim(
     *,
     grounding: Iterable[str] = (),
 ) -> Derivation:
-    """Check one verified claim against the verified evidence items that belong to it."""
-    return derive(
-        claim.statement, (e.matched_text for e in evidence if e.claim_id == claim.claim_id), grounding=grounding
-    )
+    """Check one verified claim against the verified evidence items that belong to it; the other items may
+    hold facts it infers."""
+    own = [e.matched_text for e in evidence if e.claim_id == claim.claim_id]
+    others = [e.matched_text for e in evidence if e.claim_id != claim.claim_id]
+    return derive(claim.statement, own, run_texts=others, grounding=grounding)

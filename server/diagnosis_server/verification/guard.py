@@ -9,7 +9,8 @@ each claim's classification becomes the lowest of:
   concrete is ``unsupported``, words beyond the evidence are ``overstated``, a conclusion is at most a
   ``reasonable_inference``;
 - ``unsupported`` when a binding of the claim failed the Gatekeeper (its Executor asserted text that is not
-  in the output), or when its evidence reads as an instruction (``evidence.instruction_text``).
+  in the output), when its evidence reads as an instruction (``evidence.instruction_text``), or when its
+  statement holds bidi control characters (it would read differently from what it holds).
 
 Each lowering is recorded as a ClassificationChange from the guard. ``fabricated`` names the claims whose
 statement names a fact its evidence does not hold: such a run is REJECT material (R-V-4).
@@ -17,11 +18,12 @@ statement names a fact its evidence does not hold: such a run is REJECT material
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
+from diagnosis_server.text.normalize import has_bidi_control
 from diagnosis_server.verification.derivability import derive_claim
 from diagnosis_server.verification.facts import derive_facts_checked
 
@@ -52,12 +54,23 @@ class Ceiling:
     fabricated: bool
 
 
-def claim_ceiling(claim: contracts_pb2.Claim, verifier_input: contracts_pb2.VerifierInput) -> Ceiling:
-    """The deterministic ceiling of one verified claim (see the module docstring)."""
+def claim_ceiling(
+    claim: contracts_pb2.Claim,
+    verifier_input: contracts_pb2.VerifierInput,
+    bound_values: Mapping[tuple[str, str], str] | None = None,
+) -> Ceiling:
+    """The deterministic ceiling of one verified claim (see the module docstring).
+
+    ``bound_values`` are the whole recorded values its evidence was found in, by (invocation id, raw path):
+    they may ground the statement's words (a log line's other words), never its facts.
+    """
     evidence = [e for e in verifier_input.verified_evidence if e.claim_id == claim.claim_id]
     if not evidence:
         return Ceiling(C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
-    derivation = derive_claim(claim, evidence, grounding=[verifier_input.diagnosis_context.question])
+    values = bound_values or {}
+    grounding = [verifier_input.diagnosis_context.question]
+    grounding += [values[key] for e in evidence if (key := (e.source_invocation_id, e.raw_path)) in values]
+    derivation = derive_claim(claim, verifier_input.verified_evidence, grounding=grounding)
     ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
     audit = verifier_input.gatekeeper_audit.checked_bindings
     failed = any(b.claim_id == claim.claim_id and not b.passed for b in audit)
@@ -66,6 +79,8 @@ def claim_ceiling(claim: contracts_pb2.Claim, verifier_input: contracts_pb2.Veri
         for e in evidence
     )
     capped = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+    if has_bidi_control(claim.statement) and rank(ceiling.classification) > rank(capped):
+        return Ceiling(capped, "its statement holds bidi control characters", ceiling.fabricated)
     if instruction and rank(ceiling.classification) > rank(capped):
         return Ceiling(capped, "its evidence reads as an instruction to the diagnosis, not as an observation", False)
     if failed and rank(ceiling.classification) > rank(capped):
@@ -74,7 +89,9 @@ def claim_ceiling(claim: contracts_pb2.Claim, verifier_input: contracts_pb2.Veri
 
 
 def guard_claim_checks(
-    output: contracts_pb2.VerifierOutput, verifier_input: contracts_pb2.VerifierInput
+    output: contracts_pb2.VerifierOutput,
+    verifier_input: contracts_pb2.VerifierInput,
+    bound_values: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[contracts_pb2.VerifierOutput, frozenset[str]]:
     """A copy of ``output`` with every classification capped by its claim's ceiling (each change recorded),
     and the ids of the claims that fabricate a fact."""
@@ -87,7 +104,7 @@ def guard_claim_checks(
         claim = claims.get(check.claim_id)
         if claim is None:
             continue
-        ceiling = claim_ceiling(claim, verifier_input)
+        ceiling = claim_ceiling(claim, verifier_input, bound_values)
         if ceiling.fabricated:
             fabricated.add(claim.claim_id)
         if rank(check.classification) <= rank(ceiling.classification):

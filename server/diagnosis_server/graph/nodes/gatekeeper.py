@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
+from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
+from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.state import DiagnosisState
@@ -38,11 +40,29 @@ class GatekeeperNode:
         result = run_gatekeeper(parse, invocations, run_id=inputs.run_id)
         ceiling = verdict_ceiling(result)
         outcome, reason = _OUTCOME_BY_CEILING.get(ceiling, (run_pb2.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"))
-        calls = tuple(
-            RecordedCall.of(invocation) for invocation in invocations if invocation.run_id in ("", inputs.run_id)
-        )
-        return NodeResult(
-            outcome,
-            reason,
-            updates={"gatekeeper_result": result, "verdict_ceiling": ceiling, "recorded_calls": calls},
-        )
+        own = [invocation for invocation in invocations if invocation.run_id in ("", inputs.run_id)]
+        updates = {
+            "gatekeeper_result": result,
+            "verdict_ceiling": ceiling,
+            "recorded_calls": tuple(RecordedCall.of(invocation) for invocation in own),
+            "bound_values": bound_values(result, own),
+        }
+        return NodeResult(outcome, reason, updates=updates)
+
+
+def bound_values(
+    result: contracts_pb2.GatekeeperResult, invocations: list[contracts_pb2.ToolInvocation]
+) -> dict[tuple[str, str], str]:
+    """The whole value at each passed pair's pointer, as text (what its matched text was found in)."""
+    by_id = {invocation.invocation_id: invocation for invocation in invocations}
+    values: dict[tuple[str, str], str] = {}
+    for checked in result.checked_bindings:
+        key = (checked.source_invocation_id, checked.raw_path)
+        invocation = by_id.get(checked.source_invocation_id)
+        if not checked.passed or key in values or invocation is None:
+            continue
+        try:
+            values[key] = value_text(resolve_value(invocation.output, checked.raw_path))
+        except PointerError:
+            continue
+    return values

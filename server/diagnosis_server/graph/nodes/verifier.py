@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import allowed_material
@@ -32,8 +32,10 @@ class VerifierNodeInput:
     verifier_input: contracts_pb2.VerifierInput | None
     verifier_input_bytes: bytes
     evidence_retry_count: int
-    # For the allowed material only (quotes' times, next steps not already made); never sent to the Verifier.
+    # For the guard and the allowed material only (words' grounding, quotes' times, next steps not already
+    # made); never sent to the Verifier.
     recorded_calls: tuple[RecordedCall, ...] = ()
+    bound_values: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def _strings(value: JsonValue) -> Iterator[str]:
@@ -67,6 +69,7 @@ class VerifierNode:
             verifier_input_bytes=state.verifier_input_bytes,
             evidence_retry_count=state.evidence_retry_count,
             recorded_calls=state.recorded_calls,
+            bound_values=state.bound_values,
         )
 
     async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
@@ -95,7 +98,7 @@ class VerifierNode:
                 step=with_outcome(call.step, invalid),
             )
         # No Verifier can raise a classification above what the evidence shows; a fabricated fact is REJECT (R-V-4).
-        output, fabricated = guard_claim_checks(parsed.output, verifier_input)
+        output, fabricated = guard_claim_checks(parsed.output, verifier_input, inputs.bound_values)
         ceiling = verifier_input.verdict_ceiling
         effective = effective_verdict(
             model_verdict=output.verdict,

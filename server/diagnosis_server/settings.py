@@ -140,9 +140,16 @@ class Settings(BaseSettings):
     shutdown_grace_s: float = Field(default=10.0, ge=0.0, le=3600.0)
     # The scenario a request without context.scenario runs on.
     default_scenario: str = Field(default_factory=default_scenario_name)
-    # This instance's name in the store (runs it owns); a stable one lets a restart interrupt its own
-    # unfinished runs at once. Empty: a fresh random id each start.
-    instance_id: str = Field(default="", max_length=64)
+    # A prefix of this instance's name in the store (runs it owns): each process adds a random suffix
+    # of its own, so two replicas given one id never take each other's runs for their own. Empty: a
+    # random id each start.
+    instance_id: str = Field(default="", max_length=48, pattern=r"^[A-Za-z0-9._:-]*$")
+    # A RUNNING run whose heartbeat is older than this is an orphan: marked FAILED (INTERRUPTED).
+    orphan_stale_after_s: float = Field(default=30.0, ge=1.0, le=86_400.0)
+    # How often the store's probe write runs (gRPC health follows it); 0 disables the probe.
+    store_probe_interval_s: float = Field(default=5.0, ge=0.0, le=3600.0)
+    # How long a run's final write is retried while the store fails.
+    store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
     log_level: str = "info"
 
     @classmethod

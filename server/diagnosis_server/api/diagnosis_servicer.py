@@ -16,7 +16,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found
-from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, RunFollower
+from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, TERMINAL_STATUSES, RunFollower
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.api.runs import RunManager
 from diagnosis_server.api.validation import (
@@ -70,9 +70,11 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
                 yield pb.DiagnoseResponse(run_id=run_id, event=event)
-            final = await self._repository.get_run(run_id)
+            final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
+            if final.status not in TERMINAL_STATUSES:  # the follower ends on a final record only
+                raise RuntimeError(f"run {run_id} ended its stream while {final.status}")
             yield pb.DiagnoseResponse(run_id=run_id, run=final)
         finally:
             started.subscription.close()
@@ -112,7 +114,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             )
             async for event in follower.events():
                 yield pb.WatchRunResponse(event=event)
-            final = await self._repository.get_run(run_id)
+            final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             last_sequence = follower.last_sequence

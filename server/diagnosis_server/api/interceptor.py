@@ -8,7 +8,8 @@ It wraps every method of the ``diagnosis.v1`` services. Health and reflection pa
   UTF-8) is INVALID_ARGUMENT naming ``request``, after authentication, instead of the library's UNKNOWN
   with its internal exception text;
 - an ``ApiError`` becomes ``abort_with_status`` with its google.rpc details; any other exception is
-  logged (with the run id when known) and becomes INTERNAL with a generic message;
+  logged (with the run id when known) and becomes INTERNAL with a generic message, except a store
+  failure, which is UNAVAILABLE with a google.rpc.RetryInfo (the store may recover; the caller may retry);
 - one JSON log line per RPC: method, peer, code, duration_ms, tenant and run_id when known;
 - ``rpc_total{method, code}`` and, for server streams, ``active_streams{method}``.
 """
@@ -27,8 +28,9 @@ from google.protobuf.message import DecodeError
 
 from diagnosis_server.api.auth import TokenAuthenticator
 from diagnosis_server.api.calls import CallInfo, bind_call
-from diagnosis_server.api.errors import ApiError, internal, invalid_argument
+from diagnosis_server.api.errors import ApiError, internal, invalid_argument, store_unavailable
 from diagnosis_server.api.metrics import Metrics
+from diagnosis_server.store import StoreError
 
 PROTECTED_PREFIX = "/diagnosis.v1."
 
@@ -127,6 +129,10 @@ class ApiInterceptor(grpc.aio.ServerInterceptor):
             except grpc.aio.AbortError:
                 code = context.code() or grpc.StatusCode.UNKNOWN
                 raise
+            except StoreError as exc:
+                code = grpc.StatusCode.UNAVAILABLE
+                log.warning("rpc_store_failed", method=method, run_id=call.run_id or None, error=str(exc)[:300])
+                await context.abort_with_status(store_unavailable().to_status())
             except Exception:
                 code = grpc.StatusCode.INTERNAL
                 log.exception("rpc_failed", method=method, run_id=call.run_id or None)
@@ -157,6 +163,10 @@ class ApiInterceptor(grpc.aio.ServerInterceptor):
             except grpc.aio.AbortError:
                 code = context.code() or grpc.StatusCode.UNKNOWN
                 raise
+            except StoreError as exc:
+                code = grpc.StatusCode.UNAVAILABLE
+                log.warning("rpc_store_failed", method=method, run_id=call.run_id or None, error=str(exc)[:300])
+                await context.abort_with_status(store_unavailable().to_status())
             except Exception:
                 code = grpc.StatusCode.INTERNAL
                 log.exception("rpc_failed", method=method, run_id=call.run_id or None)

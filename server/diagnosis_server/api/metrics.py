@@ -4,6 +4,7 @@
 - ``node_latency_seconds{node}``: how long each node attempt took.
 - ``active_streams{method}``: open server streams (Diagnose, WatchRun).
 - ``rpc_total{method, code}``: finished RPCs by status code.
+- ``store_writable``: 1 while the store's probe write succeeds, 0 while it fails.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Metrics:
         )
         self.active_streams = Gauge("active_streams", "Open server streams", ("method",), registry=self.registry)
         self.rpcs = Counter("rpc", "Finished RPCs", ("method", "code"), registry=self.registry)
+        self.store_writable = Gauge("store_writable", "1 while the store takes writes (the probe)", registry=self.registry)
         self._http: tuple[WSGIServer, Thread] | None = None
 
     def observe_event(self, event: run_pb2.OrchestrationEvent) -> None:

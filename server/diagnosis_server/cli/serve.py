@@ -92,9 +92,15 @@ async def serve(
     terminated = asyncio.create_task(running.wait_for_termination())
     signalled = asyncio.create_task(stop.wait())
     await asyncio.wait({terminated, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    # A second signal during the grace ends the grace at once; the runs left are still marked INTERRUPTED
+    # before the process exits (the handlers stay installed until then).
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.remove_signal_handler(signum)
-    await running.stop()
-    terminated.cancel()
-    signalled.cancel()
+        loop.add_signal_handler(signum, running.hurry)
+    try:
+        await running.stop()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        terminated.cancel()
+        signalled.cancel()
     return 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +25,10 @@ from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import Checkpoint, RunAlreadyFinished, StoreError
 
 log = structlog.get_logger(__name__)
+
+DEFAULT_FINISH_RETRY_S = 60.0
+FINISH_RETRY_FIRST_S = 0.1
+FINISH_RETRY_MAX_S = 2.0
 
 
 class RunStore(InvocationStore, Protocol):
@@ -73,6 +80,8 @@ class Orchestrator:
     limits: Limits = field(default_factory=Limits)
     allowed_tools: Sequence[str] | None = None
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
+    # How long a run's final write is retried while the store is failing.
+    finish_retry_s: float = DEFAULT_FINISH_RETRY_S
 
     def new_run(
         self,
@@ -168,21 +177,53 @@ class Orchestrator:
         return await self._finish(run, done)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
-        """Stores the run's final record; if that write fails, the run as created, FAILED (once), so that it is
-        never left RUNNING while the store takes writes. Only when that fails too does the StoreError reach
-        the caller; the run stays RUNNING until ``interrupt_owned`` (shutdown) or ``interrupt_orphans`` (a
-        restart, or another instance) marks it INTERRUPTED.
+        """Stores the run's final record, retrying with a jittered backoff while the store recovers.
+
+        Each round writes ``done`` and, if that fails, the run as created FAILED (a record the store takes
+        even when ``done`` is what it refuses). Rounds go on for ``finish_retry_s``; after that the
+        StoreError reaches the caller and the run stays RUNNING in the store, with nobody heartbeating
+        it: the orphan sweep (of this instance or another) marks it INTERRUPTED once the store is back.
+        A cancellation (shutdown) ends the retries at once.
         """
-        try:
-            await self.store.finish_run(done)
-            return done
-        except RunAlreadyFinished:
-            raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
-        except StoreError as exc:
-            log.warning("run_finish_failed", run_id=run.run_id, error=str(exc)[:300])
-            failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(exc).__name__}")
-            await self.store.finish_run(failed)
-            return failed
+        deadline = time.monotonic() + self.finish_retry_s
+        delay = FINISH_RETRY_FIRST_S
+        failed: run_pb2.DiagnosisRun | None = None
+        rounds = 0
+        while True:
+            rounds += 1
+            try:
+                await self.store.finish_run(done)
+                if rounds > 1:
+                    log.info("run_finish_recovered", run_id=run.run_id, attempts=rounds)
+                return done
+            except RunAlreadyFinished:
+                raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
+            except StoreError as exc:
+                error = exc
+            if failed is None:
+                failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(error).__name__}")
+            try:
+                await self.store.finish_run(failed)
+                log.warning("run_finish_failed", run_id=run.run_id, error=str(error)[:300], stored="FAILED")
+                return failed
+            except RunAlreadyFinished:
+                raise
+            except StoreError as exc:
+                error = exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.error(
+                    "run_finish_abandoned",
+                    run_id=run.run_id,
+                    attempts=rounds,
+                    error=str(error)[:300],
+                    hint="the orphan sweep marks the run INTERRUPTED once the store takes writes again",
+                )
+                raise error
+            if rounds == 1:
+                log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
+            await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
+            delay = min(delay * 2, FINISH_RETRY_MAX_S)
 
 
 def failed_run(run: run_pb2.DiagnosisRun, reason: str) -> run_pb2.DiagnosisRun:

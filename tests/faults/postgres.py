@@ -3,7 +3,10 @@ store tests is shared and never stopped). Same cluster set-up as tests/store/con
 
 from __future__ import annotations
 
+import os
+import pwd
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +29,23 @@ class RestartablePostgres:
         return pg
 
     def _pg_ctl(self, *args: str) -> None:
-        result = self.server.runner.run(
-            [str(self.server.bin_dir / "pg_ctl"), "-D", str(self.server.data), *args], cwd=self.server.base
-        )
+        # Not subprocess's user=: its fork runs gRPC's at-fork handlers in a process with gRPC threads, and
+        # the child can crash before exec. runuser switches user after a plain (vfork) spawn.
+        argv = [str(self.server.bin_dir / "pg_ctl"), "-D", str(self.server.data), *args]
+        if self.server.runner.uid is not None:
+            argv = ["runuser", "-u", pwd.getpwuid(self.server.runner.uid).pw_name, "--", *argv]
+        result = subprocess.run(
+            argv, cwd=self.server.base, capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "LC_ALL": "C", "LANG": "C"},
+        )  # fmt: skip
         if result.returncode != 0:
-            raise PostgresUnavailable(f"pg_ctl {args[-1]} failed: {(result.stderr or result.stdout)[-800:]}")
+            try:
+                server_log = (self.server.base / "server.log").read_text(errors="replace")[-1500:]
+            except OSError:
+                server_log = ""
+            raise PostgresUnavailable(
+                f"pg_ctl {args[-1]} failed ({result.returncode}): {result.stdout[-800:]} {result.stderr[-800:]}\n{server_log}"
+            )
 
     def stop(self) -> None:
         """A fast shutdown: open connections are cut, new ones refused."""

@@ -137,6 +137,8 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     max_question_chars: int = Field(default=4000, ge=1, le=1_000_000)
     max_concurrent_runs: int = Field(default=32, ge=1, le=100_000)
+    # CheckEvidence calls one tenant may have in progress at once (each is CPU; beyond: RESOURCE_EXHAUSTED).
+    max_concurrent_checks_per_tenant: int = Field(default=2, ge=1, le=1000)
     shutdown_grace_s: float = Field(default=10.0, ge=0.0, le=3600.0)
     # The scenario a request without context.scenario runs on.
     default_scenario: str = Field(default_factory=default_scenario_name)

@@ -208,7 +208,7 @@ def test_executor_output_too_deep_for_a_struct_is_an_invalid_output(
     code, out, _ = run_check(capsys, write(tmp_path, document))
     assert code == 0
     assert out["parse_status"] == "PARSE_STATUS_INVALID_OUTPUT"
-    assert "nested deeper than 64" in out["parse_error"]
+    assert "nested deeper than 32" in out["parse_error"]
 
 
 def test_tool_output_too_deep_is_a_file_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,6 @@ async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(numb
 async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
     invocation, error = await _call(_nested(80))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
-    assert error == "output is nested too deeply to be recorded"
+    assert error == "output is nested deeper than 32"
     ok, _ = await _call(_nested(20))
     assert ok.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK

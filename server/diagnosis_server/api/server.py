@@ -133,6 +133,7 @@ class RunningServer:
     metrics: Metrics
     metrics_port: int | None
     store_health: StoreHealth
+    gatekeeper: GatekeeperServicer
     _stopping: asyncio.Task[list[str]] | None = field(default=None, init=False)
 
     @property
@@ -171,6 +172,7 @@ class RunningServer:
         finally:
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
+            self.gatekeeper.close()
             await self.repository.close()
             # Providers that hold connections (the openai client) are closed with the server.
             aclose = getattr(self.orchestrator.provider, "aclose", None)
@@ -263,7 +265,8 @@ async def start_server(
             ),
             server,
         )
-        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(GatekeeperServicer(), server)
+        checks = GatekeeperServicer(max_concurrent_per_tenant=settings.max_concurrent_checks_per_tenant)
+        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(checks, server)
         await store_health.probe_once()
         if store_health.writable:
             for name in HEALTH_NAMES:
@@ -298,6 +301,7 @@ async def start_server(
         metrics=metrics,
         metrics_port=metrics_port,
         store_health=store_health,
+        gatekeeper=checks,
     )
 
 

@@ -16,12 +16,16 @@ from google.protobuf import struct_pb2, timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import (
+    MAX_JSON_DEPTH,
     JsonObject,
+    JsonTooDeep,
     JsonValue,
     JsonValueError,
     canonical_json_bytes,
+    json_depth,
     to_struct,
     to_value,
+    too_deep_message,
 )
 from diagnosis_server.tools.base import ToolError, Toolset
 
@@ -117,13 +121,18 @@ class ToolRunner:
         assert tool is not None
         status, output, error = "OK", None, ""
         try:
-            output = await asyncio.wait_for(tool.call(arguments), timeout=self._timeout_s)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation of this task.
+            async with asyncio.timeout(self._timeout_s):
+                output = await tool.call(arguments)
         except TimeoutError:
             status, error = "TIMEOUT", f"no output within {self._timeout_s:g}s"
         except ToolError as exc:
             status, error = "ERROR", str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
             status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
+        if status == "OK" and json_depth(output) > MAX_JSON_DEPTH:
+            # Checked first: deeper than any message holding it could be decoded (the call is still recorded).
+            status, output, error = "ERROR", None, too_deep_message("output")
         if status == "OK":
             try:
                 size = len(canonical_json_bytes(output))
@@ -183,6 +192,8 @@ class ToolRunner:
 
 def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str]:
     """The arguments as recorded, and why they cannot be recorded ("" when they can)."""
+    if json_depth(arguments) > MAX_JSON_DEPTH:
+        return struct_pb2.Struct(), f"{too_deep_message('arguments')}: the tool was not run"
     try:
         return to_struct(arguments), ""
     except Exception as exc:  # nested too deeply, not JSON, or not valid Unicode: recorded as such
@@ -193,9 +204,9 @@ def _recordable_output(output: JsonValue) -> tuple[struct_pb2.Value | None, str]
     """The output as recorded, or None and why it cannot be (deeper than a protobuf Value may nest, not JSON)."""
     try:
         return to_value(output), ""
+    except JsonTooDeep:
+        return None, too_deep_message("output")
     except JsonValueError as exc:
-        if "too deep" in str(exc):
-            return None, "output is nested too deeply to be recorded"
         return None, f"output is not JSON: {str(exc)[:400]}"
     except Exception as exc:  # RecursionError
         return None, f"output cannot be recorded ({type(exc).__name__})"

@@ -25,16 +25,19 @@ log = structlog.get_logger("diagnosis_server.serve")
 EXAMPLE_QUESTION = "Why is checkout-api returning 503s?"
 
 
-def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False) -> str:
-    """How to ask the server something: with the CLI, and grpcurl-style with buf curl."""
+def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False, tokens: bool = False) -> str:
+    """How to ask the server something: with the CLI (with the --target, --tls and --token it needs), and
+    grpcurl-style with buf curl. Never a token itself: only where one goes."""
     scheme = "https" if tls else "http"
     transport = "" if tls else " --http2-prior-knowledge"
     body = f'{{"question": "{EXAMPLE_QUESTION}", "context": {{"scenario": "{scenario}"}}}}'
+    flags = f" --target {target}" + (" --tls" if tls else "") + (" --token YOUR_TOKEN" if tokens else "")
+    header = ' -H "Authorization: Bearer YOUR_TOKEN"' if tokens else ""
     return "\n".join(
         [
             f"diagnosis: serving gRPC on {target}. Ask it something:",
-            f'  .venv/bin/diagnosis ask "{EXAMPLE_QUESTION}" --scenario {scenario}',
-            f"  npx --yes @bufbuild/buf curl --protocol grpc{transport} \\",
+            f'  .venv/bin/diagnosis ask "{EXAMPLE_QUESTION}" --scenario {scenario}{flags}',
+            f"  npx --yes @bufbuild/buf curl --protocol grpc{transport}{header} \\",
             f"    -d '{body}' \\",
             f"    {scheme}://{target}/diagnosis.v1.DiagnosisService/Diagnose",
             f"  (list every method: npx --yes @bufbuild/buf curl --protocol grpc{transport} --list-methods "
@@ -83,7 +86,8 @@ async def serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    print(usage_hint(running.target, tls=settings.tls_cert_file is not None), file=sys.stderr, flush=True)
+    tokens = bool(settings.auth_token_pairs())
+    print(usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True)
     log.info(
         "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
     )

@@ -159,8 +159,20 @@ class ToolRunner:
         )
 
     async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
-        """Record an output produced elsewhere (a scripted replay) as this run's invocation."""
-        await self._record(invocation_id, tool_name, to_struct(arguments), to_value(output), "OK", "", time.time())
+        """Record an output produced elsewhere (a scripted replay) as this run's invocation.
+
+        An output or arguments that cannot be recorded (nested deeper than the bound, not JSON) are recorded
+        as an ERROR invocation saying why, like a live call's.
+        """
+        started = time.time()
+        recorded_arguments, arguments_error = _recordable_arguments(arguments)
+        if json_depth(output) > MAX_JSON_DEPTH:
+            recorded_output, output_error = None, too_deep_message("output")
+        else:
+            recorded_output, output_error = _recordable_output(output)
+        error = arguments_error or output_error
+        status = "ERROR" if error else "OK"
+        await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
 
     async def _record(
         self,

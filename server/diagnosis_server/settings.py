@@ -150,6 +150,9 @@ class Settings(BaseSettings):
     orphan_stale_after_s: float = Field(default=30.0, ge=1.0, le=86_400.0)
     # How often the store's probe write runs (gRPC health follows it); 0 disables the probe.
     store_probe_interval_s: float = Field(default=5.0, ge=0.0, le=3600.0)
+    # The first technical retry's wait after a transient agent failure (timeout, connection error, 429/5xx):
+    # doubled per retry, jittered, at least the endpoint's Retry-After, at most the node's timeout.
+    retry_backoff_s: float = Field(default=0.5, ge=0.0, le=60.0)
     # How long a run's final write is retried while the store fails.
     store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
     log_level: str = "info"

@@ -38,6 +38,7 @@ from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.health import ListingHealthServicer, add_reflection
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.api.store_health import StoreHealth
+from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
 from diagnosis_server.store import Repository, StoreError, open_repository
@@ -229,6 +230,8 @@ async def start_server(
             provider=agents,
             tools_for=tools_for or builtin_tools_for(packs),
             finish_retry_s=settings.store_retry_s,
+            limits=Limits(retry_backoff_s=settings.retry_backoff_s),
+            on_endpoint_failure=metrics.observe_endpoint_failure,
         )
         health = ListingHealthServicer()
         store_health = StoreHealth(

@@ -48,6 +48,10 @@ _PRE_VERIFICATION_REASONS: dict[str, tuple[str, str]] = {
         "the investigation could not be planned",
         "Run the diagnosis again; if it keeps failing, check the Planner agent's configuration.",
     ),
+    "MODEL_ENDPOINT_FAILED": (
+        "the model endpoint failed (it could not be reached or answered with an error)",
+        "Check that the model endpoint is up and reachable from the server, then run the diagnosis again.",
+    ),
     "RECURSION_LIMIT": (
         "the diagnosis reached its step limit before it finished",
         "Ask a narrower question, or run the diagnosis again.",

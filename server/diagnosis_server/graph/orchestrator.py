@@ -16,10 +16,11 @@ import structlog
 from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
-from diagnosis_server.conversions import JsonObject, to_struct
+from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
 from diagnosis_server.graph.context import InvocationStore, Limits, RunContext, ToolEnvironment
 from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
+from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import Checkpoint, RunAlreadyFinished, StoreError
@@ -82,6 +83,8 @@ class Orchestrator:
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
     # How long a run's final write is retried while the store is failing.
     finish_retry_s: float = DEFAULT_FINISH_RETRY_S
+    # Sees the step of each attempt whose model endpoint failed (metrics).
+    on_endpoint_failure: Callable[[run_pb2.NodeStep], None] | None = None
 
     def new_run(
         self,
@@ -153,9 +156,15 @@ class Orchestrator:
         engine = GraphEngine(self.nodes, recursion_limit=self.limits.recursion_limit, max_events=self.limits.max_events)
         state = DiagnosisState(run_id=run.run_id, question=run.question, scenario=run.scenario)
 
+        endpoint_failures: list[run_pb2.NodeStep] = []
+
         async def commit(
             after: DiagnosisState, event: run_pb2.OrchestrationEvent, step: run_pb2.NodeStep | None
         ) -> None:
+            if step is not None and event.reason_code == MODEL_ENDPOINT_FAILED:
+                endpoint_failures.append(step)
+                if self.on_endpoint_failure is not None:
+                    self.on_endpoint_failure(step)
             kept = bool(after.orchestration_events) and after.orchestration_events[-1] is event
             await self.store.commit_node(
                 run.run_id,
@@ -169,6 +178,7 @@ class Orchestrator:
         try:
             final = await engine.run(state, ctx, commit=commit, on_event=on_event)
             done = complete_run(run, final, self.catalog.audit())
+            _explain_endpoint_failure(done, endpoint_failures)
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
@@ -224,6 +234,17 @@ class Orchestrator:
                 log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
             await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
             delay = min(delay * 2, FINISH_RETRY_MAX_S)
+
+
+def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run_pb2.NodeStep]) -> None:
+    """A run that fell back because the model endpoint failed says how, in its failure reason (R-P-6):
+    the node, the failure class and the endpoint's own message (redacted, clipped)."""
+    evaluation = done.self_evaluation.verifier_evaluation
+    if evaluation.failure_reason != MODEL_ENDPOINT_FAILED or not failures:
+        return
+    last = failures[-1]
+    node = enum_short_name(run_pb2.NodeName, last.node, lower=True)
+    evaluation.failure_reason = f"{MODEL_ENDPOINT_FAILED}: {node} {last.failure_class}: {last.failure}"[:600]
 
 
 def failed_run(run: run_pb2.DiagnosisRun, reason: str) -> run_pb2.DiagnosisRun:

@@ -136,7 +136,8 @@ class ChatEndpoint:
                 if kind != "none" and level + 1 < len(self._ladder) and rejects_response_format(exc):
                     self._level = max(self._level, level + 1)
                     continue
-                error = agent_error_for(exc)
+                key = self._settings.api_key.get_secret_value() if self._settings.api_key is not None else ""
+                error = agent_error_for(exc, secrets=(key,))
                 if error is None:  # pragma: no cover - every OpenAIError maps
                     raise
                 raise error from exc

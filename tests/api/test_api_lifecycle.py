@@ -97,7 +97,9 @@ async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
         await previous_life.create_run(run)
     await previous_life.close()
     with closing(sqlite3.connect(tmp_path / "api.db")) as conn, conn:
-        conn.execute("UPDATE diagnosis_run SET heartbeat_at = '2000-01-01 00:00:00.000000' WHERE run_id = 'run-left-behind'")
+        conn.execute(
+            "UPDATE diagnosis_run SET heartbeat_at = '2000-01-01 00:00:00.000000' WHERE run_id = 'run-left-behind'"
+        )
 
     api = await api_factory(instance_id="node-a", orphan_stale_after_s=600)
     stored = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-left-behind"))).run
@@ -111,7 +113,9 @@ async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
 async def test_two_replicas_given_one_instance_id_never_interrupt_each_other(api_factory: ApiFactory) -> None:
     """DIAGNOSIS_INSTANCE_ID is a prefix: each process is its own owner in the store."""
     gate = asyncio.Event()
-    first = await api_factory(provider=PassProvider(gate=gate), instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05})
+    first = await api_factory(
+        provider=PassProvider(gate=gate), instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05}
+    )
     stream = first.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
     started = await stream.read()
     await first.provider.entered.acquire()  # the run is live in the first replica
@@ -162,7 +166,10 @@ async def test_reflection_v1_answers_and_describes_itself(api: Api) -> None:
     responses = [r async for r in info(iter(requests))]
     names = {s.name for s in responses[0].list_services_response.service}
     assert "grpc.reflection.v1.ServerReflection" in names and "diagnosis.v1.DiagnosisService" in names
-    files = [descriptor_pb2.FileDescriptorProto.FromString(raw) for raw in responses[1].file_descriptor_response.file_descriptor_proto]
+    files = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in responses[1].file_descriptor_response.file_descriptor_proto
+    ]
     v1 = next(f for f in files if f.package == "grpc.reflection.v1")
     assert v1.service[0].method[0].input_type == ".grpc.reflection.v1.ServerReflectionRequest"
     assert responses[2].file_descriptor_response.file_descriptor_proto
@@ -171,7 +178,11 @@ async def test_reflection_v1_answers_and_describes_itself(api: Api) -> None:
 async def test_health_list_reports_every_service(api: Api) -> None:
     reply = await health_pb2_grpc.HealthStub(api.channel).List(health_pb2.HealthListRequest())
     statuses = {name: status.status for name, status in reply.statuses.items()}
-    assert statuses == {"": SERVING, "diagnosis.v1.DiagnosisService": SERVING, "diagnosis.v1.GatekeeperService": SERVING}
+    assert statuses == {
+        "": SERVING,
+        "diagnosis.v1.DiagnosisService": SERVING,
+        "diagnosis.v1.GatekeeperService": SERVING,
+    }
 
 
 async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: ApiFactory) -> None:

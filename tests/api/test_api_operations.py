@@ -26,7 +26,9 @@ async def test_a_second_server_on_a_served_port_fails_to_bind(api_factory: ApiFa
     first = await api_factory()
     with pytest.raises(StartupError, match=f"cannot bind {first.running.target}"):
         await start_server(
-            make_settings(tmp_path, address=first.running.target, database_url=f"sqlite+aiosqlite:///{tmp_path / 'b.db'}"),
+            make_settings(
+                tmp_path, address=first.running.target, database_url=f"sqlite+aiosqlite:///{tmp_path / 'b.db'}"
+            ),
             provider=PassProvider(),
             tools_for=tools_for,
         )
@@ -38,7 +40,9 @@ async def test_a_second_server_on_a_served_port_fails_to_bind(api_factory: ApiFa
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", "10.1.2.3:9464"])
 async def test_metrics_on_a_non_loopback_address_without_tokens_is_refused(tmp_path: Path, address: str) -> None:
     with pytest.raises(StartupError, match="refusing to serve metrics"):
-        await start_server(make_settings(tmp_path, metrics_address=address), provider=PassProvider(), tools_for=tools_for)
+        await start_server(
+            make_settings(tmp_path, metrics_address=address), provider=PassProvider(), tools_for=tools_for
+        )
 
 
 async def test_metrics_on_a_non_loopback_address_with_tokens_is_allowed(api_factory: ApiFactory) -> None:

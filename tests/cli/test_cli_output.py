@@ -36,7 +36,10 @@ def test_output_piped_into_head_ends_quietly(tmp_path: Path) -> None:
         }
         for i in range(200)
     ]  # fmt: skip
-    document = {"tool_invocations": invocations, "executor_output": {"contract": "executor_evidence_v2", "claims": claims}}
+    document = {
+        "tool_invocations": invocations,
+        "executor_output": {"contract": "executor_evidence_v2", "claims": claims},
+    }
     path = tmp_path / "big.json"
     path.write_text(json.dumps(document))
     command = " ".join([*_cli(), "check", str(path)]) + " | head -n 1"

@@ -22,7 +22,9 @@ class RestartablePostgres:
 
     @classmethod
     def create(cls) -> RestartablePostgres:
-        server = _Server(bin_dir=_find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="diagnosis-pg-fault-")), runner=_runner())
+        server = _Server(
+            bin_dir=_find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="diagnosis-pg-fault-")), runner=_runner()
+        )
         pg = cls(server=server)
         pg.url = server.start()
         pg.running = True
@@ -43,9 +45,8 @@ class RestartablePostgres:
                 server_log = (self.server.base / "server.log").read_text(errors="replace")[-1500:]
             except OSError:
                 server_log = ""
-            raise PostgresUnavailable(
-                f"pg_ctl {args[-1]} failed ({result.returncode}): {result.stdout[-800:]} {result.stderr[-800:]}\n{server_log}"
-            )
+            output = f"{result.stdout[-800:]} {result.stderr[-800:]}"
+            raise PostgresUnavailable(f"pg_ctl {args[-1]} failed ({result.returncode}): {output}\n{server_log}")
 
     def stop(self) -> None:
         """A fast shutdown: open connections are cut, new ones refused."""

@@ -23,15 +23,25 @@ def _copy(pipe: object, log: Path) -> None:
             sink.flush()
 
 
-def start_piped_serve(workdir: Path, database_url: str, *, env: Mapping[str, str], log_name: str = "server.log") -> ServeProcess:
+def start_piped_serve(
+    workdir: Path, database_url: str, *, env: Mapping[str, str], log_name: str = "server.log"
+) -> ServeProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     target = f"127.0.0.1:{free_port()}"
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("DIAGNOSIS_", "OTEL_"))}
-    environment |= {"DIAGNOSIS_ADDRESS": target, "DIAGNOSIS_DATABASE_URL": database_url, "DIAGNOSIS_METRICS_ADDRESS": ""}
+    environment |= {
+        "DIAGNOSIS_ADDRESS": target,
+        "DIAGNOSIS_DATABASE_URL": database_url,
+        "DIAGNOSIS_METRICS_ADDRESS": "",
+    }
     environment |= dict(env)
     log = workdir / log_name
     process = subprocess.Popen(
-        [sys.executable, str(SLOW_LAUNCHER)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment, cwd=workdir
+        [sys.executable, str(SLOW_LAUNCHER)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=environment,
+        cwd=workdir,
     )
     threading.Thread(target=_copy, args=(process.stdout, log), daemon=True).start()
     server = ServeProcess(process=process, target=target, log=log)

@@ -58,7 +58,9 @@ async def _health(channel: grpc.aio.Channel) -> int:
     return int(reply.status)
 
 
-async def test_postgres_restart_mid_run(served: tuple[RunningServer, PassProvider], postgres: RestartablePostgres) -> None:
+async def test_postgres_restart_mid_run(
+    served: tuple[RunningServer, PassProvider], postgres: RestartablePostgres
+) -> None:
     running, provider = served
     assert provider.gate is not None
     async with grpc.aio.insecure_channel(running.target) as channel:

@@ -22,11 +22,11 @@ import grpc
 import pytest
 from api.helpers import retry_delay_s
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from reliability_api.serving import ServeProcess
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.store import INTERRUPTED
-from reliability_api.serving import ServeProcess
 
 from .serving import start_piped_serve
 

@@ -67,4 +67,6 @@ async def test_database_file_lost_goes_not_serving(running: RunningServer, tmp_p
         assert error_reason(refused.value) == "STORE_UNAVAILABLE"
         # It stays so: a later probe does not turn it SERVING again.
         assert not await running.store_health.probe_once()
-        assert (await health.Check(health_pb2.HealthCheckRequest())).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert (
+            await health.Check(health_pb2.HealthCheckRequest())
+        ).status == health_pb2.HealthCheckResponse.NOT_SERVING

@@ -101,7 +101,9 @@ async def test_a_crashed_agent_attempt_gets_a_step_record(repository: Repository
     async def crash(_: AgentRequest) -> str:
         raise RuntimeError("the agent's own bug")
 
-    provider = FnProvider({"planner": crash, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose})
+    provider = FnProvider(
+        {"planner": crash, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose}
+    )
     orchestrator = Orchestrator(store=repository, provider=provider, tools_for=lambda _s: tools())
     run = await orchestrator.run(question="Why is checkout-api failing?", scenario="")
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
@@ -123,7 +125,9 @@ async def test_a_transient_failure_is_retried_after_a_backoff_of_at_least_retry_
             raise AgentRetryableError("503", failure_class="http_503", endpoint=True, retry_after_s=0.3)
         return await plan(request)
 
-    provider = FnProvider({"planner": flaky, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose})
+    provider = FnProvider(
+        {"planner": flaky, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose}
+    )
     orchestrator = Orchestrator(
         store=repository, provider=provider, tools_for=lambda _s: tools(), limits=Limits(retry_backoff_s=0.01)
     )
@@ -139,7 +143,9 @@ def _result(outcome: int, retry_after_ms: int = 0) -> NodeResult:
 def test_backoff_is_jittered_bounded_by_the_node_timeout_and_only_for_transient_failures() -> None:
     limits = Limits(retry_backoff_s=1.0, agent_timeout_s=5.0)
     retryable = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED
-    delays = {technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable), limits, attempt=1) for _ in range(50)}
+    delays = {
+        technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable), limits, attempt=1) for _ in range(50)
+    }
     assert all(0.5 <= d <= 1.0 for d in delays) and len(delays) > 1  # jittered
     honoured = technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable, 3000), limits, attempt=1)
     assert honoured == 3.0

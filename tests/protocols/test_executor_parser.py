@@ -314,7 +314,12 @@ def test_bound_multibyte_text_is_measured_in_bytes() -> None:
 
 def test_bound_nesting_deeper_than_the_limit_is_invalid_text() -> None:
     deep = "[" * MAX_DEPTH + "]" * MAX_DEPTH
-    ok = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + "[" * (MAX_DEPTH - 2) + "]" * (MAX_DEPTH - 2) + "}"
+    ok = (
+        '{"contract": "executor_evidence_v2", "claims": [], "reasoning": '
+        + "[" * (MAX_DEPTH - 2)
+        + "]" * (MAX_DEPTH - 2)
+        + "}"
+    )
     assert parse_executor_output(ok).ok
     text = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + deep + "}"
     assert "nested deeper than 32" in _invalid(text).error

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import grpc.aio
+import structlog
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
@@ -61,6 +62,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         scenario = check_scenario(request.context.scenario, known=set(self._scenarios), default=self._default_scenario)
         started = self._runs.start(question=question, scenario=scenario, tenant=call.tenant)
         run_id = call.run_id = started.run_id
+        structlog.contextvars.bind_contextvars(run_id=run_id)
         try:
             stored = await started.wait_started()
             created_at = timestamp_pb2.Timestamp()
@@ -103,6 +105,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     async def WatchRun(self, request: pb.WatchRunRequest, context: Context) -> AsyncIterator[pb.WatchRunResponse]:
         call = current_call()
         run_id = call.run_id = check_run_id(request.run_id)
+        structlog.contextvars.bind_contextvars(run_id=run_id)
         after = check_after_sequence(request.after_sequence)
         # Subscribe before the first read of the store: nothing can fall between replay and live.
         subscription = self._hub.subscribe(run_id)

@@ -26,7 +26,7 @@ REFLECTION_V1_PACKAGE = "grpc.reflection.v1"
 REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
 
 
-class ListingHealthServicer(HealthServicer):
+class ListingHealthServicer(HealthServicer):  # type: ignore[misc]
     async def List(self, request: health_pb2.HealthListRequest, context: Any) -> health_pb2.HealthListResponse:
         """Every service this server reports on, with its status now (grpc.health.v1 List)."""
         response = health_pb2.HealthListResponse()

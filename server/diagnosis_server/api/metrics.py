@@ -40,7 +40,9 @@ class Metrics:
             ("node", "failure_class"),
             registry=self.registry,
         )
-        self.store_writable = Gauge("store_writable", "1 while the store takes writes (the probe)", registry=self.registry)
+        self.store_writable = Gauge(
+            "store_writable", "1 while the store takes writes (the probe)", registry=self.registry
+        )
         self._http: tuple[WSGIServer, Thread] | None = None
 
     def observe_event(self, event: run_pb2.OrchestrationEvent) -> None:

@@ -125,6 +125,9 @@ class RunManager:
         tenant: str,
         started: asyncio.Future[run_pb2.DiagnosisRun],
     ) -> run_pb2.DiagnosisRun | None:
+        # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
+        structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
+
         async def on_started(run: run_pb2.DiagnosisRun) -> None:
             if not started.done():
                 started.set_result(run)

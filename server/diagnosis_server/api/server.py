@@ -32,10 +32,10 @@ from diagnosis_server.api.components import ToolsFor, builtin_tools_for, load_pr
 from diagnosis_server.api.diagnosis_servicer import DiagnosisServicer
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
+from diagnosis_server.api.health import ListingHealthServicer, add_reflection
 from diagnosis_server.api.hub import DEFAULT_QUEUE_SIZE, EventHub
 from diagnosis_server.api.interceptor import ApiInterceptor
 from diagnosis_server.api.metrics import Metrics
-from diagnosis_server.api.health import ListingHealthServicer, add_reflection
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.context import Limits
@@ -161,7 +161,6 @@ class RunningServer:
     async def _stop(self, grace: float) -> list[str]:
         log.info("shutting_down", grace_s=grace, active_runs=len(self.runs.active_run_ids))
         await self.health.enter_graceful_shutdown()
-        await self.store_health.stop()
         self.runs.close()
         # New RPCs are refused from here; RPCs in flight (streams of running runs) go on.
         server_stopped = asyncio.create_task(self.server.stop(grace + STREAM_CLOSE_S))
@@ -171,6 +170,7 @@ class RunningServer:
                 await self.server.stop(STREAM_CLOSE_S)
             await server_stopped
         finally:
+            await self.store_health.stop()
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
             self.gatekeeper.close()

@@ -198,7 +198,11 @@ def event_line(event: run_pb2.OrchestrationEvent) -> str:
     where = f"attempt {event.attempt}" + (f", cycle {event.cycle}" if event.cycle > 1 else "")
     reason = event.reason_code
     # An OK node's reason code only restates it (PLANNED, COMPOSED); a failure's says why.
-    if reason and event.outcome != run_pb2.NODE_OUTCOME_OK and reason != enum_short_name(run_pb2.NodeOutcome, event.outcome):
+    if (
+        reason
+        and event.outcome != run_pb2.NODE_OUTCOME_OK
+        and reason != enum_short_name(run_pb2.NodeOutcome, event.outcome)
+    ):
         where += "; " + reason.replace("_", " ").lower()
     return f"[{event.sequence}] {node}: {outcome} ({where})"
 

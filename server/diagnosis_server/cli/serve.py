@@ -19,6 +19,7 @@ import structlog
 from diagnosis_server.api import RunningServer, StartupError, configure_logging, start_server
 from diagnosis_server.settings import Settings, SettingsError, load_settings
 from diagnosis_server.store import StoreError
+from diagnosis_server.telemetry import TelemetryError, configure_tracing, shutdown_tracing
 
 log = structlog.get_logger("diagnosis_server.serve")
 
@@ -67,7 +68,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"diagnosis serve: error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    return asyncio.run(serve(settings))
+    try:
+        configure_tracing()
+    except TelemetryError as exc:
+        print(f"diagnosis serve: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(settings))
+    finally:
+        shutdown_tracing()
 
 
 async def serve(
@@ -87,7 +96,9 @@ async def serve(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     tokens = bool(settings.auth_token_pairs())
-    print(usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True)
+    print(
+        usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True
+    )
     log.info(
         "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
     )

@@ -20,6 +20,7 @@ from diagnosis_server.graph.context import Limits, RunContext
 from diagnosis_server.graph.nodes.base import Node, NodeResult, clip_text
 from diagnosis_server.graph.routing import node_label, outcome_label
 from diagnosis_server.graph.state import DiagnosisState, owned_fields
+from diagnosis_server.telemetry import tracer
 
 N = run_pb2.NodeName
 O = run_pb2.NodeOutcome  # noqa: E741
@@ -42,9 +43,7 @@ _CRASH_OUTCOME: Mapping[int, int] = {
 }
 
 
-_AGENT_NODES = frozenset(
-    {N.NODE_NAME_PLANNER, N.NODE_NAME_EXECUTOR, N.NODE_NAME_VERIFIER, N.NODE_NAME_COMPOSER}
-)
+_AGENT_NODES = frozenset({N.NODE_NAME_PLANNER, N.NODE_NAME_EXECUTOR, N.NODE_NAME_VERIFIER, N.NODE_NAME_COMPOSER})
 # Technical retries of a transient failure (RETRYABLE_FAILED) wait first: a jittered exponential backoff,
 # at least what the endpoint asked for (Retry-After), at most the node's own timeout.
 _MAX_BACKOFF_S = 30.0
@@ -156,8 +155,35 @@ class GraphEngine:
     ) -> tuple[NodeResult, int]:
         node = self._nodes[name]
         started = time.perf_counter()
+        label = node_label(name).lower()
+        attributes = {"diagnosis.run_id": state.run_id, "diagnosis.node": label, "diagnosis.attempt": attempt}
+        with tracer().start_as_current_span(f"node {label}", attributes=attributes) as span:
+            result = await self._attempt_in_span(name, node, state, ctx, attempt=attempt, cycle=cycle, started=started)
+            span.set_attribute("diagnosis.cycle", cycle)
+            span.set_attribute("diagnosis.outcome", outcome_label(result.outcome))
+            if result.reason_code:
+                span.set_attribute("diagnosis.reason_code", result.reason_code)
+            if result.step is not None and result.step.failure_class:
+                span.set_attribute("error.type", result.step.failure_class)
+        if result.outcome not in self._outcomes[name]:
+            raise GraphProgrammingError(
+                f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
+            )
+        return result, int((time.perf_counter() - started) * 1000)
+
+    async def _attempt_in_span(
+        self,
+        name: int,
+        node: Node[Any],
+        state: DiagnosisState,
+        ctx: RunContext,
+        *,
+        attempt: int,
+        cycle: int,
+        started: float,
+    ) -> NodeResult:
         try:
-            result = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
+            result: NodeResult = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
         except Exception as exc:
             crash = _CRASH_OUTCOME.get(name)
             if crash is None:
@@ -167,11 +193,7 @@ class GraphEngine:
             if name in _AGENT_NODES:  # a crashed agent attempt gets its step record like any other
                 step = _crash_step(name, ctx, exc, attempt=attempt, cycle=cycle, started=started)
             result = NodeResult(crash, f"{node_label(name)}_ERROR", step=step)
-        if result.outcome not in self._outcomes[name]:
-            raise GraphProgrammingError(
-                f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
-            )
-        return result, int((time.perf_counter() - started) * 1000)
+        return result
 
     def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> None:
         if not result.updates:

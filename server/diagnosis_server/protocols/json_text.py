@@ -2,8 +2,8 @@
 
 Agents answer with JSON text. This tolerates surrounding whitespace and one Markdown code fence
 (```` ```json ... ``` ````) around the object, and nothing else: no prose before or after, no second
-object. The text is bounded in size (1 MiB of UTF-8) and the value in nesting depth (32, the service's one bound); NaN and
-Infinity, duplicate keys and non-object top levels are refused. Pure: no I/O.
+object. The text is bounded in size (1 MiB of UTF-8) and the value in nesting depth (32, the service's one
+bound); NaN and Infinity, duplicate keys and non-object top levels are refused. Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from diagnosis_server.conversions import (
     to_value,
     too_deep_message,
 )
+from diagnosis_server.telemetry import tracer
 from diagnosis_server.tools.base import ToolError, Toolset
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
@@ -97,7 +98,35 @@ class ToolRunner:
         return runner
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
+        """Calls the tool (allow-list, call limit, time-out, output bounds) and records the call (R-C-2).
+
+        Traced as an ``execute_tool`` span carrying the invocation id, tool name, status and duration, so
+        a binding's source invocation id leads to its span.
+        """
         invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_name,
+            "gen_ai.tool.call.id": invocation_id,
+            "diagnosis.invocation_id": invocation_id,
+            "diagnosis.run_id": self._run_id,
+        }
+        started = time.perf_counter()
+        with tracer().start_as_current_span(f"execute_tool {tool_name}", attributes=attributes) as span:
+            try:
+                result = await self._call(invocation_id, tool_name, arguments)
+            except ToolBlockedError:
+                span.set_attribute("diagnosis.tool.status", "BLOCKED")
+                raise
+            finally:
+                span.set_attribute("diagnosis.tool.duration_ms", int((time.perf_counter() - started) * 1000))
+            status = contracts_pb2.ToolInvocationStatus.Name(result.status).removeprefix("TOOL_INVOCATION_STATUS_")
+            span.set_attribute("diagnosis.tool.status", status)
+            if not result.ok:
+                span.set_attribute("error.type", status)
+            return result
+
+    async def _call(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         started = time.time()
         recorded_arguments, arguments_error = _recordable_arguments(arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:

@@ -19,8 +19,6 @@ from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import Repository
 
-
-
 SECRET_KEY = "sk-live-0123456789abcdef"
 
 
@@ -34,7 +32,9 @@ def _closed_port() -> int:
 async def test_an_unreachable_endpoint_is_named_in_the_step_the_failure_reason_the_log_and_the_answer(
     repository: Repository,
 ) -> None:
-    settings = OpenAISettings(base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", timeout_s=2, api_key=SECRET_KEY)
+    settings = OpenAISettings(
+        base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", timeout_s=2, api_key=SECRET_KEY
+    )
     metrics = Metrics()
     orchestrator = Orchestrator(
         store=repository,
@@ -99,5 +99,3 @@ def test_redaction_removes_keys_and_url_credentials() -> None:
 def test_an_endpoint_error_carries_its_class() -> None:
     assert AgentRetryableError("x", failure_class="timeout", endpoint=True).endpoint
     assert not AgentRetryableError("scripted").endpoint
-
-

@@ -124,7 +124,7 @@ def agent_error_for(exc: BaseException, *, secrets: Sequence[str] = ()) -> Agent
         cause = _cause_detail(exc)
         message = f"could not reach the model endpoint: {_detail(exc)}" + (f" ({cause})" if cause else "")
         return AgentRetryableError(
-            redact(message, secrets)[:_MAX_DETAIL * 2], failure_class=_connection_class(exc), endpoint=True
+            redact(message, secrets)[: _MAX_DETAIL * 2], failure_class=_connection_class(exc), endpoint=True
         )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code

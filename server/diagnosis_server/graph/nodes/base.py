@@ -36,6 +36,7 @@ def clip_text(text: str, limit: int = MAX_FAILURE_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
+
 InputT = TypeVar("InputT")
 InputT_contra = TypeVar("InputT_contra", contravariant=True)
 

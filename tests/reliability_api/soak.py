@@ -130,7 +130,9 @@ class Workload:
         run_id = self.rng.choice(tuple(self.tally.recent[tenant]))
         sequences: list[int] = []
         ended: pb.RunEnded | None = None
-        call = self.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id), metadata=_auth(tenant), timeout=CALL_TIMEOUT_S)
+        call = self.diagnosis.WatchRun(
+            pb.WatchRunRequest(run_id=run_id), metadata=_auth(tenant), timeout=CALL_TIMEOUT_S
+        )
         async for message in call:
             if message.WhichOneof("kind") == "event":
                 sequences.append(message.event.sequence)
@@ -250,8 +252,12 @@ def _fds(server: ServeProcess) -> int:
     return len(os.listdir(f"/proc/{server.pid}/fd"))
 
 
-async def _drive(server: ServeProcess, seconds: float, workers: int, tally: Tally, rss: list[tuple[float, int]]) -> float:
-    channels = [grpc.aio.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)]
+async def _drive(
+    server: ServeProcess, seconds: float, workers: int, tally: Tally, rss: list[tuple[float, int]]
+) -> float:
+    channels = [
+        grpc.aio.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)
+    ]
     try:
         stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channels[0])
         listed = await stub.ListScenarios(pb.ListScenariosRequest(), metadata=_auth("acme"), timeout=10)

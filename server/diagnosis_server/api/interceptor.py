@@ -73,7 +73,8 @@ def _lenient(deserializer: Deserializer | None) -> Deserializer | None:
 def _check_decoded(request: Any) -> None:
     if request is UNDECODABLE:
         raise invalid_argument(
-            "request", "not a valid protobuf encoding of the request message (corrupt, or nested deeper than it decodes)"
+            "request",
+            "not a valid protobuf encoding of the request message (corrupt, or nested deeper than it decodes)",
         )
 
 

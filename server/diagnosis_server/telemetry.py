@@ -19,7 +19,8 @@ Outgoing HTTP (sources, MCP servers) carries the context with ``opentelemetry.pr
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from typing import Any
 
 import structlog
 from opentelemetry import trace
@@ -114,7 +115,7 @@ def shutdown_tracing() -> None:
         provider.shutdown()
 
 
-def add_trace_ids(_logger: object, _method: str, event_dict: dict[str, object]) -> dict[str, object]:
+def add_trace_ids(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """structlog processor: the current span's trace and span ids on every line written inside one."""
     context = trace.get_current_span().get_span_context()
     if context.is_valid:

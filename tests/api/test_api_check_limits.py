@@ -103,7 +103,7 @@ async def test_a_tool_output_nested_too_deep_is_refused_first(api: Api) -> None:
 
 def test_a_response_over_its_bound_is_refused() -> None:
     request = _request(_claims(50, text="upstream timeout"))
-    with pytest.raises(service.CheckInputError, match="the response would be .* bytes, over the limit of 2000"):
+    with pytest.raises(service.CheckInputError, match=r"the response would be .* bytes, over the limit of 2000"):
         service.check_evidence(request, CheckLimits(max_response_bytes=2000))
     assert service.check_evidence(request).ByteSize() > 2000  # the default bound takes it
 

@@ -37,9 +37,14 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
-from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2, gatekeeper_service_pb2_grpc, run_pb2
+from diagnosis.v1 import (
+    contracts_pb2,
+    diagnosis_service_pb2_grpc,
+    gatekeeper_service_pb2,
+    gatekeeper_service_pb2_grpc,
+    run_pb2,
+)
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from diagnosis.v1 import diagnosis_service_pb2_grpc
 from diagnosis_server.conversions import to_value
 
 from .serving import ServeProcess, start_serve

@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRetryableError, AgentRole
 from diagnosis.v1 import diagnosis_service_pb2_grpc
+from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRetryableError, AgentRole
 from diagnosis_server.api import configure_logging, start_server
 from diagnosis_server.settings import load_settings
 from diagnosis_server.telemetry import configure_tracing, tracing_wanted, use_tracer_provider

@@ -156,7 +156,11 @@ class GraphEngine:
         node = self._nodes[name]
         started = time.perf_counter()
         label = node_label(name).lower()
-        attributes = {"diagnosis.run_id": state.run_id, "diagnosis.node": label, "diagnosis.attempt": attempt}
+        attributes: dict[str, str | int] = {
+            "diagnosis.run_id": state.run_id,
+            "diagnosis.node": label,
+            "diagnosis.attempt": attempt,
+        }
         with tracer().start_as_current_span(f"node {label}", attributes=attributes) as span:
             result = await self._attempt_in_span(name, node, state, ctx, attempt=attempt, cycle=cycle, started=started)
             span.set_attribute("diagnosis.cycle", cycle)

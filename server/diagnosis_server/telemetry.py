@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import structlog
@@ -27,7 +28,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import Span, SpanKind, Tracer
 
 INSTRUMENTATION = "diagnosis_server"
 DEFAULT_SERVICE_NAME = "diagnosis-graph"
@@ -35,6 +36,7 @@ DEFAULT_SERVICE_NAME = "diagnosis-graph"
 log = structlog.get_logger("diagnosis_server.telemetry")
 
 _provider: TracerProvider | None = None
+_NO_SPAN: AbstractContextManager[Span] = nullcontext(trace.INVALID_SPAN)  # reusable
 
 
 class TelemetryError(ValueError):
@@ -106,6 +108,20 @@ def tracer() -> Tracer:
     if _provider is not None:
         return _provider.get_tracer(INSTRUMENTATION)
     return trace.get_tracer(INSTRUMENTATION)
+
+
+def active() -> bool:
+    """Whether spans are recorded anywhere: this service's provider, or a global one someone set."""
+    return _provider is not None or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def span(
+    name: str, attributes: Mapping[str, str | int], *, kind: SpanKind = SpanKind.INTERNAL
+) -> AbstractContextManager[Span]:
+    """A current span for the hot paths (node attempts, tool calls); nothing at all while tracing is off."""
+    if not active():
+        return _NO_SPAN
+    return tracer().start_as_current_span(name, kind=kind, attributes=attributes)
 
 
 def shutdown_tracing() -> None:

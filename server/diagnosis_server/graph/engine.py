@@ -15,12 +15,12 @@ from typing import Any
 import structlog
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server import telemetry
 from diagnosis_server.graph import routing
 from diagnosis_server.graph.context import Limits, RunContext
 from diagnosis_server.graph.nodes.base import Node, NodeResult, clip_text
 from diagnosis_server.graph.routing import node_label, outcome_label
 from diagnosis_server.graph.state import DiagnosisState, owned_fields
-from diagnosis_server.telemetry import tracer
 
 N = run_pb2.NodeName
 O = run_pb2.NodeOutcome  # noqa: E741
@@ -161,7 +161,7 @@ class GraphEngine:
             "diagnosis.node": label,
             "diagnosis.attempt": attempt,
         }
-        with tracer().start_as_current_span(f"node {label}", attributes=attributes) as span:
+        with telemetry.span(f"node {label}", attributes) as span:
             result = await self._attempt_in_span(name, node, state, ctx, attempt=attempt, cycle=cycle, started=started)
             span.set_attribute("diagnosis.cycle", cycle)
             span.set_attribute("diagnosis.outcome", outcome_label(result.outcome))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server import telemetry
 from diagnosis_server.conversions import (
     MAX_JSON_DEPTH,
     JsonObject,
@@ -27,7 +28,6 @@ from diagnosis_server.conversions import (
     to_value,
     too_deep_message,
 )
-from diagnosis_server.telemetry import tracer
 from diagnosis_server.tools.base import ToolError, Toolset
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
@@ -104,7 +104,7 @@ class ToolRunner:
         a binding's source invocation id leads to its span.
         """
         invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
-        attributes = {
+        attributes: dict[str, str | int] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool_name,
             "gen_ai.tool.call.id": invocation_id,
@@ -112,7 +112,7 @@ class ToolRunner:
             "diagnosis.run_id": self._run_id,
         }
         started = time.perf_counter()
-        with tracer().start_as_current_span(f"execute_tool {tool_name}", attributes=attributes) as span:
+        with telemetry.span(f"execute_tool {tool_name}", attributes) as span:
             try:
                 result = await self._call(invocation_id, tool_name, arguments)
             except ToolBlockedError:

@@ -99,3 +99,10 @@ def test_redaction_removes_keys_and_url_credentials() -> None:
 def test_an_endpoint_error_carries_its_class() -> None:
     assert AgentRetryableError("x", failure_class="timeout", endpoint=True).endpoint
     assert not AgentRetryableError("scripted").endpoint
+
+
+async def test_an_executor_whose_endpoint_fails_says_so_too(fake: FakeOpenAI, repository: Repository) -> None:
+    fake.script("executor", error(502, "bad gateway"))
+    run = await diagnose(repository, provider_for(fake))
+    assert "model endpoint failed" in run.answer_text
+    assert run.self_evaluation.verifier_evaluation.failure_reason.startswith("MODEL_ENDPOINT_FAILED: executor http_502")

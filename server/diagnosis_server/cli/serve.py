@@ -1,8 +1,9 @@
 """`diagnosis serve [--address HOST:PORT] [--database-url URL]`: run the gRPC service until SIGTERM/SIGINT.
 
 Settings come from DIAGNOSIS_* environment variables and the file named by DIAGNOSIS_CONFIG_FILE;
-the flags override both. Exit status: 0 after a graceful shutdown, 2 for bad settings or a server
-that cannot start.
+the flags override both. Exit status: 0 after a graceful shutdown (a second SIGTERM/SIGINT shortens the
+grace: the runs left are marked INTERRUPTED before the exit), 1 when the store failed during shutdown,
+2 for bad settings or a server that cannot start.
 """
 
 from __future__ import annotations
@@ -113,6 +114,10 @@ async def serve(
         loop.add_signal_handler(signum, running.hurry)
     try:
         await running.stop()
+    except StoreError as exc:
+        # The store failed during shutdown: what is left RUNNING is swept once stale (by any instance).
+        log.error("shutdown_store_failed", error=str(exc)[:300], hint="unfinished runs are swept once stale")
+        return 1
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)

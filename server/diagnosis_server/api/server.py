@@ -160,10 +160,13 @@ class RunningServer:
 
     async def _stop(self, grace: float) -> list[str]:
         log.info("shutting_down", grace_s=grace, active_runs=len(self.runs.active_run_ids))
-        await self.health.enter_graceful_shutdown()
         self.runs.close()
-        # New RPCs are refused from here; RPCs in flight (streams of running runs) go on.
+        # New RPCs are refused from here (UNAVAILABLE); RPCs in flight (streams of running runs, health
+        # watchers) go on. The server's shutdown begins before NOT_SERVING is published, so that a caller
+        # who saw NOT_SERVING is refused, never accepted and then cut (CANCELLED).
         server_stopped = asyncio.create_task(self.server.stop(grace + STREAM_CLOSE_S))
+        await asyncio.sleep(0)
+        await self.health.enter_graceful_shutdown()
         try:
             interrupted = await self.runs.drain(grace)
             if self.runs.hurried:

@@ -22,6 +22,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
+from diagnosis_server.store import INTERRUPTED
 
 from .postgres import RestartablePostgres
 
@@ -31,8 +32,10 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-@pytest.fixture
-async def served(postgres: RestartablePostgres) -> AsyncIterator[tuple[RunningServer, PassProvider]]:
+@pytest.fixture(params=[60.0], ids=["retry-60s"])
+async def served(
+    postgres: RestartablePostgres, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[RunningServer, PassProvider]]:
     await _reset_postgres(postgres.url, drop=False)
     provider = PassProvider(gate=asyncio.Event(), gate_role="composer")
     settings = load_settings(
@@ -40,9 +43,9 @@ async def served(postgres: RestartablePostgres) -> AsyncIterator[tuple[RunningSe
         database_url=postgres.url,
         metrics_address="",
         store_probe_interval_s=0.1,
-        store_retry_s=60,
+        store_retry_s=request.param,
     )
-    running = await start_server(settings, provider=provider, tools_for=tools_for)
+    running = await start_server(settings, provider=provider, tools_for=tools_for, heartbeat_interval_s=0.1)
     try:
         yield running, provider
     finally:
@@ -102,3 +105,40 @@ async def test_postgres_restart_mid_run(
         provider.gate.set()
         again = await read_rest(stub.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?")))
         assert again[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
+
+
+@pytest.mark.parametrize("served", [0.5], ids=["retry-0.5s"], indirect=True)
+async def test_a_final_write_given_up_during_an_outage_is_swept_by_its_own_instance(
+    served: tuple[RunningServer, PassProvider], postgres: RestartablePostgres
+) -> None:
+    """The outage outlasts DIAGNOSIS_STORE_RETRY_S: the run's task ends with the run RUNNING in the store.
+    Its stream fails UNAVAILABLE (never OK with a RUNNING run); once PostgreSQL is back, this instance's
+    own sweep marks it INTERRUPTED (it is no longer heartbeated), and WatchRun shows how it ended."""
+    running, provider = served
+    assert provider.gate is not None
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
+        stream = stub.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
+        started = await stream.read()
+        await provider.entered.acquire()
+        await asyncio.to_thread(postgres.stop)
+        provider.gate.set()
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await asyncio.wait_for(read_rest(stream), timeout=30)
+        assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+        await eventually(lambda: not running.runs.active_run_ids, within_s=10)  # the task gave up
+
+        await asyncio.to_thread(postgres.start)
+        await eventually(lambda: running.store_health.writable, within_s=10)
+
+        async def interrupted() -> run_pb2.DiagnosisRun:
+            while True:
+                run = (await stub.GetRun(pb.GetRunRequest(run_id=started.run_id))).run
+                if run.status != run_pb2.RUN_STATUS_RUNNING:
+                    return run
+                await asyncio.sleep(0.05)
+
+        run = await asyncio.wait_for(interrupted(), timeout=15)
+        assert (run.status, run.failure_reason) == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
+        watched = [m async for m in stub.WatchRun(pb.WatchRunRequest(run_id=started.run_id))]
+        assert (watched[-1].ended.status, watched[-1].ended.reason) == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)

@@ -1,9 +1,14 @@
 """Server start-up and graceful shutdown.
 
 ``start_server(settings)`` builds the whole service (store, provider, tools, orchestrator, run
-manager, servicers, health, reflection, metrics) and starts serving; ``RunningServer.stop()`` shuts
-it down: health NOT_SERVING at once, no new RPCs, running runs get ``shutdown_grace_s`` to finish,
-the rest are marked FAILED with reason INTERRUPTED.
+manager, servicers, health with its store probe, reflection v1 and v1alpha, metrics) and starts
+serving on an exclusively bound port; ``RunningServer.stop()`` shuts it down: no new RPCs, health
+NOT_SERVING, running runs get ``shutdown_grace_s`` to finish (``hurry()``, a second signal, ends the
+grace at once), the rest are marked FAILED with reason INTERRUPTED.
+
+Start-up refuses what an operator would regret: a non-loopback gRPC or metrics address without tokens,
+a port another server holds; it warns when tokens would travel in the clear. Each process has its own
+identity in the store (``DIAGNOSIS_INSTANCE_ID`` is its prefix).
 """
 
 from __future__ import annotations

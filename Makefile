@@ -11,7 +11,7 @@ GEN_DIR := client
 quiet_pip = out=$$($(BIN)/python -m pip install -q --disable-pip-version-check $(1) 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -v -e '^WARNING: Location' -e '^$$' || true
 
-.PHONY: setup run test lint proto proto-check bench soak load clean
+.PHONY: setup run test lint proto proto-check bench soak load soak-api clean
 
 setup: $(STAMP)
 
@@ -60,6 +60,12 @@ soak: setup
 # LOAD_SECONDS (60), LOAD_STREAMS (200), LOAD_WATCHERS (500) override the defaults.
 load: setup
 	@PYTHONPATH=tests $(BIN)/python -m reliability_api.load
+
+# Five minutes of mixed Diagnose/WatchRun/GetRun/ListRuns/CheckEvidence and bad requests against a real
+# `diagnosis serve` on loopback: errors, p50/p99, RSS and open fds at start and end (not part of `make test`).
+# SOAK_SECONDS (300), SOAK_WORKERS (24) override the defaults.
+soak-api: setup
+	@PYTHONPATH=tests $(BIN)/python -m reliability_api.soak
 
 # The benchmarks: a table and var/bench/latest.json (LangGraph, their baseline, is a bench-only dependency).
 BENCH_STAMP := $(VENV)/.bench-stamp

@@ -17,16 +17,21 @@ from google.protobuf import json_format, struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
+from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import (
+    MAX_JSON_DEPTH,
     MAX_VALUE_DEPTH,
+    JsonTooDeep,
     JsonValue,
     JsonValueError,
     canonical_bytes,
     from_struct,
     from_value,
+    json_depth,
     message_to_dict,
     to_struct,
     to_value,
+    value_depth,
 )
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
@@ -150,35 +155,37 @@ def test_to_struct_needs_an_object() -> None:
         to_struct([1])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("levels", range(45, 56))
-def test_the_depth_bound_is_parse_dicts(levels: int) -> None:
-    """A value nests as deep as json_format allowed, and no deeper (what protobuf can parse back)."""
-    value = _nested(levels)
-    try:
-        _parse_dict_value(value)
-    except json_format.ParseError:
-        with pytest.raises(JsonValueError, match="too deep"):
-            to_value(value)
-    else:
-        assert to_value(value) == _parse_dict_value(value)
-    wrapped: Any = {"k": value}
-    try:
-        expected = struct_pb2.Struct()
-        json_format.ParseDict(wrapped, expected)
-    except json_format.ParseError:
-        with pytest.raises(JsonValueError, match="too deep"):
-            to_struct(wrapped)
-    else:
-        assert to_struct(wrapped) == expected
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 40, 49])
+def test_one_depth_bound_for_every_json(levels: int) -> None:
+    """MAX_JSON_DEPTH containers convert; one more is JsonTooDeep saying "nested deeper than 32"."""
+    for value in (_nested(levels), _nested_objects(levels)):
+        assert json_depth(value) == min(levels, MAX_JSON_DEPTH + 1)  # the walk stops past the bound
+        if levels <= MAX_JSON_DEPTH:
+            built = to_value(value)
+            assert built == _parse_dict_value(value)
+            assert value_depth(built) == levels
+        else:
+            with pytest.raises(JsonTooDeep, match=f"nested deeper than {MAX_JSON_DEPTH}"):
+                to_value(value)
 
 
-def test_the_deepest_recordable_value_parses_back() -> None:
-    deepest = next(n for n in range(60, 0, -1) if _fits(_nested(n)))
-    built = to_value(_nested(deepest))
-    again = struct_pb2.Value()
-    again.ParseFromString(built.SerializeToString())
-    assert again == built
-    assert MAX_VALUE_DEPTH == 100
+def test_the_deepest_value_decodes_back_inside_the_messages_that_hold_it() -> None:
+    """34-49 levels used to convert and then fail protobuf's decode depth once inside a ToolInvocation."""
+    for value in (_nested_objects(MAX_JSON_DEPTH), _nested(MAX_JSON_DEPTH)):
+        invocation = contracts_pb2.ToolInvocation(invocation_id="inv-1", output=to_value(value))
+        again = contracts_pb2.ToolInvocation()
+        again.ParseFromString(invocation.SerializeToString())
+        assert again == invocation
+        request = gatekeeper_service_pb2.CheckEvidenceRequest(tool_invocations=[invocation])
+        assert gatekeeper_service_pb2.CheckEvidenceRequest.FromString(request.SerializeToString()) == request
+    assert MAX_VALUE_DEPTH == 2 * MAX_JSON_DEPTH + 1
+
+
+def _nested_objects(levels: int) -> JsonValue:
+    value: JsonValue = "leaf"
+    for _ in range(levels):
+        value = {"k": value}
+    return value
 
 
 def _fits(value: JsonValue) -> bool:
@@ -192,8 +199,9 @@ def _fits(value: JsonValue) -> bool:
 def test_a_cycle_is_refused_not_a_recursion_error() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
-    with pytest.raises(JsonValueError, match="too deep"):
+    with pytest.raises(JsonValueError, match="nested deeper"):
         to_value(cycle)
+    assert json_depth(cycle) > MAX_JSON_DEPTH
 
 
 def test_message_to_dict_of_a_built_value_is_the_value() -> None:

@@ -17,6 +17,7 @@ from diagnosis._config import (
     ReconnectPolicy,
     RetryPolicy,
     TLSConfig,
+    parse_target,
 )
 from diagnosis._requests import run_status, verdict
 from diagnosis._sync import DiagnosisClient, open_channel
@@ -62,6 +63,7 @@ __all__ = [
     "error_from_rpc",
     "open_aio_channel",
     "open_channel",
+    "parse_target",
     "run_status",
     "verdict",
 ]

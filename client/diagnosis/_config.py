@@ -106,6 +106,46 @@ class ReconnectPolicy:
         return ceiling * random.uniform(0.5, 1.0)
 
 
+_GRPC_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
+
+
+def parse_target(text: str) -> tuple[str, bool | None]:
+    """A target as gRPC takes it, and the TLS its URL scheme implies (None: no scheme said).
+
+    ``http://HOST:PORT`` -> (``HOST:PORT``, False); ``https://HOST:PORT`` -> (``HOST:PORT``, True); gRPC's
+    own schemes (``dns:``, ``unix:``, ...) and plain ``HOST:PORT`` pass unchanged. A URL with a path,
+    query or credentials is a ValueError saying what to give instead.
+    """
+    target = text.strip()
+    lowered = target.lower()
+    for scheme, tls in (("http://", False), ("https://", True)):
+        if lowered.startswith(scheme):
+            rest = target[len(scheme) :].rstrip("/")
+            if not rest or "/" in rest or "?" in rest or "#" in rest or "@" in rest:
+                raise ValueError(
+                    f"target: {text!r} is not a server address: give HOST:PORT (or {scheme}HOST:PORT), "
+                    "without a path, query or credentials"
+                )
+            if _missing_port(rest):
+                rest += ":443" if tls else ":80"
+            return rest, tls
+    if "://" in target and not lowered.startswith(_GRPC_SCHEMES):
+        raise ValueError(f"target: {text!r}: unknown scheme; give HOST:PORT, http://HOST:PORT or https://HOST:PORT")
+    return target, None
+
+
+def _missing_port(target: str) -> bool:
+    """Whether a plain host target names no port (gRPC then dials 443)."""
+    if target.lower().startswith(_GRPC_SCHEMES):
+        return False
+    if target.startswith("["):
+        return "]:" not in target
+    host, sep, port = target.rpartition(":")
+    if host.count(":"):  # a bare IPv6 literal
+        return True
+    return not sep or not port.isdigit()
+
+
 @dataclass(frozen=True, kw_only=True)
 class ConnectionConfig:
     """Everything a client needs to reach the service. Immutable; share it between clients."""
@@ -132,6 +172,17 @@ class ConnectionConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.target, str) or not self.target.strip():
             raise ValueError("target: must be a non-empty host:port")
+        target, scheme_tls = parse_target(self.target)
+        if scheme_tls is False and self.tls:
+            raise ValueError(f"target: {self.target!r} says http:// (plaintext) but TLS is on; use https://")
+        if scheme_tls is True and not self.tls:
+            object.__setattr__(self, "tls", True)
+        object.__setattr__(self, "target", target)
+        if not self.tls and _missing_port(target):
+            raise ValueError(
+                f"target: {self.target!r} has no port, so gRPC would dial port 443 (TLS's) in plaintext; "
+                f"give HOST:PORT, e.g. {target}:50051"
+            )
         if self.token is not None and not _is_token(self.token):
             raise ValueError("token: must be non-empty printable ASCII without spaces")
         if self.default_timeout is not None and not self.default_timeout > 0:

@@ -97,14 +97,73 @@ class JsonValueError(json_format.ParseError, ValueError):
     """
 
 
-# json_format.ParseDict's default max_recursion_depth: each Value and each Struct/ListValue in it is one
-# level, so a value nests at most 50 containers deep. The same bound as before, so that what could be
-# recorded still can, and what could not still cannot.
-MAX_VALUE_DEPTH = 100
+# The one nesting bound of every JSON that enters the service (tool outputs and arguments, agent outputs,
+# CheckEvidence requests), in containers: a scalar is 0 deep, ``{}`` and ``[]`` are 1. It is checked first,
+# before any conversion, and keeps every message that holds such a value within protobuf's decode depth
+# (100 message levels; a JSON object costs three of them: Value, Struct and its map entry).
+MAX_JSON_DEPTH = 32
+# to_value's own bound, in its recursion levels (a Value and its Struct/ListValue are one level each).
+MAX_VALUE_DEPTH = 2 * MAX_JSON_DEPTH + 1
+
+
+class JsonTooDeep(JsonValueError):
+    """A JSON value nested deeper than MAX_JSON_DEPTH; the message says "nested deeper than N"."""
+
+
+def too_deep_message(what: str) -> str:
+    return f"{what} is nested deeper than {MAX_JSON_DEPTH}"
 
 
 def _too_deep() -> JsonValueError:
-    return JsonValueError(f"Message too deep. Max recursion depth is {MAX_VALUE_DEPTH}")
+    return JsonTooDeep(f"value is nested deeper than {MAX_JSON_DEPTH}")
+
+
+def json_depth(value: object, *, limit: int = MAX_JSON_DEPTH) -> int:
+    """Containers nested in a plain JSON value (a scalar 0, ``{}`` 1), walked without recursion; a walk
+    stops as soon as it passes ``limit`` (a cycle is "deeper than any limit" this way, never a hang)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        level += 1
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        stack.extend((child, level) for child in children)
+    return deepest
+
+
+def value_depth(value: struct_pb2.Value | struct_pb2.Struct, *, limit: int = MAX_JSON_DEPTH) -> int:
+    """Containers nested in a protobuf Value or Struct (a Struct is 1), walked without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, struct_pb2.Struct):
+            children: Any = item.fields.values()
+        elif isinstance(item, struct_pb2.ListValue):
+            children = item.values
+        else:
+            kind = item.WhichOneof("kind")
+            if kind == "struct_value":
+                stack.append((item.struct_value, level))
+            elif kind == "list_value":
+                stack.append((item.list_value, level))
+            continue
+        level += 1
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        stack.extend((child, level) for child in children)
+    return deepest
 
 
 def to_value(value: JsonValue) -> struct_pb2.Value:

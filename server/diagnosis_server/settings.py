@@ -137,6 +137,8 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     max_question_chars: int = Field(default=4000, ge=1, le=1_000_000)
     max_concurrent_runs: int = Field(default=32, ge=1, le=100_000)
+    # CheckEvidence calls one tenant may have in progress at once (each is CPU; beyond: RESOURCE_EXHAUSTED).
+    max_concurrent_checks_per_tenant: int = Field(default=2, ge=1, le=1000)
     shutdown_grace_s: float = Field(default=10.0, ge=0.0, le=3600.0)
     # The scenario a request without context.scenario runs on.
     default_scenario: str = Field(default_factory=default_scenario_name)
@@ -144,9 +146,19 @@ class Settings(BaseSettings):
     environments_file: Path | None = None
     # A directory of the user's scenario packs, added to the bundled ones.
     scenarios_dir: Path | None = None
-    # This instance's name in the store (runs it owns); a stable one lets a restart interrupt its own
-    # unfinished runs at once. Empty: a fresh random id each start.
-    instance_id: str = Field(default="", max_length=64)
+    # A prefix of this instance's name in the store (runs it owns): each process adds a random suffix
+    # of its own, so two replicas given one id never take each other's runs for their own. Empty: a
+    # random id each start.
+    instance_id: str = Field(default="", max_length=48, pattern=r"^[A-Za-z0-9._:-]*$")
+    # A RUNNING run whose heartbeat is older than this is an orphan: marked FAILED (INTERRUPTED).
+    orphan_stale_after_s: float = Field(default=30.0, ge=1.0, le=86_400.0)
+    # How often the store's probe write runs (gRPC health follows it); 0 disables the probe.
+    store_probe_interval_s: float = Field(default=5.0, ge=0.0, le=3600.0)
+    # The first technical retry's wait after a transient agent failure (timeout, connection error, 429/5xx):
+    # doubled per retry, jittered, at least the endpoint's Retry-After, at most the node's timeout.
+    retry_backoff_s: float = Field(default=0.5, ge=0.0, le=60.0)
+    # How long a run's final write is retried while the store fails.
+    store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
     log_level: str = "info"
 
     @classmethod

@@ -38,6 +38,16 @@ def error_reason(error: grpc.aio.AioRpcError) -> str:
     return ""
 
 
+def retry_delay_s(error: grpc.aio.AioRpcError | grpc.RpcError) -> float:
+    """The google.rpc.RetryInfo delay of an error, in seconds (0 when it has none)."""
+    for detail in rich_status(error).details:  # type: ignore[arg-type]
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return float(info.retry_delay.ToMilliseconds() / 1000)
+    return 0.0
+
+
 async def collect(stream: AsyncIterator[Any]) -> list[Any]:
     return [message async for message in stream]
 

@@ -11,7 +11,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.store import StoreError
 
 from .conftest import Api
-from .helpers import error_reason, eventually, read_rest
+from .helpers import error_reason, eventually, read_rest, retry_delay_s
 
 SECRET = "postgresql://admin:hunter2@db.internal/prod"
 
@@ -20,7 +20,7 @@ async def test_an_unexpected_error_is_internal_with_a_generic_message(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def broken(*args: object, **kwargs: object) -> None:
-        raise StoreError(f"connection to {SECRET} refused")
+        raise RuntimeError(f"connection to {SECRET} refused")
 
     monkeypatch.setattr(api.running.repository, "get_run", broken)
     with capture_logs() as logs:
@@ -35,6 +35,21 @@ async def test_an_unexpected_error_is_internal_with_a_generic_message(
     assert failure["run_id"] == "run-abc"
     assert failure["log_level"] == "error"
     assert any(entry["event"] == "rpc" and entry["code"] == "INTERNAL" for entry in logs)
+
+
+async def test_a_store_failure_is_unavailable_with_a_retry_hint_and_no_internal_text(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError(f"connection to {SECRET} refused")
+
+    monkeypatch.setattr(api.running.repository, "get_run", broken)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert error_reason(caught.value) == "STORE_UNAVAILABLE"
+    assert retry_delay_s(caught.value) > 0
+    assert SECRET not in str(caught.value.trailing_metadata())
 
 
 async def test_a_stream_failing_midway_ends_internal_after_what_it_sent(

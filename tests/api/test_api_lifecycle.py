@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import grpc
 import grpc.aio
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -86,16 +89,48 @@ async def test_shutdown_lets_a_run_finish_within_the_grace(api_factory: ApiFacto
 async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
     api_factory: ApiFactory, tmp_path: Path
 ) -> None:
+    """A run whose heartbeat is older than DIAGNOSIS_ORPHAN_STALE_AFTER_S (a setting) is swept at start-up."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
-    previous_life = await open_repository(url, owner="node-a")
-    run = run_pb2.DiagnosisRun(run_id="run-left-behind", tenant="default", question="q", scenario="checkout-oom")
-    await previous_life.create_run(run)
+    previous_life = await open_repository(url, owner="node-a-0123456789ab")
+    for run_id in ("run-left-behind", "run-fresh"):
+        run = run_pb2.DiagnosisRun(run_id=run_id, tenant="default", question="q", scenario="checkout-oom")
+        await previous_life.create_run(run)
     await previous_life.close()
+    with closing(sqlite3.connect(tmp_path / "api.db")) as conn, conn:
+        conn.execute(
+            "UPDATE diagnosis_run SET heartbeat_at = '2000-01-01 00:00:00.000000' WHERE run_id = 'run-left-behind'"
+        )
 
-    api = await api_factory(instance_id="node-a")
+    api = await api_factory(instance_id="node-a", orphan_stale_after_s=600)
     stored = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-left-behind"))).run
     assert stored.status == run_pb2.RUN_STATUS_FAILED
     assert stored.failure_reason == INTERRUPTED
+    # Fresh within the threshold: it may be alive on another instance.
+    fresh = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-fresh"))).run
+    assert fresh.status == run_pb2.RUN_STATUS_RUNNING
+
+
+async def test_two_replicas_given_one_instance_id_never_interrupt_each_other(api_factory: ApiFactory) -> None:
+    """DIAGNOSIS_INSTANCE_ID is a prefix: each process is its own owner in the store."""
+    gate = asyncio.Event()
+    first = await api_factory(
+        provider=PassProvider(gate=gate), instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05}
+    )
+    stream = first.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
+    started = await stream.read()
+    await first.provider.entered.acquire()  # the run is live in the first replica
+
+    second = await api_factory(instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05})
+    assert first.running.repository.owner != second.running.repository.owner
+    assert first.running.repository.owner.startswith("node-a-")
+    await asyncio.sleep(0.3)  # several sweeps of the second replica
+    await second.running.stop(grace=0)  # its shutdown interrupts only its own runs
+    run = (await first.diagnosis.GetRun(pb.GetRunRequest(run_id=started.run_id))).run
+    assert run.status == run_pb2.RUN_STATUS_RUNNING
+
+    gate.set()
+    rest = await read_rest(stream)
+    assert rest[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
 
 
 async def test_reflection_lists_every_service_and_describes_them(api: Api) -> None:
@@ -110,9 +145,44 @@ async def test_reflection_lists_every_service_and_describes_them(api: Api) -> No
         "diagnosis.v1.DiagnosisService",
         "diagnosis.v1.GatekeeperService",
         "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
     }
     assert responses[1].file_descriptor_response.file_descriptor_proto  # enough for grpcurl / buf curl
+
+
+async def test_reflection_v1_answers_and_describes_itself(api: Api) -> None:
+    """grpc.reflection.v1 (what current grpcurl and buf curl try first) is served, not only v1alpha."""
+    info = api.channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    requests = [
+        reflection_pb2.ServerReflectionRequest(list_services=""),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="grpc.reflection.v1.ServerReflection"),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="diagnosis.v1.DiagnosisService"),
+    ]
+    responses = [r async for r in info(iter(requests))]
+    names = {s.name for s in responses[0].list_services_response.service}
+    assert "grpc.reflection.v1.ServerReflection" in names and "diagnosis.v1.DiagnosisService" in names
+    files = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in responses[1].file_descriptor_response.file_descriptor_proto
+    ]
+    v1 = next(f for f in files if f.package == "grpc.reflection.v1")
+    assert v1.service[0].method[0].input_type == ".grpc.reflection.v1.ServerReflectionRequest"
+    assert responses[2].file_descriptor_response.file_descriptor_proto
+
+
+async def test_health_list_reports_every_service(api: Api) -> None:
+    reply = await health_pb2_grpc.HealthStub(api.channel).List(health_pb2.HealthListRequest())
+    statuses = {name: status.status for name, status in reply.statuses.items()}
+    assert statuses == {
+        "": SERVING,
+        "diagnosis.v1.DiagnosisService": SERVING,
+        "diagnosis.v1.GatekeeperService": SERVING,
+    }
 
 
 async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: ApiFactory) -> None:

@@ -90,6 +90,7 @@ async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
         if sequence % 10 == 0:
             await asyncio.sleep(0)  # let the follower run now and then
     store.status = run_pb2.RUN_STATUS_SUCCESS
+    store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
     hub.close(RUN)
     await asyncio.wait_for(task, timeout=5)
     assert seen == list(range(1, 41))
@@ -104,6 +105,7 @@ async def test_follower_drops_live_duplicates_of_replayed_events() -> None:
     for sequence in (1, 2, 3):
         store.commit(hub, sequence)  # both stored and queued: the replay and the live feed overlap
     follower = RunFollower(store, subscription, after_sequence=1)
+    store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
     hub.close(RUN)
     assert [e.sequence async for e in follower.events()] == [2, 3]
     assert follower.last_sequence == 3
@@ -117,6 +119,7 @@ async def test_follower_fills_a_gap_in_the_live_feed_from_the_store() -> None:
     follower = RunFollower(store, subscription)
     store.events.append(event(1))  # stored, never published (the feed skips it)
     store.commit(hub, 2)
+    store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
     hub.close(RUN)
     assert [e.sequence async for e in follower.events()] == [1, 2]
 
@@ -138,6 +141,30 @@ async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
     store.status = run_pb2.RUN_STATUS_FAILED
     await asyncio.wait_for(task, timeout=5)
     assert seen == [1, 2]
+
+
+async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows_the_store_until_swept() -> None:
+    """The final write failed (store down): the live feed ends, the store still says RUNNING; the follower
+    goes on reading the store and ends only when the run is final there (the orphan sweep)."""
+    hub = EventHub()
+    store = FakeStore()
+    hub.open(RUN)
+    follower = RunFollower(store, hub.subscribe(RUN), poll_interval_s=0.001)
+    store.commit(hub, 1)
+    hub.close(RUN)  # the task is gone; status RUNNING
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for e in follower.events():
+            seen.append(e.sequence)
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.05)
+    assert not task.done()  # never ends as if a RUNNING run were over
+    store.status = run_pb2.RUN_STATUS_FAILED
+    await asyncio.wait_for(task, timeout=5)
+    assert seen == [1]
+    assert follower.final is not None and follower.final.status == run_pb2.RUN_STATUS_FAILED
 
 
 def test_queue_size_must_be_positive() -> None:

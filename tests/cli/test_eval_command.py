@@ -86,3 +86,24 @@ def test_eval_bad_file_exits_2_naming_line_and_reason(
 def test_eval_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(tmp_path / "nope.jsonl")]) == 2
     assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_eval_of_a_case_with_a_tool_output_nested_too_deep_runs_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """40 levels used to pass conversion and fail protobuf's decode when the invocation was built: the
+    eval aborted with a traceback. Now the depth is checked first: one line saying "nested deeper than 32"."""
+    case = json.loads((GOLDEN / "routing.jsonl").read_text().splitlines()[0])
+    deep: object = "leaf"
+    for _ in range(40):
+        deep = {"k": deep}
+    case["tool_invocations"][1]["output"] = deep
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(case) + "\n")
+    code = main(["eval", str(path), "--json"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in captured.err
+    assert captured.err.startswith("diagnosis eval: error: ")
+    assert "nested deeper than 32" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1

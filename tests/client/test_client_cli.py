@@ -15,7 +15,7 @@ from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
 from diagnosis_server.cli.client_commands import event_line
 
-EVENT_LINE = re.compile(r"^\[\d+\] [a-z_]+ [A-Z_]+ \(attempt \d+(, cycle \d+)?\)( \S+)?$")
+EVENT_LINE = re.compile(r"\[\d+\] [a-z ]+: [a-z ():,-]+ \(attempt \d+(, cycle \d+)?(; [a-z0-9 ]+)?\)")
 
 
 @pytest.fixture(autouse=True)
@@ -34,9 +34,18 @@ def test_event_line_format() -> None:
     event = run_pb2.OrchestrationEvent(
         sequence=3, node=run_pb2.NODE_NAME_GATEKEEPER, outcome=run_pb2.NODE_OUTCOME_CEILING_PASS, attempt=1, cycle=1
     )
-    assert event_line(event) == "[3] gatekeeper CEILING_PASS (attempt 1)"
+    assert event_line(event) == "[3] gatekeeper: the evidence checks out (attempt 1)"
     event.cycle, event.reason_code, event.node = 2, "EVIDENCE_GAP", run_pb2.NODE_NAME_VERIFIED_INPUT_BUILDER
-    assert event_line(event) == "[3] verified_input_builder CEILING_PASS (attempt 1, cycle 2) EVIDENCE_GAP"
+    assert event_line(event) == "[3] evidence builder: the evidence checks out (attempt 1, cycle 2; evidence gap)"
+
+
+def test_event_lines_never_show_enum_names() -> None:
+    """Every node and outcome has words: no CEILING_PASS or VERDICT_LOW_CONFID_EVIDENCE_GAP reaches a person."""
+    for node in run_pb2.NodeName.values()[1:]:
+        for outcome in run_pb2.NodeOutcome.values()[1:]:
+            line = event_line(run_pb2.OrchestrationEvent(sequence=1, node=node, outcome=outcome, attempt=1))
+            assert not any(word.isupper() and "_" in word for word in line.split()), line
+            assert "NODE_" not in line and "CEILING" not in line and "VERDICT" not in line
 
 
 def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
@@ -203,3 +212,22 @@ def test_target_comes_from_the_environment(
     code, out, _ = run_cli(capsys, "runs", "list", "--json")
     assert code == 0
     json_format.Parse(out, diagnosis_service_pb2.ListRunsResponse())
+
+
+def test_an_http_url_target_is_parsed_and_dialled(live_server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--target http://HOST:PORT` used to fail with "Misformatted domain name"."""
+    code, out, _ = run_cli(capsys, "runs", "list", "--target", f"http://{live_server.target}/")
+    assert code == 0, out
+
+
+def test_a_target_without_a_port_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--target 127.0.0.1` used to dial port 443 in plaintext and hang or fail obscurely."""
+    code, _, err = run_cli(capsys, "runs", "list", "--target", "127.0.0.1")
+    assert code == 2
+    assert "no port" in err and "443" in err and "127.0.0.1:50051" in err
+
+
+def test_a_url_with_a_path_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "runs", "list", "--target", "http://127.0.0.1:50051/diagnosis.v1")
+    assert code == 2
+    assert "HOST:PORT" in err

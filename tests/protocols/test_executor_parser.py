@@ -361,10 +361,15 @@ def test_bound_multibyte_text_is_measured_in_bytes() -> None:
 
 def test_bound_nesting_deeper_than_the_limit_is_invalid_text() -> None:
     deep = "[" * MAX_DEPTH + "]" * MAX_DEPTH
-    ok = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + "[" * 62 + "]" * 62 + "}"
+    ok = (
+        '{"contract": "executor_evidence_v2", "claims": [], "reasoning": '
+        + "[" * (MAX_DEPTH - 2)
+        + "]" * (MAX_DEPTH - 2)
+        + "}"
+    )
     assert parse_executor_output(ok).ok
     text = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + deep + "}"
-    assert "nested deeper than 64" in _invalid(text).error
+    assert "nested deeper than 32" in _invalid(text).error
 
 
 def test_bound_pathological_nesting_never_raises_recursion_error() -> None:
@@ -388,8 +393,8 @@ def test_bound_deep_or_cyclic_mapping_is_invalid() -> None:
 
 def test_bound_shared_subtrees_in_a_mapping_are_walked_quickly() -> None:
     shared: Any = 1
-    for _ in range(40):
-        shared = [shared, shared]  # 2**40 paths, 40 distinct containers
+    for _ in range(MAX_DEPTH - 2):
+        shared = [shared, shared]  # 2**30 paths, 30 distinct containers
     doc = _output()
     doc["reasoning"] = shared
     assert parse_executor_output(doc).ok

@@ -73,3 +73,11 @@ def test_pathological_nesting_is_refused_not_crashing() -> None:
 def test_strip_fence_leaves_unfenced_text_alone() -> None:
     assert strip_fence("  plain  ") == "plain"
     assert strip_fence("```json\n{}\n```") == "{}"
+
+
+def test_agent_output_deeper_than_the_services_one_bound_says_so() -> None:
+    from diagnosis_server.conversions import MAX_JSON_DEPTH
+
+    assert MAX_DEPTH == MAX_JSON_DEPTH == 32
+    value, reason = parse_json_object('{"a": ' + "[" * 40 + "]" * 40 + "}")
+    assert value is None and reason == "agent output is nested deeper than 32"

@@ -214,6 +214,7 @@ async def run_case(
     limits: Limits | None = None,
     tools: ToolEnvironment | None = None,
     run_id: str | None = None,
+    finish_retry_s: float = 5.0,
 ) -> Outcome:
     """Runs ``case`` (its scripted outputs, or ``provider``, optionally wrapped) and reads back what was stored."""
     run_id = run_id or new_run_id()
@@ -221,7 +222,11 @@ async def run_case(
     provider = wrap(base) if wrap is not None else base
     environment = tools or replay_tools([inv.tool_name for inv in case.invocations])
     orchestrator = Orchestrator(
-        store=store, provider=provider, tools_for=lambda _scenario: environment, limits=limits or Limits()
+        store=store,
+        provider=provider,
+        tools_for=lambda _scenario: environment,
+        limits=limits or Limits(),
+        finish_retry_s=finish_retry_s,
     )
     returned = await orchestrator.run(question=case.question, scenario="", run_id=run_id)
     stored = await store.repository.get_run(run_id)

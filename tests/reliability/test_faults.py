@@ -276,7 +276,7 @@ def _tool_case(provider: ToolUsingProvider) -> Case:
         (hanging, contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, "no output within 0.2s"),
         # One 50 MB string: no array to trim, so it cannot be brought under the bound.
         (flooding, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "over the 262144 byte bound and cannot be trimmed"),
-        (nesting, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "nested too deeply"),
+        (nesting, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, "output is nested deeper than 32"),
     ],
     ids=["raises", "hangs", "50MB", "deep"],
 )
@@ -395,15 +395,27 @@ async def test_a_failed_finish_stores_the_run_failed_not_running(repository: Rep
     await _second_run_works(repository)
 
 
+async def test_a_final_write_failing_for_a_while_is_retried_until_the_store_takes_it(repository: Repository) -> None:
+    """The store recovers within the retry window: the run's own final record is stored (not a FAILED stand-in)."""
+    case = golden_case("pass-composed")
+    store = FaultyStore(repository, StoreFaults(finish=4))
+    outcome = await run_case(case, store)
+    assert store.finish_calls == 5  # two rounds of (final record, FAILED stand-in) failed, then the final record
+    assert outcome.stored is not None
+    assert outcome.stored.status == run_pb2.RUN_STATUS_SUCCESS == outcome.returned.status
+    assert_safe_run(case, outcome)
+
+
 async def test_when_no_write_succeeds_the_caller_sees_the_error_and_the_run_is_interrupted_later(
     repository: Repository,
 ) -> None:
-    """A store that takes no final write: the caller gets the StoreError; ``interrupt_owned`` (shutdown) then
-    marks the run FAILED (INTERRUPTED)."""
+    """A store that takes no final write within the retry window: the caller gets the StoreError;
+    ``interrupt_owned`` (shutdown) or the orphan sweep then marks the run FAILED (INTERRUPTED)."""
     run_id = new_run_id()
-    store = FaultyStore(repository, StoreFaults(finish=2))
+    store = FaultyStore(repository, StoreFaults(finish=10_000))
     with pytest.raises(StoreError):
-        await run_case(golden_case("pass-composed"), store, run_id=run_id)
+        await run_case(golden_case("pass-composed"), store, run_id=run_id, finish_retry_s=0.3)
+    assert store.finish_calls > 2  # retried, not given up after one failure
     stuck = await repository.get_run(run_id)
     assert stuck is not None and stuck.status == run_pb2.RUN_STATUS_RUNNING
     assert await repository.interrupt_owned() == [run_id]

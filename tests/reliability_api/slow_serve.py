@@ -19,6 +19,7 @@ from diagnosis_server.api import configure_logging
 from diagnosis_server.api.components import load_provider
 from diagnosis_server.cli.serve import serve
 from diagnosis_server.settings import SettingsError, load_settings
+from diagnosis_server.telemetry import configure_tracing, shutdown_tracing
 
 
 class SlowAgent:
@@ -53,13 +54,17 @@ def main() -> int:
         print(f"slow_serve: error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
+    configure_tracing()
     provider = SlowProvider(
         load_provider(settings.agent_provider), float(os.environ.get("SLOW_SERVE_AGENT_DELAY_S", "0.3"))
     )
     options: dict[str, Any] = {"provider": provider}
     if heartbeat := os.environ.get("SLOW_SERVE_HEARTBEAT_S"):
         options["heartbeat_interval_s"] = float(heartbeat)
-    return asyncio.run(serve(settings, **options))
+    try:
+        return asyncio.run(serve(settings, **options))
+    finally:
+        shutdown_tracing()
 
 
 if __name__ == "__main__":

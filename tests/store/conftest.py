@@ -31,7 +31,15 @@ from diagnosis_server.store.migrate import upgrade_connection
 
 POSTGRES_URL_ENV = "DIAGNOSIS_TEST_POSTGRES_URL"
 REQUIRE_POSTGRES_ENV = "DIAGNOSIS_TEST_REQUIRE_POSTGRES"
-STORE_TABLES = ("checkpoint", "node_step", "orchestration_event", "tool_invocation", "diagnosis_run", "alembic_version")
+STORE_TABLES = (
+    "store_probe",
+    "checkpoint",
+    "node_step",
+    "orchestration_event",
+    "tool_invocation",
+    "diagnosis_run",
+    "alembic_version",
+)
 _START_TIMEOUT_S = 30
 
 

@@ -67,7 +67,7 @@ async def test_two_instances_write_one_sqlite_file(tmp_path: Path) -> None:
         async with asyncio.timeout(30):
             await asyncio.gather(*(_drive(first if i % 2 else second, r) for i, r in enumerate(run_ids)))
         await _check(first, run_ids)
-        await second.heartbeat()
+        await second.heartbeat(run_ids)
         assert await first.interrupt_orphans(stale_after_s=0) == []
     finally:
         await first.close()

@@ -52,7 +52,7 @@ async def test_heartbeat_keeps_runs_alive(repo: Repository, database_url: str) -
     try:
         await other.create_run(make_run("theirs"))
         await asyncio.sleep(0.15)
-        await other.heartbeat()
+        await other.heartbeat(["theirs"])
         assert await repo.interrupt_orphans(stale_after_s=0.1) == []
         await asyncio.sleep(0.15)
         assert await repo.interrupt_orphans(stale_after_s=0.1) == ["theirs"]

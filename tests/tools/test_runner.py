@@ -70,9 +70,38 @@ async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(numb
 async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
     invocation, error = await _call(_nested(80))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
-    assert error == "output is nested too deeply to be recorded"
+    assert error == "output is nested deeper than 32"
     ok, _ = await _call(_nested(20))
     assert ok.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
+
+
+@pytest.mark.parametrize("levels", [33, 34, 40, 49])
+async def test_r_c_2_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_raised(levels: int) -> None:
+    """Such an output used to pass conversion and fail protobuf's decode depth when the invocation was built:
+    the call went unrecorded and the error escaped ToolRunner.call."""
+    invocation, error = await _call(_nested(levels))
+    assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
+    assert error == invocation.error == "output is nested deeper than 32"
+    again = contracts_pb2.ToolInvocation.FromString(invocation.SerializeToString())
+    assert again == invocation
+
+
+async def test_r_c_2_the_deepest_accepted_output_is_recorded_whole_and_decodes() -> None:
+    invocation, error = await _call(_nested(32))
+    assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and not error
+    assert contracts_pb2.ToolInvocation.FromString(invocation.SerializeToString()) == invocation
+
+
+async def test_r_c_2_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error() -> None:
+    recorded: list[contracts_pb2.ToolInvocation] = []
+
+    async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
+        recorded.append(invocation)
+
+    runner = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder)
+    await runner.record("fixed", {}, _nested(40), invocation_id="inv-deep")
+    assert recorded[0].status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
+    assert recorded[0].error == "output is nested deeper than 32"
 
 
 # ---------------------------------------------------------------- the output cap

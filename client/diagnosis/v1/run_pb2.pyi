@@ -406,6 +406,9 @@ class NodeStep(_message.Message):
     COMPLETION_TOKENS_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
     ENDPOINT_CALLS_FIELD_NUMBER: _builtins.int
+    FAILURE_CLASS_FIELD_NUMBER: _builtins.int
+    FAILURE_FIELD_NUMBER: _builtins.int
+    RETRY_AFTER_MS_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     node: Global___NodeName.ValueType
     attempt: _builtins.int
@@ -418,6 +421,14 @@ class NodeStep(_message.Message):
     completion_tokens: _builtins.int
     endpoint_calls: _builtins.int
     """Calls the attempt made to a model endpoint (an Executor's tool loop makes several)."""
+    failure_class: _builtins.str
+    """Why a failed attempt failed, as a class: "timeout", "connection_refused", "http_503", "rate_limited",
+    "refusal", "crash", ... (empty when it did not fail).
+    """
+    failure: _builtins.str
+    """The failure in words: the endpoint's (or the agent's) own message, clipped, never a secret or a prompt."""
+    retry_after_ms: _builtins.int
+    """The wait the endpoint asked for before a retry (Retry-After), in milliseconds; 0 when none."""
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -435,10 +446,13 @@ class NodeStep(_message.Message):
         completion_tokens: _builtins.int = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
         endpoint_calls: _builtins.int = ...,
+        failure_class: _builtins.str = ...,
+        failure: _builtins.str = ...,
+        retry_after_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "completion_tokens", b"completion_tokens", "cycle", b"cycle", "endpoint_calls", b"endpoint_calls", "latency_ms", b"latency_ms", "model", b"model", "node", b"node", "outcome", b"outcome", "prompt_tokens", b"prompt_tokens", "provider", b"provider", "run_id", b"run_id", "started_at", b"started_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "completion_tokens", b"completion_tokens", "cycle", b"cycle", "endpoint_calls", b"endpoint_calls", "failure", b"failure", "failure_class", b"failure_class", "latency_ms", b"latency_ms", "model", b"model", "node", b"node", "outcome", b"outcome", "prompt_tokens", b"prompt_tokens", "provider", b"provider", "retry_after_ms", b"retry_after_ms", "run_id", b"run_id", "started_at", b"started_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

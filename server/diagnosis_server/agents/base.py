@@ -24,7 +24,26 @@ AGENT_ROLES: tuple[AgentRole, ...] = ("planner", "executor", "verifier", "compos
 
 
 class AgentError(Exception):
-    """Base of an agent's typed failures."""
+    """Base of an agent's typed failures.
+
+    ``failure_class`` names the failure for operators ("timeout", "connection_refused", "http_503", ...);
+    ``endpoint`` says the model endpoint itself failed (it could not be reached or answered with an
+    error), as opposed to the agent's own refusal; ``retry_after_s`` is the wait the endpoint asked for.
+    The message is safe to log and store: no secret, no prompt.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        failure_class: str = "",
+        endpoint: bool = False,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.failure_class = failure_class
+        self.endpoint = endpoint
+        self.retry_after_s = retry_after_s
 
 
 class AgentRetryableError(AgentError):

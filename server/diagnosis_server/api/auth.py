@@ -42,12 +42,15 @@ class TokenAuthenticator:
 
 
 def _bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> bytes | None:
-    for key, value in metadata or ():
-        if key.lower() != AUTHORIZATION:
-            continue
-        text = value.decode("latin-1") if isinstance(value, bytes) else value
-        scheme, _, token = text.strip().partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            return token.strip().encode()
+    """The one bearer token of the call; two ``authorization`` entries are ambiguous: UNAUTHENTICATED."""
+    found: list[str | bytes] = [value for key, value in metadata or () if key.lower() == AUTHORIZATION]
+    if len(found) > 1:
+        raise unauthenticated("more than one authorization header: send exactly one")
+    if not found:
         return None
+    value = found[0]
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    scheme, _, token = text.strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip().encode()
     return None

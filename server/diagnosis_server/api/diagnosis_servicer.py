@@ -10,13 +10,14 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import grpc.aio
+import structlog
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found
-from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, RunFollower
+from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, TERMINAL_STATUSES, RunFollower
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
 from diagnosis_server.api.runs import RunManager
@@ -72,6 +73,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         )
         started = self._runs.start(question=question, scenario=scenario, environment=environment, tenant=call.tenant)
         run_id = call.run_id = started.run_id
+        structlog.contextvars.bind_contextvars(run_id=run_id)
         try:
             stored = await started.wait_started()
             created_at = timestamp_pb2.Timestamp()
@@ -81,9 +83,11 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
                 yield pb.DiagnoseResponse(run_id=run_id, event=event)
-            final = await self._repository.get_run(run_id)
+            final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
+            if final.status not in TERMINAL_STATUSES:  # the follower ends on a final record only
+                raise RuntimeError(f"run {run_id} ended its stream while {final.status}")
             yield pb.DiagnoseResponse(run_id=run_id, run=final)
         finally:
             started.subscription.close()
@@ -112,6 +116,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     async def WatchRun(self, request: pb.WatchRunRequest, context: Context) -> AsyncIterator[pb.WatchRunResponse]:
         call = current_call()
         run_id = call.run_id = check_run_id(request.run_id)
+        structlog.contextvars.bind_contextvars(run_id=run_id)
         after = check_after_sequence(request.after_sequence)
         # Subscribe before the first read of the store: nothing can fall between replay and live.
         subscription = self._hub.subscribe(run_id)
@@ -123,7 +128,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             )
             async for event in follower.events():
                 yield pb.WatchRunResponse(event=event)
-            final = await self._repository.get_run(run_id)
+            final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             last_sequence = follower.last_sequence

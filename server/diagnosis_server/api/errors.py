@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -24,6 +24,8 @@ from grpc_status import rpc_status
 ERROR_DOMAIN = "diagnosis.v1"
 INTERNAL_MESSAGE = "internal error"
 MAX_TEXT_BYTES = 1024
+# The retry hint sent with a store outage.
+STORE_RETRY_AFTER_S = 2.0
 _ELLIPSIS = "..."
 
 
@@ -86,8 +88,26 @@ def resource_exhausted(reason: str, description: str, metadata: Mapping[str, str
     return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, description, [error_info(reason, metadata)])
 
 
-def unavailable(reason: str, description: str) -> ApiError:
-    return ApiError(grpc.StatusCode.UNAVAILABLE, description, [error_info(reason)])
+def retry_info(seconds: float) -> error_details_pb2.RetryInfo:
+    """google.rpc.RetryInfo: how long a caller should wait before it tries again."""
+    delay = duration_pb2.Duration()
+    delay.FromMilliseconds(int(seconds * 1000))
+    return error_details_pb2.RetryInfo(retry_delay=delay)
+
+
+def unavailable(reason: str, description: str, *, retry_after_s: float | None = None) -> ApiError:
+    details: list[Message] = [error_info(reason)]
+    if retry_after_s is not None:
+        details.append(retry_info(retry_after_s))
+    return ApiError(grpc.StatusCode.UNAVAILABLE, description, details)
+
+
+def store_unavailable(problem: str = "") -> ApiError:
+    """The store cannot be read or written now: UNAVAILABLE with a RetryInfo (the cause is logged, not sent)."""
+    description = "the store is unavailable; retry later"
+    if problem:
+        description = f"the store is unavailable ({problem}); retry later"
+    return unavailable("STORE_UNAVAILABLE", description, retry_after_s=STORE_RETRY_AFTER_S)
 
 
 def internal() -> ApiError:

@@ -5,6 +5,10 @@ the replay and the live feed; every event is yielded once, in sequence order (du
 by sequence number, and a gap or an overflow is filled from the store, where each event is committed
 before it is published). A run this process is not running (another instance's) is followed by
 polling the store.
+
+The events end only when the store holds the run's final record (``final``): a run whose task ended
+without one (its final write failed while the store was down) is followed through the store until the
+orphan sweep marks it INTERRUPTED, so no stream ends as if a RUNNING run were over.
 """
 
 from __future__ import annotations
@@ -45,12 +49,15 @@ class RunFollower:
         # The highest sequence number yielded (or skipped by the caller's after_sequence).
         self.last_sequence = after_sequence
         self.yielded = 0
+        # The run's final record once ``events`` has ended (None: the run is not in the store).
+        self.final: run_pb2.DiagnosisRun | None = None
+        self._live = subscription.attached
 
     async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
         async for event in self._replay():
             yield event
         while True:
-            if self._subscription.attached:
+            if self._live:
                 item = await self._subscription.next()
             else:
                 item = await self._poll()
@@ -58,6 +65,13 @@ class RunFollower:
                 async for event in self._replay():
                     yield event
                 if item is Signal.END:
+                    if self._live:
+                        # The run's task is over: its final record should be stored; if not, follow the store.
+                        self._live = False
+                        run = await self._store.get_run(self._run_id)
+                        if run is not None and run.status not in TERMINAL_STATUSES:
+                            continue
+                        self.final = run
                     return
                 continue
             if item.sequence <= self.last_sequence:
@@ -72,6 +86,7 @@ class RunFollower:
     async def _poll(self) -> Signal:
         run = await self._store.get_run(self._run_id)
         if run is None or run.status in TERMINAL_STATUSES:
+            self.final = run
             return Signal.END
         await asyncio.sleep(self._poll_interval_s)
         return Signal.OVERFLOW

@@ -3,6 +3,8 @@
 What is logged is chosen where it is logged: ids, codes, counts and durations. Bearer tokens, prompt
 texts and questions are never passed to a logger. Tracebacks are rendered without their frames'
 local variables: those hold requests, questions, prompt texts and run state, which a log line must not.
+Lines written inside an RPC or a run carry its ``tenant`` and ``run_id`` (structlog contextvars) and,
+when tracing is on, the current ``trace_id`` and ``span_id``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import sys
 from typing import TextIO
 
 import structlog
+
+from diagnosis_server.telemetry import add_trace_ids
 
 # structlog's dict_tracebacks shows every frame's locals by default; ours never do.
 _TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
@@ -23,6 +27,7 @@ def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> N
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            add_trace_ids,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),

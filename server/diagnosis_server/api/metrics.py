@@ -4,6 +4,8 @@
 - ``node_latency_seconds{node}``: how long each node attempt took.
 - ``active_streams{method}``: open server streams (Diagnose, WatchRun).
 - ``rpc_total{method, code}``: finished RPCs by status code.
+- ``model_endpoint_failures_total{node, failure_class}``: agent attempts whose model endpoint failed.
+- ``store_writable``: 1 while the store's probe write succeeds, 0 while it fails.
 """
 
 from __future__ import annotations
@@ -32,11 +34,24 @@ class Metrics:
         )
         self.active_streams = Gauge("active_streams", "Open server streams", ("method",), registry=self.registry)
         self.rpcs = Counter("rpc", "Finished RPCs", ("method", "code"), registry=self.registry)
+        self.endpoint_failures = Counter(
+            "model_endpoint_failures",
+            "Agent attempts whose model endpoint failed",
+            ("node", "failure_class"),
+            registry=self.registry,
+        )
+        self.store_writable = Gauge(
+            "store_writable", "1 while the store takes writes (the probe)", registry=self.registry
+        )
         self._http: tuple[WSGIServer, Thread] | None = None
 
     def observe_event(self, event: run_pb2.OrchestrationEvent) -> None:
         node = enum_short_name(run_pb2.NodeName, event.node, lower=True)
         self.node_latency.labels(node=node).observe(event.duration_ms / 1000.0)
+
+    def observe_endpoint_failure(self, step: run_pb2.NodeStep) -> None:
+        node = enum_short_name(run_pb2.NodeName, step.node, lower=True)
+        self.endpoint_failures.labels(node=node, failure_class=step.failure_class or "unknown").inc()
 
     def observe_run(self, run: run_pb2.DiagnosisRun) -> None:
         verdict = "NONE" if not run.verdict else enum_short_name(contracts_pb2.Verdict, run.verdict)

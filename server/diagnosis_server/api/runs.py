@@ -15,11 +15,13 @@ from dataclasses import dataclass
 import structlog
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.api.errors import resource_exhausted, unavailable
+from diagnosis_server.api.errors import resource_exhausted, store_unavailable, unavailable
 from diagnosis_server.api.hub import EventHub, Subscription
 from diagnosis_server.api.metrics import Metrics
+from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
-from diagnosis_server.store import INTERRUPTED, Repository
+from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, Repository, StoreError
+from diagnosis_server.store.records import utc_now
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +54,8 @@ class RunManager:
         *,
         max_concurrent_runs: int,
         heartbeat_interval_s: float = DEFAULT_HEARTBEAT_INTERVAL_S,
+        stale_after_s: float = DEFAULT_STALE_AFTER_S,
+        store_health: StoreHealth | None = None,
     ) -> None:
         self._orchestrator = orchestrator
         self._repository = repository
@@ -59,11 +63,15 @@ class RunManager:
         self._metrics = metrics
         self._max = max_concurrent_runs
         self._heartbeat_interval_s = heartbeat_interval_s
+        self._stale_after_s = stale_after_s
+        self._store_health = store_health
         self._tasks: dict[str, asyncio.Task[run_pb2.DiagnosisRun | None]] = {}
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        # Set by a second shutdown signal: the grace ends now.
+        self._hurry = asyncio.Event()
         # Called with the stored run after each run ends (tests and embedders may listen).
         self.on_finished: list[Callable[[run_pb2.DiagnosisRun], None]] = []
 
@@ -79,6 +87,8 @@ class RunManager:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
+        if self._store_health is not None and not self._store_health.writable:
+            raise store_unavailable(self._store_health.problem)
         if len(self._tasks) >= self._max:
             raise resource_exhausted(
                 "TOO_MANY_RUNS",
@@ -118,6 +128,9 @@ class RunManager:
         started: asyncio.Future[run_pb2.DiagnosisRun],
         environment: str = "",
     ) -> run_pb2.DiagnosisRun | None:
+        # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
+        structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
+
         async def on_started(run: run_pb2.DiagnosisRun) -> None:
             if not started.done():
                 started.set_result(run)
@@ -143,6 +156,13 @@ class RunManager:
             if not started.done():
                 started.set_exception(RunStartError("the server shut down before the run started"))
             raise
+        except StoreError as exc:
+            # Not created (the caller gets UNAVAILABLE), or its final record could not be written: the run
+            # is RUNNING in the store with no task; this instance's sweep marks it INTERRUPTED.
+            log.error("run_store_failed", run_id=run_id, error=str(exc)[:300], created=started.done())
+            if not started.done():
+                started.set_exception(exc)
+            return None
         except Exception as exc:
             log.exception("run_crashed", run_id=run_id, error=type(exc).__name__)
             if not started.done():
@@ -169,13 +189,23 @@ class RunManager:
         while True:
             await asyncio.sleep(self._heartbeat_interval_s)
             try:
-                if self._tasks:
-                    await self._repository.heartbeat()
-                orphans = await self._repository.interrupt_orphans()
-                if orphans:
-                    log.warning("orphan_runs_interrupted", run_ids=orphans)
+                await self.maintain_once()
             except Exception as exc:
-                log.warning("run_maintenance_failed", error=type(exc).__name__)
+                log.warning("run_maintenance_failed", error=type(exc).__name__, detail=str(exc)[:300])
+
+    async def maintain_once(self) -> list[str]:
+        """Heartbeats the runs whose task is alive, then sweeps orphans (this instance's dead runs too)."""
+        snapshot_at = utc_now()
+        alive = list(self._tasks)
+        if alive:
+            await self._repository.heartbeat(alive)
+        orphans = await self._repository.interrupt_orphans(
+            stale_after_s=self._stale_after_s, active=alive, active_since=snapshot_at
+        )
+        if orphans:
+            log.warning("orphan_runs_interrupted", run_ids=orphans)
+            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(orphans))
+        return orphans
 
     async def stop_maintenance(self) -> None:
         task, self._maintenance = self._maintenance, None
@@ -190,13 +220,29 @@ class RunManager:
         """Refuse new runs from now on."""
         self._closed = True
 
+    def hurry(self) -> None:
+        """Ends a drain's grace at once (the runs left are cancelled and marked INTERRUPTED)."""
+        self._hurry.set()
+
+    @property
+    def hurried(self) -> bool:
+        return self._hurry.is_set()
+
     async def drain(self, grace_s: float) -> list[str]:
         """Waits up to ``grace_s`` for running runs; cancels the rest and marks them FAILED (INTERRUPTED)."""
         self._closed = True
         tasks = dict(self._tasks)
         pending: set[asyncio.Task[run_pb2.DiagnosisRun | None]] = set()
         if tasks:
-            _, pending = await asyncio.wait(set(tasks.values()), timeout=max(grace_s, 0.0))
+            # Every run done, the grace over, or a second signal: whichever comes first.
+            hurry = asyncio.ensure_future(self._hurry.wait())
+            done = asyncio.ensure_future(asyncio.wait(set(tasks.values())))
+            try:
+                await asyncio.wait({done, hurry}, timeout=max(grace_s, 0.0), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                hurry.cancel()
+                done.cancel()
+            pending = {task for task in tasks.values() if not task.done()}
         left = [run_id for run_id, task in tasks.items() if task in pending]
         for task in pending:
             task.cancel()

@@ -1,14 +1,20 @@
 """Server start-up and graceful shutdown.
 
 ``start_server(settings)`` builds the whole service (store, provider, tools, orchestrator, run
-manager, servicers, health, reflection, metrics) and starts serving; ``RunningServer.stop()`` shuts
-it down: health NOT_SERVING at once, no new RPCs, running runs get ``shutdown_grace_s`` to finish,
-the rest are marked FAILED with reason INTERRUPTED.
+manager, servicers, health with its store probe, reflection v1 and v1alpha, metrics) and starts
+serving on an exclusively bound port; ``RunningServer.stop()`` shuts it down: no new RPCs, health
+NOT_SERVING, running runs get ``shutdown_grace_s`` to finish (``hurry()``, a second signal, ends the
+grace at once), the rest are marked FAILED with reason INTERRUPTED.
+
+Start-up refuses what an operator would regret: a non-loopback gRPC or metrics address without tokens,
+a port another server holds; it warns when tokens would travel in the clear. Each process has its own
+identity in the store (``DIAGNOSIS_INSTANCE_ID`` is its prefix).
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -31,10 +37,13 @@ from diagnosis_server.api.components import ToolsFor, load_provider, pack_tools_
 from diagnosis_server.api.diagnosis_servicer import DiagnosisServicer
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
+from diagnosis_server.api.health import ListingHealthServicer, add_reflection
 from diagnosis_server.api.hub import DEFAULT_QUEUE_SIZE, EventHub
 from diagnosis_server.api.interceptor import ApiInterceptor
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
+from diagnosis_server.api.store_health import StoreHealth
+from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
 from diagnosis_server.sources.config import EnvironmentsError, load_environments
@@ -47,7 +56,10 @@ log = structlog.get_logger("diagnosis_server.api")
 DIAGNOSIS_SERVICE = diagnosis_service_pb2.DESCRIPTOR.services_by_name["DiagnosisService"].full_name
 GATEKEEPER_SERVICE = gatekeeper_service_pb2.DESCRIPTOR.services_by_name["GatekeeperService"].full_name
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-SERVICE_NAMES = (DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE, HEALTH_SERVICE, reflection.SERVICE_NAME)
+REFLECTION_V1_SERVICE = "grpc.reflection.v1.ServerReflection"
+SERVICE_NAMES = (DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE, HEALTH_SERVICE, REFLECTION_V1_SERVICE, reflection.SERVICE_NAME)
+# The names health reports on ("" is the whole server).
+HEALTH_NAMES = ("", DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE)
 # After the runs' grace, how long streams get to send their last message before they are cut.
 STREAM_CLOSE_S = 1.0
 
@@ -64,6 +76,39 @@ def check_bind_policy(address: str, *, authenticated: bool) -> None:
             f"refusing to serve on {address} without authentication: set {env_name('auth_tokens')} or "
             f"{env_name('auth_tokens_file')}, or bind a loopback address (127.0.0.1, ::1, localhost)"
         )
+
+
+def check_metrics_bind_policy(address: str, *, authenticated: bool) -> None:
+    """The metrics endpoint has no authentication of its own: without tokens it is loopback only too."""
+    if not address:
+        return
+    host, _ = split_host_port(address)
+    if not authenticated and not is_loopback_host(host):
+        raise StartupError(
+            f"refusing to serve metrics on {address} without authentication: set {env_name('auth_tokens')} or "
+            f"{env_name('auth_tokens_file')}, or bind {env_name('metrics_address')} to a loopback address "
+            "(127.0.0.1, ::1, localhost), or leave it empty to disable metrics"
+        )
+
+
+def warn_plaintext_tokens(address: str, *, authenticated: bool, tls: bool) -> bool:
+    """Logs a warning (and returns True) when bearer tokens would cross a network in the clear."""
+    host, _ = split_host_port(address)
+    if authenticated and not tls and not is_loopback_host(host):
+        log.warning(
+            "plaintext_tokens",
+            address=address,
+            hint=f"bearer tokens travel unencrypted on a non-loopback address: set {env_name('tls_cert_file')} "
+            f"and {env_name('tls_key_file')}, or terminate TLS in front of this server",
+        )
+        return True
+    return False
+
+
+def instance_owner(instance_id: str) -> str:
+    """This process's identity in the store: the operator's id (if any) as a prefix, plus a random suffix."""
+    suffix = uuid.uuid4().hex[:12]
+    return f"{instance_id}-{suffix}" if instance_id else uuid.uuid4().hex
 
 
 def _server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
@@ -95,6 +140,8 @@ class RunningServer:
     health: HealthServicer
     metrics: Metrics
     metrics_port: int | None
+    store_health: StoreHealth
+    gatekeeper: GatekeeperServicer
     environments: EnvironmentRegistry = field(default_factory=EnvironmentRegistry.empty)
     _stopping: asyncio.Task[list[str]] | None = field(default=None, init=False)
 
@@ -113,18 +160,31 @@ class RunningServer:
             self._stopping = asyncio.create_task(self._stop(self.settings.shutdown_grace_s if grace is None else grace))
         return await asyncio.shield(self._stopping)
 
+    def hurry(self) -> None:
+        """Ends the grace now (a second SIGTERM): runs still going are cancelled and marked INTERRUPTED."""
+        if self._stopping is not None:
+            log.warning("shutdown_hurried", active_runs=len(self.runs.active_run_ids))
+        self.runs.hurry()
+
     async def _stop(self, grace: float) -> list[str]:
         log.info("shutting_down", grace_s=grace, active_runs=len(self.runs.active_run_ids))
-        await self.health.enter_graceful_shutdown()
         self.runs.close()
-        # New RPCs are refused from here; RPCs in flight (streams of running runs) go on.
+        # New RPCs are refused from here (UNAVAILABLE); RPCs in flight (streams of running runs, health
+        # watchers) go on. The server's shutdown begins before NOT_SERVING is published, so that a caller
+        # who saw NOT_SERVING is refused, never accepted and then cut (CANCELLED).
         server_stopped = asyncio.create_task(self.server.stop(grace + STREAM_CLOSE_S))
+        await asyncio.sleep(0)
+        await self.health.enter_graceful_shutdown()
         try:
             interrupted = await self.runs.drain(grace)
+            if self.runs.hurried:
+                await self.server.stop(STREAM_CLOSE_S)
             await server_stopped
         finally:
+            await self.store_health.stop()
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
+            self.gatekeeper.close()
             await self.environments.aclose()
             await self.repository.close()
             # Providers that hold connections (the openai client) are closed with the server.
@@ -157,7 +217,9 @@ async def start_server(
     """
     authenticator = TokenAuthenticator(settings.auth_token_pairs())
     check_bind_policy(settings.address, authenticated=authenticator.enabled)
+    check_metrics_bind_policy(settings.metrics_address, authenticated=authenticator.enabled)
     credentials = _server_credentials(settings)
+    warn_plaintext_tokens(settings.address, authenticated=authenticator.enabled, tls=credentials is not None)
     try:
         packs = dict(scenarios) if scenarios is not None else all_scenarios(settings.scenarios_dir)
     except ScenarioError as exc:
@@ -167,13 +229,15 @@ async def start_server(
     agents = provider if provider is not None else load_provider(settings.agent_provider)
     registry = environments if environments is not None else await open_environments(settings)
     try:
-        repository = await open_repository(settings.database_url.get_secret_value(), owner=settings.instance_id or None)
+        repository = await open_repository(
+            settings.database_url.get_secret_value(), owner=instance_owner(settings.instance_id)
+        )
     except (StoreError, ValueError) as exc:
         await registry.aclose()
         raise StartupError(f"cannot open the store ({env_name('database_url')}): {exc}") from exc
     metrics = Metrics()
     try:
-        orphans = await repository.interrupt_orphans()
+        orphans = await repository.interrupt_orphans(stale_after_s=settings.orphan_stale_after_s)
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
         hub = EventHub(queue_size=subscriber_queue_size)
@@ -182,6 +246,13 @@ async def start_server(
             provider=agents,
             tools_for=tools_for or pack_tools_for(packs),
             environment_tools=registry.tools_for,
+            finish_retry_s=settings.store_retry_s,
+            limits=Limits(retry_backoff_s=settings.retry_backoff_s),
+            on_endpoint_failure=metrics.observe_endpoint_failure,
+        )
+        health = ListingHealthServicer()
+        store_health = StoreHealth(
+            repository, health, HEALTH_NAMES, metrics, interval_s=settings.store_probe_interval_s
         )
         runs = RunManager(
             orchestrator,
@@ -189,11 +260,18 @@ async def start_server(
             hub,
             metrics,
             max_concurrent_runs=settings.max_concurrent_runs,
-            heartbeat_interval_s=heartbeat_interval_s,
+            # A live run's heartbeat is refreshed several times within the staleness threshold.
+            heartbeat_interval_s=min(heartbeat_interval_s, settings.orphan_stale_after_s / 3),
+            stale_after_s=settings.orphan_stale_after_s,
+            store_health=store_health,
         )
         server = grpc.aio.server(
             interceptors=[ApiInterceptor(authenticator, metrics)],
-            options=[("grpc.max_receive_message_length", settings.max_message_bytes)],
+            options=[
+                ("grpc.max_receive_message_length", settings.max_message_bytes),
+                # Exclusive bind: a second server on a port already served fails instead of sharing it.
+                ("grpc.so_reuseport", 0),
+            ],
         )
         diagnosis_service_pb2_grpc.add_DiagnosisServiceServicer_to_server(
             DiagnosisServicer(
@@ -208,12 +286,14 @@ async def start_server(
             ),
             server,
         )
-        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(GatekeeperServicer(), server)
-        health = HealthServicer()
-        for name in ("", DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE):
-            await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        checks = GatekeeperServicer(max_concurrent_per_tenant=settings.max_concurrent_checks_per_tenant)
+        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(checks, server)
+        await store_health.probe_once()
+        if store_health.writable:
+            for name in HEALTH_NAMES:
+                await health.set(name, health_pb2.HealthCheckResponse.SERVING)
         health_pb2_grpc.add_HealthServicer_to_server(health, server)
-        reflection.enable_server_reflection(SERVICE_NAMES, server)
+        add_reflection(server, SERVICE_NAMES)
         try:
             if credentials is None:
                 port = server.add_insecure_port(settings.address)
@@ -224,6 +304,7 @@ async def start_server(
         await server.start()
         metrics_port = _serve_metrics(metrics, settings.metrics_address)
         runs.start_maintenance()
+        store_health.start()
     except BaseException:
         metrics.close()
         await registry.aclose()
@@ -241,6 +322,8 @@ async def start_server(
         health=health,
         metrics=metrics,
         metrics_port=metrics_port,
+        store_health=store_health,
+        gatekeeper=checks,
         environments=registry,
     )
 

@@ -7,6 +7,7 @@ Run ids: the server makes ``run-`` followed by 32 hex digits; any id of 1 to 128
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import invalid_argument
@@ -27,12 +28,36 @@ def check_run_id(run_id: str, *, field: str = "run_id") -> str:
 
 
 def check_question(question: str, *, max_chars: int) -> str:
-    """The question without surrounding whitespace; empty, blank or too long is INVALID_ARGUMENT."""
-    if not question.strip():
+    """The question without surrounding whitespace, checked the same way whatever the store's backend.
+
+    INVALID_ARGUMENT when it is empty, holds a control character (NUL included; tab, line feed and
+    carriage return are text), holds nothing visible (only spaces and invisible format characters such
+    as zero-width spaces), or is longer than ``max_chars`` once trimmed.
+    """
+    text = question.strip()
+    if not text:
         raise invalid_argument("question", "must not be empty")
-    if len(question) > max_chars:
-        raise invalid_argument("question", f"must be at most {max_chars} characters (got {len(question)})")
-    return question.strip()
+    check_text(text, field="question")
+    if not any(_visible(ch) for ch in text):
+        raise invalid_argument("question", "must contain visible text (it holds only invisible characters)")
+    if len(text) > max_chars:
+        raise invalid_argument("question", f"must be at most {max_chars} characters (got {len(text)})")
+    return text
+
+
+_TEXT_CONTROLS = frozenset("\t\n\r")
+
+
+def check_text(text: str, *, field: str) -> None:
+    """INVALID_ARGUMENT naming the first control character (other than tab, LF, CR) of ``text``."""
+    for position, ch in enumerate(text):
+        if ch not in _TEXT_CONTROLS and unicodedata.category(ch) == "Cc":
+            raise invalid_argument(field, f"must not contain control characters (U+{ord(ch):04X} at {position})")
+
+
+def _visible(ch: str) -> bool:
+    # Separators (Z*), format characters (Cf: zero-width space, BOM, joiners) and controls show nothing.
+    return not ch.isspace() and unicodedata.category(ch)[0] not in ("Z", "C")
 
 
 def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: str) -> str:

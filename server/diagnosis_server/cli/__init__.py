@@ -3,12 +3,17 @@
 Only the module of the command being run is imported (the server's dependencies are heavy to import;
 `diagnosis check` or `diagnosis ask` should start fast). Without a known command, all are registered
 for the help text.
+
+Exit status of every command: 0 success; 1 the answer is a failure (a run not SUCCESS, a Gatekeeper
+failure, a failed expectation, a server error); 2 bad usage, settings or files; 141 standard output
+closed early (e.g. piped into ``head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -47,7 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
-    result: int = func(args)
+    try:
+        result: int = func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): no traceback. Python would report the failed flush at exit,
+        # so standard output is pointed at /dev/null first. 141 is what a shell shows for SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return result
 
 

@@ -6,8 +6,10 @@ FILE (or ``-`` for standard input) holds one JSON object::
      "executor_output": "<raw executor text>" | {<executor_evidence_v2 object>},
      "run_id": "<optional>"}
 
-Prints the CheckEvidenceResponse as one JSON object (snake_case names, every field shown) and exits 0,
-whatever the verdict; a file that cannot be used exits 2 with a one-line error on standard error.
+Prints the CheckEvidenceResponse as one JSON object (snake_case names, every field shown). Exit status:
+0 when the output parses and the Gatekeeper does not fail it (status pass or warn); 1 when the Gatekeeper
+fails it (status fail) or the output does not parse (parse_status INVALID_OUTPUT); 2 when the file cannot
+be used (a one-line error on standard error).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from diagnosis.v1 import gatekeeper_service_pb2
+from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import to_struct
 from diagnosis_server.gatekeeper.service import CheckInputError, check_evidence
 
@@ -34,7 +36,8 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "check",
         help="run the Gatekeeper on an executor output",
-        description="Parse an executor output and check every evidence binding against the given tool invocations.",
+        description="Parse an executor output and check every evidence binding against the given tool invocations. "
+        "Exit 0: passed (or warnings); 1: the Gatekeeper failed it or it does not parse; 2: unusable file.",
     )
     parser.add_argument(
         "file", metavar="FILE", help="JSON file with tool_invocations, executor_output and run_id ('-': stdin)"
@@ -54,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
         response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    return 0
+    passed = response.parse_status == contracts_pb2.PARSE_STATUS_OK and (
+        response.gatekeeper_result.status != contracts_pb2.GATEKEEPER_STATUS_FAIL
+    )
+    return 0 if passed else 1
 
 
 def _load(name: str) -> object:

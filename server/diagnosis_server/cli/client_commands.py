@@ -204,15 +204,49 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
 
 
+_NODE_WORDS = {
+    run_pb2.NODE_NAME_PLANNER: "planner",
+    run_pb2.NODE_NAME_EXECUTOR: "executor",
+    run_pb2.NODE_NAME_GATEKEEPER: "gatekeeper",
+    run_pb2.NODE_NAME_VERIFIED_INPUT_BUILDER: "evidence builder",
+    run_pb2.NODE_NAME_VERIFIER: "verifier",
+    run_pb2.NODE_NAME_COMPOSER: "composer",
+    run_pb2.NODE_NAME_PRE_VERIFICATION_FALLBACK: "fallback before verification",
+    run_pb2.NODE_NAME_POST_VERIFICATION_FALLBACK: "fallback after verification",
+}
+_OUTCOME_WORDS = {
+    run_pb2.NODE_OUTCOME_OK: "done",
+    run_pb2.NODE_OUTCOME_INVALID_OUTPUT: "gave an answer that is not valid",
+    run_pb2.NODE_OUTCOME_RETRYABLE_FAILED: "failed (worth a retry)",
+    run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED: "failed",
+    run_pb2.NODE_OUTCOME_TOOL_BLOCKED: "tried a tool it may not use",
+    run_pb2.NODE_OUTCOME_FAILED: "failed",
+    run_pb2.NODE_OUTCOME_CEILING_PASS: "the evidence checks out",
+    run_pb2.NODE_OUTCOME_CEILING_LOW_CONFID: "the evidence partly checks out (low confidence at best)",
+    run_pb2.NODE_OUTCOME_CEILING_REJECT: "the evidence does not check out",
+    run_pb2.NODE_OUTCOME_NO_VERIFIED_EVIDENCE: "no verified evidence to go on",
+    run_pb2.NODE_OUTCOME_VERDICT_PASS: "the diagnosis is supported",
+    run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID: "low confidence",
+    run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP: "low confidence: looking for the missing evidence",
+    run_pb2.NODE_OUTCOME_VERDICT_REJECT: "the evidence cannot support a conclusion",
+}
+
+
 def event_line(event: run_pb2.OrchestrationEvent) -> str:
-    """``[3] gatekeeper CEILING_PASS (attempt 1)``; the cycle when past the first, the reason code when it adds."""
-    node = enum_short_name(run_pb2.NodeName, event.node, lower=True)
-    outcome = enum_short_name(run_pb2.NodeOutcome, event.outcome)
+    """``[3] gatekeeper: the evidence checks out (attempt 1)``: words a person reads (``--json`` keeps the
+    enum names); the cycle when past the first, the reason code (in words) when it adds something."""
+    node = _NODE_WORDS.get(event.node) or enum_short_name(run_pb2.NodeName, event.node, lower=True)
+    outcome = _OUTCOME_WORDS.get(event.outcome) or enum_short_name(run_pb2.NodeOutcome, event.outcome).lower()
     where = f"attempt {event.attempt}" + (f", cycle {event.cycle}" if event.cycle > 1 else "")
-    line = f"[{event.sequence}] {node} {outcome} ({where})"
-    if event.reason_code and event.reason_code != outcome:
-        line += f" {event.reason_code}"
-    return line
+    reason = event.reason_code
+    # An OK node's reason code only restates it (PLANNED, COMPOSED); a failure's says why.
+    if (
+        reason
+        and event.outcome != run_pb2.NODE_OUTCOME_OK
+        and reason != enum_short_name(run_pb2.NodeOutcome, event.outcome)
+    ):
+        where += "; " + reason.replace("_", " ").lower()
+    return f"[{event.sequence}] {node}: {outcome} ({where})"
 
 
 # ---------------------------------------------------------------------- watch

@@ -32,7 +32,13 @@ def run(args: argparse.Namespace) -> int:
     except CaseFileError as exc:
         print(f"diagnosis eval: error: {exc}", file=sys.stderr)
         return 2
-    results = asyncio.run(run_cases(cases))
+    try:
+        results = asyncio.run(run_cases(cases))
+    except Exception as exc:  # a case the graph could not take: one line, never a traceback
+        print(
+            f"diagnosis eval: error: {args.file}: a case could not be run: {type(exc).__name__}: {exc}", file=sys.stderr
+        )
+        return 2
     if args.json:
         for line in iter_reports(results):
             print(line)

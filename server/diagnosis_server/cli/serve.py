@@ -2,8 +2,9 @@
 the gRPC service until SIGTERM/SIGINT.
 
 Settings come from DIAGNOSIS_* environment variables and the file named by DIAGNOSIS_CONFIG_FILE;
-the flags override both. Exit status: 0 after a graceful shutdown, 2 for bad settings or a server
-that cannot start.
+the flags override both. Exit status: 0 after a graceful shutdown (a second SIGTERM/SIGINT shortens the
+grace: the runs left are marked INTERRUPTED before the exit), 1 when the store failed during shutdown,
+2 for bad settings or a server that cannot start.
 """
 
 from __future__ import annotations
@@ -20,22 +21,26 @@ import structlog
 from diagnosis_server.api import RunningServer, StartupError, configure_logging, start_server
 from diagnosis_server.settings import Settings, SettingsError, load_settings
 from diagnosis_server.store import StoreError
+from diagnosis_server.telemetry import TelemetryError, configure_tracing, shutdown_tracing
 
 log = structlog.get_logger("diagnosis_server.serve")
 
 EXAMPLE_QUESTION = "Why is checkout-api returning 503s?"
 
 
-def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False) -> str:
-    """How to ask the server something: with the CLI, and grpcurl-style with buf curl."""
+def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False, tokens: bool = False) -> str:
+    """How to ask the server something: with the CLI (with the --target, --tls and --token it needs), and
+    grpcurl-style with buf curl. Never a token itself: only where one goes."""
     scheme = "https" if tls else "http"
     transport = "" if tls else " --http2-prior-knowledge"
     body = f'{{"question": "{EXAMPLE_QUESTION}", "context": {{"scenario": "{scenario}"}}}}'
+    flags = f" --target {target}" + (" --tls" if tls else "") + (" --token YOUR_TOKEN" if tokens else "")
+    header = ' -H "Authorization: Bearer YOUR_TOKEN"' if tokens else ""
     return "\n".join(
         [
             f"diagnosis: serving gRPC on {target}. Ask it something:",
-            f'  .venv/bin/diagnosis ask "{EXAMPLE_QUESTION}" --scenario {scenario}',
-            f"  npx --yes @bufbuild/buf curl --protocol grpc{transport} \\",
+            f'  .venv/bin/diagnosis ask "{EXAMPLE_QUESTION}" --scenario {scenario}{flags}',
+            f"  npx --yes @bufbuild/buf curl --protocol grpc{transport}{header} \\",
             f"    -d '{body}' \\",
             f"    {scheme}://{target}/diagnosis.v1.DiagnosisService/Diagnose",
             f"  (list every method: npx --yes @bufbuild/buf curl --protocol grpc{transport} --list-methods "
@@ -87,7 +92,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"diagnosis serve: error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    return asyncio.run(serve(settings))
+    try:
+        configure_tracing()
+    except TelemetryError as exc:
+        print(f"diagnosis serve: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(settings))
+    finally:
+        shutdown_tracing()
 
 
 async def serve(
@@ -106,7 +119,10 @@ async def serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    print(usage_hint(running.target, tls=settings.tls_cert_file is not None), file=sys.stderr, flush=True)
+    tokens = bool(settings.auth_token_pairs())
+    print(
+        usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True
+    )
     log.info(
         "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
     )
@@ -115,9 +131,19 @@ async def serve(
     terminated = asyncio.create_task(running.wait_for_termination())
     signalled = asyncio.create_task(stop.wait())
     await asyncio.wait({terminated, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    # A second signal during the grace ends the grace at once; the runs left are still marked INTERRUPTED
+    # before the process exits (the handlers stay installed until then).
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.remove_signal_handler(signum)
-    await running.stop()
-    terminated.cancel()
-    signalled.cancel()
+        loop.add_signal_handler(signum, running.hurry)
+    try:
+        await running.stop()
+    except StoreError as exc:
+        # The store failed during shutdown: what is left RUNNING is swept once stale (by any instance).
+        log.error("shutdown_store_failed", error=str(exc)[:300], hint="unfinished runs are swept once stale")
+        return 1
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        terminated.cancel()
+        signalled.cancel()
     return 0

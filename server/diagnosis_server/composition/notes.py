@@ -90,7 +90,10 @@ def _step_note(record: RunRecord) -> str:
     if code == "RECURSION_LIMIT":
         return "The diagnosis reached its step limit before it finished."
     if code.startswith("MODEL_ENDPOINT"):
-        return "The model endpoint the agents use failed, so the investigation could not go on."
+        return (
+            "The model endpoint failed (the agents could not reach it, or it answered with an error), "
+            "so the investigation could not go on."
+        )
     return "An internal step of the diagnosis did not complete."
 
 

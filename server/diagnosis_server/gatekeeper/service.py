@@ -7,8 +7,10 @@ with no Gatekeeper result and no ceiling: a parse failure is not a Gatekeeper ve
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
-from diagnosis_server.conversions import from_struct
+from diagnosis_server.conversions import MAX_JSON_DEPTH, from_struct, value_depth
 from diagnosis_server.gatekeeper.check import run_gatekeeper, verdict_ceiling
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.verification import builder
@@ -18,9 +20,25 @@ class CheckInputError(ValueError):
     """The request itself is unusable; the message starts with the offending field."""
 
 
+@dataclass(frozen=True, slots=True)
+class CheckLimits:
+    """What one CheckEvidence request may hold, so that its cost is bounded (not only its 4 MiB size)."""
+
+    max_invocations: int = 256
+    max_claims: int = 256
+    max_bindings: int = 1024
+    max_source_ids: int = 2048
+    max_response_bytes: int = 1 << 20
+
+
+DEFAULT_LIMITS = CheckLimits()
+
+
 def check_evidence(
-    request: gatekeeper_service_pb2.CheckEvidenceRequest,
+    request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: CheckLimits = DEFAULT_LIMITS
 ) -> gatekeeper_service_pb2.CheckEvidenceResponse:
+    """The Gatekeeper over a request; CheckInputError (naming the field and the limit) for unusable input."""
+    _check_bounds(request, limits)
     run_id = _run_id(request)
     which = request.WhichOneof("executor_output")
     if which == "executor_output_text":
@@ -34,6 +52,7 @@ def check_evidence(
     if not parsed.ok or parsed.output is None:
         response.parse_error = parsed.error
         return response
+    _check_claims(parsed.output, limits)
     result = run_gatekeeper(parsed, request.tool_invocations, run_id=run_id)
     ceiling = verdict_ceiling(result)
     response.gatekeeper_result.CopyFrom(result)
@@ -42,7 +61,40 @@ def check_evidence(
         projected, evidence = builder.verified_projection(parsed.output, result)
         response.verified_executor_output.CopyFrom(projected)
         response.verified_evidence.extend(evidence)
+    size = response.ByteSize()
+    if size > limits.max_response_bytes:
+        raise CheckInputError(
+            f"request: the response would be {size} bytes, over the limit of {limits.max_response_bytes}; "
+            "check fewer claims or shorter matched texts per request"
+        )
     return response
+
+
+def _check_bounds(request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: CheckLimits) -> None:
+    """Counts and depths, checked before anything is parsed or matched."""
+    if len(request.tool_invocations) > limits.max_invocations:
+        raise CheckInputError(
+            f"tool_invocations: {len(request.tool_invocations)} invocations, over the limit of {limits.max_invocations}"
+        )
+    for position, invocation in enumerate(request.tool_invocations):
+        for name, value in (("output", invocation.output), ("arguments", invocation.arguments)):
+            if value_depth(value) > MAX_JSON_DEPTH:
+                raise CheckInputError(f"tool_invocations[{position}].{name}: nested deeper than {MAX_JSON_DEPTH}")
+    if request.HasField("executor_output_json") and value_depth(request.executor_output_json) > MAX_JSON_DEPTH:
+        raise CheckInputError(f"executor_output_json: nested deeper than {MAX_JSON_DEPTH}")
+
+
+def _check_claims(output: contracts_pb2.ExecutorEvidenceV2, limits: CheckLimits) -> None:
+    if len(output.claims) > limits.max_claims:
+        raise CheckInputError(f"executor_output: {len(output.claims)} claims, over the limit of {limits.max_claims}")
+    bindings = sum(len(claim.evidence_bindings) for claim in output.claims)
+    if bindings > limits.max_bindings:
+        raise CheckInputError(f"executor_output: {bindings} evidence bindings, over the limit of {limits.max_bindings}")
+    source_ids = sum(len(b.source_invocation_ids) for claim in output.claims for b in claim.evidence_bindings)
+    if source_ids > limits.max_source_ids:
+        raise CheckInputError(
+            f"executor_output: {source_ids} source invocation ids, over the limit of {limits.max_source_ids}"
+        )
 
 
 def _run_id(request: gatekeeper_service_pb2.CheckEvidenceRequest) -> str:

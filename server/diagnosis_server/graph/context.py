@@ -39,6 +39,9 @@ class Limits:
     tool_timeout_s: float = 10.0
     max_tool_output_bytes: int = 256 * 1024
     max_tool_calls: int = 64
+    # The first technical retry's backoff after a transient failure (doubling, jittered, at least any
+    # Retry-After, at most the node's timeout); 0 retries at once. The server sets it from its settings.
+    retry_backoff_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ run_id) but small: the graph is fixed and every route is in ``routing.ROUTES``.
 
 from __future__ import annotations
 
+import asyncio
+import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -13,9 +15,10 @@ from typing import Any
 import structlog
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server import telemetry
 from diagnosis_server.graph import routing
-from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import Node, NodeResult
+from diagnosis_server.graph.context import Limits, RunContext
+from diagnosis_server.graph.nodes.base import Node, NodeResult, clip_text
 from diagnosis_server.graph.routing import node_label, outcome_label
 from diagnosis_server.graph.state import DiagnosisState, owned_fields
 
@@ -38,6 +41,43 @@ _CRASH_OUTCOME: Mapping[int, int] = {
     N.NODE_NAME_VERIFIER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
     N.NODE_NAME_COMPOSER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
 }
+
+
+_AGENT_NODES = frozenset({N.NODE_NAME_PLANNER, N.NODE_NAME_EXECUTOR, N.NODE_NAME_VERIFIER, N.NODE_NAME_COMPOSER})
+# Technical retries of a transient failure (RETRYABLE_FAILED) wait first: a jittered exponential backoff,
+# at least what the endpoint asked for (Retry-After), at most the node's own timeout.
+_MAX_BACKOFF_S = 30.0
+
+
+def technical_retry_delay(node: int, result: NodeResult, limits: Limits, *, attempt: int) -> float:
+    """Seconds to wait before retrying ``node`` after ``result`` (its ``attempt``-th attempt); 0: at once."""
+    if result.outcome != O.NODE_OUTCOME_RETRYABLE_FAILED or limits.retry_backoff_s <= 0:
+        return 0.0
+    ceiling = min(limits.retry_backoff_s * 2 ** (attempt - 1), _MAX_BACKOFF_S)
+    delay = random.uniform(ceiling / 2, ceiling)
+    if result.step is not None and result.step.retry_after_ms > 0:
+        delay = max(delay, result.step.retry_after_ms / 1000.0)
+    timeout = limits.executor_timeout_s if node == N.NODE_NAME_EXECUTOR else limits.agent_timeout_s
+    return min(delay, timeout)
+
+
+def _crash_step(
+    node: int, ctx: RunContext, exc: Exception, *, attempt: int, cycle: int, started: float
+) -> run_pb2.NodeStep:
+    elapsed = time.perf_counter() - started
+    step = run_pb2.NodeStep(
+        run_id=ctx.run_id,
+        node=node,  # type: ignore[arg-type]
+        attempt=attempt,
+        cycle=cycle,
+        provider=ctx.provider.name,
+        outcome=_CRASH_OUTCOME[node],  # type: ignore[arg-type]
+        latency_ms=int(elapsed * 1000),
+        failure_class="crash",
+        failure=clip_text(f"{type(exc).__name__}: {exc}"),
+    )
+    step.started_at.FromNanoseconds(time.time_ns() - int(elapsed * 1e9))
+    return step
 
 
 class GraphProgrammingError(RuntimeError):
@@ -72,6 +112,7 @@ class GraphEngine:
         """Run the graph from START to END. The engine owns ``state`` from here on and writes it in place."""
         current: int = routing.START
         retries: dict[tuple[int, int], int] = {}
+        retry_delay_s = 0.0
         while True:
             if state.steps >= self._recursion_limit and current != routing.PRE_FALLBACK:
                 # The business limits make this unreachable by design; the limit still ends every path.
@@ -83,12 +124,16 @@ class GraphEngine:
                 current = routing.PRE_FALLBACK
             cycle = state.evidence_retry_count + 1
             attempt = retries.get((current, cycle), 0) + 1
+            if attempt > 1 and retry_delay_s:
+                await asyncio.sleep(retry_delay_s)
             result, duration_ms = await self._attempt(current, state, ctx, attempt=attempt, cycle=cycle)
             self._apply(current, state, result)
             nxt = routing.next_node(current, result.outcome, retries_used=attempt - 1)
+            retry_delay_s = 0.0
             if nxt == current:
                 retries[(current, cycle)] = attempt
                 state.technical_retries = _count_retries(state.technical_retries, current)
+                retry_delay_s = technical_retry_delay(current, result, ctx.limits, attempt=attempt)
             event = self._event(state, current, result, attempt=attempt, cycle=cycle, duration_ms=duration_ms)
             kept = len(state.orchestration_events) < self._max_events
             if kept:
@@ -110,19 +155,49 @@ class GraphEngine:
     ) -> tuple[NodeResult, int]:
         node = self._nodes[name]
         started = time.perf_counter()
-        try:
-            result = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
-        except Exception as exc:
-            crash = _CRASH_OUTCOME.get(name)
-            if crash is None:
-                raise
-            log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
-            result = NodeResult(crash, f"{node_label(name)}_ERROR")
+        label = node_label(name).lower()
+        attributes: dict[str, str | int] = {
+            "diagnosis.run_id": state.run_id,
+            "diagnosis.node": label,
+            "diagnosis.attempt": attempt,
+        }
+        with telemetry.span(f"node {label}", attributes) as span:
+            result = await self._attempt_in_span(name, node, state, ctx, attempt=attempt, cycle=cycle, started=started)
+            span.set_attribute("diagnosis.cycle", cycle)
+            span.set_attribute("diagnosis.outcome", outcome_label(result.outcome))
+            if result.reason_code:
+                span.set_attribute("diagnosis.reason_code", result.reason_code)
+            if result.step is not None and result.step.failure_class:
+                span.set_attribute("error.type", result.step.failure_class)
         if result.outcome not in self._outcomes[name]:
             raise GraphProgrammingError(
                 f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
             )
         return result, int((time.perf_counter() - started) * 1000)
+
+    async def _attempt_in_span(
+        self,
+        name: int,
+        node: Node[Any],
+        state: DiagnosisState,
+        ctx: RunContext,
+        *,
+        attempt: int,
+        cycle: int,
+        started: float,
+    ) -> NodeResult:
+        try:
+            result: NodeResult = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
+        except Exception as exc:
+            crash = _CRASH_OUTCOME.get(name)
+            if crash is None:
+                raise
+            log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
+            step = None
+            if name in _AGENT_NODES:  # a crashed agent attempt gets its step record like any other
+                step = _crash_step(name, ctx, exc, attempt=attempt, cycle=cycle, started=started)
+            result = NodeResult(crash, f"{node_label(name)}_ERROR", step=step)
+        return result
 
     def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> None:
         if not result.updates:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,15 +16,20 @@ import structlog
 from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
-from diagnosis_server.conversions import JsonObject, to_struct
+from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
 from diagnosis_server.graph.context import InvocationStore, Limits, RunContext, ToolEnvironment
 from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
+from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import Checkpoint, RunAlreadyFinished, StoreError
 
 log = structlog.get_logger(__name__)
+
+DEFAULT_FINISH_RETRY_S = 60.0
+FINISH_RETRY_FIRST_S = 0.1
+FINISH_RETRY_MAX_S = 2.0
 
 
 class RunStore(InvocationStore, Protocol):
@@ -76,6 +84,10 @@ class Orchestrator:
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
     # The tools of a configured environment, by name (a run is given a scenario or an environment).
     environment_tools: Callable[[str], ToolEnvironment] | None = None
+    # How long a run's final write is retried while the store is failing.
+    finish_retry_s: float = DEFAULT_FINISH_RETRY_S
+    # Sees the step of each attempt whose model endpoint failed (metrics).
+    on_endpoint_failure: Callable[[run_pb2.NodeStep], None] | None = None
 
     def tools_of(self, *, scenario: str, environment: str) -> ToolEnvironment:
         """The run's tools: the environment's when one is named, else the scenario's."""
@@ -162,9 +174,15 @@ class Orchestrator:
         engine = GraphEngine(self.nodes, recursion_limit=self.limits.recursion_limit, max_events=self.limits.max_events)
         state = DiagnosisState(run_id=run.run_id, question=run.question, scenario=run.scenario)
 
+        endpoint_failures: list[run_pb2.NodeStep] = []
+
         async def commit(
             after: DiagnosisState, event: run_pb2.OrchestrationEvent, step: run_pb2.NodeStep | None
         ) -> None:
+            if step is not None and event.reason_code == MODEL_ENDPOINT_FAILED:
+                endpoint_failures.append(step)
+                if self.on_endpoint_failure is not None:
+                    self.on_endpoint_failure(step)
             kept = bool(after.orchestration_events) and after.orchestration_events[-1] is event
             await self.store.commit_node(
                 run.run_id,
@@ -178,6 +196,7 @@ class Orchestrator:
         try:
             final = await engine.run(state, ctx, commit=commit, on_event=on_event)
             done = complete_run(run, final, self.catalog.audit())
+            _explain_endpoint_failure(done, endpoint_failures)
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
@@ -186,21 +205,64 @@ class Orchestrator:
         return await self._finish(run, done)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
-        """Stores the run's final record; if that write fails, the run as created, FAILED (once), so that it is
-        never left RUNNING while the store takes writes. Only when that fails too does the StoreError reach
-        the caller; the run stays RUNNING until ``interrupt_owned`` (shutdown) or ``interrupt_orphans`` (a
-        restart, or another instance) marks it INTERRUPTED.
+        """Stores the run's final record, retrying with a jittered backoff while the store recovers.
+
+        Each round writes ``done`` and, if that fails, the run as created FAILED (a record the store takes
+        even when ``done`` is what it refuses). Rounds go on for ``finish_retry_s``; after that the
+        StoreError reaches the caller and the run stays RUNNING in the store, with nobody heartbeating
+        it: the orphan sweep (of this instance or another) marks it INTERRUPTED once the store is back.
+        A cancellation (shutdown) ends the retries at once.
         """
-        try:
-            await self.store.finish_run(done)
-            return done
-        except RunAlreadyFinished:
-            raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
-        except StoreError as exc:
-            log.warning("run_finish_failed", run_id=run.run_id, error=str(exc)[:300])
-            failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(exc).__name__}")
-            await self.store.finish_run(failed)
-            return failed
+        deadline = time.monotonic() + self.finish_retry_s
+        delay = FINISH_RETRY_FIRST_S
+        failed: run_pb2.DiagnosisRun | None = None
+        rounds = 0
+        while True:
+            rounds += 1
+            try:
+                await self.store.finish_run(done)
+                if rounds > 1:
+                    log.info("run_finish_recovered", run_id=run.run_id, attempts=rounds)
+                return done
+            except RunAlreadyFinished:
+                raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
+            except StoreError as exc:
+                error = exc
+            if failed is None:
+                failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(error).__name__}")
+            try:
+                await self.store.finish_run(failed)
+                log.warning("run_finish_failed", run_id=run.run_id, error=str(error)[:300], stored="FAILED")
+                return failed
+            except RunAlreadyFinished:
+                raise
+            except StoreError as exc:
+                error = exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.error(
+                    "run_finish_abandoned",
+                    run_id=run.run_id,
+                    attempts=rounds,
+                    error=str(error)[:300],
+                    hint="the orphan sweep marks the run INTERRUPTED once the store takes writes again",
+                )
+                raise error
+            if rounds == 1:
+                log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
+            await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
+            delay = min(delay * 2, FINISH_RETRY_MAX_S)
+
+
+def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run_pb2.NodeStep]) -> None:
+    """A run that fell back because the model endpoint failed says how, in its failure reason (R-P-6):
+    the node, the failure class and the endpoint's own message (redacted, clipped)."""
+    evaluation = done.self_evaluation.verifier_evaluation
+    if evaluation.failure_reason != MODEL_ENDPOINT_FAILED or not failures:
+        return
+    last = failures[-1]
+    node = enum_short_name(run_pb2.NodeName, last.node, lower=True)
+    evaluation.failure_reason = f"{MODEL_ENDPOINT_FAILED}: {node} {last.failure_class}: {last.failure}"[:600]
 
 
 def failed_run(run: run_pb2.DiagnosisRun, reason: str) -> run_pb2.DiagnosisRun:

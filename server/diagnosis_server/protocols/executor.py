@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import EnumType, enum_from_name
+from diagnosis_server.conversions import MAX_JSON_DEPTH, EnumType, enum_from_name
 from diagnosis_server.protocols import fields
 from diagnosis_server.protocols.json_text import unpaired_surrogate
 
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
 MAX_INPUT_BYTES = 1 << 20
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_JSON_DEPTH  # the service's one JSON depth bound
 
 _IGNORED_FIELDS = frozenset({"reasoning"})
 _TOP_FIELDS = frozenset({"contract", "claims", "evidence_gaps"})

@@ -2,8 +2,8 @@
 
 Agents answer with JSON text. This tolerates surrounding whitespace and one Markdown code fence
 (```` ```json ... ``` ````) around the object, and nothing else: no prose before or after, no second
-object. The text is bounded in size (1 MiB of UTF-8) and the value in nesting depth (64); NaN and
-Infinity, duplicate keys and non-object top levels are refused. Pure: no I/O.
+object. The text is bounded in size (1 MiB of UTF-8) and the value in nesting depth (32, the service's one
+bound); NaN and Infinity, duplicate keys and non-object top levels are refused. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import json
 import re
 from typing import Any
 
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import MAX_JSON_DEPTH, JsonObject
 
 MAX_TEXT_BYTES = 1 << 20
-MAX_DEPTH = 64
+# The service's one JSON depth bound (conversions.MAX_JSON_DEPTH).
+MAX_DEPTH = MAX_JSON_DEPTH
 
 # A JSON escape of a UTF-16 surrogate: valid in pairs (an escaped emoji), never alone.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
@@ -104,7 +105,7 @@ def parse_json_object(raw: str) -> tuple[JsonObject | None, str]:
     if not isinstance(value, dict):
         return None, f"agent output is JSON {type(value).__name__}, not an object"
     if _depth(value) > MAX_DEPTH:
-        return None, f"agent output nests deeper than {MAX_DEPTH} levels"
+        return None, f"agent output is nested deeper than {MAX_DEPTH}"
     if unpaired_surrogate(body, value):
         return None, "agent output is not valid Unicode text: it escapes an unpaired surrogate"
     result: JsonObject = value

@@ -14,6 +14,7 @@ from diagnosis_server.store.errors import (
     RunAlreadyFinished,
     RunNotFound,
     StoreError,
+    StoreFileLost,
 )
 from diagnosis_server.store.pagination import (
     PageToken,
@@ -23,10 +24,17 @@ from diagnosis_server.store.pagination import (
     encode_page_token,
 )
 from diagnosis_server.store.records import Checkpoint
-from diagnosis_server.store.repository import INTERRUPTED, MAX_PAGE_SIZE, Repository, open_repository
+from diagnosis_server.store.repository import (
+    DEFAULT_STALE_AFTER_S,
+    INTERRUPTED,
+    MAX_PAGE_SIZE,
+    Repository,
+    open_repository,
+)
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
+    "DEFAULT_STALE_AFTER_S",
     "INTERRUPTED",
     "MAX_PAGE_SIZE",
     "Checkpoint",
@@ -40,6 +48,7 @@ __all__ = [
     "RunNotFound",
     "RunPage",
     "StoreError",
+    "StoreFileLost",
     "decode_page_token",
     "encode_page_token",
     "open_repository",

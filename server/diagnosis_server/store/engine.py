@@ -52,6 +52,23 @@ def is_sqlite_memory(url: URL) -> bool:
     return database in ("", ":memory:") or "mode=memory" in database
 
 
+def sqlite_file(url: URL) -> Path | None:
+    """The path of a SQLite file URL (None for PostgreSQL, in-memory and ``file:`` URIs)."""
+    if url.get_backend_name() != "sqlite" or is_sqlite_memory(url) or (url.database or "").startswith("file:"):
+        return None
+    return Path(url.database or "").expanduser().absolute()
+
+
+def describe_location(url: URL) -> str:
+    """Where a store is, for messages: a SQLite file's path, else the URL with its password hidden."""
+    path = sqlite_file(url)
+    if path is not None:
+        return repr(str(path))
+    if url.get_backend_name() == "sqlite":
+        return "an in-memory SQLite database" if is_sqlite_memory(url) else repr(url.database)
+    return url.render_as_string(hide_password=True)
+
+
 def _ensure_sqlite_parent(url: URL) -> None:
     database = url.database or ""
     if is_sqlite_memory(url) or database.startswith("file:"):

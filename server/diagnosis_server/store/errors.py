@@ -7,6 +7,10 @@ class StoreError(Exception):
     """A read or write failed; a failed write left nothing behind. The driver's error is chained."""
 
 
+class StoreFileLost(StoreError):
+    """The SQLite file the store opened was deleted or replaced: what is written now is lost on restart."""
+
+
 class DuplicateRecord(StoreError):
     """A record with the same key exists (a run id, an invocation id, an event sequence)."""
 

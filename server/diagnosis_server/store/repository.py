@@ -11,11 +11,14 @@ PostgreSQL one ``run_sync`` on the asyncpg engine.
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import os
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -26,8 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import migrate, sql
-from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine
-from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, StoreError
+from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine, describe_location, sqlite_file
+from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, StoreError, StoreFileLost
 from diagnosis_server.store.pagination import (
     PageToken,
     RunFilter,
@@ -60,6 +63,8 @@ _R = TypeVar("_R")
 MAX_PAGE_SIZE = 1000
 MAX_EVENTS_LIMIT = 10_000
 INTERRUPTED = "INTERRUPTED"
+# A RUNNING run of another instance whose heartbeat is older than this is an orphan (a setting of the server).
+DEFAULT_STALE_AFTER_S = 30.0
 
 
 def _describe(exc: BaseException) -> str:
@@ -96,6 +101,8 @@ class Repository:
         self._engine = engine
         self._runner: StoreRunner = runner_for(engine)
         self.owner = owner
+        # The SQLite file and its (device, inode) when the store opened it (``probe`` checks it).
+        self._file: tuple[Path, tuple[int, int]] | None = None
         # Runs of this owner whose heartbeat is older than this belong to a previous life of the instance.
         self.started_at = utc_now()
 
@@ -103,6 +110,11 @@ class Repository:
     def backend(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self._runner.backend
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages: the SQLite file's path, or the URL without its password."""
+        return describe_location(self.sync_engine.url)
 
     @property
     def sync_engine(self) -> Engine:
@@ -257,25 +269,77 @@ class Repository:
 
     # ------------------------------------------------------------------ liveness
 
-    async def heartbeat(self) -> None:
-        """Touches heartbeat_at of this instance's RUNNING runs."""
-        await self._write("heartbeat", functools.partial(sql.heartbeat, owner=self.owner, now=utc_now()))
+    async def heartbeat(self, run_ids: Collection[str]) -> None:
+        """Touches heartbeat_at of the given RUNNING runs of this instance: the runs whose task is alive.
 
-    async def interrupt_orphans(self, *, stale_after_s: float = 30.0) -> list[str]:
+        A run whose task is gone is never touched again: its heartbeat goes stale and any instance
+        (this one included, see ``interrupt_orphans``) sweeps it.
+        """
+        operation = functools.partial(sql.heartbeat, owner=self.owner, run_ids=sorted(run_ids), now=utc_now())
+        await self._write("heartbeat", operation)
+
+    async def interrupt_orphans(
+        self,
+        *,
+        stale_after_s: float = DEFAULT_STALE_AFTER_S,
+        active: Collection[str] | None = None,
+        active_since: datetime | None = None,
+    ) -> list[str]:
         """Marks FAILED ("INTERRUPTED") the RUNNING runs nobody runs any more; returns their ids.
 
-        Orphans: runs of another owner whose heartbeat is older than ``stale_after_s``, and runs of
-        this owner from before this instance started (its previous life).
+        Orphans: runs of another owner whose heartbeat is older than ``stale_after_s``; runs of this
+        owner from before this instance started; and, when ``active`` (the run ids whose task is alive
+        in this instance, taken at ``active_since``) is given, runs of this owner not among them whose
+        heartbeat is older than ``active_since`` (a run created after the snapshot is not swept).
         """
         if stale_after_s < 0:
             raise ValueError("stale_after_s must not be negative")
         now = utc_now()
         c = diagnosis_run.c
+        mine = [and_(c.owner == self.owner, c.heartbeat_at < self.started_at)]
+        if active is not None:
+            since = active_since or now
+            dead = and_(c.owner == self.owner, c.heartbeat_at < since)
+            if active:
+                dead = and_(dead, c.run_id.not_in(sorted(active)))
+            mine.append(dead)
         orphaned = or_(
             and_(c.owner != self.owner, c.heartbeat_at < now - timedelta(seconds=stale_after_s)),
-            and_(c.owner == self.owner, c.heartbeat_at < self.started_at),
+            *mine,
         )
         return await self._interrupt(orphaned, INTERRUPTED, now, "interrupt_orphans")
+
+    async def probe(self) -> None:
+        """A cheap real write (one row rewritten); StoreError when the store cannot be written.
+
+        For a SQLite file it first checks that the file at the store's path is still the one this
+        store opened (same device and inode): a file deleted or replaced under a running server takes
+        writes that no restart would see, so that is ``StoreFileLost``.
+        """
+
+        def operation(conn: Connection) -> None:
+            self._check_file()
+            sql.probe(conn, owner=self.owner, now=utc_now())
+
+        await self._write("probe", operation)
+
+    def _check_file(self) -> None:
+        if self._file is None:
+            return
+        path, identity = self._file
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise StoreFileLost(f"the SQLite database file {str(path)!r} was deleted") from None
+        if (info.st_dev, info.st_ino) != identity:
+            raise StoreFileLost(f"the SQLite database file {str(path)!r} was replaced by another file")
+
+    def _remember_file(self) -> None:
+        """Records the identity of the SQLite file this store uses (none for PostgreSQL or in memory)."""
+        path = sqlite_file(self.sync_engine.url)
+        if path is not None:
+            info = os.stat(path)
+            self._file = (path, (info.st_dev, info.st_ino))
 
     async def interrupt_owned(self, *, reason: str = INTERRUPTED) -> list[str]:
         """Marks FAILED (with ``reason``) this instance's RUNNING runs; returns their ids."""
@@ -290,13 +354,19 @@ class Repository:
 
 
 async def open_repository(url: str = DEFAULT_DATABASE_URL, *, owner: str | None = None) -> Repository:
-    """Opens the store at ``url`` (creating the SQLite file and its folder) and applies migrations."""
+    """Opens the store at ``url`` (creating the SQLite file and its folder) and applies migrations.
+
+    Errors name where the store is (the SQLite path, or the URL without its password).
+    """
     repository = Repository(create_engine(url), owner=owner or uuid.uuid4().hex)
     try:
         try:
             await migrate.upgrade(repository._runner)
+            await asyncio.to_thread(repository._remember_file)
         except _DRIVER_ERRORS as exc:
-            raise _store_error(exc, "migrating the store") from exc
+            raise StoreError(f"the store at {repository.location} cannot be used: {_describe(exc)}") from exc
+        except StoreError as exc:
+            raise StoreError(f"the store at {repository.location} cannot be used: {exc}") from exc
         return repository
     except BaseException:
         await repository.close()

@@ -27,7 +27,13 @@ from diagnosis_server.store.records import (
     status_name,
 )
 from diagnosis_server.store.tables import checkpoint as checkpoint_table
-from diagnosis_server.store.tables import diagnosis_run, node_step, orchestration_event, tool_invocation
+from diagnosis_server.store.tables import (
+    diagnosis_run,
+    node_step,
+    orchestration_event,
+    store_probe,
+    tool_invocation,
+)
 
 _run = diagnosis_run.c
 _event = orchestration_event.c
@@ -137,12 +143,24 @@ def add_tool_invocation(conn: Connection, run_id: str, values: dict[str, Any]) -
     conn.execute(INSERT_INVOCATION, values)
 
 
-def heartbeat(conn: Connection, owner: str, now: datetime) -> None:
+def heartbeat(conn: Connection, owner: str, run_ids: Sequence[str], now: datetime) -> None:
+    """Touches heartbeat_at of the given RUNNING runs of ``owner`` (the runs whose task is alive)."""
+    if not run_ids:
+        return
     conn.execute(
         update(diagnosis_run)
-        .where(_run.owner == owner, _run.status == run_pb2.RUN_STATUS_RUNNING)
+        .where(_run.owner == owner, _run.status == run_pb2.RUN_STATUS_RUNNING, _run.run_id.in_(list(run_ids)))
         .values(heartbeat_at=now)
     )
+
+
+PROBE = update(store_probe).where(store_probe.c.id == 1)
+
+
+def probe(conn: Connection, owner: str, now: datetime) -> None:
+    """Rewrites the probe row: a real write (a page of the database file, a WAL record on PostgreSQL)."""
+    if not conn.execute(PROBE, {"owner": owner, "probed_at": now}).rowcount:
+        conn.execute(insert(store_probe), {"id": 1, "owner": owner, "probed_at": now})
 
 
 def interrupt(conn: Connection, which: ColumnElement[bool], reason: str, now: datetime) -> list[str]:

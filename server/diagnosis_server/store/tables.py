@@ -135,3 +135,12 @@ checkpoint = Table(
     Column("node", Integer, nullable=False),
     Column("state", LargeBinary, nullable=False),
 )
+
+# One row (id 1) that every instance rewrites now and then: a write that proves the store takes writes.
+store_probe = Table(
+    "store_probe",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("owner", String(64), nullable=False),
+    Column("probed_at", UtcDateTime, nullable=False),
+)

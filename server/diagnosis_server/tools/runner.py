@@ -19,13 +19,18 @@ from dataclasses import dataclass
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server import telemetry
 from diagnosis_server.conversions import (
+    MAX_JSON_DEPTH,
     JsonObject,
+    JsonTooDeep,
     JsonValue,
     JsonValueError,
     canonical_json_bytes,
+    json_depth,
     to_struct,
     to_value,
+    too_deep_message,
 )
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
@@ -98,7 +103,35 @@ class ToolRunner:
         return runner
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
+        """Calls the tool (allow-list, call limit, time-out, output bounds) and records the call (R-C-2).
+
+        Traced as an ``execute_tool`` span carrying the invocation id, tool name, status and duration, so
+        a binding's source invocation id leads to its span.
+        """
         invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
+        attributes: dict[str, str | int] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_name,
+            "gen_ai.tool.call.id": invocation_id,
+            "diagnosis.invocation_id": invocation_id,
+            "diagnosis.run_id": self._run_id,
+        }
+        started = time.perf_counter()
+        with telemetry.span(f"execute_tool {tool_name}", attributes) as span:
+            try:
+                result = await self._call(invocation_id, tool_name, arguments)
+            except ToolBlockedError:
+                span.set_attribute("diagnosis.tool.status", "BLOCKED")
+                raise
+            finally:
+                span.set_attribute("diagnosis.tool.duration_ms", int((time.perf_counter() - started) * 1000))
+            status = contracts_pb2.ToolInvocationStatus.Name(result.status).removeprefix("TOOL_INVOCATION_STATUS_")
+            span.set_attribute("diagnosis.tool.status", status)
+            if not result.ok:
+                span.set_attribute("error.type", status)
+            return result
+
+    async def _call(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         started = time.time()
         recorded_arguments, arguments_error = _recordable_arguments(arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
@@ -122,13 +155,18 @@ class ToolRunner:
         assert tool is not None
         status, output, error = "OK", None, ""
         try:
-            output = await asyncio.wait_for(tool.call(arguments), timeout=self._timeout_s)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation of this task.
+            async with asyncio.timeout(self._timeout_s):
+                output = await tool.call(arguments)
         except TimeoutError:
             status, error = "TIMEOUT", f"no output within {self._timeout_s:g}s"
         except ToolError as exc:
             status, error = "ERROR", str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
             status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
+        if status == "OK" and json_depth(output) > MAX_JSON_DEPTH:
+            # Checked first: deeper than any message holding it could be decoded (the call is still recorded).
+            status, output, error = "ERROR", None, too_deep_message("output")
         if status == "OK":
             try:
                 size = len(canonical_json_bytes(output))
@@ -151,8 +189,20 @@ class ToolRunner:
         )
 
     async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
-        """Record an output produced elsewhere (a scripted replay) as this run's invocation."""
-        await self._record(invocation_id, tool_name, to_struct(arguments), to_value(output), "OK", "", time.time())
+        """Record an output produced elsewhere (a scripted replay) as this run's invocation.
+
+        An output or arguments that cannot be recorded (nested deeper than the bound, not JSON) are recorded
+        as an ERROR invocation saying why, like a live call's.
+        """
+        started = time.time()
+        recorded_arguments, arguments_error = _recordable_arguments(arguments)
+        if json_depth(output) > MAX_JSON_DEPTH:
+            recorded_output, output_error = None, too_deep_message("output")
+        else:
+            recorded_output, output_error = _recordable_output(output)
+        error = arguments_error or output_error
+        status = "ERROR" if error else "OK"
+        await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
 
     async def _record(
         self,
@@ -193,6 +243,8 @@ def _trimmed(output: JsonValue, size: int, max_bytes: int) -> tuple[str, JsonVal
 
 def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str]:
     """The arguments as recorded, and why they cannot be recorded ("" when they can)."""
+    if json_depth(arguments) > MAX_JSON_DEPTH:
+        return struct_pb2.Struct(), f"{too_deep_message('arguments')}: the tool was not run"
     try:
         return to_struct(arguments), ""
     except Exception as exc:  # nested too deeply, not JSON, or not valid Unicode: recorded as such
@@ -203,9 +255,9 @@ def _recordable_output(output: JsonValue) -> tuple[struct_pb2.Value | None, str]
     """The output as recorded, or None and why it cannot be (deeper than a protobuf Value may nest, not JSON)."""
     try:
         return to_value(output), ""
+    except JsonTooDeep:
+        return None, too_deep_message("output")
     except JsonValueError as exc:
-        if "too deep" in str(exc):
-            return None, "output is nested too deeply to be recorded"
         return None, f"output is not JSON: {str(exc)[:400]}"
     except Exception as exc:  # RecursionError
         return None, f"output cannot be recorded ({type(exc).__name__})"

@@ -37,6 +37,7 @@ class Reply:
     body: Any = None
     raw: bytes | None = None
     delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def _completion(message: dict[str, Any], finish_reason: str, model: str) -> dict[str, Any]:
@@ -90,7 +91,7 @@ def content_filter() -> Reply:
 
 
 def slow(seconds: float, reply: Reply) -> Reply:
-    return Reply(status=reply.status, body=reply.body, raw=reply.raw, delay_s=seconds)
+    return Reply(status=reply.status, body=reply.body, raw=reply.raw, delay_s=seconds, headers=reply.headers)
 
 
 def malformed() -> Reply:
@@ -297,6 +298,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a time-out test)

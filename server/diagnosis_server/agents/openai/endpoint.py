@@ -16,6 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from diagnosis_server.agents.base import AgentRetryableError, AgentRole
 from diagnosis_server.agents.openai.config import OpenAISettings
@@ -28,6 +32,7 @@ from diagnosis_server.agents.openai.errors import (
 )
 from diagnosis_server.agents.openai.schemas import ResponseFormatKind, response_format
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.telemetry import tracer
 
 if TYPE_CHECKING:
     import openai
@@ -102,6 +107,21 @@ class ChatEndpoint:
             self._client, self._client_loop = self._new_client(), loop
         return self._client
 
+    def _span(self, model: str) -> Span:
+        """A CLIENT span of one model call, per the GenAI semantic conventions (no prompt, no output)."""
+        attributes: dict[str, str | int] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.system": "openai",
+            "gen_ai.request.model": model,
+        }
+        url = urlsplit(self._settings.base_url or "")
+        if url.hostname:
+            attributes["server.address"] = url.hostname
+            if url.port:
+                attributes["server.port"] = url.port
+        return tracer().start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
+
     async def aclose(self) -> None:
         client, self._client, self._client_loop = self._client, None, None
         if client is not None:
@@ -130,18 +150,43 @@ class ChatEndpoint:
                 kwargs["tools"] = list(tools)
             usage.endpoint_calls += 1
             usage.response_format = kind
+            span = self._span(model)
             try:
-                completion: ChatCompletion = await self.client().chat.completions.create(**kwargs)
+                with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+                    completion: ChatCompletion = await self.client().chat.completions.create(**kwargs)
+                _describe_completion(span, completion)
             except self._openai.OpenAIError as exc:
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+                span.end()
                 if kind != "none" and level + 1 < len(self._ladder) and rejects_response_format(exc):
                     self._level = max(self._level, level + 1)
                     continue
-                error = agent_error_for(exc)
+                key = self._settings.api_key.get_secret_value() if self._settings.api_key is not None else ""
+                error = agent_error_for(exc, secrets=(key,))
                 if error is None:  # pragma: no cover - every OpenAIError maps
                     raise
                 raise error from exc
+            except BaseException:
+                span.end()
+                raise
+            span.end()
             usage.add(completion)
             return checked_message(completion)
+
+
+def _describe_completion(span: Span, completion: ChatCompletion) -> None:
+    """GenAI attributes of an answer: the model that answered, token counts, finish reasons; never text."""
+    if completion.model:
+        span.set_attribute("gen_ai.response.model", completion.model)
+    if completion.id:
+        span.set_attribute("gen_ai.response.id", completion.id)
+    if completion.usage is not None:
+        span.set_attribute("gen_ai.usage.input_tokens", completion.usage.prompt_tokens or 0)
+        span.set_attribute("gen_ai.usage.output_tokens", completion.usage.completion_tokens or 0)
+    reasons = [choice.finish_reason for choice in completion.choices if choice.finish_reason]
+    if reasons:
+        span.set_attribute("gen_ai.response.finish_reasons", reasons)
 
 
 def checked_message(completion: ChatCompletion) -> ChatCompletionMessage:

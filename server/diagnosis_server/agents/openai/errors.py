@@ -14,6 +14,12 @@ the endpoint's short error message, never the prompt.
 
 from __future__ import annotations
 
+import email.utils
+import re
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
 from diagnosis_server.agents.base import AgentError, AgentNonRetryableError, AgentRetryableError
 
 INSTALL_HINT = "the openai agent provider needs the 'openai' package: pip install 'diagnosis-graph[openai]'"
@@ -35,23 +41,105 @@ def _detail(exc: BaseException) -> str:
     return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
 
 
-def agent_error_for(exc: BaseException) -> AgentError | None:
-    """The typed agent failure for an ``openai`` exception; None for anything that is not one."""
+_USERINFO = re.compile(r"(//)[^/@\s]+@")
+_KEY_LIKE = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
+_MAX_RETRY_AFTER_S = 3600.0
+
+
+def redact(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` without the given secrets, credentials in URLs, or key-like words."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    text = _USERINFO.sub(r"\1***@", text)
+    return _KEY_LIKE.sub(lambda m: f"{m.group(1)}-***", text)
+
+
+def _cause_detail(exc: BaseException) -> str:
+    """The lowest cause's words (e.g. "[Errno 111] Connection refused" under "Connection error.")."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc.__cause__ or exc.__context__
+    deepest: BaseException | None = None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        deepest = cause
+        cause = cause.__cause__ or cause.__context__
+    if deepest is None:
+        return ""
+    return f"{type(deepest).__name__}: {_detail(deepest)}"
+
+
+def _connection_class(exc: BaseException) -> str:
+    text = f"{_detail(exc)} {_cause_detail(exc)}".lower()
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, ConnectionRefusedError) for c in chain) or "refused" in text:
+        return "connection_refused"
+    if any(isinstance(c, socket.gaierror) for c in chain) or "name or service not known" in text:
+        return "dns_failure"
+    if "ssl" in text or "certificate" in text:
+        return "tls_failure"
+    return "connection_error"
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait an HTTP error asks for (``Retry-After`` seconds or date, or ``retry-after-ms``), bounded."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value: float | None = None
+    try:
+        if headers.get("retry-after-ms"):
+            value = float(headers["retry-after-ms"]) / 1000.0
+        elif headers.get("retry-after"):
+            text = str(headers["retry-after"]).strip()
+            try:
+                value = float(text)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(text)
+                value = (when - datetime.now(UTC)).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if value is None or value != value:  # NaN
+        return None
+    return min(max(value, 0.0), _MAX_RETRY_AFTER_S)
+
+
+def agent_error_for(exc: BaseException, *, secrets: Sequence[str] = ()) -> AgentError | None:
+    """The typed agent failure for an ``openai`` exception; None for anything that is not one.
+
+    Endpoint failures (time-outs, connection errors, HTTP errors) carry their class, the endpoint's own
+    message with the underlying cause (``connection refused``), redacted, and any Retry-After.
+    """
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return AgentRetryableError(f"the endpoint did not answer in time: {_detail(exc)}")
+        message = redact(f"the model endpoint did not answer in time: {_detail(exc)}", secrets)
+        return AgentRetryableError(message, failure_class="timeout", endpoint=True)
     if isinstance(exc, openai.APIConnectionError):
-        return AgentRetryableError(f"could not reach the endpoint: {_detail(exc)}")
+        cause = _cause_detail(exc)
+        message = f"could not reach the model endpoint: {_detail(exc)}" + (f" ({cause})" if cause else "")
+        return AgentRetryableError(
+            redact(message, secrets)[: _MAX_DETAIL * 2], failure_class=_connection_class(exc), endpoint=True
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        message = redact(f"the model endpoint answered {status}: {_detail(exc)}", secrets)
+        failure_class = "rate_limited" if status == 429 else f"http_{status}"
         if status >= 500 or status in _RETRYABLE_STATUS:
-            return AgentRetryableError(f"the endpoint answered {status}: {_detail(exc)}")
-        return AgentNonRetryableError(f"the endpoint answered {status}: {_detail(exc)}")
+            return AgentRetryableError(
+                message, failure_class=failure_class, endpoint=True, retry_after_s=retry_after_s(exc)
+            )
+        return AgentNonRetryableError(message, failure_class=failure_class, endpoint=True)
     if isinstance(exc, openai.ContentFilterFinishReasonError):
-        return AgentRefusalError("the endpoint's content filter stopped the answer")
+        return AgentRefusalError("the endpoint's content filter stopped the answer", failure_class="refusal")
     if isinstance(exc, openai.OpenAIError):
-        return AgentNonRetryableError(f"the openai client failed: {type(exc).__name__}: {_detail(exc)}")
+        message = redact(f"the openai client failed: {type(exc).__name__}: {_detail(exc)}", secrets)
+        return AgentNonRetryableError(message, failure_class="client_error", endpoint=True)
     return None
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+import structlog
 from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
@@ -22,6 +24,18 @@ from diagnosis_server.agents.base import (
 )
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.state import DiagnosisState
+
+log = structlog.get_logger(__name__)
+
+# The reason code of an attempt whose model endpoint failed (could not be reached, answered an error).
+MODEL_ENDPOINT_FAILED = "MODEL_ENDPOINT_FAILED"
+MAX_FAILURE_CHARS = 500
+
+
+def clip_text(text: str, limit: int = MAX_FAILURE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 InputT = TypeVar("InputT")
 InputT_contra = TypeVar("InputT_contra", contravariant=True)
@@ -67,9 +81,11 @@ async def call_agent(
     tools: ToolCaller | None = None,
     input_message: Message | None = None,
 ) -> AgentCall:
-    """Run one agent attempt, mapping typed failures to outcomes (timeouts are retryable)."""
-    import asyncio
+    """Run one agent attempt, mapping typed failures to outcomes (timeouts are retryable).
 
+    A failed attempt's step records its failure class and message; a failure of the model endpoint itself
+    (unreachable, an HTTP error) has the reason code MODEL_ENDPOINT_FAILED and is logged as such.
+    """
     prompt = ctx.catalog.prompt(role)
     request = AgentRequest(
         role=role,
@@ -86,17 +102,27 @@ async def call_agent(
     started = time.time()
     reply: AgentReply | None = None
     outcome, reason = run_pb2.NODE_OUTCOME_OK, ""
+    failure: AgentError | None = None
+    limit = ctx.limits.executor_timeout_s if role == "executor" else ctx.limits.agent_timeout_s
     try:
-        limit = ctx.limits.executor_timeout_s if role == "executor" else ctx.limits.agent_timeout_s
-        reply = await asyncio.wait_for(ctx.provider.agent(role).run(request), timeout=limit)
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation of this task.
+        async with asyncio.timeout(limit):
+            reply = await ctx.provider.agent(role).run(request)
     except TimeoutError:
         outcome, reason = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED, f"{role.upper()}_TIMEOUT"
-    except AgentRetryableError:
-        outcome, reason = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED, f"{role.upper()}_RETRYABLE_FAILED"
-    except AgentNonRetryableError:
-        outcome, reason = run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED, f"{role.upper()}_NON_RETRYABLE_FAILED"
-    except AgentError:
-        outcome, reason = run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED, f"{role.upper()}_FAILED"
+        failure = AgentRetryableError(f"no answer within {limit:g}s", failure_class="timeout")
+    except AgentRetryableError as exc:
+        outcome, reason, failure = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED, f"{role.upper()}_RETRYABLE_FAILED", exc
+    except AgentNonRetryableError as exc:
+        outcome, reason, failure = (
+            run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED,
+            f"{role.upper()}_NON_RETRYABLE_FAILED",
+            exc,
+        )
+    except AgentError as exc:
+        outcome, reason, failure = run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED, f"{role.upper()}_FAILED", exc
+    if failure is not None and failure.endpoint:
+        reason = MODEL_ENDPOINT_FAILED
     ts = timestamp_pb2.Timestamp()
     ts.FromNanoseconds(int(started * 1e9))
     step = run_pb2.NodeStep(
@@ -112,6 +138,19 @@ async def call_agent(
         completion_tokens=reply.completion_tokens if reply else 0,
         started_at=ts,
     )
+    if failure is not None:
+        step.failure_class = failure.failure_class or type(failure).__name__
+        step.failure = clip_text(str(failure) or type(failure).__name__)
+        if failure.retry_after_s is not None:
+            step.retry_after_ms = int(failure.retry_after_s * 1000)
+        log.warning(
+            "model_endpoint_failed" if failure.endpoint else "agent_failed",
+            run_id=ctx.run_id,
+            role=role,
+            attempt=attempt,
+            failure_class=step.failure_class,
+            error=step.failure,
+        )
     calls = reply.extra.get("endpoint_calls") if reply else None
     if isinstance(calls, int) and not isinstance(calls, bool):
         step.endpoint_calls = calls

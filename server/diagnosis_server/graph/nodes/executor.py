@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.conversions import JsonObject, canonical_json_bytes, message_to_dict
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED, NodeResult, call_agent, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import PlanStep, plan_to_json
@@ -73,7 +73,8 @@ class ExecutorNode:
             return NodeResult(run_pb2.NODE_OUTCOME_TOOL_BLOCKED, "TOOL_BLOCKED", updates=not_run)
         if call.reply is None:
             failed = run_pb2.NODE_OUTCOME_FAILED
-            return NodeResult(failed, "EXECUTOR_FAILED", updates=not_run, step=with_outcome(call.step, failed))
+            reason = MODEL_ENDPOINT_FAILED if call.reason == MODEL_ENDPOINT_FAILED else "EXECUTOR_FAILED"
+            return NodeResult(failed, reason, updates=not_run, step=with_outcome(call.step, failed))
         parsed = parse_executor_output(call.reply.text)
         if not parsed.ok:
             invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT

@@ -27,6 +27,8 @@ def fallback_reason(event: run_pb2.OrchestrationEvent | None) -> str:
     """Why the run came to the pre-verification fallback, in a stable reason code."""
     if event is None:
         return "UNKNOWN"
+    if event.reason_code == "MODEL_ENDPOINT_FAILED":  # the answer says the model endpoint failed
+        return event.reason_code
     if event.node in _EXHAUSTED and event.outcome in (
         run_pb2.NODE_OUTCOME_INVALID_OUTPUT,
         run_pb2.NODE_OUTCOME_RETRYABLE_FAILED,

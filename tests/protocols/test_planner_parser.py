@@ -71,7 +71,7 @@ def test_fenced_plan_is_accepted() -> None:
         (plan(step(timeout=5)), "unknown keys"),
         (plan(step(), notes="x"), "unknown keys"),
         (plan(step(), reasoning=["x"]), "reasoning is not a string"),
-        (plan(*[step()] * 17), "over the limit of 16"),
+        (plan(*[step()] * 33), "over the limit of 32"),
     ],
 )
 def test_malformed_plan_is_invalid_output(raw: str, fragment: str) -> None:

@@ -332,9 +332,14 @@ class EvidenceGap(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     CRITICAL_FIELD_NUMBER: _builtins.int
     NEXT_CALLS_FIELD_NUMBER: _builtins.int
+    SUBJECT_FIELD_NUMBER: _builtins.int
     claim_id: _builtins.str
     description: _builtins.str
     critical: _builtins.bool
+    subject: _builtins.str
+    """The service or workload the question names that the data looked at holds nothing about (the answer says
+    so, "no data about X", when the question names it too).
+    """
     @_builtins.property
     def next_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___SuggestedCall]:
         """The calls that would close the gap (structured; a planner plans from them in an evidence retry)."""
@@ -346,10 +351,11 @@ class EvidenceGap(_message.Message):
         description: _builtins.str = ...,
         critical: _builtins.bool = ...,
         next_calls: _abc.Iterable[Global___SuggestedCall] | None = ...,
+        subject: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "critical", b"critical", "description", b"description", "next_calls", b"next_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "critical", b"critical", "description", b"description", "next_calls", b"next_calls", "subject", b"subject"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,7 +8,7 @@ from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.registry import UnknownProviderError, create_provider
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.settings import SettingsError, env_name
-from diagnosis_server.sources.packs import pack_toolset
+from diagnosis_server.sources.packs import pack_context, pack_toolset
 from diagnosis_server.tools.builtin import builtin_toolset, scenario_context
 from diagnosis_server.tools.scenario import Scenario
 
@@ -45,6 +45,6 @@ def pack_tools_for(scenarios: Mapping[str, Scenario]) -> ToolsFor:
     toolsets = {name: pack_toolset(scenario) for name, scenario in packs.items()}
 
     def tools_for(name: str) -> ToolEnvironment:
-        return ToolEnvironment(toolset=toolsets[name], context=scenario_context(packs[name]))
+        return ToolEnvironment(toolset=toolsets[name], context=pack_context(packs[name]))
 
     return tools_for

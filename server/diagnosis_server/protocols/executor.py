@@ -5,7 +5,7 @@ The Executor's only legal output is one JSON object::
     {"contract": "executor_evidence_v2",
      "claims": [{"claim_id", "statement", "critical", "status",
                  "evidence_bindings": [{"source_invocation_ids", "tool_name", "raw_path", "matched_text"}]}],
-     "evidence_gaps": [{"description", "critical", "next_calls"?: [{"tool_name", "arguments"}]}]}
+     "evidence_gaps": [{"description", "critical", "next_calls"?: [{"tool_name", "arguments"}], "subject"?}]}
 
 Three kinds of problems are told apart:
 
@@ -43,7 +43,7 @@ _TOP_FIELDS = frozenset({"contract", "claims", "evidence_gaps"})
 _CLAIM_FIELDS = ("claim_id", "statement", "critical", "status", "evidence_bindings")
 _CLAIM_REQUIRED = ("claim_id", "statement", "critical", "status")
 _BINDING_FIELDS = ("source_invocation_ids", "tool_name", "raw_path", "matched_text")
-_GAP_FIELDS = ("description", "critical", "next_calls")
+_GAP_FIELDS = ("description", "critical", "next_calls", "subject")
 _GAP_REQUIRED = ("description", "critical")
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n?(.*?)\r?\n?```", re.DOTALL | re.IGNORECASE)
@@ -196,6 +196,8 @@ def _parse_document(document: Mapping[object, object]) -> ExecutorParse:
             description=_string(gap_fields["description"], f"{path}.description"),
             critical=_bool(gap_fields["critical"], f"{path}.critical"),
         )
+        if "subject" in gap_fields:
+            gap.subject = _string(gap_fields["subject"], f"{path}.subject")[:128]
         if "next_calls" in gap_fields:
             try:
                 gap.next_calls.extend(fields.next_calls(gap_fields["next_calls"], f"{path}.next_calls"))

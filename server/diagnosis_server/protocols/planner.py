@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.protocols.json_text import parse_json_object
 
-DEFAULT_MAX_STEPS = 16
+DEFAULT_MAX_STEPS = 32
 
 _TOP_KEYS = frozenset({"steps", "reasoning"})
 _STEP_KEYS = frozenset({"tool_name", "arguments", "purpose"})

@@ -94,9 +94,22 @@ class _TokenAuth(_Strict):
         return None
 
 
+DEFAULT_ERROR_RATE_QUERY = (
+    'sum(rate(http_requests_total{{service="{service}",code=~"5.."}}[5m]))'
+    ' / sum(rate(http_requests_total{{service="{service}"}}[5m]))'
+)
+DEFAULT_LATENCY_QUERY = (
+    'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{service="{service}"}}[5m])))'
+)
+
+
 class PrometheusConfig(_TokenAuth):
     url: str
     timeout_s: Seconds = DEFAULT_TIMEOUT_S
+    # The embedded default's queries for a service's error rate and p99 latency; ``{service}`` and
+    # ``{namespace}`` are filled in (literal braces doubled, as in Python's str.format).
+    error_rate_query: str = Field(default=DEFAULT_ERROR_RATE_QUERY, min_length=1, max_length=2000)
+    latency_query: str = Field(default=DEFAULT_LATENCY_QUERY, min_length=1, max_length=2000)
 
     _url = field_validator("url")(_check_url)
 

@@ -26,7 +26,7 @@ from diagnosis_server.sources.arguments import Args, Param, check_arguments, inp
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
-from diagnosis_server.tools.builtin import builtin_toolset, format_ts
+from diagnosis_server.tools.builtin import builtin_toolset, format_ts, scenario_context
 from diagnosis_server.tools.scenario import Scenario
 
 LOOKBACK_S = 300.0
@@ -396,6 +396,18 @@ def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Too
                 tool.params = params[cls.name]
                 tools.append(tool)
     return tools
+
+
+def pack_context(scenario: Scenario) -> JsonObject:
+    """What a planner may know of a pack up front: the built-in tools' context, the namespaces its Kubernetes
+    tools answer, and that its data is recorded (a query the recorded tools cannot answer is not planned)."""
+    context = scenario_context(scenario)
+    namespaces = _namespaces(scenario)
+    if namespaces:
+        context["kubernetes"] = {"namespaces": list[JsonValue](namespaces), "default_namespace": namespaces[0]}
+    context["recorded"] = True
+    context["now"] = format_ts(scenario.time_window.end)
+    return context
 
 
 def pack_toolset(scenario: Scenario) -> Toolset:

@@ -173,6 +173,10 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
             closers.append(api.aclose)
             tools += [PrometheusQuery(api), PrometheusQueryRange(api)]
             sources.append(SourceInfo("prometheus", "prometheus", safe_url(env.prometheus.url)))
+            context["prometheus"] = {
+                "error_rate_query": env.prometheus.error_rate_query,
+                "latency_query": env.prometheus.latency_query,
+            }
         if env.loki is not None:
             headers = {"X-Scope-OrgID": env.loki.tenant} if env.loki.tenant else {}
             if loki_token:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2, run_pb2
@@ -12,6 +12,7 @@ from diagnosis_server.composition.render import answer_text
 from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.sources.packs import pack_context, pack_toolset
 from diagnosis_server.store import Repository
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.builtin import builtin_toolset, scenario_context
@@ -21,9 +22,16 @@ from diagnosis_server.tools.scenario import Scenario, load_scenarios
 SCENARIOS: dict[str, Scenario] = load_scenarios()
 
 
-def environment(name: str) -> ToolEnvironment:
+def builtin_environment(name: str) -> ToolEnvironment:
+    """A scenario's five built-in tools only (no live tool), with their planner context."""
     scenario = SCENARIOS[name]
     return ToolEnvironment(toolset=builtin_toolset(scenario), context=scenario_context(scenario))
+
+
+def environment(name: str) -> ToolEnvironment:
+    """A scenario's tools as the server gives them: the built-in tools and the live tools its data answers."""
+    scenario = SCENARIOS[name]
+    return ToolEnvironment(toolset=pack_toolset(scenario), context=pack_context(scenario))
 
 
 async def run_scenario(
@@ -32,9 +40,12 @@ async def run_scenario(
     *,
     provider: AgentProvider | None = None,
     question: str | None = None,
+    tools_for: Callable[[str], ToolEnvironment] | None = None,
 ) -> run_pb2.DiagnosisRun:
     """Run the scenario's own question through the graph; return the run as read back from the store."""
-    orchestrator = Orchestrator(store=repository, provider=provider or create_provider(), tools_for=environment)
+    orchestrator = Orchestrator(
+        store=repository, provider=provider or create_provider(), tools_for=tools_for or environment
+    )
     run = await orchestrator.run(question=question or SCENARIOS[name].question, scenario=name)
     stored = await repository.get_run(run.run_id)
     assert stored is not None

@@ -12,7 +12,7 @@ from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.conversions import JsonValue
 from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.protocols.executor import FORBIDDEN_FIELDS, parse_executor_output
-from diagnosis_server.tools.builtin import builtin_toolset
+from diagnosis_server.sources.packs import pack_toolset
 from diagnosis_server.tools.runner import ToolBlockedError
 
 from ._support import SCENARIOS, Recorded, executor_payload, planner_payload, request
@@ -27,7 +27,7 @@ async def _plan(name: str) -> list[JsonValue]:
 
 @pytest.mark.parametrize("name", ["checkout-oom", "healthy-noisy", "inventory-ambiguous"])
 async def test_r_c_1_output_is_executor_evidence_v2_bound_to_recorded_calls(name: str) -> None:
-    recorded = Recorded(builtin_toolset(SCENARIOS[name]))
+    recorded = Recorded(pack_toolset(SCENARIOS[name]))
     steps = await _plan(name)
     reply = (
         await create_provider()
@@ -51,7 +51,7 @@ async def test_r_c_1_output_is_executor_evidence_v2_bound_to_recorded_calls(name
 
 
 async def test_the_executor_calls_tools_only_through_the_runner_and_a_blocked_tool_propagates() -> None:
-    recorded = Recorded(builtin_toolset(SCENARIOS["checkout-oom"]))
+    recorded = Recorded(pack_toolset(SCENARIOS["checkout-oom"]))
     steps: list[JsonValue] = [
         {"tool_name": "deploys.list", "arguments": {}, "purpose": "x"},
         {"tool_name": "k8s.events", "arguments": {}, "purpose": "y"},
@@ -65,7 +65,7 @@ async def test_the_executor_calls_tools_only_through_the_runner_and_a_blocked_to
 
 
 async def test_a_failing_call_becomes_a_non_critical_gap_not_a_crash() -> None:
-    recorded = Recorded(builtin_toolset(SCENARIOS["checkout-oom"]))
+    recorded = Recorded(pack_toolset(SCENARIOS["checkout-oom"]))
     steps: list[JsonValue] = [
         {"tool_name": "metrics.query", "arguments": {"metric": "nope", "service": "checkout-api"}, "purpose": "x"},
         {
@@ -87,7 +87,7 @@ async def test_a_failing_call_becomes_a_non_critical_gap_not_a_crash() -> None:
 
 async def test_bad_input_is_a_clear_non_retryable_error() -> None:
     executor = create_provider().agent("executor")
-    recorded = Recorded(builtin_toolset(SCENARIOS["checkout-oom"]))
+    recorded = Recorded(pack_toolset(SCENARIOS["checkout-oom"]))
     with pytest.raises(AgentNonRetryableError, match="tools"):
         await executor.run(request("executor", executor_payload([])))
     with pytest.raises(AgentNonRetryableError, match=r"plan\.steps"):

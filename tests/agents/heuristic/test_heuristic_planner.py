@@ -8,7 +8,7 @@ import pytest
 
 from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
-from diagnosis_server.agents.heuristic.planner import MAX_STEPS, full_plan, gap_plan
+from diagnosis_server.agents.heuristic.planner import MAX_LIVE_STEPS, MAX_STEPS, full_plan, gap_plan
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.protocols.planner import parse_planner_output
@@ -153,11 +153,14 @@ def test_gap_plan_without_named_calls_falls_back_to_the_services_the_gaps_name()
 async def test_planner_reply_parses_under_the_pinned_protocol_in_both_modes() -> None:
     planner = create_provider().agent("planner")
     full = await planner.run(request("planner", planner_payload("checkout-oom")))
-    parsed = parse_planner_output(full.text, allowed_tools=TOOL_NAMES)
-    assert parsed.ok and len(parsed.steps) <= MAX_STEPS
+    tools = environment("checkout-oom").toolset.names
+    parsed = parse_planner_output(full.text, allowed_tools=tools)
+    assert parsed.ok and len(parsed.steps) <= MAX_STEPS + MAX_LIVE_STEPS
+    # The pack answers the live tools too: its pods, events and kube-state-metrics are looked at.
+    assert {"kubernetes.events", "prometheus.query"} <= {s.tool_name for s in parsed.steps}
     retry = _retry(f"gap {format_next([NextCall.of('k8s.events', service='payments-api')])}")
     gap = await planner.run(request("planner", planner_payload("checkout-oom", mode="EVIDENCE_GAP_ONLY", retry=retry)))
-    parsed = parse_planner_output(gap.text, allowed_tools=TOOL_NAMES)
+    parsed = parse_planner_output(gap.text, allowed_tools=tools)
     assert parsed.ok and [(s.tool_name, s.arguments) for s in parsed.steps] == [
         ("k8s.events", {"service": "payments-api"})
     ]

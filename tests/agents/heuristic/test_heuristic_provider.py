@@ -11,8 +11,8 @@ from diagnosis_server.agents import heuristic
 from diagnosis_server.agents.heuristic import HeuristicProvider, create_provider
 from diagnosis_server.agents.registry import create_provider as registry_create
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.sources.packs import pack_toolset
 from diagnosis_server.store import Repository
-from diagnosis_server.tools.builtin import builtin_toolset
 
 from ._support import (
     SCENARIOS,
@@ -67,7 +67,7 @@ async def test_the_executor_output_depends_only_on_the_plan_and_tool_outputs() -
         payload = executor_payload(steps)
         payload["scenario"] = scenario_name
         payload["question"] = SCENARIOS[scenario_name].question
-        recorded = Recorded(builtin_toolset(SCENARIOS["orders-db-pool"]))
+        recorded = Recorded(pack_toolset(SCENARIOS["orders-db-pool"]))
         reply = await create_provider().agent("executor").run(request("executor", payload, tools=recorded.runner()))
         outputs.append([claim["statement"] for claim in json.loads(reply.text)["claims"]])
     assert outputs[0] == outputs[1] and outputs[0]

@@ -21,7 +21,7 @@ from diagnosis_server.agents.heuristic.observations import (
     Record,
     records,
 )
-from diagnosis_server.agents.heuristic.signatures import ERROR_STATUS, SELF_SIGNATURES
+from diagnosis_server.agents.heuristic.signatures import self_excerpt
 
 _ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 _SOURCE_LOCATION = re.compile(r"[\w-]+\.(?:go|py|java|kt|js|ts|rb|rs|cs):\d+")
@@ -56,9 +56,7 @@ def _version_errors(deploy: Record, lines: Sequence[LogLine]) -> Finding | None:
     for line in lines:
         if line.service != service or line.level not in _ERROR_LEVELS or not token.search(line.message):
             continue
-        excerpt = next(
-            (m.group(0) for s in SELF_SIGNATURES if (m := s.search(line.message)) is not None), None
-        ) or next((m.group(0) for m in [ERROR_STATUS.search(line.message)] if m is not None), None)
+        excerpt = self_excerpt(line.message)
         if excerpt is None:
             continue
         bindings = [line.bind_service(), line.bind_message(version), line.bind_message(excerpt)]

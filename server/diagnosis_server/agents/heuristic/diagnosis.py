@@ -25,8 +25,12 @@ from diagnosis_server.agents.heuristic.events import event_findings
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
+from diagnosis_server.agents.heuristic.pods import pod_findings, workloads_seen
+from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
+from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.workloads import names
 
 MAX_SYMPTOMS_CRITICAL = 3
 MAX_LINKS_CRITICAL = 3
@@ -35,6 +39,10 @@ MAX_CONTEXT = 4
 MAX_HYPOTHESES = 3
 MAX_HEALTHY = 6
 CRITICAL_SUPPORT = frozenset({"crashloop", "disk_flood_stage", "deploy_errors", "db_slots", "rollback"})
+# A failure the platform reports outright (OOMKilled, FailedMount, ErrImagePull): a cause with no symptom read.
+STRONG_CAUSE = 3
+# Symptoms read from single log lines: noise when the service's own headline signals are healthy.
+GENERIC_SYMPTOMS = frozenset({"error_log", "slow_calls"})
 # Findings about a database seen from its clients: links to a database root cause.
 DATABASE_SIDE = frozenset({"app_pool", "app_pool_full", "db_slots"})
 
@@ -52,6 +60,8 @@ class GapDraft:
     description: str
     critical: bool
     calls: tuple[NextCall, ...] = ()
+    # The workload the question names that no data was found about.
+    subject: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +83,7 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
                 names.update(v for v in value if isinstance(v, str))
         for key in ("events", "deploys"):
             names.update(r.text("service") for r in records(obs, key) if r.text("service"))
+    names.update(workloads_seen(observations))
     return sorted(names)
 
 
@@ -93,11 +104,15 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
     lines = [line for obs in observations for line in log_lines(obs)]
     metrics, onsets = metric_findings(series)
+    known = known_services(observations)
     findings = [
         *metrics,
-        *event_findings(observations),
-        *log_findings(lines, known_services(observations)),
+        *prometheus_findings(observations),
+        *pod_findings(observations),
+        *event_findings(observations, known),
+        *log_findings(lines, known),
         *deploy_findings(observations, onsets, lines),
+        *rollout_findings(observations),
     ]
     return _dependency_latency(findings)
 
@@ -254,18 +269,48 @@ def _refine(findings: list[Finding]) -> list[Finding]:
     """Drop what another finding says better; demote client-side pool trouble without a database at its limit."""
     deploy_errors = {f.service for f in findings if f.kind == "deploy_errors"}
     database_full = any(f.kind == "db_exhausted" and f.role is Role.CAUSE for f in findings)
+    # A service whose error rate or latency was read and stayed within its baseline: its stray error lines
+    # and slow calls are noise candidates, not symptoms.
+    healthy = {f.service for f in findings if f.role is Role.HEALTHY}
+    symptomatic = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind not in GENERIC_SYMPTOMS}
+    symptomatic |= {f.service for f in findings if f.role is Role.LINK} | {f.blamed for f in findings if f.blamed}
     out: list[Finding] = []
     for finding in findings:
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
         if finding.kind in DATABASE_SIDE and not database_full:
             finding = finding.as_role(Role.HYPOTHESIS)
+        if finding.kind in GENERIC_SYMPTOMS and finding.service in healthy:
+            finding = finding.as_role(Role.HYPOTHESIS)
+        # A failure mechanism on a service that shows no symptom, is blamed by no caller and is linked to
+        # nothing is a red herring candidate (one failed probe of a serving pod), not the incident's cause:
+        # when headline signals elsewhere were read healthy, or when the platform does not report it outright.
+        if (
+            finding.role is Role.CAUSE
+            and finding.service not in symptomatic
+            and (healthy or finding.strength < STRONG_CAUSE)
+        ):
+            finding = finding.as_role(Role.HYPOTHESIS)
         out.append(finding)
     return out
 
 
-def assess(observations: Sequence[Observation]) -> Assessment:
+def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation]) -> list[str]:
+    """The names the question gives that no output of the run mentions (as a service, workload or pod)."""
+    known = known_services(observations)
+    return [s for s in subjects if not any(names(s, k) for k in known)]
+
+
+def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = ()) -> Assessment:
+    """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
+    answer is that there is no data about them: no claim about anything else (never "no incident found")."""
     findings = _refine(detect(observations))
+    unknown = unknown_subjects(subjects, observations)
+    if subjects and len(unknown) == len(subjects):
+        missing = tuple(
+            GapDraft(f"no output of the calls made mentions {s}", critical=True, subject=s) for s in unknown
+        )
+        return Assessment((), missing, tuple(findings))
     if any(f.role is Role.CAUSE for f in findings):
         claims, gaps = _with_cause(findings, observations)
     elif any(f.role is Role.SYMPTOM for f in findings):

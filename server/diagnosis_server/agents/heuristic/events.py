@@ -1,121 +1,195 @@
-"""Kubernetes event detectors: what the platform itself reports about a service's pods."""
+"""Event analyzers: what Kubernetes itself reports, from a pack's ``k8s.events`` records or ``kubernetes.events``
+(core/v1 Event objects), judged by the rules file's ``event`` rules.
+
+An event is about the workload of its involved object (a pod ``checkout-api-7f9c6d8b5-tr6zn`` is checkout-api's;
+a ReplicaSet ``checkout-api-7f9c6d8b5`` too; a Job or PersistentVolumeClaim by its name). The first rule whose
+reasons hold the event's reason, and whose message pattern (if any) matches its message, decides. A statement
+quotes the event's message (its first part when it is long) and binds the object, the reason and that text.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
-from diagnosis_server.agents.heuristic.observations import BindingError, Observation, Record, records
+from diagnosis_server.agents.heuristic.analyzers.rules import EventRule, Rules, current_rules
+from diagnosis_server.agents.heuristic.findings import Finding, quote
+from diagnosis_server.agents.heuristic.observations import (
+    Binding,
+    BindingError,
+    Observation,
+    parse_ts,
+    records,
+)
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod, workload_of_replicaset
+from diagnosis_server.conversions import JsonObject
 
-_BACKOFF = re.compile(r"Back-off restarting failed container (\S+)")
-_IMAGE_FAILURES = frozenset({"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError"})
-_SCHEDULING = frozenset({"FailedScheduling", "Evicted", "Preempting", "FailedAttachVolume", "NodeNotSchedulable"})
-_CERT_FAILURES = frozenset({"Failed", "VaultError", "IssuerNotReady"})
-
-
-def _oom(event: Record, service: str) -> Finding:
-    message = event.text("message")
-    return Finding(
-        "oom",
-        Role.CAUSE,
-        service,
-        f"{service} containers were OOMKilled ({quote(message)})",
-        (event.bind("service"), event.bind("reason"), event.bind("message")),
-        strength=4,
-        onset=event.ts,
-    )
+MAX_MESSAGE = 160
 
 
-def _backoff(event: Record, service: str) -> Finding | None:
-    match = _BACKOFF.search(event.text("message"))
-    if match is None:
-        return None
-    excerpt, container = match.group(0), match.group(1)
-    pod = event.text("object")
-    bindings = (event.bind("object"), event.bind("reason"), event.bind("message", excerpt))
-    if container == service:
-        statement = f"{service} is in a crash loop (pod {pod} reports BackOff, {quote(excerpt)})"
-        return Finding("crashloop", Role.SUPPORT, service, statement, bindings, onset=event.ts)
-    statement = (
-        f"pod {pod} of {service} has a container other than {service} in a crash loop (BackOff, {quote(excerpt)})"
-    )
-    return Finding(
-        "crashloop_other", Role.HYPOTHESIS, service, statement, (event.bind("service"), *bindings), onset=event.ts
-    )
+@dataclass(frozen=True, slots=True)
+class EventView:
+    """One event, whichever tool recorded it, with where each of its values is."""
+
+    obs: Observation
+    base: tuple[str | int, ...]
+    data: JsonObject
+    service: str
+    object_kind: str
+    object_name: str
+    # Paths (below base) of the involved object's name, and the part of it that is the service's name.
+    object_path: tuple[str, ...]
+    service_path: tuple[str, ...]
+    service_text: str | None
+
+    def text(self, *path: str) -> str:
+        value: object = self.data
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def reason(self) -> str:
+        return self.text("reason")
+
+    @property
+    def message(self) -> str:
+        return self.text("message")
+
+    def bind(self, *path: str, text: str | None = None) -> Binding:
+        return self.obs.bind(*self.base, *path, text=text)
+
+    def bind_service(self) -> Binding:
+        return self.bind(*self.service_path, text=self.service_text)
+
+    def bind_object(self) -> Binding:
+        return self.bind(*self.object_path)
 
 
-def _pod_failure(event: Record, service: str, kind: str) -> Finding:
-    reason, pod, message = event.text("reason"), event.text("object"), event.text("message")
-    return Finding(
-        kind,
-        Role.CAUSE,
-        service,
-        f"{service} pods cannot start (pod {pod} reports {reason}, {quote(message)})",
-        (event.bind("service"), event.bind("object"), event.bind("reason"), event.bind("message")),
-        strength=4,
-        onset=event.ts,
-    )
+def _service_of(kind: str, name: str, known: Sequence[str]) -> str:
+    if kind == "Pod":
+        return workload_of_pod(name)
+    if kind == "ReplicaSet":
+        return workload_of_replicaset(name)
+    if kind in ("PersistentVolumeClaim", "PersistentVolume"):
+        return next((w for w in sorted(known, key=len, reverse=True) if w and w in name), name)
+    return name
 
 
-def _plain(event: Record, service: str, kind: str, role: Role, phrase: str) -> Finding:
-    reason, message = event.text("reason"), event.text("message")
-    return Finding(
-        kind,
-        role,
-        service,
-        f"{service} {phrase} ({reason}, {quote(message)})",
-        (event.bind("service"), event.bind("reason"), event.bind("message")),
-        onset=event.ts,
-    )
+def event_views(observations: Iterable[Observation], known: Sequence[str] = ()) -> list[EventView]:
+    """Every event of the outputs: pack records (``k8s.events``) and core/v1 Events (``kubernetes.events``)."""
+    out: list[EventView] = []
+    for obs in observations:
+        if obs.tool_name == "k8s.events":
+            for record in records(obs, "events"):
+                service = record.text("service")
+                if service:
+                    out.append(
+                        EventView(
+                            obs,
+                            ("events", record.index),
+                            record.data,
+                            service,
+                            record.text("kind"),
+                            record.text("object"),
+                            ("object",),
+                            ("service",),
+                            None,
+                        )
+                    )
+        elif obs.tool_name == "kubernetes.events":
+            items = obs.get("items")
+            for index, item in enumerate(items if isinstance(items, list) else []):
+                involved = item.get("involvedObject") if isinstance(item, dict) else None
+                if not isinstance(item, dict) or not isinstance(involved, dict):
+                    continue
+                kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
+                if not name or kind == "Node":
+                    continue
+                service = _service_of(kind, name, known)
+                out.append(
+                    EventView(
+                        obs,
+                        ("items", index),
+                        item,
+                        service,
+                        kind,
+                        name,
+                        ("involvedObject", "name"),
+                        ("involvedObject", "name"),
+                        service,
+                    )
+                )
+    return out
 
 
-def _rescale(event: Record, service: str) -> Finding:
-    return Finding(
-        "rescale",
-        Role.SUPPORT,
-        service,
-        f"{service} was rescaled by its {event.text('kind')} at {event.text('ts')} ({quote(event.text('message'))})",
-        (event.bind("service"), event.bind("kind"), event.bind("ts"), event.bind("message")),
-        onset=event.ts,
-    )
+def event_time(event: EventView) -> str:
+    for path in (("lastTimestamp",), ("eventTime",), ("ts",), ("metadata", "creationTimestamp")):
+        value = event.text(*path)
+        if value:
+            return value
+    return ""
 
 
-def _event_finding(event: Record) -> Finding | None:
-    service = event.text("service")
-    reason = event.text("reason")
-    if not service or not reason:
-        return None
-    if reason == "OOMKilled":
-        return _oom(event, service)
-    if reason == "BackOff":
-        return _backoff(event, service)
-    if reason == "FailedMount":
-        return _pod_failure(event, service, "failed_mount")
-    if reason in _IMAGE_FAILURES:
-        return _pod_failure(event, service, "image_failure")
-    if reason in _SCHEDULING:
-        return _plain(event, service, "scheduling", Role.SUPPORT, "pods were disrupted")
-    if reason == "SuccessfulRescale":
-        return _rescale(event, service)
-    if event.text("kind").startswith("Certificate") and reason in _CERT_FAILURES:
-        return _plain(event, service, "cert_renewal", Role.SUPPORT, "certificate cannot be renewed")
+def _excerpt(message: str) -> str:
+    message = message.strip()
+    if len(message) <= MAX_MESSAGE:
+        return message
+    cut = message[:MAX_MESSAGE]
+    return cut[: cut.rfind(" ")] if " " in cut[60:] else cut
+
+
+def _rule_for(event: EventView, rules: Rules) -> EventRule | None:
+    for rule in rules.event:
+        if event.reason not in rule.reasons:
+            continue
+        pattern = rule.compiled
+        if pattern is None or pattern.search(event.message):
+            return rule
     return None
 
 
-def event_findings(observations: Iterable[Observation]) -> list[Finding]:
-    """One finding per (kind, service): the newest event of each (events come newest first)."""
+def _finding(event: EventView, rule: EventRule) -> Finding:
+    bindings: list[Binding] = [event.bind_service(), event.bind("reason")]
+    what = event.object_kind.lower() or "object"
+    detail = f"{what} {event.object_name} reports {event.reason}"
+    if event.object_name and event.object_name != event.service:
+        bindings.insert(1, event.bind_object())
+    else:
+        detail = f"{event.reason}"
+    message = _excerpt(event.message)
+    if message:
+        bindings.append(event.bind("message", text=message))
+        detail += f", {quote(message)}"
+    return Finding(
+        kind=rule.kind,
+        role=rule.role_value,
+        service=event.service,
+        statement=f"{event.service} {rule.phrase} ({detail})",
+        bindings=tuple(bindings),
+        strength=rule.strength,
+        onset=parse_ts(event_time(event)),
+    )
+
+
+def event_findings(
+    observations: Iterable[Observation], known: Sequence[str] = (), rules: Rules | None = None
+) -> list[Finding]:
+    """One finding per (kind, service): the first event of each (pack events come newest first)."""
+    rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
-    for obs in observations:
-        if obs.tool_name != "k8s.events":
+    for event in event_views(observations, known):
+        if not event.reason:
             continue
-        for event in records(obs, "events"):
-            try:
-                finding = _event_finding(event)
-            except BindingError:
-                continue
-            if finding is not None and finding.key not in seen:
-                seen.add(finding.key)
-                out.append(finding)
+        rule = _rule_for(event, rules)
+        if rule is None:
+            continue
+        try:
+            finding = _finding(event, rule)
+        except BindingError:
+            continue
+        if finding.key not in seen:
+            seen.add(finding.key)
+            out.append(finding)
     return out

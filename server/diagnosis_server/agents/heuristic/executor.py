@@ -9,20 +9,36 @@ from __future__ import annotations
 
 import json
 
+from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
+from diagnosis_server.agents.heuristic.follow_ups import follow_up_calls
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
+from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
 _MAX_ERROR = 160
+# Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
+_USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
 
-def evidence_json(assessment: Assessment, failures: list[str]) -> JsonObject:
-    claims: list[JsonValue] = []
-    for number, claim in enumerate(assessment.claims, start=1):
+def evidence_json(assessment: Assessment, failures: list[str], carried: list[JsonObject] | None = None) -> JsonObject:
+    """The executor_evidence_v2 output: carried claims of an earlier cycle first (their ids kept), then the new
+    ones (ids that do not collide, statements not already carried)."""
+    carried = carried or []
+    used = {str(c.get("claim_id")) for c in carried}
+    said = {str(c.get("statement")) for c in carried}
+    claims: list[JsonValue] = list(carried)
+    number = 0
+    for claim in assessment.claims:
+        if claim.statement in said:
+            continue
+        number += 1
+        while f"c{number}" in used:
+            number += 1
         claims.append(
             {
                 "claim_id": f"c{number}",
@@ -37,29 +53,50 @@ def evidence_json(assessment: Assessment, failures: list[str]) -> JsonObject:
         item: JsonObject = {"description": gap.description, "critical": gap.critical}
         if gap.calls:
             item["next_calls"] = [call.to_json() for call in gap.calls]
+        if gap.subject:
+            item["subject"] = gap.subject
         gaps.append(item)
     gaps += [{"description": failure, "critical": False} for failure in failures]
     return {"contract": CONTRACT, "claims": claims, "evidence_gaps": gaps}
 
 
+def _carried(payload: JsonObject) -> list[JsonObject]:
+    """An evidence retry's earlier verified claims, to state again with the new ones (their bindings stand)."""
+    raw = payload.get("earlier_claims")
+    if not isinstance(raw, list):
+        return []
+    return [c for c in raw if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
+
+
+def _tool_names(payload: JsonObject) -> list[str]:
+    raw = payload.get("tools")
+    return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
+
+
 class HeuristicExecutor:
     async def run(self, request: AgentRequest) -> AgentReply:
-        if request.tools is None:
+        tools = request.tools
+        if tools is None:
             raise AgentNonRetryableError("the executor needs the run's tools")
         payload = load_input(request.input_bytes, "executor")
+        question = payload.get("question")
+        subjects = question_subjects(question if isinstance(question, str) else "")
         observations: list[Observation] = []
         failures: list[str] = []
-        for index, step in enumerate(plan_steps(payload)):
-            result = await request.tools.call(step.tool_name, step.arguments)
-            if result.ok and isinstance(result.output, dict):
-                observations.append(
-                    Observation(index, step.tool_name, step.arguments, result.invocation_id, result.output)
-                )
+
+        async def call(index: int, tool_name: str, arguments: JsonObject) -> None:
+            result = await tools.call(tool_name, arguments)
+            if result.status in _USABLE and isinstance(result.output, dict):
+                observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
             else:
                 error = (result.error or "no JSON object output")[:_MAX_ERROR]
-                failures.append(
-                    f"{step.tool_name} {json.dumps(step.arguments, sort_keys=True)} gave no output: {error}"
-                )
-        assessment = assess(observations)
-        text = json.dumps(evidence_json(assessment, failures), ensure_ascii=False)
+                failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
+
+        steps = plan_steps(payload)
+        for index, step in enumerate(steps):
+            await call(index, step.tool_name, step.arguments)
+        for offset, (tool_name, arguments) in enumerate(follow_up_calls(observations, subjects, _tool_names(payload))):
+            await call(len(steps) + offset, tool_name, arguments)
+        assessment = assess(observations, subjects=subjects)
+        text = json.dumps(evidence_json(assessment, failures, _carried(payload)), ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

@@ -8,9 +8,11 @@ compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Ga
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 
@@ -180,32 +182,116 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class LogLine:
+    """One log line of any log source: a pack's ``logs.search``, ``kubernetes.pod_logs``, ``loki.query_range``."""
+
     obs: Observation
     index: int
     service: str
     ts: datetime | None
     level: str
     message: str
+    # Where the message is, where the service's name is, and the part of that value that is the name.
+    message_path: tuple[str | int, ...] = ()
+    service_path: tuple[str | int, ...] = ("service",)
+    service_text: str | None = None
 
     def bind_message(self, text: str | None = None) -> Binding:
-        return self.obs.bind("lines", self.index, "message", text=text)
+        return self.obs.bind(*(self.message_path or ("lines", self.index, "message")), text=text)
 
     def bind_service(self) -> Binding:
-        return self.obs.bind("service")
+        return self.obs.bind(*self.service_path, text=self.service_text)
 
 
-def log_lines(obs: Observation) -> list[LogLine]:
+_LEVEL = re.compile(
+    r"\b(FATAL|CRITICAL|PANIC|ERROR|ERR|WARN(?:ING)?|INFO|DEBUG|TRACE)\b"
+    r"|\blevel\s*[=:]\s*\"?(fatal|critical|panic|error|err|warn(?:ing)?|info|debug|trace)\b"
+    r"|\"(?:level|severity|lvl)\"\s*:\s*\"(fatal|critical|panic|error|err|warn(?:ing)?|info|debug|trace)\"",
+    re.IGNORECASE,
+)
+_LEVELS = {"CRITICAL": "FATAL", "PANIC": "FATAL", "ERR": "ERROR", "WARNING": "WARN", "TRACE": "DEBUG"}
+
+
+def line_level(message: str) -> str:
+    """A raw line's severity, as the line writes it (``ERROR``, ``level=error``, ``"level":"error"``); '' if none."""
+    match = _LEVEL.search(message[:200])
+    if match is None:
+        return ""
+    word = next(g for g in match.groups() if g).upper()
+    return _LEVELS.get(word, word)
+
+
+def _pack_lines(obs: Observation) -> list[LogLine]:
     lines = obs.get("lines")
-    if obs.tool_name != "logs.search" or not isinstance(lines, list):
-        return []
     out: list[LogLine] = []
-    for index, item in enumerate(lines):
+    for index, item in enumerate(lines if isinstance(lines, list) else []):
         if isinstance(item, dict) and isinstance(item.get("message"), str):
             level = item.get("level")
             out.append(
                 LogLine(obs, index, obs.service, parse_ts(item.get("ts")), str(level or ""), str(item["message"]))
             )
     return out
+
+
+def _pod_lines(obs: Observation) -> list[LogLine]:
+    pod = obs.get("pod")
+    lines = obs.get("lines")
+    if not isinstance(pod, str) or not isinstance(lines, list):
+        return []
+    workload = workload_of_pod(pod)
+    out: list[LogLine] = []
+    for index, line in enumerate(lines):
+        if isinstance(line, str) and line.strip():
+            out.append(
+                LogLine(obs, index, workload, None, line_level(line), line, ("lines", index), ("pod",), workload)
+            )
+    return out
+
+
+def _loki_lines(obs: Observation) -> list[LogLine]:
+    result = obs.get("data", "result")
+    out: list[LogLine] = []
+    for s, stream in enumerate(result if isinstance(result, list) else []):
+        labels = stream.get("stream") if isinstance(stream, dict) else None
+        values = stream.get("values") if isinstance(stream, dict) else None
+        if not isinstance(labels, dict) or not isinstance(values, list):
+            continue
+        key = next((k for k in STREAM_LABELS if isinstance(labels.get(k), str) and labels.get(k)), "")
+        service = str(labels[key]) if key else ""
+        if key == "pod":
+            service = workload_of_pod(service)
+        level = labels.get("level") if isinstance(labels.get("level"), str) else ""
+        for v, value in enumerate(values):
+            if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], str)):
+                continue
+            ts = None
+            if isinstance(value[0], str) and value[0].isdigit():
+                ts = datetime.fromtimestamp(int(value[0]) / 1e9, tz=UTC)
+            message = value[1]
+            out.append(
+                LogLine(
+                    obs,
+                    v,
+                    service,
+                    ts,
+                    str(level).upper() or line_level(message),
+                    message,
+                    ("data", "result", s, "values", v, 1),
+                    ("data", "result", s, "stream", key),
+                    service if key == "pod" else None,
+                )
+            )
+    return out
+
+
+def log_lines(obs: Observation) -> list[LogLine]:
+    """Every line of a log output, whichever source answered."""
+    if obs.tool_name == "logs.search":
+        return _pack_lines(obs)
+    if obs.tool_name == "kubernetes.pod_logs":
+        return _pod_lines(obs)
+    if obs.tool_name == "loki.query_range":
+        return _loki_lines(obs)
+    return []
 
 
 @dataclass(frozen=True, slots=True)

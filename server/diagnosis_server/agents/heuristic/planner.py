@@ -25,10 +25,12 @@ from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
+from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_STEPS = 16
+MAX_LIVE_STEPS = 16
 MODEL = "heuristic"
 ACCESS_5XX_QUERY = '" 5'
 # Used only when the context has no metrics catalog.
@@ -57,6 +59,12 @@ class Plan:
     @property
     def full(self) -> bool:
         return len(self.steps) >= self._cap
+
+    def extend(self, steps: Iterable[tuple[str, JsonObject, str]], *, cap: int) -> None:
+        """Add steps past the first cap, up to ``cap`` in all."""
+        self._cap = max(self._cap, cap)
+        for tool_name, arguments, purpose in steps:
+            self.add(tool_name, arguments, purpose)
 
 
 def metrics_of(service: ServiceInfo, families: Iterable[str]) -> list[str]:
@@ -165,6 +173,13 @@ def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services
     return plan
 
 
+def live_targets(question: str, targets: Targets, services: Sequence[ServiceInfo]) -> list[str]:
+    """The workloads the live calls look at: the services the question names, else the names it gives."""
+    if targets.how != "entry services (no caller)":
+        return [t.name for t in targets.primary]
+    return question_subjects(question)
+
+
 def _tools(payload: JsonObject) -> dict[str, JsonObject]:
     raw = payload.get("tools")
     out: dict[str, JsonObject] = {}
@@ -184,8 +199,13 @@ class HeuristicPlanner:
             reasoning = f"evidence retry: {len(plan.steps)} call(s) named by the gaps"
         else:
             question = payload.get("question")
-            plan, targets = full_plan(question if isinstance(question, str) else "", tools, services)
+            text = question if isinstance(question, str) else ""
+            plan, targets = full_plan(text, tools, services)
+            live = live_targets(text, targets, services)
+            plan.extend(live_steps(tools, payload.get("context"), live), cap=MAX_STEPS + MAX_LIVE_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"
-            reasoning = f"targets {names} ({targets.how}); {len(plan.steps)} call(s)"
+            reasoning = (
+                f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"
+            )
         steps: list[JsonValue] = list(plan.steps)
         return AgentReply(text=json.dumps({"steps": steps, "reasoning": reasoning}), model=MODEL)

@@ -1,8 +1,14 @@
-"""Log signatures: the lines an operator greps for, turned into findings.
+"""Log analyzers: the lines an operator greps for, from the rules file, turned into findings.
 
-A signature is about the line's own service (``ENOSPC`` on search-es) or about a service the line names
-(``context deadline exceeded`` in catalog-api's call to ``pricing-svc``). The statement quotes the part of
-the line that matched, and binds that exact substring of ``/lines/N/message``.
+A rule is about the line's own workload (``ENOSPC`` on search-es) or about a target the line names (a service
+of the topology, or a host: ``lookup orders-db.shop.svc.cluster.local: no such host``). The statement quotes
+the part of the line that matched and binds that exact substring of the line. Besides the rules:
+
+- an ERROR or FATAL line no rule explains is a symptom of its workload ("logs errors"), quoted;
+- a line that reports a call's duration above the slow-call threshold, at any level (INFO included), is a
+  symptom ("logs slow calls").
+
+Every line is read once; rules are tried on it through one combined pattern per rule.
 """
 
 from __future__ import annotations
@@ -11,138 +17,26 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from diagnosis_server.agents.heuristic.analyzers.rules import LogRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
 from diagnosis_server.agents.heuristic.observations import BindingError, LogLine
 
-_ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
-
-
-@dataclass(frozen=True, slots=True)
-class Signature:
-    kind: str
-    pattern: re.Pattern[str]
-    role: Role
-    # How the statement reads: "{service} {phrase} ({quoted excerpt})".
-    phrase: str
-    # Literal texts one of which a matching line must hold: a cheap test before the pattern.
-    needles: tuple[str, ...]
-    strength: int = 0
-
-    def search(self, message: str) -> re.Match[str] | None:
-        if not any(needle in message for needle in self.needles):
-            return None
-        return self.pattern.search(message)
-
-
-# About the line's own service; any level (a WARN line can be the decisive one).
-SELF_SIGNATURES: tuple[Signature, ...] = (
-    Signature(
-        "disk_full",
-        re.compile(r"ENOSPC \(No space left on device\)|No space left on device|ENOSPC"),
-        Role.CAUSE,
-        "cannot write to its disk",
-        ("No space left", "ENOSPC"),
-        strength=3,
-    ),
-    Signature(
-        "disk_flood_stage",
-        re.compile(r"flood stage disk watermark \[\d+%\] exceeded"),
-        Role.SUPPORT,
-        "crossed its disk flood stage watermark",
-        ("flood stage",),
-    ),
-    Signature(
-        "oom_log",
-        re.compile(r"java\.lang\.OutOfMemoryError(?:: [A-Za-z ]+)?|Out of memory: Killed process \d+"),
-        Role.CAUSE,
-        "runs out of memory",
-        ("OutOfMemoryError", "Out of memory"),
-        strength=3,
-    ),
-    Signature(
-        "db_slots",
-        re.compile(
-            r"FATAL:\s+(?:remaining connection slots are reserved for non-replication superuser connections"
-            r"|sorry, too many clients already|too many connections)"
-        ),
-        Role.SUPPORT,
-        "reports that new database connections are refused",
-        ("FATAL:",),
-    ),
-    Signature(
-        "app_pool",
-        re.compile(
-            r"Connection is not available, request timed out after \d+ms(?: \([^)]*\))?"
-            r"|QueuePool limit of size \d+ overflow \d+ reached, connection timed out, timeout [\d.]+"
-            r"|Timeout waiting for connection from pool"
-        ),
-        Role.SUPPORT,
-        "runs out of connections in its connection pool",
-        ("Connection is not available", "QueuePool limit", "Timeout waiting"),
-    ),
-    Signature(
-        "tls_bad_cert",
-        re.compile(r"remote error: tls: bad certificate"),
-        Role.SUPPORT,
-        "sees its clients reject its certificate",
-        ("bad certificate",),
-    ),
-    Signature(
-        "load_shed",
-        re.compile(r"shedding load: in-flight limit reached"),
-        Role.SUPPORT,
-        "sheds load",
-        ("shedding load",),
-    ),
-    Signature(
-        "saturated",
-        re.compile(r"[\w.-]{1,60} executor saturated: active=\d+/\d+, queued=\d+"),
-        Role.SUPPORT,
-        "is saturated",
-        ("executor saturated",),
-    ),
-    Signature(
-        "panic",
-        re.compile(r"invalid memory address or nil pointer dereference|java\.lang\.NullPointerException"),
-        Role.HYPOTHESIS,
-        "crashes in request handling",
-        ("nil pointer dereference", "NullPointerException"),
-    ),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Needled:
-    """A pattern tried only on lines that hold one of its literal needles."""
-
-    pattern: re.Pattern[str]
-    needles: tuple[str, ...]
-
-    def search(self, message: str) -> re.Match[str] | None:
-        if not any(needle in message for needle in self.needles):
-            return None
-        return self.pattern.search(message)
-
-
-# About a service the line names (a caller's view of its dependency).
-TLS_EXPIRED = Needled(re.compile(r"x509: certificate has expired(?: or is not yet valid)?"), ("x509",))
-TLS_VERIFY = Needled(
-    re.compile(r"CERTIFICATE_VERIFY_FAILED|tls: failed to verify certificate"),
-    ("CERTIFICATE_VERIFY_FAILED", "failed to verify certificate"),
-)
-TIMEOUT = Needled(
-    re.compile(
-        r"context deadline exceeded(?: \(Client\.Timeout exceeded while awaiting headers\))?"
-        r"|Read timed out|i/o timeout|request timed out"
-    ),
-    ("deadline exceeded", "timed out", "i/o timeout"),
-)
-ERROR_STATUS = Needled(
-    re.compile(r"\b50[0-4] (?:Service Unavailable|Bad Gateway|Gateway Timeout|Internal Server Error)"),
-    ("Unavailable", "Bad Gateway", "Gateway Timeout", "Internal Server Error"),
-)
+ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 _GATEWAY_TIMEOUT = re.compile(r"\b504\b")
-ACCESS_5XX = Needled(re.compile(r"(?:\"[A-Z]+ [^\"\s]+ )?HTTP/[\d.]+\" 5\d\d\b"), ("HTTP/",))
+_ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
+# A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs.
+_HOST = re.compile(
+    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|Connection to |"
+    r"connect to |UnknownHostException: |https?://|@)(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
+    re.IGNORECASE,
+)
+_IP = re.compile(r"^\d+(?:\.\d+){3}$")
+_DURATION = re.compile(
+    r"(?:took|duration|latency|elapsed|completed in|finished in|responded in|response_time|request_time)"
+    r"[\"']?\s*[=: ]\s*[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
+    re.IGNORECASE,
+)
+_MAX_EXCERPT = 120
 
 
 class ServiceNames:
@@ -166,10 +60,23 @@ def mentioned(message: str, own: str, services: Sequence[str]) -> str:
     return ServiceNames(services).first_other(message, own)
 
 
+def named_host(message: str, own: str) -> str:
+    """The service a failing line's host names (``orders-db`` of ``orders-db.shop.svc:5432``), or ''."""
+    for match in _HOST.finditer(message):
+        host = match.group("host").lower()
+        if _IP.match(host) or host in ("localhost", "127.0.0.1"):
+            continue
+        name = host.split(".")[0]
+        if name and name != own and len(name) >= 2:
+            return name
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class _Hit:
-    """A signature found in a line, before any binding is made (most hits repeat an earlier one)."""
+    """A rule found in a line, before any binding is made (most hits repeat an earlier one)."""
 
+    rule: LogRule
     kind: str
     service: str
     blamed: str
@@ -180,93 +87,154 @@ class _Hit:
         return (self.kind, self.service, self.blamed)
 
 
-def _self_hits(line: LogLine) -> Iterable[tuple[_Hit, Signature]]:
-    for sig in SELF_SIGNATURES:
-        match = sig.search(line.message)
-        if match is not None:
-            yield _Hit(sig.kind, line.service, "", match.group(0)), sig
+def _excerpt(text: str) -> str:
+    text = text.strip()
+    if len(text) <= _MAX_EXCERPT:
+        return text
+    cut = text[:_MAX_EXCERPT]
+    return cut[: cut.rfind(" ")] if " " in cut[40:] else cut
 
 
-def _link_hit(line: LogLine, names: ServiceNames) -> _Hit | None:
+def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
     message = line.message
-    dep = names.first_other(message, line.service)
-    if not dep:
-        return None
-    expired = TLS_EXPIRED.search(message)
-    if expired is not None:
-        return _Hit("tls_expired", dep, line.service, expired.group(0))
-    access = ACCESS_5XX.search(message)
-    candidates: list[tuple[str, Needled]] = [("tls_verify_failed", TLS_VERIFY)]
-    if line.level in _ERROR_LEVELS or access is not None:
-        candidates += [("timeout", TIMEOUT), ("error_status", ERROR_STATUS), ("access_5xx", ACCESS_5XX)]
-    for kind, pattern in candidates:
-        match = pattern.search(message)
-        if match is not None:
-            excerpt = match.group(0)
-            # A gateway timeout is a timeout, whichever way the caller words it.
-            if kind in ("error_status", "access_5xx") and _GATEWAY_TIMEOUT.search(excerpt):
-                kind = "timeout"
-            return _Hit(kind, line.service, dep, excerpt)
-    return None
+    erroring = line.level in ERROR_LEVELS or _ACCESS_5XX.search(message) is not None
+    out: list[_Hit] = []
+    for rule in rules.log:
+        if rule.errors_only and not erroring:
+            continue
+        match = rule.compiled.search(message)
+        if match is None:
+            continue
+        excerpt = match.group(0)
+        if rule.about == "self":
+            out.append(_Hit(rule, rule.kind, line.service, "", excerpt))
+            continue
+        target = names.first_other(message, line.service) or named_host(message, line.service)
+        if not target:
+            if rule.kind != "access_5xx":
+                out.append(_Hit(rule, rule.kind, line.service, "", excerpt))
+            continue
+        kind = rule.kind
+        # A gateway timeout is a timeout, whichever way the caller words it.
+        if kind in ("error_status", "access_5xx") and _GATEWAY_TIMEOUT.search(excerpt):
+            kind = "timeout"
+        if rule.role == "cause":
+            out.append(_Hit(rule, kind, target, line.service, excerpt))
+        else:
+            out.append(_Hit(rule, kind, line.service, target, excerpt))
+    return out
 
 
-def _self_finding(line: LogLine, hit: _Hit, sig: Signature) -> Finding:
-    return Finding(
-        kind=sig.kind,
-        role=sig.role,
-        service=line.service,
-        statement=f"{line.service} {sig.phrase} ({quote(hit.excerpt)})",
-        bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
-        strength=sig.strength,
-        onset=line.ts,
-    )
-
-
-def _link_finding(line: LogLine, hit: _Hit) -> Finding:
-    if hit.kind == "tls_expired":
-        # The certificate belongs to the service called (hit.service); the line is its caller's (hit.blamed).
+def _finding(line: LogLine, hit: _Hit) -> Finding:
+    rule = hit.rule
+    quoted = quote(hit.excerpt)
+    if rule.about == "self":
+        return Finding(
+            kind=hit.kind,
+            role=rule.role_value,
+            service=line.service,
+            statement=f"{line.service} {rule.phrase} ({quoted})",
+            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
+            strength=rule.strength,
+            onset=line.ts,
+        )
+    if rule.role == "cause" and hit.blamed:
+        # About the service the line names (hit.service); the line is its caller's (hit.blamed).
         return Finding(
             kind=hit.kind,
             role=Role.CAUSE,
             service=hit.service,
-            statement=(
-                f"{hit.service} serves an expired certificate "
-                f"({line.service} calls to it fail with {quote(hit.excerpt)})"
-            ),
+            statement=f"{hit.service} {rule.phrase} ({line.service} calls to it fail with {quoted})",
             bindings=(line.bind_service(), line.bind_message(hit.service), line.bind_message(hit.excerpt)),
-            strength=3,
+            strength=rule.strength,
+            onset=line.ts,
+        )
+    if not hit.blamed:
+        return Finding(
+            kind=hit.kind,
+            role=Role.SUPPORT,
+            service=line.service,
+            statement=f"{line.service} {rule.phrase} ({quoted})",
+            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
             onset=line.ts,
         )
     return Finding(
         kind=hit.kind,
         role=Role.LINK,
         service=line.service,
-        statement=f"{line.service} calls to {hit.blamed} fail with {quote(hit.excerpt)}",
+        statement=f"{line.service} calls to {hit.blamed} fail with {quoted}",
         bindings=(line.bind_service(), line.bind_message(hit.blamed), line.bind_message(hit.excerpt)),
         onset=line.ts,
         blamed=hit.blamed,
     )
 
 
-def log_findings(lines: Iterable[LogLine], services: Sequence[str]) -> list[Finding]:
+def _generic(line: LogLine, rules: Rules) -> Finding | None:
+    """An ERROR line no rule explains, or a slow call: a symptom of the line's workload."""
+    duration = _DURATION.search(line.message)
+    if duration is not None:
+        value = float(duration.group("value"))
+        unit = duration.group("unit").lower()
+        millis = value if unit in ("ms", "milliseconds") else value * 1000
+        if millis >= rules.thresholds.slow_call_ms:
+            excerpt = duration.group(0)
+            return Finding(
+                kind="slow_calls",
+                role=Role.SYMPTOM,
+                service=line.service,
+                statement=f"{line.service} logs slow calls ({quote(excerpt)})",
+                bindings=(line.bind_service(), line.bind_message(excerpt)),
+                onset=line.ts,
+            )
+    if line.level in ERROR_LEVELS:
+        excerpt = _excerpt(line.message)
+        return Finding(
+            kind="error_log",
+            role=Role.SYMPTOM,
+            service=line.service,
+            statement=f"{line.service} logs errors ({quote(excerpt)})",
+            bindings=(line.bind_service(), line.bind_message(excerpt)),
+            onset=line.ts,
+        )
+    return None
+
+
+def log_findings(lines: Iterable[LogLine], services: Sequence[str], rules: Rules | None = None) -> list[Finding]:
     """Findings of every line, first occurrence of each (kind, service, blamed) only."""
+    rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     names = ServiceNames(services)
     for line in lines:
-        for hit, sig in _self_hits(line):
+        if not line.service:
+            continue
+        hits = _hits(line, names, rules)
+        for hit in hits:
             if hit.key in seen:
                 continue
             try:
-                out.append(_self_finding(line, hit, sig))
+                out.append(_finding(line, hit))
                 seen.add(hit.key)
             except BindingError:
                 continue
-        link = _link_hit(line, names)
-        if link is not None and link.key not in seen:
-            try:
-                out.append(_link_finding(line, link))
-                seen.add(link.key)
-            except BindingError:
-                continue
+        if hits:
+            continue
+        try:
+            generic = _generic(line, rules)
+        except BindingError:
+            continue
+        if generic is not None and generic.key not in seen:
+            out.append(generic)
+            seen.add(generic.key)
     return out
+
+
+def self_excerpt(message: str, rules: Rules | None = None) -> str | None:
+    """The part of a line a self rule or an HTTP error status matches (deploy analysis quotes it), or None."""
+    rules = rules or current_rules()
+    for rule in rules.log:
+        if rule.about == "self" or rule.kind == "error_status":
+            match = rule.compiled.search(message)
+            if match is not None:
+                return match.group(0)
+    return None

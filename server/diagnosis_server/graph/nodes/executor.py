@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.conversions import JsonObject, canonical_json_bytes, message_to_dict
+from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, message_to_dict
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED, NodeResult, call_agent, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
@@ -22,6 +22,35 @@ class ExecutorInput:
     mode: str
     plan: tuple[PlanStep, ...]
     retry_context: contracts_pb2.RetryContext | None
+    # In an evidence retry: the claims the earlier cycle verified, to carry forward with the new ones.
+    earlier_claims: tuple[contracts_pb2.Claim, ...] = ()
+
+
+def _earlier_claims(state: DiagnosisState) -> tuple[contracts_pb2.Claim, ...]:
+    """The verified claims of the cycle before an evidence retry (only their passed bindings)."""
+    if state.retry_context is None or state.verifier_input is None:
+        return ()
+    return tuple(state.verifier_input.verified_executor_output.claims)
+
+
+def claim_json(claim: contracts_pb2.Claim) -> JsonObject:
+    """A claim in the executor_evidence_v2 shape (what an Executor writes back to carry it forward)."""
+    bindings: list[JsonValue] = [
+        {
+            "source_invocation_ids": list[JsonValue](b.source_invocation_ids),
+            "tool_name": b.tool_name,
+            "raw_path": b.raw_path,
+            "matched_text": b.matched_text,
+        }
+        for b in claim.evidence_bindings
+    ]
+    return {
+        "claim_id": claim.claim_id,
+        "statement": claim.statement,
+        "critical": claim.critical,
+        "status": "hypothesis" if claim.status == contracts_pb2.CLAIM_STATUS_HYPOTHESIS else "confirmed",
+        "evidence_bindings": bindings,
+    }
 
 
 class ExecutorNode:
@@ -35,6 +64,7 @@ class ExecutorNode:
             mode=state.planner_mode,
             plan=state.plan,
             retry_context=state.retry_context,
+            earlier_claims=_earlier_claims(state),
         )
 
     async def run(self, inputs: ExecutorInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
@@ -48,6 +78,8 @@ class ExecutorNode:
         }
         if inputs.retry_context is not None:
             payload["retry_context"] = message_to_dict(inputs.retry_context)
+        if inputs.earlier_claims:
+            payload["earlier_claims"] = [claim_json(claim) for claim in inputs.earlier_claims]
         runner = ToolRunner(
             run_id=ctx.run_id,
             toolset=ctx.tools.toolset,

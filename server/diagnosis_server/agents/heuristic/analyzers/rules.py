@@ -1,0 +1,171 @@
+"""The analyzers' rules: ``rules.toml`` (bundled, versioned) plus an operator's file that extends it.
+
+``DIAGNOSIS_HEURISTIC_RULES_FILE`` names a TOML file of the same shape: its ``container``, ``event`` and ``log``
+rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
+the first rule that matches), and its ``thresholds`` override the bundled values. A bad file is one clear error
+naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from diagnosis_server.agents.heuristic.findings import Role
+
+RULES_FILE_ENV = "DIAGNOSIS_HEURISTIC_RULES_FILE"
+SUPPORTED_VERSION = 1
+
+RoleName = Literal["symptom", "cause", "support", "link", "hypothesis"]
+State = Literal["waiting", "terminated", "last_terminated", "pod", "unschedulable", "not_ready"]
+Kind = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[a-z][a-z0-9_]*$")]
+Phrase = Annotated[str, Field(min_length=2, max_length=80)]
+
+
+class RulesError(ValueError):
+    """A rules file that cannot be used; the message names the file and the field."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression: {exc}") from None
+    return pattern
+
+
+class Thresholds(_Model):
+    memory_near_limit: float = Field(default=0.9, gt=0, le=1)
+    cpu_at_limit: float = Field(default=0.95, gt=0, le=1)
+    disk_full: float = Field(default=0.95, gt=0, le=1)
+    db_connections_full: float = Field(default=0.95, gt=0, le=1)
+    restarts_min: int = Field(default=3, ge=1)
+    slow_call_ms: float = Field(default=2000, gt=0)
+    max_findings_per_kind: int = Field(default=3, ge=1, le=20)
+
+
+class _Rule(_Model):
+    kind: Kind
+    role: RoleName
+    strength: int = Field(default=0, ge=0, le=5)
+    phrase: Phrase
+
+    @property
+    def role_value(self) -> Role:
+        return Role(self.role)
+
+
+class ContainerRule(_Rule):
+    state: State
+    reasons: tuple[Annotated[str, Field(min_length=1)], ...] = Field(min_length=1)
+
+
+class EventRule(_Rule):
+    reasons: tuple[Annotated[str, Field(min_length=1)], ...] = Field(min_length=1)
+    message: str = ""
+
+    @field_validator("message")
+    @classmethod
+    def _pattern(cls, value: str) -> str:
+        return _compiles(value)
+
+    @property
+    def compiled(self) -> re.Pattern[str] | None:
+        return _compiled(self.message) if self.message else None
+
+
+class LogRule(_Rule):
+    about: Literal["self", "target"]
+    patterns: tuple[str, ...] = Field(min_length=1)
+    # Only on lines at ERROR or worse, or that carry an HTTP 5xx access-log status.
+    errors_only: bool = False
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_compiles(p) for p in value)
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compiled("|".join(f"(?:{p})" for p in self.patterns))
+
+
+class Rules(_Model):
+    version: int = SUPPORTED_VERSION
+    thresholds: Thresholds = Thresholds()
+    container: tuple[ContainerRule, ...] = ()
+    event: tuple[EventRule, ...] = ()
+    log: tuple[LogRule, ...] = ()
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value != SUPPORTED_VERSION:
+            raise ValueError(f"version {value} is not supported (this service reads version {SUPPORTED_VERSION})")
+        return value
+
+    def extended(self, other: Rules, overrides: dict[str, object]) -> Rules:
+        thresholds = Thresholds.model_validate({**self.thresholds.model_dump(), **overrides})
+        return Rules(
+            version=self.version,
+            thresholds=thresholds,
+            container=(*self.container, *other.container),
+            event=(*self.event, *other.event),
+            log=(*self.log, *other.log),
+        )
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _parse(text: str, where: str) -> tuple[Rules, dict[str, object]]:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesError(f"{where}: not TOML: {exc}") from None
+    try:
+        rules = Rules.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "rules"
+        raise RulesError(f"{where}: {field}: {first['msg']}") from None
+    thresholds = raw.get("thresholds")
+    return rules, dict(thresholds) if isinstance(thresholds, dict) else {}
+
+
+def bundled_rules() -> Rules:
+    text = importlib.resources.files("diagnosis_server.agents.heuristic.analyzers").joinpath("rules.toml")
+    return _parse(text.read_text("utf-8"), "rules.toml")[0]
+
+
+@cache
+def load_rules(extra_file: str | None = None) -> Rules:
+    """The bundled rules, extended by ``extra_file`` when given."""
+    rules = bundled_rules()
+    if not extra_file:
+        return rules
+    path = Path(extra_file)
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise RulesError(f"{path}: {exc.strerror or exc}") from None
+    other, overrides = _parse(text, str(path))
+    return rules.extended(other, overrides)
+
+
+def current_rules() -> Rules:
+    """The rules in force: the bundled ones and the operator's file named by ``DIAGNOSIS_HEURISTIC_RULES_FILE``."""
+    return load_rules(os.environ.get(RULES_FILE_ENV) or None)

@@ -1,0 +1,102 @@
+"""Planning over the live tools an environment (or a recorded pack) has: Kubernetes, Prometheus, Loki.
+
+For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and events of
+its namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting
+reasons, restarts), its error rate and latency (the environment's configured queries; not on recorded data,
+which answers plain selectors only), and its logs in Loki. Without a named workload, the namespaces' pods and
+events. The Executor then reads the logs of the failing pods it finds (``follow_ups``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+MAX_NAMESPACES = 3
+MAX_TARGETS = 2
+# kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
+_SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
+_NOUN_BEFORE = re.compile(
+    r"\b([a-z][a-z0-9-]{2,})\s+(?:service|deployment|workload|pods?|job|cronjob|statefulset|app)\b"
+)
+_NOT_SUBJECTS = frozenset({"out-of-memory", "crash-loop", "crash-looping", "time-out", "re-deploy", "roll-out"})
+
+
+def question_subjects(question: str) -> list[str]:
+    """The workload or service names a question gives: kebab-case names, and a name before "service"/"pods"."""
+    text = question.lower()
+    found = [m.group(1) for m in _SUBJECT.finditer(text) if m.group(1) not in _NOT_SUBJECTS]
+    found += [m.group(1) for m in _NOUN_BEFORE.finditer(text) if m.group(1) not in ("the", "this", "that", "our")]
+    return list(dict.fromkeys(found))
+
+
+def namespaces_of(context: JsonValue) -> list[str]:
+    kubernetes = context.get("kubernetes") if isinstance(context, dict) else None
+    names = kubernetes.get("namespaces") if isinstance(kubernetes, dict) else None
+    return [n for n in names if isinstance(n, str)][:MAX_NAMESPACES] if isinstance(names, list) else []
+
+
+def _queries(context: JsonValue) -> Mapping[str, str]:
+    prometheus = context.get("prometheus") if isinstance(context, dict) else None
+    if not isinstance(prometheus, dict):
+        return {}
+    return {k: v for k, v in prometheus.items() if isinstance(v, str) and k.endswith("_query")}
+
+
+def _fill(template: str, service: str, namespace: str) -> str | None:
+    try:
+        return template.format(service=service, namespace=namespace)
+    except (KeyError, IndexError, ValueError):
+        return None
+
+
+def live_steps(
+    tools: Mapping[str, JsonObject], context: JsonValue, targets: Sequence[str]
+) -> list[tuple[str, JsonObject, str]]:
+    """(tool, arguments, purpose) of the live calls, in priority order (only tools the run has)."""
+    recorded = isinstance(context, dict) and context.get("recorded") is True
+    namespaces = namespaces_of(context)
+    named = list(targets)[:MAX_TARGETS]
+    steps: list[tuple[str, JsonObject, str]] = []
+
+    def add(tool: str, arguments: JsonObject, purpose: str) -> None:
+        if tool in tools:
+            steps.append((tool, arguments, purpose))
+
+    for namespace in namespaces:
+        add("kubernetes.pods", {"namespace": namespace}, f"the pods of {namespace}: their states and restarts")
+        add("kubernetes.events", {"namespace": namespace}, f"what Kubernetes reports in {namespace}")
+    default = namespaces[0] if namespaces else ""
+    for target in named:
+        if default:
+            add("kubernetes.rollouts", {"namespace": default, "deployment": target}, f"{target}'s recent rollouts")
+    selectors = [f'{{pod=~"{target}-.*"}}' for target in named] or [""]
+    for selector in selectors:
+        add(
+            "prometheus.query",
+            {"query": f"kube_pod_container_status_last_terminated_reason{selector}"},
+            "why containers last terminated (kube-state-metrics)",
+        )
+        add(
+            "prometheus.query",
+            {"query": f"kube_pod_container_status_waiting_reason{selector}"},
+            "why containers are waiting (kube-state-metrics)",
+        )
+        add(
+            "prometheus.query_range",
+            {"query": f"kube_pod_container_status_restarts_total{selector}"},
+            "container restarts over the window (kube-state-metrics)",
+        )
+    if not recorded:
+        for target in named:
+            for key, template in sorted(_queries(context).items()):
+                query = _fill(template, target, default)
+                if query:
+                    add("prometheus.query_range", {"query": query}, f"{target}'s {key.removesuffix('_query')}")
+    for target in named:
+        add("loki.query_range", {"query": f'{{app="{target}"}}', "limit": 200}, f"{target}'s logs")
+        if not recorded:
+            add("loki.query_range", {"query": f'{{service="{target}"}}', "limit": 200}, f"{target}'s logs")
+    return steps

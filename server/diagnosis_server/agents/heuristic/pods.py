@@ -1,0 +1,246 @@
+"""Pod analyzers: what ``kubernetes.pods`` (a PodList) says of each container and pod, by the rules file's
+``container`` rules.
+
+- a container waiting (``CrashLoopBackOff``, ``ErrImagePull``, ``CreateContainerConfigError``), terminated or
+  last terminated (``OOMKilled`` with exit code 137, ``Error`` with its exit code): the matching rule's finding;
+- a pod evicted (``status.reason``), or unschedulable (condition ``PodScheduled`` False, ``Unschedulable``);
+- a pod that is not Ready, or whose containers restarted: a symptom by itself (no metric is required).
+
+Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, else its name without
+the controller's hashes) and binds the pod's name, the container's name and the values it quotes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
+from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
+from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+MAX_MESSAGE = 160
+
+
+@dataclass(frozen=True, slots=True)
+class PodView:
+    obs: Observation
+    index: int
+    data: JsonObject
+    name: str
+    service: str
+    # The label that names the workload, when one does.
+    label: str
+
+    def get(self, *path: str | int) -> JsonValue:
+        return self.obs.get("items", self.index, *path)
+
+    def text(self, *path: str | int) -> str:
+        value = self.get(*path)
+        return value if isinstance(value, str) else ""
+
+    def bind(self, *path: str | int, text: str | None = None) -> Binding:
+        return self.obs.bind("items", self.index, *path, text=text)
+
+    def bind_name(self) -> Binding:
+        return self.bind("metadata", "name")
+
+    def bind_service(self) -> Binding:
+        if self.label:
+            return self.bind("metadata", "labels", self.label)
+        return self.bind("metadata", "name", text=self.service)
+
+
+def pod_views(observations: Iterable[Observation]) -> list[PodView]:
+    out: list[PodView] = []
+    for obs in observations:
+        if obs.tool_name != "kubernetes.pods":
+            continue
+        items = obs.get("items")
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            metadata = item.get("metadata") if isinstance(item, dict) else None
+            if (
+                not isinstance(item, dict)
+                or not isinstance(metadata, dict)
+                or not isinstance(metadata.get("name"), str)
+            ):
+                continue
+            name = str(metadata["name"])
+            labels = metadata.get("labels")
+            named = workload_label(labels if isinstance(labels, dict) else None)
+            service = named[1] if named else workload_of_pod(name)
+            out.append(PodView(obs, index, item, name, service, named[0] if named else ""))
+    return out
+
+
+def _excerpt(message: str) -> str:
+    message = " ".join(message.split())
+    return message if len(message) <= MAX_MESSAGE else message[: message.rfind(" ", 60, MAX_MESSAGE) or MAX_MESSAGE]
+
+
+def _container_finding(
+    pod: PodView, key: str, c: int, container: str, state: str, path: tuple[str, ...], rule: ContainerRule
+) -> Finding:
+    base = ("status", key, c)
+    bindings = [pod.bind_service(), pod.bind_name(), pod.bind(*base, "name"), pod.bind(*base, *path, "reason")]
+    reason = pod.text(*base, *path, "reason")
+    detail = f"pod {pod.name} container {container} {state} {reason}"
+    code = pod.get(*base, *path, "exitCode")
+    if isinstance(code, int) and not isinstance(code, bool):
+        bindings.append(pod.bind(*base, *path, "exitCode"))
+        detail += f", exit code {code}"
+    message = _excerpt(pod.text(*base, *path, "message"))
+    if message:
+        bindings.append(pod.bind(*base, *path, "message", text=message))
+        detail += f", {quote(message)}"
+    when = pod.text(*base, *path, "finishedAt") or pod.text(*base, *path, "startedAt")
+    return Finding(
+        rule.kind,
+        rule.role_value,
+        pod.service,
+        f"{pod.service} {rule.phrase} ({detail})",
+        tuple(bindings),
+        strength=rule.strength,
+        onset=parse_ts(when),
+    )
+
+
+_STATES = {
+    "waiting": (("state", "waiting"), "is waiting with"),
+    "terminated": (("state", "terminated"), "terminated with"),
+    "last_terminated": (("lastState", "terminated"), "last terminated with"),
+}
+
+
+def _rule(rules: Rules, state: str, reason: str) -> ContainerRule | None:
+    return next((r for r in rules.container if r.state == state and reason in r.reasons), None)
+
+
+def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
+    for key in ("initContainerStatuses", "containerStatuses"):
+        statuses = pod.get("status", key)
+        for c, status in enumerate(statuses if isinstance(statuses, list) else []):
+            if not isinstance(status, dict):
+                continue
+            container = str(status.get("name") or "")
+            for state, (path, words) in _STATES.items():
+                reason = pod.text("status", key, c, *path, "reason")
+                rule = _rule(rules, state, reason) if reason else None
+                if rule is not None and container:
+                    yield _container_finding(pod, key, c, container, words, path, rule)
+
+
+def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
+    reason = pod.text("status", "reason")
+    rule = _rule(rules, "pod", reason) if reason else None
+    if rule is not None:
+        bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "reason")]
+        detail = f"pod {pod.name} reports {reason}"
+        message = _excerpt(pod.text("status", "message"))
+        if message:
+            bindings.append(pod.bind("status", "message", text=message))
+            detail += f", {quote(message)}"
+        yield Finding(
+            rule.kind,
+            rule.role_value,
+            pod.service,
+            f"{pod.service} {rule.phrase} ({detail})",
+            tuple(bindings),
+            strength=rule.strength,
+        )
+    conditions = pod.get("status", "conditions")
+    for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
+        if not isinstance(condition, dict) or condition.get("status") != "False":
+            continue
+        kind = str(condition.get("type") or "")
+        why = str(condition.get("reason") or "")
+        state = "unschedulable" if kind == "PodScheduled" else "not_ready" if kind == "Ready" else ""
+        rule = _rule(rules, state, why) if state and why else None
+        if rule is None:
+            continue
+        bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "conditions", i, "reason")]
+        detail = f"pod {pod.name} reports {why}"
+        message = _excerpt(pod.text("status", "conditions", i, "message"))
+        if message:
+            bindings.append(pod.bind("status", "conditions", i, "message", text=message))
+            detail += f", {quote(message)}"
+        yield Finding(
+            rule.kind,
+            rule.role_value,
+            pod.service,
+            f"{pod.service} {rule.phrase} ({detail})",
+            tuple(bindings),
+            strength=rule.strength,
+        )
+
+
+def _restarts(pod: PodView) -> tuple[int, int] | None:
+    """(container index, restart count) of the pod's most restarted container."""
+    statuses = pod.get("status", "containerStatuses")
+    best: tuple[int, int] | None = None
+    for c, status in enumerate(statuses if isinstance(statuses, list) else []):
+        count = status.get("restartCount") if isinstance(status, dict) else None
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0 and (best is None or count > best[1]):
+            best = (c, count)
+    return best
+
+
+def _unready(pod: PodView) -> Finding | None:
+    """A pod that is not running and ready, or that restarts: a symptom of its workload."""
+    phase = pod.text("status", "phase")
+    restarts = _restarts(pod)
+    conditions = pod.get("status", "conditions")
+    ready = next(
+        (
+            c.get("status")
+            for c in (conditions if isinstance(conditions, list) else [])
+            if isinstance(c, dict) and c.get("type") == "Ready"
+        ),
+        None,
+    )
+    if phase in ("Running", "Succeeded") and ready != "False" and restarts is None:
+        return None
+    bindings = [pod.bind_service(), pod.bind_name()]
+    parts: list[str] = []
+    if phase:
+        bindings.append(pod.bind("status", "phase"))
+        parts.append(f"phase {phase}")
+    if restarts is not None:
+        c, count = restarts
+        bindings.append(pod.bind("status", "containerStatuses", c, "restartCount"))
+        parts.append(f"{count} restarts")
+    if not parts:
+        return None
+    state = "is not ready" if ready == "False" or phase not in ("Running", "Succeeded") else "restarts"
+    statement = f"{pod.service} pod {pod.name} {state} ({', '.join(parts)})"
+    return Finding("not_ready", Role.SYMPTOM, pod.service, statement, tuple(bindings))
+
+
+def pod_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
+    """Findings of every pod: one per (kind, workload), from the first pod that shows it."""
+    rules = rules or current_rules()
+    out: list[Finding] = []
+    counts: dict[tuple[str, str, str], int] = {}
+    for pod in pod_views(observations):
+        found: list[Finding] = []
+        try:
+            found += list(_containers(pod, rules))
+            found += list(_pod_level(pod, rules))
+            unready = _unready(pod)
+            if unready is not None:
+                found.append(unready)
+        except BindingError:
+            continue
+        for finding in found:
+            # One finding of a kind per workload is a claim; more pods of it only repeat it.
+            if counts.get(finding.key, 0) < 1:
+                out.append(finding)
+            counts[finding.key] = counts.get(finding.key, 0) + 1
+    return out
+
+
+def workloads_seen(observations: Iterable[Observation]) -> list[str]:
+    """The workloads of every pod listed."""
+    return list(dict.fromkeys(pod.service for pod in pod_views(observations)))

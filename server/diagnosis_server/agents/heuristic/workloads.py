@@ -1,0 +1,51 @@
+"""Which workload a Kubernetes object or a log stream belongs to, and how to bind that name.
+
+A pod of a Deployment is named ``<deployment>-<replicaset hash>-<pod hash>``, of a StatefulSet
+``<name>-<ordinal>``, of a Job, CronJob or DaemonSet ``<name>-<hash>``. Labels name the workload more directly
+(``app.kubernetes.io/name``, ``app``, ``k8s-app``); when a label names it, the label is bound, else the name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from diagnosis_server.conversions import JsonValue
+
+_DEPLOYMENT_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$")
+_HASHED_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{5}$")
+_ORDINAL_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-\d{1,4}$")
+_REPLICASET = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{6,10}$")
+WORKLOAD_LABELS = ("app.kubernetes.io/name", "app", "k8s-app", "app.kubernetes.io/component", "component", "service")
+STREAM_LABELS = ("app", "service", "service_name", "app_kubernetes_io_name", "job", "container", "pod")
+
+
+def workload_of_pod(name: str) -> str:
+    """The workload a pod name belongs to (the name itself when it follows no controller's pattern)."""
+    for pattern in (_DEPLOYMENT_POD, _ORDINAL_POD, _HASHED_POD):
+        match = pattern.match(name)
+        if match:
+            return match.group("name")
+    return name
+
+
+def workload_of_replicaset(name: str) -> str:
+    match = _REPLICASET.match(name)
+    return match.group("name") if match else name
+
+
+def workload_label(labels: Mapping[str, JsonValue] | None) -> tuple[str, str] | None:
+    """(label key, value) of the label that names the workload, if any."""
+    if not labels:
+        return None
+    for key in WORKLOAD_LABELS:
+        value = labels.get(key)
+        if isinstance(value, str) and value:
+            return key, value
+    return None
+
+
+def names(target: str, workload: str) -> bool:
+    """Whether a question's target names this workload (equal, or one a dashed prefix of the other)."""
+    a, b = target.lower(), workload.lower()
+    return a == b or a.startswith(b + "-") or b.startswith(a + "-")

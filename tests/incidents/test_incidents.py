@@ -303,12 +303,12 @@ def test_r_v_1_the_root_cause_is_named_in_enough_incidents(
     hits = [n for n in incidents if outcomes[n].hit]
     width = max(len(n) for n in NAMES)
     print(f"\n\nincident corpus: {len(hits)} of {len(incidents)} root causes named (MIN_HITS {MIN_HITS})")
-    print(f"{'pack':<{width}}  {'kind':<26} result  led with")
+    print(f"{'pack':<{width}}  {'kind':<32} result  led with")
     for name in NAMES:
         o = outcomes[name]
         kind = kind_of(scenarios[name])
         result = ("HIT" if o.hit else "miss") if name in incidents else "-"
         if o.false_statements or o.discarded_facts:
             result += "!"
-        print(f"{name:<{width}}  {kind:<26} {result:<6}  {o.led_with[:110]}")
+        print(f"{name:<{width}}  {kind:<32} {result:<6}  {o.led_with[:110]}")
     assert len(hits) >= MIN_HITS

@@ -9,8 +9,9 @@ a service the data does not know, the phrase the answer must say.
 Scoring (R-A-2, R-V-1, R-V-4):
 - hit: the likely cause (the answer leads with "Likely cause (inferred from ...)") or the first possible direction
   names the truth's service and one of the pack's kind words;
-- false confirmed statement: a confirmed fact or the likely cause names a red-herring service as a cause, or the run
-  confirms a cause for a pack without an incident (healthy, or the asked-about service unknown);
+- false confirmed statement: a confirmed fact or the likely cause names a red-herring service as a cause, the run
+  confirms a cause for a pack without an incident (healthy, or the asked-about service unknown), or it concludes
+  "no incident" for a service the incident affects (the truth's service or one depending on it);
 - discarded facts: the run ended in a fallback after an earlier cycle's Verifier had verified facts.
 
 Zero false confirmed statements, zero discarded facts, every run SUCCESS, healthy packs saying "no incident",
@@ -151,6 +152,23 @@ def no_incident_expected(scenario: Scenario, expectation: Expectation) -> bool:
     return scenario.truth.healthy or bool(expectation.no_data_phrase)
 
 
+def affected(scenario: Scenario) -> set[str]:
+    """The truth's service and every service that depends on it, directly or through others."""
+    assert scenario.truth is not None
+    root = scenario.truth.root_cause.service
+    if root is None:
+        return set()
+    found = {root}
+    changed = True
+    while changed:
+        changed = False
+        for service in scenario.topology.services:
+            if service.name not in found and found & set(service.depends_on):
+                found.add(service.name)
+                changed = True
+    return found
+
+
 def judge(scenario: Scenario, expectation: Expectation, run: run_pb2.DiagnosisRun, verified_earlier: bool) -> Outcome:
     answer = run.answer
     leads_with_cause = answer.summary.startswith("Likely cause")
@@ -173,6 +191,10 @@ def judge(scenario: Scenario, expectation: Expectation, run: run_pb2.DiagnosisRu
         for fact in facts:
             if mentions(fact, herring) and is_causal(fact):
                 outcome.false_statements.append(f"confirmed fact names red herring {herring} as a cause: {fact}")
+    if not no_incident_expected(scenario, expectation) and "no incident" in normalize(answer.summary):
+        cleared = [s for s in sorted(affected(scenario)) if mentions(answer.summary, s)]
+        if cleared:
+            outcome.false_statements.append(f"'no incident' for {', '.join(cleared)}, which the incident affects")
     if no_incident_expected(scenario, expectation):
         if leads_with_cause:
             outcome.false_statements.append(f"a cause is confirmed where there is no incident: {cause}")

@@ -16,7 +16,7 @@ Scoring (R-A-2, R-V-1, R-V-4):
 
 Zero false confirmed statements, zero discarded facts, every run SUCCESS, healthy packs saying "no incident",
 unknown-service packs saying there is no data about that service, and at least ``MIN_HITS`` hits.
-``pytest tests/incidents -s`` prints the score table. The packs are written by ``python -m tests.incidents.build``.
+``pytest tests/incidents -s`` prints the score table. The packs are written by ``python -m tests.incidents.corpus``.
 """
 
 from __future__ import annotations
@@ -301,8 +301,8 @@ def test_r_a_2_healthy_pack_says_no_incident(
     """R-A-2: a window without an incident is answered "no incident", with no cause."""
     truth = scenarios[name].truth
     assert truth is not None and truth.healthy
-    outcome = outcomes[name]
-    assert "no incident" in normalize(outcome.run.answer.summary), outcome.run.answer_text
+    summary, text = outcomes[name].run.answer.summary, outcomes[name].run.answer_text
+    assert "no incident" in normalize(summary), text
 
 
 @pytest.mark.parametrize("name", UNKNOWN)
@@ -312,9 +312,9 @@ def test_r_a_2_unknown_service_pack_says_there_is_no_data(
     """R-A-2: a question about a service the data does not know says so, never "no incident found"."""
     phrase = expected[name].no_data_phrase
     assert phrase
-    answer = outcomes[name].run
-    assert phrase in normalize(answer.answer_text), answer.answer_text
-    assert "no incident" not in normalize(answer.answer.summary), answer.answer_text
+    text = outcomes[name].run.answer_text
+    assert phrase in normalize(text), text
+    assert "no incident" not in normalize(outcomes[name].run.answer.summary), text
 
 
 def test_r_v_1_the_root_cause_is_named_in_enough_incidents(

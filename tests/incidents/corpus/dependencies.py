@@ -549,7 +549,7 @@ def product_page_slow() -> Pack:
             "(Postgres, log_min_duration_statement=500ms). pricing-engine ran a schema migration this morning. "
             "Recorded with the built-in tools; nothing above INFO/LOG anywhere."
         ),
-        question="Why have product pages been slow since this morning? No errors anywhere.",
+        question="Why have storefront product pages been slow since this morning? No errors anywhere.",
         start="2025-05-28T09:20:00Z",
         minutes=55,
     )

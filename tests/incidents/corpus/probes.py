@@ -724,7 +724,7 @@ def thumbnailer_evicted() -> Pack:
     ns = "media"
     image = "registry.acme.io/media/thumbnailer:0.31.0"
     th = suffix("th", length=10)
-    for k, m in enumerate([6.0, 14.2, 22.9, 31.5]):
+    for k, m in enumerate([8.0, 15.2, 22.9, 31.5]):
         pod = f"thumbnailer-{th}-{suffix('th', k)}"
         node = f"gke-media-pool-1-5d2a9c1e-{suffix('nd', k % 2, length=4)}"
         msg = "Pod ephemeral local storage usage exceeds the total limit of containers 2Gi. "

@@ -29,8 +29,8 @@ def grafana_containercreating() -> Pack:
         start="2025-01-14T09:00:00Z",
         minutes=40,
     )
-    p.service("grafana", "http", namespace="observability", depends_on=["prometheus"])
-    p.service("prometheus", "database", namespace="observability")
+    p.service("grafana", "http", namespace="observability", depends_on=["prometheus-server"])
+    p.service("prometheus-server", "database", namespace="observability")
     p.service("alertmanager", "http", namespace="observability")
     ns = "observability"
     image = "docker.io/grafana/grafana:11.4.0"

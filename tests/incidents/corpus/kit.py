@@ -26,7 +26,7 @@ def digest(*parts: object, length: int = 16) -> str:
 
 def suffix(*parts: object, length: int = 5) -> str:
     """A generated-name suffix (``tr6zn``) or pod-template hash (``7f9c6d8b5``, length 9 or 10)."""
-    raw = int(digest(*parts, length=32), 16)
+    raw = int(digest(*parts, length, length=32), 16)
     out = []
     for _ in range(length):
         raw, index = divmod(raw, len(_ALPHABET))

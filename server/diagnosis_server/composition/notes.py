@@ -34,6 +34,9 @@ class RunRecord:
     calls: tuple[RecordedCall, ...] = ()
     calls_known: bool = False
     composer_refusal: tuple[str, ...] = ()
+    # Names the question gives that the Executor found in no output; and those the fallback checked so.
+    asked_about: tuple[str, ...] = ()
+    no_data_about: tuple[str, ...] = ()
 
 
 def _why(reason: str) -> str:

@@ -219,19 +219,41 @@ def render_verified(material: AllowedMaterial, *, notes: Sequence[str] = ()) -> 
     return render_answer(material, None, source=_S.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK, notes=notes)
 
 
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def render_pre_verification_fallback(
     notes: Sequence[str],
     *,
     known: AllowedMaterial | None = None,
+    no_data_about: Sequence[str] = (),
 ) -> contracts_pb2.ComposerOutput:
     """An answer with no Executor claim (R-A-4): no verified diagnosis, what happened from the run's record,
-    and the gaps and next steps an earlier cycle's Verifier identified (never their claims' statements)."""
+    and the gaps and next steps an earlier cycle's Verifier identified (never their claims' statements).
+    ``no_data_about``: names of the question no recorded output mentions (checked by the caller): the answer
+    says there is no data about them (R-A-2), never that there is no incident."""
+    summary = "No verified diagnosis could be produced; what the run did is listed below."
+    if no_data_about:
+        named = _names(no_data_about)
+        summary = (
+            f"There is no data about {named} in what this run could read, so no diagnosis of it can be given; "
+            "what the run did is listed below."
+        )
     output = contracts_pb2.ComposerOutput(
-        summary="No verified diagnosis could be produced; what the run did is listed below.",
+        summary=summary,
         source=_S.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK,
         verdict=_V.VERDICT_UNSPECIFIED,
     )
     output.run_notes.extend(_note(n) for n in notes)
+    for name in no_data_about:
+        output.evidence_gaps.append(_note(f"No recorded tool output of this run mentions {name}."))
+        output.next_steps.append(
+            _note(
+                f"Check that {name} is the workload's name, and that the environment's sources (namespaces, "
+                "Prometheus, logs) cover it (ListEnvironments), then ask again."
+            )
+        )
     # Only gaps about no claim, and the calls that would close them: nothing of an Executor claim (R-A-4).
     gaps = tuple(g for g in known.evidence_gaps if not g.claim_id) if known is not None else ()
     if known is not None and gaps:
@@ -244,7 +266,7 @@ def render_pre_verification_fallback(
         )
         output.evidence_gaps.extend(_gap_item(g, bare) for g in bare.evidence_gaps)
         output.next_steps.extend(_step_item(s) for s in bare.next_steps[:MAX_STEPS_SHOWN])
-    else:
+    elif not no_data_about:
         output.evidence_gaps.append(_note("No verified evidence is available to support a conclusion."))
     if not output.next_steps:
         output.next_steps.extend([_note(COLLECT_MORE), _note(CHECK_DIRECTLY)])

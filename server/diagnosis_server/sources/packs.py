@@ -400,11 +400,16 @@ def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Too
 
 def pack_context(scenario: Scenario) -> JsonObject:
     """What a planner may know of a pack up front: the built-in tools' context, the namespaces its Kubernetes
-    tools answer, and that its data is recorded (a query the recorded tools cannot answer is not planned)."""
+    tools answer, the metric names its Prometheus holds, and that its data is recorded (a query the recorded tools
+    cannot answer is not planned)."""
     context = scenario_context(scenario)
     namespaces = _namespaces(scenario)
     if namespaces:
         context["kubernetes"] = {"namespaces": list[JsonValue](namespaces), "default_namespace": namespaces[0]}
+    names = sorted({labels["__name__"] for labels, _ in pack_series(scenario) if labels.get("__name__")})
+    if names:
+        # What /api/v1/label/__name__/values would list: the series a planner may ask for by name.
+        context["prometheus"] = {"metric_names": list[JsonValue](names)}
     context["recorded"] = True
     context["now"] = format_ts(scenario.time_window.end)
     return context

@@ -4,10 +4,12 @@ R-GK-7, R-VI-1, R-A-2)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from google.protobuf.json_format import MessageToDict
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.heuristic import create_provider
@@ -121,7 +123,17 @@ async def test_r_gk_5_altered_recorded_output_is_caught_and_the_answer_degrades(
             contracts_pb2.CLAIM_CLASSIFICATION_UNSUPPORTED,
             contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED,
         )
-    assert vanished not in stored.answer_text
+    # The altered value is stated only where another call recorded it unaltered (the same series read from
+    # Prometheus, say).
+    if vanished in stored.answer_text:
+        others = [i for i in await repository.list_tool_invocations(run.run_id) if i.invocation_id != store.altered[0]]
+        assert any(vanished in json.dumps(MessageToDict(i.output)) for i in others)
+    # Facts are direct observations; a direction may be an inference resting on them.
+    facts = {cid for item in stored.answer.confirmed_facts for cid in item.claim_ids}
+    assert facts <= {cid for cid, c in checks.items() if c == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION}
     assert cited(stored) <= {
-        cid for cid, c in checks.items() if c == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+        cid
+        for cid, c in checks.items()
+        if c
+        in (contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE)
     }

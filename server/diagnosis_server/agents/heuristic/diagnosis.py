@@ -25,7 +25,7 @@ from diagnosis_server.agents.heuristic.events import event_findings
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
-from diagnosis_server.agents.heuristic.pods import pod_findings, workloads_seen
+from diagnosis_server.agents.heuristic.pods import pod_findings, ready_findings, settled_pods, workloads_seen
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
@@ -105,10 +105,13 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
     lines = [line for obs in observations for line in log_lines(obs)]
     metrics, onsets = metric_findings(series)
     known = known_services(observations)
+    # The same series may be read twice (metrics.query and Prometheus): one finding of a kind per service.
+    read = {(f.kind, f.service, f.role) for f in metrics}
     findings = [
         *metrics,
-        *prometheus_findings(observations),
+        *(f for f in prometheus_findings(observations) if (f.kind, f.service, f.role) not in read),
         *pod_findings(observations),
+        *ready_findings(observations),
         *event_findings(observations, known),
         *log_findings(lines, known),
         *deploy_findings(observations, onsets, lines),
@@ -244,18 +247,24 @@ def _without_cause(
 
 
 def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
-    healthy = [f for f in findings if f.role is Role.HEALTHY][:MAX_HEALTHY]
+    # Running, ready pods say a workload serves now, not that nothing happened to it: not when something else
+    # was found about it (a probe that failed, an error line).
+    noted = {f.service for f in findings if f.role is not Role.HEALTHY and (f.strength > 0 or f.role is Role.LINK)}
+    healthy = [f for f in findings if f.role is Role.HEALTHY and not (f.kind == "pods_ready" and f.service in noted)][
+        :MAX_HEALTHY
+    ]
     claims = [_claim(f, critical=True) for f in healthy]
     if healthy:
         services = list(dict.fromkeys(f.service for f in healthy))
         named = services[0] if len(services) == 1 else ", ".join(services[:-1]) + " and " + services[-1]
         # A conclusion of its own, resting on each healthy signal (their service bindings).
         bindings = tuple(dict.fromkeys(f.bindings[0] for f in healthy))
-        claims.append(
-            ClaimDraft(
-                f"No incident found for {named}: their headline signals stayed within baseline", True, False, bindings
-            )
-        )
+        what = []
+        if any(f.kind == "within_baseline" for f in healthy):
+            what.append("their headline signals stayed within baseline")
+        if any(f.kind == "pods_ready" for f in healthy):
+            what.append("their pods are running with every container ready")
+        claims.append(ClaimDraft(f"No incident found for {named}: {' and '.join(what)}", True, False, bindings))
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK, Role.HYPOTHESIS)]
     claims += [_claim(f.as_role(Role.HYPOTHESIS), critical=False) for f in context[:MAX_HYPOTHESES]]
     if healthy:
@@ -265,19 +274,38 @@ def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tu
     return claims, [GapDraft("No headline signal could be read", critical=True, calls=calls)]
 
 
-def _refine(findings: list[Finding]) -> list[Finding]:
-    """Drop what another finding says better; demote client-side pool trouble without a database at its limit."""
+# Findings that show a workload is not serving, whatever role their rule gives them.
+UNAVAILABLE_KINDS = frozenset({"replicas_unavailable", "not_ready"})
+
+
+def _refine(
+    findings: list[Finding], settled: frozenset[str] = frozenset(), subjects: Sequence[str] = ()
+) -> list[Finding]:
+    """Drop what another finding says better; demote client-side pool trouble without a database at its limit,
+    and failure mechanisms nothing shows to matter. A workload the question names is one the user reports
+    trouble with: its causes are kept."""
     deploy_errors = {f.service for f in findings if f.kind == "deploy_errors"}
     database_full = any(f.kind == "db_exhausted" and f.role is Role.CAUSE for f in findings)
     # A service whose error rate or latency was read and stayed within its baseline: its stray error lines
     # and slow calls are noise candidates, not symptoms.
-    healthy = {f.service for f in findings if f.role is Role.HEALTHY}
+    healthy = {f.service for f in findings if f.role is Role.HEALTHY and f.kind == "within_baseline"}
     symptomatic = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind not in GENERIC_SYMPTOMS}
     symptomatic |= {f.service for f in findings if f.role is Role.LINK} | {f.blamed for f in findings if f.blamed}
+    blamed = {f.blamed for f in findings if f.blamed}
+    symptomatic |= {f.service for f in findings if f.kind in UNAVAILABLE_KINDS}
+    symptomatic |= {f.service for f in findings if any(names(s, f.service) for s in subjects)}
     out: list[Finding] = []
     for finding in findings:
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
+        # About a pod that now runs ready, and no caller failed on it: what the event reported is over.
+        if (
+            finding.pod
+            and finding.pod in settled
+            and finding.service not in blamed
+            and finding.role in (Role.CAUSE, Role.SUPPORT, Role.SYMPTOM)
+        ):
+            finding = finding.as_role(Role.HYPOTHESIS)
         if finding.kind in DATABASE_SIDE and not database_full:
             finding = finding.as_role(Role.HYPOTHESIS)
         if finding.kind in GENERIC_SYMPTOMS and finding.service in healthy:
@@ -304,7 +332,7 @@ def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation
 def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = ()) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _refine(detect(observations))
+    findings = _refine(detect(observations), settled_pods(observations), subjects)
     unknown = unknown_subjects(subjects, observations)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

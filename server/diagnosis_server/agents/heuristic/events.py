@@ -4,7 +4,9 @@
 An event is about the workload of its involved object (a pod ``checkout-api-7f9c6d8b5-tr6zn`` is checkout-api's;
 a ReplicaSet ``checkout-api-7f9c6d8b5`` too; a Job or PersistentVolumeClaim by its name). The first rule whose
 reasons hold the event's reason, and whose message pattern (if any) matches its message, decides. A statement
-quotes the event's message (its first part when it is long) and binds the object, the reason and that text.
+quotes the event's message (its first part when it is long) and binds the object, the reason and that text. An
+event a later one about the same object ends (the rule's ``cleared_by``: Scheduled after FailedScheduling) is not
+reported.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import EventRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, quote
+from diagnosis_server.agents.heuristic.findings import Finding, brief, quote
 from diagnosis_server.agents.heuristic.observations import (
     Binding,
     BindingError,
@@ -169,7 +171,27 @@ def _finding(event: EventView, rule: EventRule) -> Finding:
         bindings=tuple(bindings),
         strength=rule.strength,
         onset=parse_ts(event_time(event)),
+        pod=event.object_name if event.object_kind == "Pod" else "",
+        detail=brief(message) if message else event.reason,
     )
+
+
+def cleared(event: EventView, rule: EventRule, views: Sequence[EventView]) -> bool:
+    """A later event about the same object says this one is over (``rule.cleared_by``): a pod Scheduled after
+    FailedScheduling, an image Pulled after a failed pull. Both times must be known."""
+    when = parse_ts(event_time(event))
+    if not rule.cleared_by or when is None or not event.object_name:
+        return False
+    for other in views:
+        if other.reason not in rule.cleared_by or (other.object_kind, other.object_name) != (
+            event.object_kind,
+            event.object_name,
+        ):
+            continue
+        later = parse_ts(event_time(other))
+        if later is not None and later >= when:
+            return True
+    return False
 
 
 def event_findings(
@@ -179,11 +201,12 @@ def event_findings(
     rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
-    for event in event_views(observations, known):
+    views = event_views(observations, known)
+    for event in views:
         if not event.reason:
             continue
         rule = _rule_for(event, rules)
-        if rule is None:
+        if rule is None or cleared(event, rule, views):
             continue
         try:
             finding = _finding(event, rule)

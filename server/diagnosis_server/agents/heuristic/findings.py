@@ -38,6 +38,11 @@ class Finding:
     onset: datetime | None = None
     # For a link: the service the caller's failures point at.
     blamed: str = ""
+    # The pod an event or status is about, when it is about one (a later healthy state of it settles it).
+    pod: str = ""
+    # What the platform or the line said, verbatim and short (a reason, the start of a message): the cause
+    # claim carries it, so the conclusion names the mechanism and not only its kind.
+    detail: str = ""
 
     def as_role(self, role: Role) -> Finding:
         return replace(self, role=role)
@@ -58,11 +63,28 @@ def quote(text: str) -> str:
     return text
 
 
+BRIEF = 90
+
+
+def brief(text: str, limit: int = BRIEF) -> str:
+    """``text`` on one line, cut at a word boundary within ``limit`` characters (a part of it, verbatim but for
+    whitespace)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ", limit // 2)
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:")
+
+
 def cause_statement(finding: Finding) -> str:
-    """The cause claim of a cause finding: its observation, without the quoted detail, and what it explains.
+    """The cause claim of a cause finding: its observation with its short verbatim detail (when it has one,
+    ``Finding.detail``) instead of the whole quoted evidence, and what it explains.
 
     An observation and a conclusion are different claims: the cause claim is bound to the same recorded
     values as the observation, so it is a reasonable inference resting on it, never a confirmed fact.
     """
     short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
+    if finding.detail:
+        short += f" ({quote(finding.detail)})"
     return short + CAUSE_CLAUSE

@@ -1,10 +1,12 @@
 """Planning over the live tools an environment (or a recorded pack) has: Kubernetes, Prometheus, Loki.
 
-For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and events of
-its namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting
-reasons, restarts), its error rate and latency (the environment's configured queries; not on recorded data,
-which answers plain selectors only), and its logs in Loki. Without a named workload, the namespaces' pods and
-events. The Executor then reads the logs of the failing pods it finds (``follow_ups``).
+For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and events of its
+namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting reasons,
+restarts), its error rate and latency (the environment's configured queries; not on recorded data, which answers
+plain selectors only), the headline series the metric names known up front hold (error rates, latencies, connections
+against their limits), its logs, and the error lines of its namespace's other workloads in Loki. Without a named
+workload, the namespaces' pods and events. The Executor then reads the logs of the failing pods it finds
+(``follow_ups``).
 """
 
 from __future__ import annotations
@@ -12,10 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3
 MAX_TARGETS = 2
+MAX_NAMED_SERIES = 8
+# Error lines of every workload of a namespace: a dependency's trouble shows first in its callers' logs.
+NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable)"
+# Headline signals asked for by name when the metric names are known: error rates and latencies (not raw
+# counters or histogram parts), connections in use and their limits.
+_HEADLINE = (sig.ERROR, sig.LATENCY, sig.DB_CONNECTIONS, sig.POOL)
+_CONNECTION_NAMES = frozenset({"pg_stat_activity_count", "pg_settings_max_connections"})
 # kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
 _SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
 _NOUN_BEFORE = re.compile(
@@ -43,6 +53,26 @@ def _queries(context: JsonValue) -> Mapping[str, str]:
     if not isinstance(prometheus, dict):
         return {}
     return {k: v for k, v in prometheus.items() if isinstance(v, str) and k.endswith("_query")}
+
+
+def headline_names(context: JsonValue) -> list[str]:
+    """The metric names (``context.prometheus.metric_names``) that read as a headline signal, at most
+    ``MAX_NAMED_SERIES``, error rates and latencies first."""
+    prometheus = context.get("prometheus") if isinstance(context, dict) else None
+    names = prometheus.get("metric_names") if isinstance(prometheus, dict) else None
+    if not isinstance(names, list):
+        return []
+    ranked: list[tuple[int, str]] = []
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        if name in _CONNECTION_NAMES:
+            ranked.append((len(_HEADLINE), name))
+            continue
+        family = sig.metric_family(name)
+        if family in _HEADLINE and not name.endswith(("_total", "_count", "_sum", "_bucket")):
+            ranked.append((_HEADLINE.index(family), name))
+    return [name for _, name in sorted(ranked)][:MAX_NAMED_SERIES]
 
 
 def _fill(template: str, service: str, namespace: str) -> str | None:
@@ -89,6 +119,8 @@ def live_steps(
             {"query": f"kube_pod_container_status_restarts_total{selector}"},
             "container restarts over the window (kube-state-metrics)",
         )
+    for name in headline_names(context):
+        add("prometheus.query_range", {"query": name}, f"{name} over the window")
     if not recorded:
         for target in named:
             for key, template in sorted(_queries(context).items()):
@@ -97,6 +129,12 @@ def live_steps(
                     add("prometheus.query_range", {"query": query}, f"{target}'s {key.removesuffix('_query')}")
     for target in named:
         add("loki.query_range", {"query": f'{{app="{target}"}}', "limit": 200}, f"{target}'s logs")
+    for namespace in namespaces[:1]:
+        add(
+            "loki.query_range",
+            {"query": f'{{namespace="{namespace}"}} |~ `{NAMESPACE_ERRORS}`', "limit": 200},
+            f"error lines of every workload in {namespace}",
+        )
         if not recorded:
             add("loki.query_range", {"query": f'{{service="{target}"}}', "limit": 200}, f"{target}'s logs")
     return steps

@@ -4,7 +4,9 @@
 - a container waiting (``CrashLoopBackOff``, ``ErrImagePull``, ``CreateContainerConfigError``), terminated or
   last terminated (``OOMKilled`` with exit code 137, ``Error`` with its exit code): the matching rule's finding;
 - a pod evicted (``status.reason``), or unschedulable (condition ``PodScheduled`` False, ``Unschedulable``);
-- a pod that is not Ready, or whose containers restarted: a symptom by itself (no metric is required).
+- a pod that is not Ready, or whose containers restarted: a symptom by itself (no metric is required);
+- a workload whose every pod is settled (running and ready, restarts under the bar): healthy evidence; what an
+  earlier event said of a settled pod is over (``settled_pods``).
 
 Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, else its name without
 the controller's hashes) and binds the pod's name, the container's name and the values it quotes.
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
+from diagnosis_server.agents.heuristic.findings import Finding, Role, brief, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -104,7 +106,17 @@ def _container_finding(
         tuple(bindings),
         strength=rule.strength,
         onset=parse_ts(when),
+        pod=pod.name,
+        detail=_detail(reason, message),
     )
+
+
+def _detail(reason: str, message: str) -> str:
+    """What the cause claim quotes: the message, unless it is the kubelet's back-off boilerplate (the reason
+    says more), else the reason."""
+    if message and not message.lower().startswith("back-off"):
+        return brief(message)
+    return reason
 
 
 _STATES = {
@@ -118,7 +130,35 @@ def _rule(rules: Rules, state: str, reason: str) -> ContainerRule | None:
     return next((r for r in rules.container if r.state == state and reason in r.reasons), None)
 
 
+def settled(pod: PodView, rules: Rules) -> bool:
+    """The pod runs (or completed), every container is ready, none waits, and restarts stay under the bar: what
+    happened to it before (an old restart, a FailedScheduling it got past) is over."""
+    phase = pod.text("status", "phase")
+    if phase == "Succeeded":
+        return True
+    if phase != "Running":
+        return False
+    statuses = pod.get("status", "containerStatuses")
+    for status in statuses if isinstance(statuses, list) else []:
+        if not isinstance(status, dict):
+            continue
+        state = status.get("state")
+        restarts = status.get("restartCount")
+        if status.get("ready") is False or (isinstance(state, dict) and "waiting" in state):
+            return False
+        if isinstance(restarts, int) and restarts >= rules.thresholds.restarts_min:
+            return False
+    return True
+
+
+def settled_pods(observations: Iterable[Observation], rules: Rules | None = None) -> frozenset[str]:
+    rules = rules or current_rules()
+    return frozenset(pod.name for pod in pod_views(observations) if settled(pod, rules))
+
+
 def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
+    if settled(pod, rules):
+        return
     for key in ("initContainerStatuses", "containerStatuses"):
         statuses = pod.get("status", key)
         for c, status in enumerate(statuses if isinstance(statuses, list) else []):
@@ -149,6 +189,8 @@ def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
             f"{pod.service} {rule.phrase} ({detail})",
             tuple(bindings),
             strength=rule.strength,
+            pod=pod.name,
+            detail=_detail(reason, message),
         )
     conditions = pod.get("status", "conditions")
     for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
@@ -173,6 +215,8 @@ def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
             f"{pod.service} {rule.phrase} ({detail})",
             tuple(bindings),
             strength=rule.strength,
+            pod=pod.name,
+            detail=_detail(why, message),
         )
 
 
@@ -228,7 +272,7 @@ def pod_findings(observations: Iterable[Observation], rules: Rules | None = None
         try:
             found += list(_containers(pod, rules))
             found += list(_pod_level(pod, rules))
-            unready = _unready(pod)
+            unready = None if settled(pod, rules) else _unready(pod)
             if unready is not None:
                 found.append(unready)
         except BindingError:
@@ -238,6 +282,37 @@ def pod_findings(observations: Iterable[Observation], rules: Rules | None = None
             if counts.get(finding.key, 0) < 1:
                 out.append(finding)
             counts[finding.key] = counts.get(finding.key, 0) + 1
+    return out
+
+
+MAX_READY_BINDINGS = 3
+
+
+def ready_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
+    """A workload every listed pod of which is settled (running, every container ready, restarts under the
+    bar): healthy evidence of it (R-A-2), one finding per workload, binding its pods' names and phases."""
+    rules = rules or current_rules()
+    by_service: dict[str, list[PodView]] = {}
+    for pod in pod_views(observations):
+        by_service.setdefault(pod.service, []).append(pod)
+    out: list[Finding] = []
+    for service, pods in by_service.items():
+        if not all(settled(pod, rules) for pod in pods):
+            continue
+        try:
+            bindings = [pods[0].bind_service()]
+            for pod in pods[:MAX_READY_BINDINGS]:
+                bindings += [pod.bind_name(), pod.bind("status", "phase")]
+        except BindingError:
+            continue
+        phases = sorted({pod.text("status", "phase") for pod in pods})
+        listed = ", ".join(pod.name for pod in pods[:MAX_READY_BINDINGS])
+        more = f" and {len(pods) - MAX_READY_BINDINGS} more" if len(pods) > MAX_READY_BINDINGS else ""
+        statement = (
+            f"{service} pods are {' or '.join(p.lower() for p in phases)} with every container ready "
+            f"(pods {listed}{more})"
+        )
+        out.append(Finding("pods_ready", Role.HEALTHY, service, statement, tuple(bindings)))
     return out
 
 

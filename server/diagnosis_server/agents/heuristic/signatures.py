@@ -24,10 +24,11 @@ from diagnosis_server.agents.heuristic.observations import BindingError, LogLine
 ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 _GATEWAY_TIMEOUT = re.compile(r"\b504\b")
 _ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
-# A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs.
+# A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs, user@HOST (not
+# a JSON key such as "@timestamp").
 _HOST = re.compile(
     r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|Connection to |"
-    r"connect to |UnknownHostException: |https?://|@)(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
+    r"connect to |UnknownHostException: |https?://|(?<=[\w.-])@)(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
     re.IGNORECASE,
 )
 _IP = re.compile(r"^\d+(?:\.\d+){3}$")
@@ -137,6 +138,7 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
             bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
             strength=rule.strength,
             onset=line.ts,
+            detail=hit.excerpt,
         )
     if rule.role == "cause" and hit.blamed:
         # About the service the line names (hit.service); the line is its caller's (hit.blamed).
@@ -148,6 +150,7 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
             bindings=(line.bind_service(), line.bind_message(hit.service), line.bind_message(hit.excerpt)),
             strength=rule.strength,
             onset=line.ts,
+            detail=hit.excerpt,
         )
     if not hit.blamed:
         return Finding(

@@ -2,11 +2,20 @@
 
 Each says what happened from the run's own record (``composition.notes``): which step failed and why, how
 many bindings failed which rules, which tool calls failed, which Composer rules refused its reply.
+
+When the Executor reports that the question's workload is in no output (an evidence gap with a ``subject``), the
+pre-verification fallback says there is no data about it (R-A-2) only after checking it itself: the name is
+written in the question, and no recorded output of the run mentions it. Otherwise the gap's subject is ignored.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from google.protobuf.json_format import MessageToDict
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import AllowedMaterial
@@ -45,6 +54,34 @@ class PreFallbackInput:
     known: AllowedMaterial | None
 
 
+MAX_SUBJECTS = 3
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+
+
+def asked_subjects(state: DiagnosisState) -> tuple[str, ...]:
+    """The Executor's no-data subjects that are names written in the question (not yet checked against the
+    outputs)."""
+    parse = state.executor_parse
+    output = parse.output if parse is not None else None
+    if output is None:
+        return ()
+    question = state.question.lower()
+    found: list[str] = []
+    for gap in output.evidence_gaps:
+        subject = gap.subject.strip().lower()
+        if not _NAME.fullmatch(subject) or subject in found:
+            continue
+        if re.search(rf"(?<![a-z0-9._-]){re.escape(subject)}(?![a-z0-9_-])", question):
+            found.append(subject)
+    return tuple(found[:MAX_SUBJECTS])
+
+
+def unmentioned(subjects: Sequence[str], outputs: Sequence[str]) -> tuple[str, ...]:
+    """The subjects no output text names (case-insensitively)."""
+    lowered = [o.lower() for o in outputs]
+    return tuple(s for s in subjects if not any(s in o for o in lowered))
+
+
 def _record(state: DiagnosisState, reason_code: str) -> RunRecord:
     parse = state.executor_parse
     output = parse.output if parse is not None else None
@@ -59,6 +96,7 @@ def _record(state: DiagnosisState, reason_code: str) -> RunRecord:
         calls=state.recorded_calls,
         calls_known=gatekeeper is not None,
         composer_refusal=state.composer_refusal,
+        asked_about=asked_subjects(state),
     )
 
 
@@ -74,12 +112,30 @@ class PreVerificationFallbackNode:
         record = inputs.record
         if not record.calls_known:
             record = await _with_calls(record, ctx)
-        output = render_pre_verification_fallback(pre_verification_notes(record), known=inputs.known)
+        if record.asked_about:
+            record = await _checked_subjects(record, ctx)
+        output = render_pre_verification_fallback(
+            pre_verification_notes(record), known=inputs.known, no_data_about=record.no_data_about
+        )
         return NodeResult(
             run_pb2.NODE_OUTCOME_OK,
             record.reason_code,
             updates={"pre_fallback_output": output, "fallback_reason": record.reason_code},
         )
+
+
+async def _checked_subjects(record: RunRecord, ctx: RunContext) -> RunRecord:
+    """The asked-about subjects that no recorded output of this run mentions; none when the store cannot be read
+    (the answer then says nothing of them)."""
+    try:
+        invocations = await ctx.invocations.list_tool_invocations(ctx.run_id)
+    except Exception:  # the fallback must answer whatever the store does
+        return replace(record, asked_about=())
+    # Outputs only: a call's arguments name what was asked for, and an error what was not found.
+    outputs = [json.dumps(MessageToDict(i.output)) for i in invocations if i.run_id in ("", ctx.run_id)]
+    if not outputs:
+        return replace(record, asked_about=())
+    return replace(record, no_data_about=unmentioned(record.asked_about, outputs))
 
 
 async def _with_calls(record: RunRecord, ctx: RunContext) -> RunRecord:
@@ -98,6 +154,7 @@ async def _with_calls(record: RunRecord, ctx: RunContext) -> RunRecord:
         calls=calls,
         calls_known=True,
         composer_refusal=record.composer_refusal,
+        asked_about=record.asked_about,
     )
 
 

@@ -74,6 +74,9 @@ class ContainerRule(_Rule):
 class EventRule(_Rule):
     reasons: tuple[Annotated[str, Field(min_length=1)], ...] = Field(min_length=1)
     message: str = ""
+    # Reasons of a later event about the same object that say this one is over (FailedScheduling, then
+    # Scheduled): the earlier event is not reported.
+    cleared_by: tuple[Annotated[str, Field(min_length=1)], ...] = ()
 
     @field_validator("message")
     @classmethod

@@ -17,13 +17,14 @@ its cause claim (``findings.cause_statement``) rests on the same recorded values
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
 from diagnosis_server.agents.heuristic.events import event_findings
-from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement
+from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
+from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import pod_findings, ready_findings, settled_pods, workloads_seen
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
@@ -99,6 +100,25 @@ def _dependency_latency(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+# The cluster's DNS server workloads (CoreDNS runs as ``coredns`` under the ``kube-dns`` Service).
+CLUSTER_DNS = ("coredns", "kube-dns", "node-local-dns")
+
+
+def _cluster_dns(findings: list[Finding]) -> list[Finding]:
+    """Callers fail to resolve names while the cluster's DNS server logs failures: the DNS server is the cause
+    (its own failure, quoted), not each name the callers asked for."""
+    if not any(f.kind == "dns" for f in findings):
+        return findings
+    out: list[Finding] = []
+    for finding in findings:
+        dns_server = any(finding.service == n or finding.service.startswith(n + "-") for n in CLUSTER_DNS)
+        if dns_server and finding.role in (Role.SUPPORT, Role.SYMPTOM) and finding.detail:
+            statement = f"{finding.service} fails DNS lookups ({quote(finding.detail)})"
+            finding = Finding("dns", Role.CAUSE, finding.service, statement, finding.bindings, 4, detail=finding.detail)
+        out.append(finding)
+    return out
+
+
 def detect(observations: Sequence[Observation]) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
@@ -114,10 +134,11 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *ready_findings(observations),
         *event_findings(observations, known),
         *log_findings(lines, known),
+        *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
     ]
-    return _dependency_latency(findings)
+    return _cluster_dns(_dependency_latency(findings))
 
 
 # ------------------------------------------------------------------------------------------ reasoning
@@ -147,6 +168,12 @@ def _symptom_order(findings: Sequence[Finding]) -> list[Finding]:
 
 def _fetched(observations: Sequence[Observation], tool: str, service: str) -> bool:
     return any(o.tool_name == tool and o.service == service for o in observations)
+
+
+def is_workload_name(name: str) -> bool:
+    """A name a workload may have (``orders-db``), not a host outside the cluster (``api.partner.example``):
+    only a workload has logs and events to fetch."""
+    return "." not in name
 
 
 def _error_metric(observations: Sequence[Observation], service: str) -> str:
@@ -194,7 +221,7 @@ def _with_cause(
     missing = [
         NextCall.of(tool, service=service, level="WARN" if tool == "logs.search" else None)
         for tool in ("logs.search", "k8s.events")
-        if not _fetched(observations, tool, service)
+        if not _fetched(observations, tool, service) and is_workload_name(service)
     ]
     if missing:
         gaps.append(
@@ -292,10 +319,19 @@ def _refine(
     symptomatic = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind not in GENERIC_SYMPTOMS}
     symptomatic |= {f.service for f in findings if f.role is Role.LINK} | {f.blamed for f in findings if f.blamed}
     blamed = {f.blamed for f in findings if f.blamed}
+    # A database (or pooler) at its limit while clients report refused or waiting connections: they blame it.
+    clients = {f.service for f in findings if f.kind in DATABASE_SIDE}
+    full = {f.service for f in findings if f.kind == "db_exhausted" and f.role is Role.CAUSE}
+    if clients - full:
+        blamed |= full
+        symptomatic |= full
     symptomatic |= {f.service for f in findings if f.kind in UNAVAILABLE_KINDS}
     symptomatic |= {f.service for f in findings if any(names(s, f.service) for s in subjects)}
+    kinds = {f.kind for f in findings}
     out: list[Finding] = []
     for finding in findings:
+        if set(finding.cause_with) & kinds and finding.role is not Role.CAUSE:
+            finding = replace(finding, role=Role.CAUSE, strength=max(finding.strength, STRONG_CAUSE))
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
         # About a pod that now runs ready, and no caller failed on it: what the event reported is over.

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import EventRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, brief, quote
+from diagnosis_server.agents.heuristic.findings import Finding, around, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import (
     Binding,
     BindingError,
@@ -43,6 +43,7 @@ class EventView:
     object_path: tuple[str, ...]
     service_path: tuple[str, ...]
     service_text: str | None
+    kind_path: tuple[str, ...] = ("kind",)
 
     def text(self, *path: str) -> str:
         value: object = self.data
@@ -75,7 +76,9 @@ def _service_of(kind: str, name: str, known: Sequence[str]) -> str:
         return workload_of_replicaset(name)
     if kind in ("PersistentVolumeClaim", "PersistentVolume"):
         return next((w for w in sorted(known, key=len, reverse=True) if w and w in name), name)
-    return name
+    # Objects named after their workload (a Certificate ledger-grpc-tls, its CertificateRequest ledger-grpc-tls-19,
+    # a Job db-backup-29012345): the longest known workload the name starts with.
+    return next((w for w in sorted(known, key=len, reverse=True) if w and name.startswith(w + "-")), name)
 
 
 def event_views(observations: Iterable[Observation], known: Sequence[str] = ()) -> list[EventView]:
@@ -120,6 +123,7 @@ def event_views(observations: Iterable[Observation], known: Sequence[str] = ()) 
                         ("involvedObject", "name"),
                         ("involvedObject", "name"),
                         service,
+                        ("involvedObject", "kind"),
                     )
                 )
     return out
@@ -133,14 +137,6 @@ def event_time(event: EventView) -> str:
     return ""
 
 
-def _excerpt(message: str) -> str:
-    message = message.strip()
-    if len(message) <= MAX_MESSAGE:
-        return message
-    cut = message[:MAX_MESSAGE]
-    return cut[: cut.rfind(" ")] if " " in cut[60:] else cut
-
-
 def _rule_for(event: EventView, rules: Rules) -> EventRule | None:
     for rule in rules.event:
         if event.reason not in rule.reasons:
@@ -151,18 +147,35 @@ def _rule_for(event: EventView, rules: Rules) -> EventRule | None:
     return None
 
 
+def _detail(event: EventView, rule: EventRule) -> str:
+    """What the cause claim quotes: the message around what the rule matched in it, else its start, else the
+    reason."""
+    message = event.message
+    pattern = rule.compiled
+    match = pattern.search(message) if pattern is not None else None
+    if match is not None:
+        return around(message, match.start(), match.end())
+    return excerpt(message) if message.strip() else event.reason
+
+
 def _finding(event: EventView, rule: EventRule) -> Finding:
     bindings: list[Binding] = [event.bind_service(), event.bind("reason")]
     what = event.object_kind.lower() or "object"
     detail = f"{what} {event.object_name} reports {event.reason}"
     if event.object_name and event.object_name != event.service:
         bindings.insert(1, event.bind_object())
+        if event.object_kind and event.object_kind != "Pod":
+            # The statement names the object's kind ("certificaterequest ..."): its evidence holds it.
+            bindings.insert(2, event.bind(*event.kind_path))
     else:
         detail = f"{event.reason}"
-    message = _excerpt(event.message)
+    message = excerpt(event.message, MAX_MESSAGE)
     if message:
         bindings.append(event.bind("message", text=message))
-        detail += f", {quote(message)}"
+        detail += f", {quote(one_line(message))}"
+    said = _detail(event, rule)
+    if said and said != event.reason and said not in message:
+        bindings.append(event.bind("message", text=said))
     return Finding(
         kind=rule.kind,
         role=rule.role_value,
@@ -172,7 +185,8 @@ def _finding(event: EventView, rule: EventRule) -> Finding:
         strength=rule.strength,
         onset=parse_ts(event_time(event)),
         pod=event.object_name if event.object_kind == "Pod" else "",
-        detail=brief(message) if message else event.reason,
+        detail=said,
+        cause_with=rule.cause_with,
     )
 
 

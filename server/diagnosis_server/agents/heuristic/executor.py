@@ -97,6 +97,9 @@ class HeuristicExecutor:
             await call(index, step.tool_name, step.arguments)
         for offset, (tool_name, arguments) in enumerate(follow_up_calls(observations, subjects, _tool_names(payload))):
             await call(len(steps) + offset, tool_name, arguments)
-        assessment = assess(observations, subjects=subjects)
-        text = json.dumps(evidence_json(assessment, failures, _carried(payload)), ensure_ascii=False)
+        carried = _carried(payload)
+        # An evidence retry's calls follow what the first cycle found about the question's workloads: that
+        # they do not name them again is no sign that there is no data about them.
+        assessment = assess(observations, subjects=() if carried else subjects)
+        text = json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

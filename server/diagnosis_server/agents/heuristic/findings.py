@@ -7,6 +7,7 @@ matched text of one of its bindings, so the derivability check finds all of them
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -43,6 +44,8 @@ class Finding:
     # What the platform or the line said, verbatim and short (a reason, the start of a message): the cause
     # claim carries it, so the conclusion names the mechanism and not only its kind.
     detail: str = ""
+    # Kinds of other findings that make this one a cause (its rule's ``cause_with``).
+    cause_with: tuple[str, ...] = ()
 
     def as_role(self, role: Role) -> Finding:
         return replace(self, role=role)
@@ -66,15 +69,35 @@ def quote(text: str) -> str:
 BRIEF = 90
 
 
-def brief(text: str, limit: int = BRIEF) -> str:
-    """``text`` on one line, cut at a word boundary within ``limit`` characters (a part of it, verbatim but for
-    whitespace)."""
-    text = " ".join(text.split())
+_SPACE = re.compile(r"\s")
+
+
+def excerpt(text: str, limit: int = BRIEF) -> str:
+    """The start of ``text``, cut at whitespace within ``limit`` characters: a verbatim substring of it (a
+    binding may point at it), newlines and all. ``one_line`` is how a statement shows it."""
+    text = text.strip()
     if len(text) <= limit:
         return text
     cut = text[:limit]
-    space = cut.rfind(" ", limit // 2)
-    return (cut[:space] if space > 0 else cut).rstrip(" ,;:")
+    spaces = [m.start() for m in _SPACE.finditer(cut) if m.start() >= limit // 3]
+    return (cut[: spaces[-1]] if spaces else cut).rstrip(" ,;:\t\r\n")
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+LEAD = 30
+
+
+def around(text: str, start: int, end: int, limit: int = BRIEF) -> str:
+    """The part of ``text`` around a match at ``start:end``: from a word start at most ``LEAD`` characters
+    before it, through the match, within ``limit`` characters where the match allows (verbatim)."""
+    begin = max(0, start - LEAD)
+    if begin > 0:
+        space = _SPACE.search(text, begin, start)
+        begin = space.end() if space else start
+    return excerpt(text[begin:], max(limit, end - begin))
 
 
 def cause_statement(finding: Finding) -> str:
@@ -84,7 +107,11 @@ def cause_statement(finding: Finding) -> str:
     An observation and a conclusion are different claims: the cause claim is bound to the same recorded
     values as the observation, so it is a reasonable inference resting on it, never a confirmed fact.
     """
-    short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
     if finding.detail:
-        short += f" ({quote(finding.detail)})"
+        short = finding.statement.split(" (", 1)[0].rstrip(" ,;") + f" ({quote(one_line(finding.detail))})"
+    elif not any(mark in finding.statement for mark in "\"'`"):
+        # A statement of values read (a metric against its limit) quotes nothing: it is its own detail.
+        short = finding.statement
+    else:
+        short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
     return short + CAUSE_CLAUSE

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
+from diagnosis_server.agents.heuristic.prometheus_results import PAIR_NAMES
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3
@@ -25,11 +26,56 @@ NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|f
 # Headline signals asked for by name when the metric names are known: error rates and latencies (not raw
 # counters or histogram parts), connections in use and their limits.
 _HEADLINE = (sig.ERROR, sig.LATENCY, sig.DB_CONNECTIONS, sig.POOL)
-_CONNECTION_NAMES = frozenset({"pg_stat_activity_count", "pg_settings_max_connections"})
 # kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
 _SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
 _NOUN_BEFORE = re.compile(
     r"\b([a-z][a-z0-9-]{2,})\s+(?:service|deployment|workload|pods?|job|cronjob|statefulset|app)\b"
+)
+# Words before "pods"/"service" that are not names ("its pods", "which service", "new pods").
+_NOT_NOUNS = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "our",
+        "your",
+        "their",
+        "its",
+        "his",
+        "her",
+        "my",
+        "all",
+        "any",
+        "some",
+        "every",
+        "each",
+        "which",
+        "what",
+        "whose",
+        "new",
+        "old",
+        "other",
+        "same",
+        "many",
+        "more",
+        "most",
+        "few",
+        "several",
+        "both",
+        "failing",
+        "broken",
+        "running",
+        "pending",
+        "crashing",
+        "restarting",
+        "web",
+        "backend",
+        "frontend",
+        "database",
+        "api",
+    ]
 )
 _NOT_SUBJECTS = frozenset({"out-of-memory", "crash-loop", "crash-looping", "time-out", "re-deploy", "roll-out"})
 
@@ -38,7 +84,7 @@ def question_subjects(question: str) -> list[str]:
     """The workload or service names a question gives: kebab-case names, and a name before "service"/"pods"."""
     text = question.lower()
     found = [m.group(1) for m in _SUBJECT.finditer(text) if m.group(1) not in _NOT_SUBJECTS]
-    found += [m.group(1) for m in _NOUN_BEFORE.finditer(text) if m.group(1) not in ("the", "this", "that", "our")]
+    found += [m.group(1) for m in _NOUN_BEFORE.finditer(text) if m.group(1) not in _NOT_NOUNS]
     return list(dict.fromkeys(found))
 
 
@@ -66,7 +112,7 @@ def headline_names(context: JsonValue) -> list[str]:
     for name in names:
         if not isinstance(name, str):
             continue
-        if name in _CONNECTION_NAMES:
+        if name in PAIR_NAMES:
             ranked.append((len(_HEADLINE), name))
             continue
         family = sig.metric_family(name)

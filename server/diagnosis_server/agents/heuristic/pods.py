@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, Role, brief, quote
+from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -77,11 +77,6 @@ def pod_views(observations: Iterable[Observation]) -> list[PodView]:
     return out
 
 
-def _excerpt(message: str) -> str:
-    message = " ".join(message.split())
-    return message if len(message) <= MAX_MESSAGE else message[: message.rfind(" ", 60, MAX_MESSAGE) or MAX_MESSAGE]
-
-
 def _container_finding(
     pod: PodView, key: str, c: int, container: str, state: str, path: tuple[str, ...], rule: ContainerRule
 ) -> Finding:
@@ -93,10 +88,10 @@ def _container_finding(
     if isinstance(code, int) and not isinstance(code, bool):
         bindings.append(pod.bind(*base, *path, "exitCode"))
         detail += f", exit code {code}"
-    message = _excerpt(pod.text(*base, *path, "message"))
+    message = excerpt(pod.text(*base, *path, "message"), MAX_MESSAGE)
     if message:
         bindings.append(pod.bind(*base, *path, "message", text=message))
-        detail += f", {quote(message)}"
+        detail += f", {quote(one_line(message))}"
     when = pod.text(*base, *path, "finishedAt") or pod.text(*base, *path, "startedAt")
     return Finding(
         rule.kind,
@@ -115,7 +110,7 @@ def _detail(reason: str, message: str) -> str:
     """What the cause claim quotes: the message, unless it is the kubelet's back-off boilerplate (the reason
     says more), else the reason."""
     if message and not message.lower().startswith("back-off"):
-        return brief(message)
+        return excerpt(message)
     return reason
 
 
@@ -178,10 +173,10 @@ def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
     if rule is not None:
         bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "reason")]
         detail = f"pod {pod.name} reports {reason}"
-        message = _excerpt(pod.text("status", "message"))
+        message = excerpt(pod.text("status", "message"), MAX_MESSAGE)
         if message:
             bindings.append(pod.bind("status", "message", text=message))
-            detail += f", {quote(message)}"
+            detail += f", {quote(one_line(message))}"
         yield Finding(
             rule.kind,
             rule.role_value,
@@ -204,10 +199,10 @@ def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
             continue
         bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "conditions", i, "reason")]
         detail = f"pod {pod.name} reports {why}"
-        message = _excerpt(pod.text("status", "conditions", i, "message"))
+        message = excerpt(pod.text("status", "conditions", i, "message"), MAX_MESSAGE)
         if message:
             bindings.append(pod.bind("status", "conditions", i, "message", text=message))
-            detail += f", {quote(message)}"
+            detail += f", {quote(one_line(message))}"
         yield Finding(
             rule.kind,
             rule.role_value,

@@ -27,9 +27,21 @@ _STATUS_LABELS = ("status", "code", "status_code", "http_status")
 _PAIRS = (
     ("db_connections_in_use", "db_connections_max", "db_exhausted", Role.CAUSE, 3),
     ("pg_stat_activity_count", "pg_settings_max_connections", "db_exhausted", Role.CAUSE, 3),
+    ("mysql_global_status_threads_connected", "mysql_global_variables_max_connections", "db_exhausted", Role.CAUSE, 3),
+    # pgbouncer-exporter: clients of a pool against max_client_conn (the pooler refuses past it).
+    (
+        "pgbouncer_pools_client_active_connections",
+        "pgbouncer_config_max_client_connections",
+        "db_exhausted",
+        Role.CAUSE,
+        3,
+    ),
+    ("pgbouncer_pools_client_waiting_connections", "", "app_pool_waiting", Role.SUPPORT, 0),
     ("hikaricp_connections_active", "hikaricp_connections_max", "app_pool_full", Role.SUPPORT, 0),
     ("hikaricp_connections_pending", "", "app_pool_waiting", Role.SUPPORT, 0),
 )
+# The series the pairs read, for a planner that knows the metric names.
+PAIR_NAMES = frozenset(name for used, limit, *_ in _PAIRS for name in (used, limit) if name)
 _REASON_STATES = {
     "kube_pod_container_status_last_terminated_reason": "last_terminated",
     "kube_pod_container_status_terminated_reason": "terminated",

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import LogRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
+from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
+from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
 from diagnosis_server.agents.heuristic.observations import BindingError, LogLine
 
 ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
@@ -32,6 +33,9 @@ _HOST = re.compile(
     re.IGNORECASE,
 )
 _IP = re.compile(r"^\d+(?:\.\d+){3}$")
+# A two-label host is a public name when it ends in a common top-level domain (``api.sendgrid.com``), else
+# ``<service>.<namespace>``.
+_TLD = re.compile(r"\.(?:com|net|org|io|dev|app|cloud|co|example|test|local|internal|[a-z]{2})$")
 _DURATION = re.compile(
     r"(?:took|duration|latency|elapsed|completed in|finished in|responded in|response_time|request_time)"
     r"[\"']?\s*[=: ]\s*[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
@@ -49,6 +53,9 @@ class ServiceNames:
         alternation = "|".join(re.escape(name) for name in names)
         self._pattern = re.compile(rf"(?<![A-Za-z0-9-])(?:{alternation})(?![A-Za-z0-9-])") if names else None
 
+    def knows(self, name: str) -> bool:
+        return self._pattern is not None and self._pattern.fullmatch(name) is not None
+
     def first_other(self, message: str, own: str) -> str:
         """The first service other than ``own`` named in ``message``, or ''."""
         if self._pattern is None:
@@ -61,15 +68,24 @@ def mentioned(message: str, own: str, services: Sequence[str]) -> str:
     return ServiceNames(services).first_other(message, own)
 
 
-def named_host(message: str, own: str) -> str:
-    """The service a failing line's host names (``orders-db`` of ``orders-db.shop.svc:5432``), or ''."""
+_CLUSTER_SUFFIXES = (".svc", ".svc.cluster.local", ".cluster.local")
+
+
+def named_host(message: str, own: str, names: ServiceNames | None = None) -> str:
+    """What a failing line's host names: the workload of an in-cluster name (``orders-db`` of
+    ``orders-db.shop.svc:5432``, of a bare ``orders-db``, or of any host whose first label is a known workload),
+    else the whole host (``api.partner.example``: not a workload of ours), or ''."""
     for match in _HOST.finditer(message):
-        host = match.group("host").lower()
+        host = match.group("host").lower().rstrip(".")
         if _IP.match(host) or host in ("localhost", "127.0.0.1"):
             continue
         name = host.split(".")[0]
-        if name and name != own and len(name) >= 2:
-            return name
+        local = "." not in host or host.endswith(_CLUSTER_SUFFIXES) or (host.count(".") == 1 and not _TLD.search(host))
+        if names is not None and names.knows(name):
+            local = True
+        chosen = name if local else host
+        if chosen and name != own and len(name) >= 2:
+            return chosen
     return ""
 
 
@@ -82,18 +98,13 @@ class _Hit:
     service: str
     blamed: str
     excerpt: str
+    # Set when the finding is about the caller after all (``unknown_host_phrase``, or no target named).
+    phrase: str = ""
+    role: Role | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.kind, self.service, self.blamed)
-
-
-def _excerpt(text: str) -> str:
-    text = text.strip()
-    if len(text) <= _MAX_EXCERPT:
-        return text
-    cut = text[:_MAX_EXCERPT]
-    return cut[: cut.rfind(" ")] if " " in cut[40:] else cut
 
 
 def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
@@ -110,10 +121,16 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
         if rule.about == "self":
             out.append(_Hit(rule, rule.kind, line.service, "", excerpt))
             continue
-        target = names.first_other(message, line.service) or named_host(message, line.service)
+        target = names.first_other(message, line.service)
+        host = "" if target else named_host(message, line.service, names)
+        if host and rule.unknown_host_phrase and not names.knows(host):
+            out.append(_Hit(rule, rule.kind, line.service, "", excerpt, rule.unknown_host_phrase))
+            continue
+        target = target or host
         if not target:
+            # The line does not say what it called: its calls fail, the rule's phrase about a target aside.
             if rule.kind != "access_5xx":
-                out.append(_Hit(rule, rule.kind, line.service, "", excerpt))
+                out.append(_Hit(rule, rule.kind, line.service, "", excerpt, "calls fail", Role.SUPPORT))
             continue
         kind = rule.kind
         # A gateway timeout is a timeout, whichever way the caller words it.
@@ -128,7 +145,18 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
 
 def _finding(line: LogLine, hit: _Hit) -> Finding:
     rule = hit.rule
-    quoted = quote(hit.excerpt)
+    quoted = quote(one_line(hit.excerpt))
+    if hit.phrase:
+        return Finding(
+            kind=hit.kind,
+            role=hit.role or rule.role_value,
+            service=line.service,
+            statement=f"{line.service} {hit.phrase} ({quoted})",
+            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
+            strength=rule.strength,
+            onset=line.ts,
+            detail=hit.excerpt,
+        )
     if rule.about == "self":
         return Finding(
             kind=hit.kind,
@@ -160,6 +188,7 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
             statement=f"{line.service} {rule.phrase} ({quoted})",
             bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
             onset=line.ts,
+            detail=hit.excerpt,
         )
     return Finding(
         kind=hit.kind,
@@ -190,12 +219,12 @@ def _generic(line: LogLine, rules: Rules) -> Finding | None:
                 onset=line.ts,
             )
     if line.level in ERROR_LEVELS:
-        excerpt = _excerpt(line.message)
+        excerpt = text_excerpt(line.message, _MAX_EXCERPT)
         return Finding(
             kind="error_log",
             role=Role.SYMPTOM,
             service=line.service,
-            statement=f"{line.service} logs errors ({quote(excerpt)})",
+            statement=f"{line.service} logs errors ({quote(one_line(excerpt))})",
             bindings=(line.bind_service(), line.bind_message(excerpt)),
             onset=line.ts,
         )

@@ -60,6 +60,9 @@ class _Rule(_Model):
     role: RoleName
     strength: int = Field(default=0, ge=0, le=5)
     phrase: Phrase
+    # Kinds of other findings that make this one a cause (a Certificate that cannot be renewed, while callers
+    # report an expired certificate): it is then a cause of strength 3 or more.
+    cause_with: tuple[Kind, ...] = ()
 
     @property
     def role_value(self) -> Role:
@@ -93,6 +96,9 @@ class LogRule(_Rule):
     patterns: tuple[str, ...] = Field(min_length=1)
     # Only on lines at ERROR or worse, or that carry an HTTP 5xx access-log status.
     errors_only: bool = False
+    # For a rule about a target: when the target is a host no known workload is named by (the caller is set up
+    # with a name that does not exist), the finding is about the caller, with this phrase.
+    unknown_host_phrase: Phrase | None = None
 
     @field_validator("patterns")
     @classmethod

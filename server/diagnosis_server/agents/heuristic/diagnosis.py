@@ -184,6 +184,24 @@ def _error_metric(observations: Sequence[Observation], service: str) -> str:
     return ""
 
 
+# Causes that say a workload's containers fail without saying why: its own error line says why.
+CRASH_KINDS = frozenset({"crashloop", "crash_exit", "bad_rollout", "not_ready"})
+
+
+def _explained(root: Finding, findings: Sequence[Finding]) -> Finding:
+    """The root cause with what its workload's last error line said, when the cause itself does not say why
+    (a crash loop, a rollout whose pods do not get ready): the line becomes its detail and its evidence."""
+    if root.kind not in CRASH_KINDS:
+        return root
+    line = next(
+        (f for f in reversed(findings) if f.service == root.service and f.kind == "error_log" and f.detail), None
+    )
+    if line is None:
+        return root
+    bindings = tuple(dict.fromkeys((*root.bindings, *line.bindings)))
+    return replace(root, detail=line.detail, bindings=bindings)
+
+
 def _with_cause(
     findings: list[Finding], observations: Sequence[Observation]
 ) -> tuple[list[ClaimDraft], list[GapDraft]]:
@@ -208,7 +226,7 @@ def _with_cause(
     claims = [_claim(f, critical=i < MAX_SYMPTOMS_CRITICAL) for i, f in enumerate(symptoms)]
     claims += [_claim(f, critical=True) for f in to_root]
     claims += [_claim(f, critical=True) for f in root_causes]
-    root_finding = root_causes[0]
+    root_finding = _explained(root_causes[0], findings)
     claims.append(ClaimDraft(cause_statement(root_finding), True, False, root_finding.bindings))
     claims += [_claim(f, critical=f.kind in CRITICAL_SUPPORT) for f in backing]
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK) and id(f) not in used]

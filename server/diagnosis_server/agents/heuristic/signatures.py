@@ -107,6 +107,24 @@ class _Hit:
         return (self.kind, self.service, self.blamed)
 
 
+# A structured (JSON) line's message and error fields: what it says, without its timestamp and caller.
+_JSON_MESSAGE = re.compile(r'"(?:msg|message|error|err|exception)"\s*:\s*"((?:[^"\\]|\\.){3,})"')
+
+
+MAX_PARTS = 2
+
+
+def message_parts(message: str) -> list[str]:
+    """What an error line says, verbatim: for a JSON line, its message and error fields (``invalid
+    configuration``, ``required key SMTP_RELAY_HOST missing value``), else its start."""
+    if message.lstrip().startswith("{"):
+        parts = [text_excerpt(m.group(1), _MAX_EXCERPT) for m in _JSON_MESSAGE.finditer(message)]
+        parts = [p for p in dict.fromkeys(parts) if p.strip()]
+        if parts:
+            return parts[:MAX_PARTS]
+    return [text_excerpt(message, _MAX_EXCERPT)]
+
+
 def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
     message = line.message
     erroring = line.level in ERROR_LEVELS or _ACCESS_5XX.search(message) is not None
@@ -219,14 +237,16 @@ def _generic(line: LogLine, rules: Rules) -> Finding | None:
                 onset=line.ts,
             )
     if line.level in ERROR_LEVELS:
-        excerpt = text_excerpt(line.message, _MAX_EXCERPT)
+        parts = message_parts(line.message)
+        said = ", ".join(quote(one_line(part)) for part in parts)
         return Finding(
             kind="error_log",
             role=Role.SYMPTOM,
             service=line.service,
-            statement=f"{line.service} logs errors ({quote(one_line(excerpt))})",
-            bindings=(line.bind_service(), line.bind_message(excerpt)),
+            statement=f"{line.service} logs errors ({said})",
+            bindings=(line.bind_service(), *(line.bind_message(part) for part in parts)),
             onset=line.ts,
+            detail=parts[-1],
         )
     return None
 

@@ -135,5 +135,8 @@ async def test_r_gk_5_altered_recorded_output_is_caught_and_the_answer_degrades(
         cid
         for cid, c in checks.items()
         if c
-        in (contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE)
+        in (
+            contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
+            contracts_pb2.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
+        )
     }

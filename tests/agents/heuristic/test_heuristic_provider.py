@@ -7,10 +7,14 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from diagnosis_server.agents import heuristic
 from diagnosis_server.agents.heuristic import HeuristicProvider, create_provider
 from diagnosis_server.agents.registry import create_provider as registry_create
+from diagnosis_server.api.components import load_provider
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.settings import SettingsError
 from diagnosis_server.sources.packs import pack_toolset
 from diagnosis_server.store import Repository
 
@@ -82,3 +86,16 @@ async def test_one_provider_serves_concurrent_runs_without_shared_state(reposito
         assert comparable_answer(run) == comparable_answer(alone)
         assert statements(run) == statements(alone)
         assert list(run.orchestration_trace.path) == list(alone.orchestration_trace.path)
+
+
+def test_a_bad_rules_file_stops_start_up_naming_the_file_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-AN-1: an operator's rules file that cannot be used is refused when the provider is built, with one line
+    naming the file and the field (not as a failure of every run's Executor)."""
+    bad = tmp_path / "rules.toml"
+    bad.write_text('[[event]]\nkind = "x"\nreasons = ["Failed"]\nrole = "cause"\nphrase = "fails"\nmessage = "(["\n')
+    monkeypatch.setenv("DIAGNOSIS_HEURISTIC_RULES_FILE", str(bad))
+    with pytest.raises(SettingsError) as raised:
+        load_provider("heuristic")
+    assert str(bad) in str(raised.value) and "event.0.message" in str(raised.value)

@@ -9,6 +9,7 @@ same tool outputs) gives the same reply.
 from __future__ import annotations
 
 from diagnosis_server.agents.base import Agent, AgentRole
+from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.composer import HeuristicComposer, compose
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess, detect
 from diagnosis_server.agents.heuristic.executor import HeuristicExecutor
@@ -58,4 +59,7 @@ class HeuristicProvider:
 
 
 def create_provider() -> HeuristicProvider:
+    """The provider, once the rules in force load: an operator's bad rules file (``RulesError``, a ValueError
+    naming the file and the field) stops start-up instead of failing every run's Executor."""
+    current_rules()
     return HeuristicProvider()

@@ -21,14 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic import signals as sig
+from diagnosis_server.agents.heuristic.analyzers.rules import Thresholds, current_rules
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Point, Series, label_number
-
-MEMORY_NEAR_LIMIT = 0.9
-CPU_AT_LIMIT = 0.95
-DISK_FULL = 0.95
-DB_CONNECTIONS_FULL = 0.95
-RESTARTS_MIN = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +77,10 @@ def _baseline_series(s: Series, family: str) -> tuple[Finding | None, Onset | No
     return finding, Onset(s, onset, threshold, baseline)
 
 
-def _limit_series(s: Series, family: str) -> Finding | None:
+def _limit_series(s: Series, family: str, t: Thresholds) -> Finding | None:
     peak = s.summary("max")
     limit = label_number(s.labels.get("limit"))
-    ratio = MEMORY_NEAR_LIMIT if family == sig.MEMORY else CPU_AT_LIMIT
+    ratio = t.memory_near_limit if family == sig.MEMORY else t.cpu_at_limit
     if peak is None or not limit or peak < ratio * limit:
         return None
     unit, unit_bindings = _unit(s)
@@ -99,18 +94,18 @@ def _limit_series(s: Series, family: str) -> Finding | None:
     return Finding(kind, Role.SUPPORT, s.service, statement, bindings)
 
 
-def _restarts(s: Series) -> Finding | None:
+def _restarts(s: Series, t: Thresholds) -> Finding | None:
     first, peak = s.summary("first"), s.summary("max")
-    if first is None or peak is None or peak - first < RESTARTS_MIN:
+    if first is None or peak is None or peak - first < t.restarts_min:
         return None
     statement = f"{s.service} {s.metric} rose from {s.summary_text('first')} to {s.summary_text('max')}"
     bindings = (*_basics(s), s.bind_summary("first"), s.bind_summary("max"))
     return Finding("restarts", Role.SUPPORT, s.service, statement, bindings)
 
 
-def _disk(s: Series) -> Finding | None:
+def _disk(s: Series, t: Thresholds) -> Finding | None:
     peak = s.summary("max")
-    if peak is None or peak < DISK_FULL:
+    if peak is None or peak < t.disk_full:
         return None
     bindings = [*_basics(s), s.bind_summary("max")]
     where = ""
@@ -158,7 +153,7 @@ def _replicas(s: Series) -> Finding | None:
     return Finding("replicas_unavailable", Role.SUPPORT, s.service, statement, tuple(bindings))
 
 
-def _pairs(series: Sequence[Series]) -> list[Finding]:
+def _pairs(series: Sequence[Series], t: Thresholds) -> list[Finding]:
     """Connections in use against their maximum: a database at its limit, or a client pool at its size."""
     out: list[Finding] = []
     by_service: dict[str, dict[str, Series]] = {}
@@ -177,7 +172,7 @@ def _pairs(series: Sequence[Series]) -> list[Finding]:
                 continue
             bindings = (*_basics(used), used.bind_summary("max"), cap.obs.bind("metric"), cap.bind_summary("max"))
             peak_text, limit_text = used.summary_text("max"), cap.summary_text("max")
-            if peak >= DB_CONNECTIONS_FULL * limit:
+            if peak >= t.db_connections_full * limit:
                 against = f"{used_name} reached {peak_text} against {max_name} {limit_text}"
                 if kind == "db_exhausted":
                     statement = f"{service} connections are exhausted ({against})"
@@ -191,7 +186,11 @@ def _pairs(series: Sequence[Series]) -> list[Finding]:
     return out
 
 
-def metric_findings(series: Sequence[Series]) -> tuple[list[Finding], list[Onset]]:
+def metric_findings(
+    series: Sequence[Series], thresholds: Thresholds | None = None
+) -> tuple[list[Finding], list[Onset]]:
+    """Findings of the built-in ``metrics.query`` series, by the rules file's thresholds."""
+    t = thresholds or current_rules().thresholds
     findings: list[Finding] = []
     onsets: list[Onset] = []
     for s in series:
@@ -202,11 +201,11 @@ def metric_findings(series: Sequence[Series]) -> tuple[list[Finding], list[Onset
                 if onset is not None:
                     onsets.append(onset)
             elif family in (sig.MEMORY, sig.CPU):
-                finding = _limit_series(s, family)
+                finding = _limit_series(s, family, t)
             elif family == sig.RESTARTS:
-                finding = _restarts(s)
+                finding = _restarts(s, t)
             elif family == sig.DISK:
-                finding = _disk(s)
+                finding = _disk(s, t)
             elif family == sig.CERT:
                 finding = _certificate(s)
             elif family == sig.REPLICAS_AVAILABLE:
@@ -218,5 +217,5 @@ def metric_findings(series: Sequence[Series]) -> tuple[list[Finding], list[Onset
         if finding is not None:
             findings.append(finding)
     with contextlib.suppress(BindingError):
-        findings.extend(_pairs(series))
+        findings.extend(_pairs(series, t))
     return findings, onsets

@@ -81,14 +81,17 @@ def _service_of(kind: str, name: str, known: Sequence[str]) -> str:
     return next((w for w in sorted(known, key=len, reverse=True) if w and name.startswith(w + "-")), name)
 
 
-def event_views(observations: Iterable[Observation], known: Sequence[str] = ()) -> list[EventView]:
-    """Every event of the outputs: pack records (``k8s.events``) and core/v1 Events (``kubernetes.events``)."""
+def event_views(
+    observations: Iterable[Observation], known: Sequence[str] = (), *, nodes: bool = False
+) -> list[EventView]:
+    """Every event of the outputs about a workload: pack records (``k8s.events``) and core/v1 Events
+    (``kubernetes.events``); with ``nodes``, events about a Node too (their service is empty)."""
     out: list[EventView] = []
     for obs in observations:
         if obs.tool_name == "k8s.events":
             for record in records(obs, "events"):
                 service = record.text("service")
-                if service:
+                if service or (nodes and record.text("kind") == "Node"):
                     out.append(
                         EventView(
                             obs,
@@ -109,9 +112,9 @@ def event_views(observations: Iterable[Observation], known: Sequence[str] = ()) 
                 if not isinstance(item, dict) or not isinstance(involved, dict):
                     continue
                 kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
-                if not name or kind == "Node":
+                if not name or (kind == "Node" and not nodes):
                     continue
-                service = _service_of(kind, name, known)
+                service = "" if kind == "Node" else _service_of(kind, name, known)
                 out.append(
                     EventView(
                         obs,

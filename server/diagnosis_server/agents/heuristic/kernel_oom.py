@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from diagnosis_server.agents.heuristic.events import event_views
 from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
 from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, LogLine, Observation, records
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, LogLine, Observation
 
 _KILLED = re.compile(r"(?:(?:Memory cgroup out of memory|Out of memory): )?Killed process (\d+) \(([^)]{1,64})\)")
 # A log line saying a process of the workload died of SIGKILL, with its pid.
@@ -29,56 +30,27 @@ _LINE_EXCERPT = re.compile(
 @dataclass(frozen=True, slots=True)
 class NodeKill:
     node: str
-    pid: str
-    process: str
     bindings: tuple[Binding, ...]
 
 
-def _node_kills(observations: Iterable[Observation]) -> list[NodeKill]:
-    """Every ``OOMKilling`` event about a Node, from a pack's records or core/v1 Events."""
-    out: list[NodeKill] = []
-    for obs in observations:
-        if obs.tool_name == "k8s.events":
-            for record in records(obs, "events"):
-                if record.text("kind") != "Node" or record.text("reason") != "OOMKilling":
-                    continue
-                match = _KILLED.search(record.text("message"))
-                if match:
-                    try:
-                        bindings = (
-                            record.bind("object"),
-                            record.bind("reason"),
-                            record.bind("message", text=match.group(0)),
-                        )
-                    except BindingError:
-                        continue
-                    out.append(NodeKill(record.text("object"), match.group(1), match.group(2), bindings))
-        elif obs.tool_name == "kubernetes.events":
-            items = obs.get("items")
-            for index, item in enumerate(items if isinstance(items, list) else []):
-                involved = item.get("involvedObject") if isinstance(item, dict) else None
-                if not isinstance(item, dict) or not isinstance(involved, dict):
-                    continue
-                if involved.get("kind") != "Node" or item.get("reason") != "OOMKilling":
-                    continue
-                message = item.get("message")
-                match = _KILLED.search(message) if isinstance(message, str) else None
-                if match:
-                    try:
-                        bindings = (
-                            obs.bind("items", index, "involvedObject", "name"),
-                            obs.bind("items", index, "reason"),
-                            obs.bind("items", index, "message", text=match.group(0)),
-                        )
-                    except BindingError:
-                        continue
-                    out.append(NodeKill(str(involved.get("name") or ""), match.group(1), match.group(2), bindings))
+def _node_kills(observations: Iterable[Observation]) -> dict[str, NodeKill]:
+    """The pids every ``OOMKilling`` event about a Node names, from a pack's records or core/v1 Events."""
+    out: dict[str, NodeKill] = {}
+    for event in event_views(observations, nodes=True):
+        match = _KILLED.search(event.message) if event.object_kind == "Node" else None
+        if match is None or event.reason != "OOMKilling" or match.group(1) in out:
+            continue
+        try:
+            bindings = (event.bind_object(), event.bind("reason"), event.bind("message", text=match.group(0)))
+        except BindingError:
+            continue
+        out[match.group(1)] = NodeKill(event.object_name, bindings)
     return out
 
 
 def kernel_oom_findings(observations: Sequence[Observation], lines: Sequence[LogLine]) -> list[Finding]:
     """One cause per workload whose SIGKILLed pid a node's OOMKilling event names."""
-    kills = {kill.pid: kill for kill in _node_kills(observations)}
+    kills = _node_kills(observations)
     if not kills:
         return []
     out: list[Finding] = []

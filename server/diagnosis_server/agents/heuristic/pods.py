@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
@@ -88,11 +89,24 @@ def _container_finding(
     if isinstance(code, int) and not isinstance(code, bool):
         bindings.append(pod.bind(*base, *path, "exitCode"))
         detail += f", exit code {code}"
-    message = excerpt(pod.text(*base, *path, "message"), MAX_MESSAGE)
-    if message:
-        bindings.append(pod.bind(*base, *path, "message", text=message))
-        detail += f", {quote(one_line(message))}"
     when = pod.text(*base, *path, "finishedAt") or pod.text(*base, *path, "startedAt")
+    return _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when))
+
+
+def _stated(
+    pod: PodView,
+    rule: ContainerRule,
+    at: tuple[str | int, ...],
+    reason: str,
+    detail: str,
+    bindings: list[Binding],
+    onset: datetime | None = None,
+) -> Finding:
+    """The rule's finding about the pod, with the message at ``at`` (when there is one) quoted and bound."""
+    message = excerpt(pod.text(*at, "message"), MAX_MESSAGE)
+    if message:
+        bindings = [*bindings, pod.bind(*at, "message", text=message)]
+        detail += f", {quote(one_line(message))}"
     return Finding(
         rule.kind,
         rule.role_value,
@@ -100,7 +114,7 @@ def _container_finding(
         f"{pod.service} {rule.phrase} ({detail})",
         tuple(bindings),
         strength=rule.strength,
-        onset=parse_ts(when),
+        onset=onset,
         pod=pod.name,
         detail=_detail(reason, message),
     )
@@ -167,26 +181,19 @@ def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
                     yield _container_finding(pod, key, c, container, words, path, rule)
 
 
+def _reported(pod: PodView, rule: ContainerRule, base: tuple[str | int, ...]) -> Finding:
+    """A pod-level reason (``status`` or one of its ``conditions``, at ``base``) the rule matches, with its
+    message."""
+    reason = pod.text(*base, "reason")
+    bindings = [pod.bind_service(), pod.bind_name(), pod.bind(*base, "reason")]
+    return _stated(pod, rule, base, reason, f"pod {pod.name} reports {reason}", bindings)
+
+
 def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
     reason = pod.text("status", "reason")
     rule = _rule(rules, "pod", reason) if reason else None
     if rule is not None:
-        bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "reason")]
-        detail = f"pod {pod.name} reports {reason}"
-        message = excerpt(pod.text("status", "message"), MAX_MESSAGE)
-        if message:
-            bindings.append(pod.bind("status", "message", text=message))
-            detail += f", {quote(one_line(message))}"
-        yield Finding(
-            rule.kind,
-            rule.role_value,
-            pod.service,
-            f"{pod.service} {rule.phrase} ({detail})",
-            tuple(bindings),
-            strength=rule.strength,
-            pod=pod.name,
-            detail=_detail(reason, message),
-        )
+        yield _reported(pod, rule, ("status",))
     conditions = pod.get("status", "conditions")
     for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
         if not isinstance(condition, dict) or condition.get("status") != "False":
@@ -195,24 +202,8 @@ def _pod_level(pod: PodView, rules: Rules) -> Iterable[Finding]:
         why = str(condition.get("reason") or "")
         state = "unschedulable" if kind == "PodScheduled" else "not_ready" if kind == "Ready" else ""
         rule = _rule(rules, state, why) if state and why else None
-        if rule is None:
-            continue
-        bindings = [pod.bind_service(), pod.bind_name(), pod.bind("status", "conditions", i, "reason")]
-        detail = f"pod {pod.name} reports {why}"
-        message = excerpt(pod.text("status", "conditions", i, "message"), MAX_MESSAGE)
-        if message:
-            bindings.append(pod.bind("status", "conditions", i, "message", text=message))
-            detail += f", {quote(one_line(message))}"
-        yield Finding(
-            rule.kind,
-            rule.role_value,
-            pod.service,
-            f"{pod.service} {rule.phrase} ({detail})",
-            tuple(bindings),
-            strength=rule.strength,
-            pod=pod.name,
-            detail=_detail(why, message),
-        )
+        if rule is not None:
+            yield _reported(pod, rule, ("status", "conditions", i))
 
 
 def _restarts(pod: PodView) -> tuple[int, int] | None:

@@ -81,6 +81,13 @@ def assert_sound(findings: Iterable[Finding], observations: Sequence[Observation
     assert_direct(findings)
 
 
+def sound(findings: Iterable[Finding], observations: Sequence[Observation]) -> list[Finding]:
+    """``findings`` as a list, after ``assert_sound``: for tests that go on to assert what was found."""
+    found = list(findings)
+    assert_sound(found, observations)
+    return found
+
+
 def one(findings: Iterable[Finding], kind: str) -> Finding:
     matching = [f for f in findings if f.kind == kind]
     assert len(matching) == 1, [(f.kind, f.service) for f in findings]

@@ -13,7 +13,7 @@ import pytest
 from diagnosis_server.agents.heuristic.events import event_findings, event_views
 from diagnosis_server.agents.heuristic.findings import Role
 
-from ._checks import assert_sound, kinds, one
+from ._checks import assert_sound, kinds, one, sound
 from ._shapes import event_list, k8s_event, pack_event, pack_events
 
 POD = "seed-sorter-6d9f7c8b4d-x2k9q"
@@ -223,7 +223,8 @@ def test_a_certificate_request_maps_to_the_known_workload_it_is_named_after() ->
     assert any(b.raw_path == "/items/0/involvedObject/kind" for b in finding.bindings)
 
     # Unknown owner: the object stays whole, never cut at a guess.
-    (alone,) = event_findings([event_list(event)], known=["grain-api"])
+    lone = event_list(event)
+    (alone,) = sound(event_findings([lone], known=["grain-api"]), [lone])
     assert alone.service == "silo-gateway-tls-7"
 
 

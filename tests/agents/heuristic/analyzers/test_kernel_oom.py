@@ -13,7 +13,7 @@ from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
 
-from ._checks import assert_sound, one
+from ._checks import assert_sound, one, sound
 from ._shapes import event_list, k8s_event, loki, pack_event, pack_events, pod_logs
 
 NODE = "pool-b-node-3"
@@ -90,7 +90,7 @@ def test_no_join_without_the_same_pid_a_sigkill_or_a_node() -> None:
 def test_one_cause_per_workload() -> None:
     second = CELERY_LOST.replace("ForkPoolWorker-3", "ForkPoolWorker-5")
     observations = [node_oom(), pod_logs(WORKER_POD, CELERY_LOST, second)]
-    assert len(joined(observations)) == 1
+    assert len(sound(joined(observations), observations)) == 1
 
 
 def test_detect_states_the_kill_about_the_workload_not_the_node() -> None:

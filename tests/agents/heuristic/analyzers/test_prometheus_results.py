@@ -15,7 +15,7 @@ import pytest
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Role
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 
-from ._checks import assert_sound, one
+from ._checks import assert_sound, one, sound
 from ._shapes import instant, query, query_range, ranged
 
 POD = "seed-sorter-6d9f7c8b4d-x2k9q"
@@ -146,7 +146,7 @@ def test_the_quiet_level_is_the_lowest_of_the_first_fifth() -> None:
     obs = query_range(
         "grain_api_error_rate", ranged({"__name__": "grain_api_error_rate", "service": "grain-api"}, flat)
     )
-    assert one(prometheus_findings([obs]), "within_baseline").role is Role.HEALTHY
+    assert one(sound(prometheus_findings([obs]), [obs]), "within_baseline").role is Role.HEALTHY
 
 
 @pytest.mark.xfail(
@@ -163,6 +163,7 @@ def test_a_rise_is_stated_from_a_value_below_its_peak() -> None:
     symptom = one(prometheus_findings([obs]), "error")
     low, high = rose(symptom.statement)
     assert low < high, symptom.statement
+    assert_sound([symptom], [obs])
 
 
 @pytest.mark.xfail(
@@ -178,6 +179,7 @@ def test_a_window_opening_without_traffic_still_sees_the_rise() -> None:
     )
     findings = prometheus_findings([obs])
     assert one(findings, "error").role is Role.SYMPTOM
+    assert_sound(findings, [obs])
 
 
 @pytest.mark.parametrize(
@@ -206,7 +208,7 @@ def test_latency_in_seconds_is_judged_in_seconds() -> None:
     assert rose(one(findings, "latency").statement) == (0.1, 0.5)
 
     mild = query_range(name, ranged({"__name__": name, "service": "grain-api"}, [0.1] * 10 + [0.25] * 10))
-    assert one(prometheus_findings([mild]), "within_baseline").role is Role.HEALTHY
+    assert one(sound(prometheus_findings([mild]), [mild]), "within_baseline").role is Role.HEALTHY
 
     quantile = query_range(
         "histogram_quantile(0.99, sum by (le, service) "
@@ -222,9 +224,9 @@ def test_latency_in_milliseconds_keeps_the_millisecond_delta() -> None:
     """A p99 in ms rising 100 to 250 is within the 200 ms delta; to 900 it is a symptom."""
     name = "grain_api_request_duration_p99_ms"
     calm = query_range(name, ranged({"__name__": name, "service": "grain-api"}, [100] * 10 + [250] * 10))
-    assert one(prometheus_findings([calm]), "within_baseline").role is Role.HEALTHY
+    assert one(sound(prometheus_findings([calm]), [calm]), "within_baseline").role is Role.HEALTHY
     slow = query_range(name, ranged({"__name__": name, "service": "grain-api"}, [100] * 10 + [900] * 10))
-    assert one(prometheus_findings([slow]), "latency").role is Role.SYMPTOM
+    assert one(sound(prometheus_findings([slow]), [slow]), "latency").role is Role.SYMPTOM
 
 
 def test_an_error_ratio_query_without_a_name_reads_as_an_error_rate() -> None:
@@ -341,7 +343,9 @@ def test_kube_state_metrics_series_scraped_through_its_service_are_about_the_pod
             1,
         ),
     )
-    assert one(prometheus_findings([obs]), "oom").service == "seed-sorter"
+    findings = prometheus_findings([obs])
+    assert one(findings, "oom").service == "seed-sorter"
+    assert_sound(findings, [obs])
 
 
 @pytest.mark.xfail(
@@ -365,3 +369,4 @@ def test_connections_of_every_state_count_against_max_connections() -> None:
     )
     findings = prometheus_findings([obs])
     assert one(findings, "db_exhausted").role is Role.CAUSE
+    assert_sound(findings, [obs])

@@ -18,7 +18,7 @@ from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Role
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import settled_pods
 
-from ._checks import assert_sound, check_binding, one
+from ._checks import assert_sound, check_binding, one, sound
 from ._shapes import (
     container,
     event_list,
@@ -74,7 +74,7 @@ def test_a_settled_pods_events_are_over_and_no_incident_is_not_claimed() -> None
     something was found about hay-baler its ready pods do not make a "no incident" conclusion."""
     observations = [ready_balers(), event_list(PROBE)]
     assert settled_pods(observations) == set(BALER_PODS)
-    probe = one(_refine(detect(observations), settled_pods(observations)), "probe")
+    probe = one(sound(_refine(detect(observations), settled_pods(observations)), observations), "probe")
     assert probe.role is Role.HYPOTHESIS
 
     assessment = checked(observations)
@@ -89,7 +89,7 @@ def test_a_settled_workload_its_callers_blame_keeps_its_cause() -> None:
     """The same probe, while grain-api's calls to hay-baler are refused: the workload is blamed, so what its pod
     reported still matters: it is the root cause, and the caller's link is critical."""
     observations = [ready_balers(), event_list(PROBE), pod_logs(CALLER, REFUSED)]
-    refined = _refine(detect(observations), settled_pods(observations))
+    refined = sound(_refine(detect(observations), settled_pods(observations)), observations)
     assert one(refined, "probe").role is Role.CAUSE
     assessment = checked(observations)
     (root,) = roots(assessment)
@@ -102,8 +102,9 @@ def test_a_workload_the_question_names_keeps_its_causes() -> None:
     """A failed probe (strength 2) on a workload with no symptom read is a hypothesis, unless the question names
     that workload: the user reports trouble with it."""
     observations = [event_list(PROBE)]
-    assert one(_refine(detect(observations)), "probe").role is Role.HYPOTHESIS
-    assert one(_refine(detect(observations), subjects=["hay-baler"]), "probe").role is Role.CAUSE
+    assert one(sound(_refine(detect(observations)), observations), "probe").role is Role.HYPOTHESIS
+    named = sound(_refine(detect(observations), subjects=["hay-baler"]), observations)
+    assert one(named, "probe").role is Role.CAUSE
     # Through assess, with a recorded pack's events (their records carry the service).
     recorded = [
         pack_events(pack_event(1, "hay-baler", "Pod", BALER_PODS[0], PROBE["reason"], PROBE["message"])),
@@ -159,7 +160,7 @@ def test_cluster_dns_failures_are_the_cause_when_callers_cannot_resolve() -> Non
     assert root.startswith("coredns fails DNS lookups")
 
     # Without a caller failing to resolve, CoreDNS's own timeout line is only its calls failing.
-    alone = detect([coredns])
+    alone = sound(detect([coredns]), [coredns])
     assert [(f.kind, f.role) for f in alone] == [("timeout", Role.SUPPORT)]
 
 
@@ -229,7 +230,7 @@ def test_error_lines_of_a_service_whose_error_rate_is_healthy_are_only_hypothese
         ranged({"__name__": "grain_api_error_rate", "service": "grain-api"}, [0.002, 0.003] * 10),
     )
     line = pod_logs(CALLER, "2025-02-11T06:42:00Z ERROR failed to warm quote cache for region eu-north: 3 misses")
-    refined = _refine(detect([rate, line]))
+    refined = sound(_refine(detect([rate, line])), [rate, line])
     assert one(refined, "error_log").role is Role.HYPOTHESIS
 
 
@@ -251,10 +252,11 @@ def test_a_certificate_that_cannot_be_renewed_is_a_cause_when_callers_see_it_exp
         '2025-02-11T06:42:00Z ERROR Get "https://silo-gateway.greenfield.svc:8443/v1/silos": tls: failed to verify '
         "certificate: x509: certificate has expired or is not yet valid",
     )
-    alone = _refine(detect([renewal, pod_list(pod("silo-gateway-6b8d9c7f5d-p4q7r", app="silo-gateway"))]))
+    gateway = pod_list(pod("silo-gateway-6b8d9c7f5d-p4q7r", app="silo-gateway"))
+    alone = sound(_refine(detect([renewal, gateway])), [renewal, gateway])
     assert one(alone, "cert_renewal").role is Role.SUPPORT
-    observations = [renewal, caller, pod_list(pod("silo-gateway-6b8d9c7f5d-p4q7r", app="silo-gateway"))]
-    refined = _refine(detect(observations), settled_pods(observations))
+    observations = [renewal, caller, gateway]
+    refined = sound(_refine(detect(observations), settled_pods(observations)), observations)
     renewal_finding = one(refined, "cert_renewal")
     assert (renewal_finding.role, renewal_finding.service) == (Role.CAUSE, "silo-gateway")
     assert renewal_finding.strength >= 3

@@ -23,7 +23,7 @@ from diagnosis_server.agents.heuristic.observations import Observation, log_line
 from diagnosis_server.agents.heuristic.pods import pod_findings, settled_pods
 from diagnosis_server.agents.heuristic.signatures import log_findings
 
-from ._checks import assert_sound, kinds, one
+from ._checks import assert_sound, kinds, one, sound
 from ._shapes import container, event_list, k8s_event, pod, pod_list, pod_logs, terminated, waiting
 
 OPERATOR_RULES = """\
@@ -158,9 +158,9 @@ def test_an_operators_file_loaded_explicitly(tmp_path: Path) -> None:
     """``load_rules(path)`` gives the same rules to pass to an analyzer without touching the environment."""
     rules = load_rules(str(operator_file(tmp_path)))
     obs = observations()
-    assert one(event_findings(obs, rules=rules), "sandbox").service == "hay-baler"
-    assert "oom" not in kinds(pod_findings(obs, rules=rules))
-    assert "oom" in kinds(pod_findings(obs))  # the environment names no file: bundled rules
+    assert one(sound(event_findings(obs, rules=rules), obs), "sandbox").service == "hay-baler"
+    assert "oom" not in kinds(sound(pod_findings(obs, rules=rules), obs))
+    assert "oom" in kinds(sound(pod_findings(obs), obs))  # the environment names no file: bundled rules
 
 
 @pytest.mark.parametrize(

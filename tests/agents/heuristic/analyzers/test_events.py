@@ -165,7 +165,9 @@ def test_a_missing_configmap_is_a_cause_until_the_container_starts() -> None:
         ("Killing", "Container seed-sorter failed liveness probe, will be restarted", "probe_restart", Role.SUPPORT),
         (
             "FailedPostStartHook",
-            "PostStartHook failed",
+            'Exec lifecycle hook ([/bin/sh -c /opt/sorter/warm-cache.sh]) for Container "seed-sorter" in Pod '
+            f"\"{POD}_greenfield(0c9d1f2e)\" failed - error: command '/bin/sh -c /opt/sorter/warm-cache.sh' exited "
+            'with 1: , message: ""',
             "hook_failed",
             Role.CAUSE,
         ),

@@ -91,7 +91,13 @@ def test_oomkilled_last_state_is_a_cause_with_its_exit_code() -> None:
             "container_config",
             None,
         ),
-        ("InvalidImageName", 'Failed to apply default image tag "Seed-Sorter:latest"', "image_pull", None),
+        (
+            "InvalidImageName",
+            'Failed to apply default image tag "Seed-Sorter:latest": couldn\'t parse image reference '
+            '"Seed-Sorter:latest": invalid reference format: repository name must be lowercase',
+            "image_pull",
+            None,
+        ),
     ],
 )
 def test_waiting_reasons_that_stop_a_container_from_starting_are_causes(

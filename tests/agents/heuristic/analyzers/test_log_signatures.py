@@ -1,0 +1,318 @@
+"""Log signatures: the rules file's ``log`` rules over pod logs and Loki lines, the host a failing line names
+(``named_host``), NXDOMAIN of a name no workload has, resolver failures, and lines no rule explains.
+
+The excerpts are real library texts: Go's resolver (``lookup x on 10.96.0.10:53: no such host``), glibc through
+Python (``[Errno -2] Name or service not known``, ``[Errno -3] Temporary failure in name resolution``), Node
+(``getaddrinfo ENOTFOUND`` / ``EAI_AGAIN``), Java (``java.net.UnknownHostException``). Every finding binds the
+exact substring of the line it quotes (R-C-1, R-GK-5) and states only what it holds (R-V-1, R-V-4).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnosis_server.agents.heuristic.findings import Finding, Role
+from diagnosis_server.agents.heuristic.observations import log_lines
+from diagnosis_server.agents.heuristic.signatures import ServiceNames, log_findings, named_host, self_excerpt
+
+from ._checks import assert_sound, one
+from ._shapes import loki, pod_logs
+
+CALLER = "grain-api-7d9f8c6b5d-q2w8z"
+KNOWN = ["grain-api", "orchard-db", "hay-baler", "silo-gateway"]
+NAMES = ServiceNames(KNOWN)
+DOES_NOT_EXIST = "calls a host name that does not exist"
+
+
+def findings_of(*lines: str, pod: str = CALLER, known: list[str] = KNOWN) -> list[Finding]:
+    obs = pod_logs(pod, *lines)
+    found = log_findings(log_lines(obs), known)
+    assert_sound(found, [obs])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("message", "host"),
+    [
+        ("dial tcp: lookup orchard-db.greenfield.svc.cluster.local on 10.96.0.10:53: no such host", "orchard-db"),
+        ("dial tcp orchard-db.greenfield.svc:5432: connect: connection refused", "orchard-db"),
+        ("dial tcp orchard-db.greenfield:5432: connect: connection refused", "orchard-db"),  # <service>.<namespace>
+        ("FATAL: could not connect: postgresql://harvest@orchard-db:5432/harvest refused", "orchard-db"),
+        ("lookup orchard-db.internal.example: no such host", "orchard-db"),  # a known workload's first label
+        ("dial tcp: lookup api.partner.example on 10.96.0.10:53: no such host", "api.partner.example"),
+        (
+            'Post "https://hooks.partner-chat.example/services/T0/B1": context deadline exceeded',
+            "hooks.partner-chat.example",
+        ),
+        ("Connection to localhost:5432 refused", ""),
+        ("dial tcp 10.96.14.2:8080: connect: connection refused", ""),
+        ('{"@timestamp":"2025-02-11T06:52:01.123Z","level":"error","message":"connection refused"}', ""),
+        ("lookup grain-api on 10.96.0.10:53: no such host", ""),  # the line's own workload is no target
+    ],
+)
+def test_named_host(message: str, host: str) -> None:
+    """In-cluster names are their workload; external hosts stay whole; addresses, localhost, the caller itself and
+    JSON keys such as "@timestamp" are no host."""
+    assert named_host(message, "grain-api", NAMES) == host
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2025/02/11 06:52:01 ERROR quote failed: dial tcp: lookup weather-feed.greenfield.svc.cluster.local on "
+        "10.96.0.10:53: no such host",
+        "Error: getaddrinfo ENOTFOUND weather-feed.greenfield.svc.cluster.local",
+    ],
+)
+def test_nxdomain_of_a_name_no_workload_has_is_the_callers_cause(line: str) -> None:
+    """The name does not exist and no known workload is called so: the caller is configured with a name that does
+    not exist. The cause is about the caller, quoting the resolver's answer."""
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.role, finding.service, finding.strength) == ("dns", Role.CAUSE, "grain-api", 3)
+    assert finding.statement.startswith(f"grain-api {DOES_NOT_EXIST} (")
+    assert finding.blamed == ""
+    assert finding.detail in line
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="urllib3's NXDOMAIN (NameResolutionError ... [Errno -2] Name or service not known) matches both dns "
+    "rules: besides the caller's 'calls a host name that does not exist' it gives 'weather-feed cannot be resolved', "
+    "a second cause about the name that does not exist",
+)
+def test_python_nxdomain_is_one_finding_about_the_caller() -> None:
+    """The library says the name does not exist ("Name or service not known"): one dns cause, the caller's."""
+    line = (
+        "ERROR requests.exceptions.ConnectionError: HTTPConnectionPool(host='weather-feed', port=80): Max retries "
+        'exceeded with url: /v1/forecast (Caused by NameResolutionError("<urllib3.connection.HTTPConnection object '
+        "at 0x7f3b2c1d5e90>: Failed to resolve 'weather-feed' ([Errno -2] Name or service not known)\"))"
+    )
+    dns = [f for f in findings_of(line) if f.kind == "dns"]
+    assert [(f.service, f.role) for f in dns] == [("grain-api", Role.CAUSE)]
+    assert DOES_NOT_EXIST in dns[0].statement
+
+
+def test_nxdomain_of_a_known_workloads_name_is_about_that_workload() -> None:
+    """``no such host`` for ``orchard-db.greenfield.svc.cluster.local``: orchard-db cannot be resolved (its Service
+    is gone), stated with the caller's failing call; the workload's name is bound as a substring of the line."""
+    line = "ERROR dial tcp: lookup orchard-db.greenfield.svc.cluster.local on 10.96.0.10:53: no such host"
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.role, finding.service) == ("dns", Role.CAUSE, "orchard-db")
+    assert finding.statement.startswith("orchard-db cannot be resolved (grain-api calls to it fail with")
+    assert DOES_NOT_EXIST not in finding.statement
+    assert [b.matched_text for b in finding.bindings][:2] == ["grain-api", "orchard-db"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR socket.gaierror: [Errno -3] Temporary failure in name resolution while calling weather-feed",
+        "ERROR requests.exceptions.ConnectionError: HTTPConnectionPool(host='weather-feed', port=80): Max retries "
+        'exceeded with url: / (Caused by NameResolutionError("<urllib3.connection.HTTPConnection object at '
+        "0x7f3b2c1d5e90>: Failed to resolve 'weather-feed' ([Errno -3] Temporary failure in name resolution)\"))",
+        "Error: getaddrinfo EAI_AGAIN weather-feed.greenfield.svc.cluster.local",
+        'level=error msg="dial tcp: lookup weather-feed on 10.96.0.10:53: read udp 10.244.3.27:41234->10.96.0.10:53: '
+        'i/o timeout"',
+        "ERROR java.net.UnknownHostException: weather-feed.mill",
+        "curl: (6) Could not resolve host: weather-feed",
+        "dial tcp: lookup weather-feed on 10.96.0.10:53: server misbehaving",
+    ],
+)
+def test_resolver_failures_never_say_the_name_does_not_exist(line: str) -> None:
+    """When resolution itself fails (a timeout, SERVFAIL, a library that does not say which), nothing says whether
+    the name exists: the finding is that the name cannot be resolved, never "does not exist"."""
+    findings = findings_of(line)
+    dns = one(findings, "dns")
+    assert all(DOES_NOT_EXIST not in f.statement for f in findings)
+    if dns.service == "weather-feed":  # the line names the host: a cause about it
+        assert dns.role is Role.CAUSE and dns.statement.startswith("weather-feed cannot be resolved (grain-api calls")
+    else:  # it names none: the caller's calls fail
+        assert (dns.service, dns.role) == ("grain-api", Role.SUPPORT)
+        assert dns.statement.startswith("grain-api calls fail (")
+
+
+def test_a_json_line_with_an_at_timestamp_key_blames_no_host() -> None:
+    """A Logstash-style JSON line: "@timestamp" is a key, not ``user@host``; with no host named, the caller's calls
+    fail (support), and no finding is about "timestamp"."""
+    line = (
+        '{"@timestamp":"2025-02-11T06:52:01.123Z","@version":"1","level":"error","logger":"grain.quotes",'
+        '"message":"upstream call failed: connection refused"}'
+    )
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.role, finding.service, finding.blamed) == ("refused", Role.SUPPORT, "grain-api", "")
+    assert finding.statement == 'grain-api calls fail ("connection refused")'
+    nxdomain = '{"@timestamp":"2025-02-11T06:52:01.123Z","level":"error","message":"resolve failed: no such host"}'
+    (unnamed,) = findings_of(nxdomain)
+    assert unnamed.service == "grain-api" and "timestamp" not in unnamed.statement
+    assert DOES_NOT_EXIST not in unnamed.statement
+
+
+def test_a_refused_call_to_a_known_workload_is_a_link_to_it() -> None:
+    line = (
+        'ERROR bale lookup failed: Get "http://hay-baler.greenfield.svc:8080/v1/bales": dial tcp 10.96.14.2:8080: '
+        "connect: connection refused"
+    )
+    (link,) = findings_of(line)
+    assert (link.kind, link.role, link.service, link.blamed) == ("refused", Role.LINK, "grain-api", "hay-baler")
+    assert (
+        link.statement
+        == 'grain-api calls to hay-baler fail with "dial tcp 10.96.14.2:8080: connect: connection refused"'
+    )
+
+
+def test_a_longer_name_holding_a_workloads_name_is_not_that_workload() -> None:
+    """``hay-baler-cache`` is not ``hay-baler``: whole names only; the unknown host is blamed whole."""
+    (link,) = findings_of("ERROR dial tcp hay-baler-cache:6379: connect: connection refused")
+    assert link.blamed == "hay-baler-cache"
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("ERROR Error: connect ECONNREFUSED 10.96.3.4:5432", "refused"),
+        ('level=error msg="quote fetch failed" err="context deadline exceeded"', "timeout"),
+        ("ERROR java.net.SocketTimeoutException: Read timed out", "timeout"),
+    ],
+)
+def test_target_rules_on_a_line_naming_no_target_are_the_callers_failing_calls(line: str, kind: str) -> None:
+    """A refused or timed-out call whose line names no host: "<svc> calls fail (...)", support, about the caller."""
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.role, finding.service, finding.blamed) == (kind, Role.SUPPORT, "grain-api", "")
+    assert finding.statement.startswith("grain-api calls fail (")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a word after 'connect to ' is taken for a host: libpq's 'could not connect to server: Connection "
+    "refused' blames a workload 'server', aiohttp's 'Cannot connect to host weather-feed:8080' blames 'host'",
+)
+@pytest.mark.parametrize(
+    ("line", "blamed"),
+    [
+        ("ERROR psycopg2.OperationalError: could not connect to server: Connection refused", ""),
+        (
+            "ERROR aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host weather-feed:8080 "
+            "ssl:default [Connection refused]",
+            "weather-feed",
+        ),
+    ],
+)
+def test_connect_to_names_the_host_after_it_not_a_word(line: str, blamed: str) -> None:
+    """libpq (before PostgreSQL 14) writes "could not connect to server: ..."; aiohttp "Cannot connect to host
+    <host>:<port> ...": "server" and "host" are words of the message, not hosts."""
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.blamed) == ("refused", blamed)
+
+
+def test_timeouts_count_only_on_error_lines() -> None:
+    """The timeout rule is ``errors_only``: an INFO line about a retried deadline is no failure."""
+    info = 'level=info msg="retrying quote fetch" upstream=silo-gateway err="context deadline exceeded"'
+    assert findings_of(info) == []
+    (link,) = findings_of(info.replace("level=info", "level=error"))
+    assert (link.kind, link.role, link.blamed) == ("timeout", Role.LINK, "silo-gateway")
+
+
+def test_a_gateway_timeout_status_is_a_timeout() -> None:
+    (link,) = findings_of("ERROR upstream silo-gateway answered 504 Gateway Timeout for GET /v1/silos")
+    assert (link.kind, link.role, link.blamed) == ("timeout", Role.LINK, "silo-gateway")
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "role"),
+    [
+        ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', "oom", Role.CAUSE),
+        (
+            "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+            "oom",
+            Role.CAUSE,
+        ),
+        ("OSError: [Errno 28] No space left on device: '/var/spool/grain/b-0192.parquet'", "disk_full", Role.CAUSE),
+        ("KeyError: 'GRAIN_QUOTES_DSN'", "missing_config", Role.CAUSE),
+        ("ModuleNotFoundError: No module named 'grain_quotes.v2'", "missing_module", Role.CAUSE),
+        ("panic: runtime error: invalid memory address or nil pointer dereference", "panic", Role.CAUSE),
+        ("FATAL:  sorry, too many clients already", "db_slots", Role.SUPPORT),
+        (
+            "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
+            "app_pool",
+            Role.SUPPORT,
+        ),
+    ],
+)
+def test_self_rules_are_about_the_lines_own_workload(line: str, kind: str, role: Role) -> None:
+    findings = findings_of(line)
+    finding = one(findings, kind)
+    assert (finding.role, finding.service, finding.blamed) == (role, "grain-api", "")
+    assert finding.detail and finding.detail in line
+    assert self_excerpt(line) is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the disk_full and oom patterns are case-sensitive ('No space left on device', 'Cannot allocate memory', "
+    "glibc's strerror); Go writes the same errno texts in lower case and those lines are only generic error lines",
+)
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("ERROR write /var/spool/grain/batch-0192.parquet: no space left on device", "disk_full"),
+        ('level=error msg="resize failed" err="fork/exec /usr/bin/convert: cannot allocate memory"', "oom"),
+    ],
+)
+def test_go_errno_texts_in_lower_case_are_their_rule(line: str, kind: str) -> None:
+    """Go's syscall errors (ENOSPC "no space left on device", ENOMEM "cannot allocate memory") are lower case."""
+    assert one(findings_of(line), kind).role is Role.CAUSE
+
+
+def test_an_error_line_no_rule_explains_is_a_symptom_quoted_by_its_start() -> None:
+    line = "ERROR failed to settle quote batch 8812: ledger rejected 14 of 40 entries " + "(invariant violated) " * 8
+    (finding,) = findings_of(line)
+    assert (finding.kind, finding.role, finding.service) == ("error_log", Role.SYMPTOM, "grain-api")
+    quoted = finding.bindings[-1].matched_text
+    assert line.startswith(quoted) and len(quoted) <= 120
+
+
+@pytest.mark.parametrize(
+    ("line", "slow"),
+    [
+        ("INFO quote served path=/v1/quote status=200 took 3520ms", True),
+        ('INFO {"msg":"batch done","duration":"2.5s"}', True),
+        ("INFO quote served path=/v1/quote status=200 took 150ms", False),
+    ],
+)
+def test_slow_calls_are_read_at_any_level(line: str, slow: bool) -> None:
+    """A call's duration above ``slow_call_ms`` (2000 ms) is a symptom even on an INFO line."""
+    findings = findings_of(line)
+    if slow:
+        assert one(findings, "slow_calls").role is Role.SYMPTOM
+    else:
+        assert findings == []
+
+
+def test_a_line_repeated_is_one_finding() -> None:
+    line = "ERROR dial tcp hay-baler:8080: connect: connection refused"
+    assert len(findings_of(line, line.replace("ERROR", "ERROR retry 2:"))) == 1
+
+
+def test_loki_lines_bind_into_the_streams_answer() -> None:
+    """Loki lines: the service is the stream's ``app`` label (or the workload of its ``pod`` label, bound as part of
+    it); the message is ``/data/result/<s>/values/<v>/1``; the time is the value's nanoseconds."""
+    obs = loki(
+        (
+            {"app": "grain-api", "namespace": "greenfield"},
+            [(3, "ERROR dial tcp hay-baler:8080: connect: connection refused")],
+        ),
+        (
+            {"pod": "silo-gateway-6b8d9c7f5d-p4q7r", "level": "error"},
+            [(4, "x509: certificate has expired or is not yet valid: hay-baler")],
+        ),
+    )
+    findings = log_findings(log_lines(obs), KNOWN)
+    assert_sound(findings, [obs])
+    link = one(findings, "refused")
+    assert link.bindings[0].raw_path == "/data/result/0/stream/app"
+    assert link.bindings[-1].raw_path == "/data/result/0/values/0/1"
+    assert link.onset is not None and link.onset.strftime("%H:%M") == "06:43"
+    expired = one(findings, "tls_expired")
+    assert (expired.role, expired.service) == (Role.CAUSE, "hay-baler")
+    assert expired.bindings[0].raw_path == "/data/result/1/stream/pod"
+    assert expired.bindings[0].matched_text == "silo-gateway"

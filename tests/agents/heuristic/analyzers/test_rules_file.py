@@ -1,0 +1,216 @@
+"""The rules as data: the bundled ``rules.toml`` extended by an operator's file (``DIAGNOSIS_HEURISTIC_RULES_FILE``,
+or ``load_rules(path)``): its container, event and log rules come after the bundled ones, its thresholds override
+theirs, and a bad file is one ``RulesError`` naming the file and the field. Findings of an operator's rules are
+bound and derivable like any other (R-C-1, R-V-1, R-V-4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnosis_server.agents.heuristic.analyzers.rules import (
+    RULES_FILE_ENV,
+    RulesError,
+    bundled_rules,
+    current_rules,
+    load_rules,
+)
+from diagnosis_server.agents.heuristic.events import event_findings
+from diagnosis_server.agents.heuristic.findings import Finding, Role
+from diagnosis_server.agents.heuristic.observations import Observation, log_lines
+from diagnosis_server.agents.heuristic.pods import pod_findings, settled_pods
+from diagnosis_server.agents.heuristic.signatures import log_findings
+
+from ._checks import assert_sound, kinds, one, sound
+from ._shapes import container, event_list, k8s_event, pod, pod_list, pod_logs, terminated, waiting
+
+OPERATOR_RULES = """\
+version = 1
+
+[thresholds]
+restarts_min = 10
+slow_call_ms = 500
+
+[[container]]
+kind = "hook_failed"
+state = "waiting"
+reasons = ["PreStartHookError"]
+role = "cause"
+strength = 3
+phrase = "containers fail their start hook"
+
+[[event]]
+kind = "sandbox"
+reasons = ["FailedCreatePodSandBox"]
+message = '[Ff]ailed to create pod sandbox'
+role = "cause"
+strength = 4
+phrase = "pods cannot get a network"
+cleared_by = ["Started"]
+
+# Not used: the bundled failed_mount rule decides FailedMount first.
+[[event]]
+kind = "mount_noise"
+reasons = ["FailedMount"]
+role = "hypothesis"
+phrase = "mounts slowly"
+
+[[log]]
+kind = "cache_full"
+about = "target"
+role = "cause"
+strength = 3
+phrase = "runs out of memory"
+patterns = ["OOM command not allowed when used memory > 'maxmemory'"]
+"""
+
+SANDBOX = (
+    'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f6a9c1e": '
+    'plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized'
+)
+CACHE_LINE = (
+    "ERROR cache write to silo-cache failed: redis.exceptions.ResponseError: OOM command not allowed when used "
+    "memory > 'maxmemory'."
+)
+POD = "hay-baler-5c7d8f9b6c-q8w2z"
+
+
+def operator_file(tmp_path: Path, text: str = OPERATOR_RULES) -> Path:
+    path = tmp_path / "operator-rules.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def observations() -> list[Observation]:
+    restarted = container("hay-baler", restarts=4, last_state=terminated("OOMKilled", 137))
+    hook = container("hook-runner", ready=False, state=waiting("PreStartHookError", "PreStartHook failed"))
+    return [
+        pod_list(
+            pod(POD, app="hay-baler", containers=[restarted]),
+            pod("silo-gateway-6b8d9c7f5d-p4q7r", app="silo-gateway", phase="Pending", containers=[hook]),
+        ),
+        event_list(
+            k8s_event("Pod", POD, "FailedCreatePodSandBox", SANDBOX, 3),
+            k8s_event(
+                "Pod",
+                "silo-gateway-6b8d9c7f5d-p4q7r",
+                "FailedMount",
+                'MountVolume.SetUp failed for volume "tls" : secret "silo-gateway-tls" not found',
+                4,
+            ),
+        ),
+        pod_logs("grain-api-7d9f8c6b5d-q2w8z", CACHE_LINE, "INFO quote served path=/v1/quote took 900ms"),
+    ]
+
+
+def run_all(obs: list[Observation]) -> list[Finding]:
+    lines = [line for o in obs for line in log_lines(o)]
+    return [
+        *pod_findings(obs),
+        *event_findings(obs, ["hay-baler", "silo-gateway", "silo-cache", "grain-api"]),
+        *log_findings(lines, ["hay-baler", "silo-gateway", "silo-cache", "grain-api"]),
+    ]
+
+
+def test_the_bundled_rules_alone() -> None:
+    """Without an operator's file the bundled rules are in force: the operator's reasons mean nothing."""
+    rules = bundled_rules()
+    assert rules.version == 1 and rules.thresholds.restarts_min == 3 and rules.thresholds.slow_call_ms == 2000
+    obs = observations()
+    found = run_all(obs)
+    assert_sound(found, obs)
+    assert not {"sandbox", "cache_full", "hook_failed"} & kinds(found)
+    assert one(found, "oom").service == "hay-baler"  # 4 restarts >= 3: not settled
+    assert "slow_calls" not in kinds(found)  # 900 ms < 2000 ms
+
+
+def test_an_operators_file_named_by_the_environment_extends_the_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The analyzers read ``current_rules()``: the operator's event, log and container rules apply, its thresholds
+    override (10 restarts settle a pod with 4; 500 ms makes 900 ms slow), and a reason the bundled rules cover is
+    still decided by them."""
+    monkeypatch.setenv(RULES_FILE_ENV, str(operator_file(tmp_path)))
+    rules = current_rules()
+    assert (rules.thresholds.restarts_min, rules.thresholds.slow_call_ms) == (10, 500)
+    assert rules.thresholds.memory_near_limit == bundled_rules().thresholds.memory_near_limit
+    assert rules.event[: len(bundled_rules().event)] == bundled_rules().event
+
+    obs = observations()
+    found = run_all(obs)
+    assert_sound(found, obs)
+    sandbox = one(found, "sandbox")
+    assert (sandbox.role, sandbox.service, sandbox.strength) == (Role.CAUSE, "hay-baler", 4)
+    assert sandbox.statement.startswith("hay-baler pods cannot get a network (pod ")
+    cache = one(found, "cache_full")
+    assert (cache.role, cache.service) == (Role.CAUSE, "silo-cache")
+    assert cache.statement.startswith("silo-cache runs out of memory (grain-api calls to it fail with")
+    hook = one(found, "hook_failed")
+    assert (hook.role, hook.service) == (Role.CAUSE, "silo-gateway")
+    assert one(found, "failed_mount").role is Role.CAUSE and "mount_noise" not in kinds(found)
+    assert POD in settled_pods(obs) and "oom" not in kinds(found)
+    assert one(found, "slow_calls").statement == 'grain-api logs slow calls ("took 900ms")'
+
+
+def test_an_operators_file_loaded_explicitly(tmp_path: Path) -> None:
+    """``load_rules(path)`` gives the same rules to pass to an analyzer without touching the environment."""
+    rules = load_rules(str(operator_file(tmp_path)))
+    obs = observations()
+    assert one(sound(event_findings(obs, rules=rules), obs), "sandbox").service == "hay-baler"
+    assert "oom" not in kinds(sound(pod_findings(obs, rules=rules), obs))
+    assert "oom" in kinds(sound(pod_findings(obs), obs))  # the environment names no file: bundled rules
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (
+            '[[event]]\nkind = "x"\nreasons = ["FailedCreate"]\nmessage = "exceeded (quota"\nrole = "cause"\n'
+            'phrase = "pods cannot be created"\n',
+            "event.0.message: Value error, not a regular expression",
+        ),
+        (
+            '[[log]]\nkind = "x"\nabout = "self"\nrole = "cause"\nphrase = "crashes"\npatterns = ["a"]\n'
+            'colour = "red"\n',
+            "log.0.colour: Extra inputs are not permitted",
+        ),
+        (
+            '[[container]]\nkind = "x"\nstate = "waiting"\nreasons = ["Foo"]\nrole = "culprit"\nphrase = "crashes"\n',
+            "container.0.role",
+        ),
+        (
+            '[[log]]\nkind = "x"\nabout = "self"\nrole = "cause"\nphrase = "crashes"\npatterns = ["ok", "[unclosed"]\n',
+            "log.0.patterns",
+        ),
+        ('[[event]]\nkind = "Bad-Kind"\nreasons = ["X"]\nrole = "cause"\nphrase = "crashes"\n', "event.0.kind"),
+        (
+            '[[log]]\nkind = "x"\nabout = "elsewhere"\nrole = "cause"\nphrase = "crashes"\npatterns = ["a"]\n',
+            "log.0.about",
+        ),
+        ("[thresholds]\nrestarts_min = 0\n", "thresholds.restarts_min"),
+        ("[thresholds]\ndisk_full = 1.5\n", "thresholds.disk_full"),
+        ("version = 2\n", "version: Value error, version 2 is not supported"),
+        ("version = 1\n[[log]\n", "not TOML"),
+    ],
+)
+def test_a_malformed_file_is_one_error_naming_the_file_and_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, field: str
+) -> None:
+    path = operator_file(tmp_path, text)
+    with pytest.raises(RulesError) as raised:
+        load_rules(str(path))
+    assert str(raised.value).startswith(f"{path}: ")
+    assert field in str(raised.value)
+    monkeypatch.setenv(RULES_FILE_ENV, str(path))
+    with pytest.raises(RulesError) as again:
+        current_rules()
+    assert str(again.value) == str(raised.value)
+
+
+def test_a_missing_file_is_a_rules_error(tmp_path: Path) -> None:
+    path = tmp_path / "absent.toml"
+    with pytest.raises(RulesError) as raised:
+        load_rules(str(path))
+    assert str(raised.value) == f"{path}: No such file or directory"

@@ -175,7 +175,9 @@ class Repository:
         values = run_columns(stored) | {"owner": self.owner, "heartbeat_at": now}
         duplicate = f"run {run.run_id!r} exists"
         if self._sqlite is not None:
-            await self._write_raw("create_run", functools.partial(sqlite_ops.create_run, values=values), duplicate=duplicate)
+            await self._write_raw(
+                "create_run", functools.partial(sqlite_ops.create_run, values=values), duplicate=duplicate
+            )
             return
         await self._write("create_run", functools.partial(sql.create_run, values=values), duplicate=duplicate)
 
@@ -326,7 +328,9 @@ class Repository:
             raw = functools.partial(sqlite_ops.list_tool_invocations, run_id=run_id)
             rows = await self._read_raw("list_tool_invocations", raw)
         else:
-            rows = await self._read("list_tool_invocations", functools.partial(sql.list_tool_invocations, run_id=run_id))
+            rows = await self._read(
+                "list_tool_invocations", functools.partial(sql.list_tool_invocations, run_id=run_id)
+            )
         return [parse_invocation(data) for data in rows]
 
     # ------------------------------------------------------------------ liveness

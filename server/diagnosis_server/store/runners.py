@@ -263,6 +263,7 @@ class SqliteRunner:
         """A DB-API read (``sqlite_ops``): on the loop when it cannot wait, else on the worker thread."""
         done, result = self._on_loop(operation, "BEGIN", commit=False)
         if done:
+            await asyncio.sleep(0)  # one turn of the loop, as a hand-off would give: other tasks go on
             return result  # type: ignore[no-any-return]
         return await self._submit(lambda: self._raw_on_worker(operation, "BEGIN", commit=False))
 
@@ -270,10 +271,12 @@ class SqliteRunner:
         """A DB-API write transaction (``sqlite_ops``): on the loop when it cannot wait, else on the worker."""
         done, result = self._on_loop(operation, "BEGIN IMMEDIATE", commit=True)
         if done:
+            # Committed. One turn of the loop, as a hand-off would give (a run of writes never holds the loop
+            # for the whole run); a cancellation that lands here comes after the commit, as it would after a
+            # write on the worker thread.
+            await asyncio.sleep(0)
             return result  # type: ignore[no-any-return]
-        return await _to_the_end(
-            self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True))
-        )
+        return await _to_the_end(self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True)))
 
     async def close(self) -> None:
         loop_conn, self._loop_conn = self._loop_conn, None

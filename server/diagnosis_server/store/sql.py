@@ -154,7 +154,9 @@ def notify_events(conn: Connection, run_id: str, event_rows: Sequence[dict[str, 
     if conn.dialect.name != "postgresql":
         return
     last = max((int(row["sequence"]) for row in event_rows), default=0)
-    conn.execute(NOTIFY, {"b_channel": NOTIFY_CHANNEL, "b_payload": f"{run_id} {last} {'end' if final else ''}".rstrip()})
+    conn.execute(
+        NOTIFY, {"b_channel": NOTIFY_CHANNEL, "b_payload": f"{run_id} {last} {'end' if final else ''}".rstrip()}
+    )
 
 
 def add_tool_invocation(conn: Connection, run_id: str, values: dict[str, Any]) -> None:

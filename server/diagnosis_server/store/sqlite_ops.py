@@ -128,9 +128,7 @@ def commit_node(
             ),
         )
     if steps:
-        conn.executemany(
-            INSERT_STEP, [(run_id, int(step.node), step.attempt, payload(step)) for step in steps]
-        )
+        conn.executemany(INSERT_STEP, [(run_id, int(step.node), step.attempt, payload(step)) for step in steps])
     if checkpoint is not None:
         conn.execute(INSERT_CHECKPOINT, (run_id, *checkpoint))
     if events:

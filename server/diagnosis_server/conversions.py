@@ -166,6 +166,7 @@ def _single(field: FieldDescriptor) -> Callable[[Any], Any]:
             return lambda value: base64.b64encode(value).decode("utf-8")
         return _same
     if cpp == _FD.CPPTYPE_ENUM:
+        assert field.enum_type is not None
         if field.enum_type.full_name == "google.protobuf.NullValue":
             return lambda value: None
         names = {number: item.name for number, item in field.enum_type.values_by_number.items()}

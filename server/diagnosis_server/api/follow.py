@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.api.hub import Signal, Subscription
+from diagnosis_server.api.hub import Live, Signal, Subscription
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
@@ -52,18 +52,31 @@ class RunFollower:
         # The run's final record once ``events`` has ended (None: the run is not in the store).
         self.final: run_pb2.DiagnosisRun | None = None
         self._live = subscription.attached
+        # The run's last event sequence, when the hub's end said it (None: not known without the store).
+        self.end_sequence: int | None = None
 
     async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
-        async for event in self._replay():
+        async for event, _ in self.events_live():
             yield event
+
+    async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+        """``events``, each with its published form when it came live (None: replayed from the store)."""
+        subscription = self._subscription
+        # An attached subscription taken before any event after ``after_sequence`` was published receives
+        # them all: nothing to replay (a Diagnose stream, a watcher that came early).
+        if not (self._live and subscription.published_before <= self.last_sequence):
+            async for event in self._replay():
+                yield event, None
         while True:
             if self._live:
-                item = await self._subscription.next()
+                item = await subscription.next_live()
             else:
                 item = await self._poll()
             if isinstance(item, Signal):
+                if item is Signal.END and self._live and self._ended_here():
+                    return
                 async for event in self._replay():
-                    yield event
+                    yield event, None
                 if item is Signal.END:
                     if self._live:
                         # The run's task is over: its final record should be stored; if not, follow the store.
@@ -74,14 +87,27 @@ class RunFollower:
                         self.final = run
                     return
                 continue
-            if item.sequence <= self.last_sequence:
+            event = item.event
+            if event.sequence <= self.last_sequence:
                 continue
-            if item.sequence != self.last_sequence + 1:
-                async for event in self._replay():
-                    yield event
+            if event.sequence != self.last_sequence + 1:
+                async for replayed in self._replay():
+                    yield replayed, None
                 continue
-            self._advance(item)
-            yield item
+            self._advance(event)
+            yield event, item
+
+    def _ended_here(self) -> bool:
+        """At END: True when the hub gave the run's stored final record and nothing is left to replay."""
+        final = self._subscription.final
+        if final is None or final.status not in TERMINAL_STATUSES:
+            return False
+        if self.last_sequence < self._subscription.end_sequence:
+            return False
+        self.final = final
+        self.end_sequence = self._subscription.end_sequence
+        self._live = False
+        return True
 
     async def _poll(self) -> Signal:
         run = await self._store.get_run(self._run_id)

@@ -43,7 +43,7 @@ class RunStore(InvocationStore, Protocol):
         steps: Sequence[run_pb2.NodeStep] = (),
         checkpoint: Checkpoint | None = None,
         run: run_pb2.DiagnosisRun | None = None,
-    ) -> None: ...
+    ) -> object: ...
 
     async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
         """Stores the final record; returns it as stored (None: the store keeps ``run`` as given)."""

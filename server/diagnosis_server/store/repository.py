@@ -299,7 +299,7 @@ class Repository:
             )
             rows = await self._read_raw("list_events", raw)
         else:
-            rows = await self._read("list_events", query)
+            rows = list(await self._read("list_events", query))
         return [parse_event(data) for data in rows]
 
     async def list_node_steps(self, run_id: str) -> list[run_pb2.NodeStep]:
@@ -324,6 +324,7 @@ class Repository:
 
     async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
         """This run's invocations (and no other run's) in recording order."""
+        rows: Sequence[bytes]
         if self._sqlite is not None:
             raw = functools.partial(sqlite_ops.list_tool_invocations, run_id=run_id)
             rows = await self._read_raw("list_tool_invocations", raw)

@@ -189,19 +189,20 @@ class SqliteRunner:
     def _loop_connection(self) -> sqlite3.Connection | None:
         """The connection the loop may use right now, or None (the worker must run the transaction)."""
         if self._memory:
-            conn = self._conn
-            if self._queued or conn is None or conn.closed:
+            shared = self._conn
+            if self._queued or shared is None or shared.closed:
                 return None
-            return conn.connection.driver_connection  # type: ignore[return-value]
+            driver: Any = shared.connection.driver_connection
+            return driver  # type: ignore[no-any-return]
         if self._path is None or not self._prepared:
             return None
         if self._loop_conn is None:
-            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 0")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA wal_autocheckpoint = 0")
-            self._loop_conn = conn
+            own = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            own.execute("PRAGMA busy_timeout = 0")
+            own.execute("PRAGMA synchronous = NORMAL")
+            own.execute("PRAGMA foreign_keys = ON")
+            own.execute("PRAGMA wal_autocheckpoint = 0")
+            self._loop_conn = own
         return self._loop_conn
 
     def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> tuple[bool, Any]:

@@ -185,11 +185,10 @@ class ToolRunner:
             status, error = "ERROR", str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
             status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
-        if status == "OK" and json_depth(output) > MAX_JSON_DEPTH:
-            # Checked first: deeper than any message holding it could be decoded (the call is still recorded).
-            status, output, error = "ERROR", None, too_deep_message("output")
         if status == "OK":
-            # Converted once, straight into the invocation the store serializes (no copy, no JSON text).
+            # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The
+            # conversion is the depth check too: deeper than MAX_JSON_DEPTH (than any message holding it could
+            # be decoded) is JsonTooDeep, "output is nested deeper than 32", and the call is still recorded.
             unrecordable = _fill_output(invocation.output, output)
             if unrecordable:
                 # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
@@ -221,10 +220,7 @@ class ToolRunner:
         started = time.time()
         invocation = self._invocation(invocation_id, tool_name, started)
         arguments_error = _fill_arguments(invocation.arguments, arguments)
-        if json_depth(output) > MAX_JSON_DEPTH:
-            output_error = too_deep_message("output")
-        else:
-            output_error = _fill_output(invocation.output, output)
+        output_error = _fill_output(invocation.output, output)  # deeper than the bound: JsonTooDeep
         error = arguments_error or output_error
         if output_error:
             invocation.output.Clear()

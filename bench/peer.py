@@ -15,6 +15,7 @@ provider with the SQLite store. Rounds alternate between the four; each round's 
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import sqlite3
@@ -95,7 +96,7 @@ def peer_graph(outputs: dict[str, Any], *, checkpointer: Any, per_tool_call: boo
     def composer(state: PeerState) -> PeerState:
         return {"answer": outputs["answer"], "run": outputs["run"], "route": "ok"}
 
-    functions: dict[str, Callable[[PeerState], PeerState]] = {
+    functions: dict[str, Any] = {
         "planner": planner,
         "executor": executor,
         "gatekeeper": gatekeeper,
@@ -122,7 +123,7 @@ def peer_graph(outputs: dict[str, Any], *, checkpointer: Any, per_tool_call: boo
             "tools", lambda state: "tools" if state.get("pending") else "executor", ["tools", "executor"]
         )
         sequence = sequence[1:]
-    for current, nxt in zip(sequence, sequence[1:], strict=False):
+    for current, nxt in itertools.pairwise(sequence):
         builder_.add_conditional_edges(current, route_of(nxt), [nxt, END])
     builder_.add_edge("composer", END)
     return builder_.compile(checkpointer=checkpointer)

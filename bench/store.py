@@ -118,8 +118,8 @@ def raw_ops(calls: Sequence[StoreCall], run_id: str) -> list[RawOp]:
         elif call.name == "finish_run":
             run = call.run
             assert run is not None
-            row = (int(run.status), int(run.verdict), now, now, payload(run), run_id)
-            ops.append(("write", [(_UPDATE_RUN, [row])]))
+            final = (int(run.status), int(run.verdict), now, now, payload(run), run_id)
+            ops.append(("write", [(_UPDATE_RUN, [final])]))
         elif call.name == "list_tool_invocations":
             ops.append(("read", [(_LIST_INVOCATIONS, [(run_id,)])]))
     return ops

@@ -3,8 +3,9 @@
 The caller subscribes to the hub BEFORE the follower first reads the store, so no event falls between
 the replay and the live feed; every event is yielded once, in sequence order (duplicates are dropped
 by sequence number, and a gap or an overflow is filled from the store, where each event is committed
-before it is published). A run this process is not running (another instance's) is followed by
-polling the store.
+before it is published). A run this process is not running (another instance's) is followed through
+the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``Repository.watch_run``), polling every
+``poll_interval_s`` at the latest (the only way on SQLite).
 
 The events end only when the store holds the run's final record (``final``): a run whose task ended
 without one (its final write failed while the store was down) is followed through the store until the
@@ -23,6 +24,12 @@ from diagnosis_server.api.hub import Live, Signal, Subscription
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
 TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
+
+
+class Watch(Protocol):
+    async def wait(self, seconds: float) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class EventStore(Protocol):
@@ -52,6 +59,8 @@ class RunFollower:
         # The run's final record once ``events`` has ended (None: the run is not in the store).
         self.final: run_pb2.DiagnosisRun | None = None
         self._live = subscription.attached
+        # Wake-ups on the run's commits by another instance (PostgreSQL NOTIFY), for a follower of the store.
+        self._watch: Watch | None = None
         # The run's last event sequence, when the hub's end said it (None: not known without the store).
         self.end_sequence: int | None = None
 
@@ -61,6 +70,18 @@ class RunFollower:
 
     async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
         """``events``, each with its published form when it came live (None: replayed from the store)."""
+        if not self._live:
+            watch_run = getattr(self._store, "watch_run", None)
+            self._watch = watch_run(self._run_id) if watch_run is not None else None
+        try:
+            async for item in self._events_live():
+                yield item
+        finally:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
+
+    async def _events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
         subscription = self._subscription
         # An attached subscription taken before any event after ``after_sequence`` was published receives
         # them all: nothing to replay (a Diagnose stream, a watcher that came early).
@@ -114,7 +135,11 @@ class RunFollower:
         if run is None or run.status in TERMINAL_STATUSES:
             self.final = run
             return Signal.END
-        await asyncio.sleep(self._poll_interval_s)
+        if self._watch is not None:
+            # Woken by the run's next commit (NOTIFY), or after the poll interval at the latest.
+            await self._watch.wait(self._poll_interval_s)
+        else:
+            await asyncio.sleep(self._poll_interval_s)
         return Signal.OVERFLOW
 
     async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:

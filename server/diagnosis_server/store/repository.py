@@ -31,6 +31,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import migrate, sql, sqlite_ops
 from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine, describe_location, sqlite_file
 from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, StoreError, StoreFileLost
+from diagnosis_server.store.notify import RunNotifier, RunWatch
 from diagnosis_server.store.pagination import (
     PageToken,
     RunFilter,
@@ -104,6 +105,11 @@ class Repository:
         self._runner: StoreRunner = runner_for(engine)
         # SQLite's hot path is DB-API calls (``sqlite_ops``), on the event loop when they cannot block.
         self._sqlite: SqliteRunner | None = self._runner if isinstance(self._runner, SqliteRunner) else None
+        # PostgreSQL: one LISTEN connection for followers of other replicas' runs, opened on first use.
+        self._notifier: RunNotifier | None = None
+        if self._sqlite is None:
+            dsn = self.sync_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+            self._notifier = RunNotifier(dsn)
         self.owner = owner
         # The SQLite file and its (device, inode) when the store opened it (``probe`` checks it).
         self._file: tuple[Path, tuple[int, int]] | None = None
@@ -126,7 +132,18 @@ class Repository:
         return self._engine.sync_engine if isinstance(self._engine, AsyncEngine) else self._engine
 
     async def close(self) -> None:
+        if self._notifier is not None:
+            await self._notifier.close()
         await self._runner.close()
+
+    def watch_run(self, run_id: str) -> RunWatch | None:
+        """Wake-ups on the commits of ``run_id``'s events by any instance (PostgreSQL LISTEN/NOTIFY); None on
+        SQLite, whose followers poll. Close the watch when done with it."""
+        return None if self._notifier is None else self._notifier.watch(run_id)
+
+    @property
+    def notifier(self) -> RunNotifier | None:
+        return self._notifier
 
     async def __aenter__(self) -> Self:
         return self

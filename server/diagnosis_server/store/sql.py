@@ -207,6 +207,7 @@ def interrupt(conn: Connection, which: ColumnElement[bool], reason: str, now: da
         )
         if result.rowcount:
             interrupted.append(row.run_id)
+            notify_events(conn, row.run_id, (), final=True)
     return interrupted
 
 

@@ -61,6 +61,7 @@ class RunFollower:
         self._live = subscription.attached
         # Wake-ups on the run's commits by another instance (PostgreSQL NOTIFY), for a follower of the store.
         self._watch: Watch | None = None
+        self._check_status = True
         # The run's last event sequence, when the hub's end said it (None: not known without the store).
         self.end_sequence: int | None = None
 
@@ -131,16 +132,26 @@ class RunFollower:
         return True
 
     async def _poll(self) -> Signal:
-        run = await self._store.get_run(self._run_id)
-        if run is None or run.status in TERMINAL_STATUSES:
-            self.final = run
-            return Signal.END
-        if self._watch is not None:
-            # Woken by the run's next commit (NOTIFY), or after the poll interval at the latest.
-            await self._watch.wait(self._poll_interval_s)
-        else:
+        if self._watch is None:
+            run = await self._store.get_run(self._run_id)
+            if run is None or run.status in TERMINAL_STATUSES:
+                self.final = run
+                return Signal.END
             await asyncio.sleep(self._poll_interval_s)
+            return Signal.OVERFLOW
+        if self._check_status:
+            run = await self._store.get_run(self._run_id)
+            if run is None or run.status in TERMINAL_STATUSES:
+                self.final = run
+                return Signal.END
+        # Woken by the run's next commit (NOTIFY): its events are read (OVERFLOW), and its status only when the
+        # commit was the final one or nothing came within the poll interval.
+        woke = await self._watch.wait(self._poll_interval_s)
+        self._check_status = not woke or self._watch_ended()
         return Signal.OVERFLOW
+
+    def _watch_ended(self) -> bool:
+        return bool(getattr(self._watch, "ended", True))
 
     async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
         while True:

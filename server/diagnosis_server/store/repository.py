@@ -107,6 +107,7 @@ class Repository:
         self._sqlite: SqliteRunner | None = self._runner if isinstance(self._runner, SqliteRunner) else None
         # PostgreSQL: one LISTEN connection for followers of other replicas' runs, opened on first use.
         self._notifier: RunNotifier | None = None
+        self._reads: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
         if self._sqlite is None:
             dsn = self.sync_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
             self._notifier = RunNotifier(dsn)
@@ -316,8 +317,19 @@ class Repository:
             )
             rows = await self._read_raw("list_events", raw)
         else:
-            rows = list(await self._read("list_events", query))
+            rows = await self._shared_read(("list_events", run_id, after_sequence, limit), "list_events", query)
         return [parse_event(data) for data in rows]
+
+    async def _shared_read(self, key: tuple[Any, ...], what: str, query: Callable[[Connection], Any]) -> list[Any]:
+        """PostgreSQL: one read for every caller asking the same at the same time (the followers of a run on
+        this replica, all woken by one NOTIFY, read the same events once)."""
+        pending = self._reads.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._read(what, query))
+            self._reads[key] = pending
+            pending.add_done_callback(lambda _: self._reads.pop(key, None))
+        rows: list[Any] = list(await asyncio.shield(pending))
+        return rows
 
     async def list_node_steps(self, run_id: str) -> list[run_pb2.NodeStep]:
         rows = await self._read("list_node_steps", functools.partial(sql.list_node_steps, run_id=run_id))

@@ -130,13 +130,19 @@ def orchestrator(store: RunStore, provider: AgentProvider | None = None) -> Orch
     return Orchestrator(store=store, provider=provider or HeuristicProvider(), tools_for=builtin_tools_for(packs))
 
 
+_CAPTURED: list[CapturedRun] = []
+
+
 async def capture() -> CapturedRun:
-    """One heuristic run of the bench's scenario, captured."""
+    """One heuristic run of the bench's scenario, captured (once a process: every section compares the same run)."""
+    if _CAPTURED:
+        return _CAPTURED[0]
     captured = CapturedRun()
     runner = orchestrator(_CapturingStore(captured), _KeepingProvider(HeuristicProvider(), captured))
     run = await runner.run(question=QUESTION, scenario=SCENARIO)
     if run.status != run_pb2.RUN_STATUS_SUCCESS:
         raise RuntimeError(f"the captured run ended {run_pb2.RunStatus.Name(run.status)}: {run.failure_reason}")
+    _CAPTURED.append(captured)
     return captured
 
 

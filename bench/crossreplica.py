@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess
 from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
@@ -103,21 +104,41 @@ async def _one_run(a: AsyncDiagnosisClient, b: AsyncDiagnosisClient, watchers: i
     return delays, ended
 
 
-async def measure(*, workdir: Path, watchers: int = 10, runs: int = 3, agent_sleep_ms: float = 120.0) -> dict[str, Any]:
+async def measure(
+    *, workdir: Path, watchers: int = 10, runs: int = 4, agent_sleep_ms: float = 120.0, profile_path: Path | None = None
+) -> dict[str, Any]:
     try:
         with postgres() as url:
-            return await _measure(url, workdir=workdir, watchers=watchers, runs=runs, agent_sleep_ms=agent_sleep_ms)
+            return await _measure(
+                url,
+                workdir=workdir,
+                watchers=watchers,
+                runs=runs,
+                agent_sleep_ms=agent_sleep_ms,
+                profile_path=profile_path,
+            )
     except NoPostgres as exc:
         return {"watch_cross_replica_skipped": str(exc)}
 
 
-async def _measure(url: str, *, workdir: Path, watchers: int, runs: int, agent_sleep_ms: float) -> dict[str, Any]:
+async def profile(*, workdir: Path) -> ProfileSummary:
+    """A cProfile of replica B while its WatchRun subscribers follow runs of replica A."""
+    with tempfile.TemporaryDirectory(prefix="bench-cross-profile-") as tmp:
+        path = Path(tmp) / "replica-b.prof"
+        await measure(workdir=workdir, runs=2, profile_path=path)
+        return load_profile(str(path), "replica B serving WatchRun for runs of replica A")
+
+
+async def _measure(
+    url: str, *, workdir: Path, watchers: int, runs: int, agent_sleep_ms: float, profile_path: Path | None
+) -> dict[str, Any]:
     async with contextlib.AsyncExitStack() as stack:
         args = ("diagnose", "--database-url", url)
         a = await stack.enter_async_context(
             ServerProcess(*args, "--agent-sleep-ms", f"{agent_sleep_ms:g}", log_path=workdir / "replica-a.log")
         )
-        b = await stack.enter_async_context(ServerProcess(*args, log_path=workdir / "replica-b.log"))
+        extra = ("--profile", str(profile_path)) if profile_path is not None else ()
+        b = await stack.enter_async_context(ServerProcess(*args, *extra, log_path=workdir / "replica-b.log"))
         client_a = await stack.enter_async_context(AsyncDiagnosisClient(a.target))
         client_b = await stack.enter_async_context(AsyncDiagnosisClient(b.target))
         await _one_run(client_a, client_b, 1)  # warm-up: B's listening connection, caches

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.heuristic import NoOpStore
+from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.heuristic import HeuristicProvider
@@ -266,3 +267,13 @@ async def measure(*, runs: int = 5, scales: tuple[int, ...] = (1, 2, 4)) -> dict
         "heuristic_large_verdict_by_scale": verdicts,
         "heuristic_large_input": {"pods": PODS, "events": EVENTS, "log_lines": LOG_LINES},
     }
+
+
+async def profile(*, runs: int = 5) -> ProfileSummary:
+    """A cProfile of heuristic runs on the large pack (scale 1), no-op store."""
+    pack = large_pack(1)
+    runner = Orchestrator(store=NoOpStore(), provider=HeuristicProvider(), tools_for=pack_tools_for({NAME: pack}))
+    await runner.run(question=QUESTION, scenario=NAME)
+    return await profile_async(
+        lambda: runner.run(question=QUESTION, scenario=NAME), ops=runs, what=f"{runs} heuristic runs on the large pack"
+    )

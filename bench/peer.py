@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from bench.capture import QUESTION, SCENARIO, CapturedRun, orchestrator, scripted_provider
+from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import run_pb2
 from diagnosis_server.conversions import from_value, message_to_json
 from diagnosis_server.graph.orchestrator import Orchestrator
@@ -249,3 +250,28 @@ async def measure(captured: CapturedRun, *, runs: int = 20, peer_runs: int = 40,
         "peer_tool_calls_per_run": len(outputs["tool_outputs"]),
         "peer_state_json_bytes": len(json.dumps(outputs)),
     }
+
+
+async def profile(captured: CapturedRun, *, runs: int = 20, heuristic: bool = False) -> ProfileSummary:
+    """A cProfile of our in-process runs with the SQLite store (scripted, or heuristic)."""
+    with tempfile.TemporaryDirectory(prefix="bench-peer-profile-") as tmp:
+        repository = await open_repository(f"sqlite+aiosqlite:///{Path(tmp) / 'ours.db'}", owner="bench")
+        base = orchestrator(repository)
+        try:
+
+            def make() -> Orchestrator:
+                if heuristic:
+                    return base
+                return Orchestrator(
+                    store=repository,
+                    provider=scripted_provider(captured),
+                    tools_for=base.tools_for,
+                    nodes=base.nodes,
+                    catalog=base.catalog,
+                )
+
+            await _ours_per_s(make, 2)
+            what = f"{runs} in-process {'heuristic' if heuristic else 'scripted'} runs with the SQLite store"
+            return await profile_async(lambda: _ours_per_s(make, 1), ops=runs, what=what)
+        finally:
+            await repository.close()

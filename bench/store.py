@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.capture import CapturedRun, StoreCall
+from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import Repository, open_repository
 from diagnosis_server.store.records import payload, utc_now
@@ -228,3 +229,22 @@ async def measure(captured: CapturedRun, *, runs: int = 30, rounds: int = 5) -> 
         "store_writes_per_run": sum(1 for c in calls if c.name != "list_tool_invocations"),
         "store_reads_per_run": sum(1 for c in calls if c.name == "list_tool_invocations"),
     }
+
+
+async def profile(captured: CapturedRun, *, runs: int = 30) -> ProfileSummary:
+    """A cProfile of our store replaying the captured run's calls."""
+    with tempfile.TemporaryDirectory(prefix="bench-store-profile-") as tmp:
+        bench = StoreBench(captured, Path(tmp))
+        await bench.open()
+        try:
+            assert bench.repository is not None
+            repository = bench.repository
+            batches = iter([(run_id, rename(captured.calls, run_id)) for run_id in bench._ids(runs)])
+
+            async def one() -> None:
+                run_id, calls = next(batches)
+                await replay(repository, run_id, calls)
+
+            return await profile_async(one, ops=runs, what=f"our SQLite store replaying {runs} runs' store calls")
+        finally:
+            await bench.close()

@@ -252,16 +252,19 @@ async def measure(captured: CapturedRun, *, runs: int = 20, peer_runs: int = 40,
     }
 
 
-async def profile(captured: CapturedRun, *, runs: int = 20, heuristic: bool = False) -> ProfileSummary:
-    """A cProfile of our in-process runs with the SQLite store (scripted, or heuristic)."""
+async def profile(captured: CapturedRun, *, runs: int = 10) -> ProfileSummary:
+    """A cProfile of our in-process runs with the SQLite store: ``runs`` scripted ones, then ``runs`` heuristic."""
     with tempfile.TemporaryDirectory(prefix="bench-peer-profile-") as tmp:
         repository = await open_repository(f"sqlite+aiosqlite:///{Path(tmp) / 'ours.db'}", owner="bench")
         base = orchestrator(repository)
+        made = 0
         try:
 
             def make() -> Orchestrator:
-                if heuristic:
-                    return base
+                nonlocal made
+                made += 1
+                if made > runs + 2:
+                    return base  # the heuristic half
                 return Orchestrator(
                     store=repository,
                     provider=scripted_provider(captured),
@@ -271,7 +274,7 @@ async def profile(captured: CapturedRun, *, runs: int = 20, heuristic: bool = Fa
                 )
 
             await _ours_per_s(make, 2)
-            what = f"{runs} in-process {'heuristic' if heuristic else 'scripted'} runs with the SQLite store"
-            return await profile_async(lambda: _ours_per_s(make, 1), ops=runs, what=what)
+            what = f"{runs} scripted then {runs} heuristic in-process runs with the SQLite store"
+            return await profile_async(lambda: _ours_per_s(make, 1), ops=2 * runs, what=what)
         finally:
             await repository.close()

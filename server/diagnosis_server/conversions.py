@@ -32,7 +32,19 @@ class EnumType(Protocol):
     def Name(self, number: Any) -> str: ...
 
 
+_PREFIXES: dict[str, str] = {}
+
+
 def _prefix(enum_type: EnumType) -> str:
+    """``Verdict`` -> ``VERDICT_`` (computed once an enum: the engine names a node and an outcome per attempt)."""
+    full_name = enum_type.DESCRIPTOR.full_name
+    prefix = _PREFIXES.get(full_name)
+    if prefix is None:
+        prefix = _PREFIXES[full_name] = _prefix_of(enum_type)
+    return prefix
+
+
+def _prefix_of(enum_type: EnumType) -> str:
     name = enum_type.DESCRIPTOR.name
     out = [name[0]]
     for prev, ch in itertools.pairwise(name):

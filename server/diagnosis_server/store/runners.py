@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -110,12 +111,15 @@ class SqliteRunner:
     synchronous=NORMAL a commit writes the log without syncing it. A transaction that meets a lock anywhere
     is rolled back and run again on the worker thread, which waits on the busy timeout like every other
     transaction there. The loop connection never checkpoints the log itself (``wal_autocheckpoint`` 0): the
-    worker does, every ``CHECKPOINT_EVERY`` commits on the loop, without blocking writers (PASSIVE). An
+    worker does, once the log has grown past ``CHECKPOINT_WAL_BYTES``, without blocking writers (PASSIVE). An
     in-memory database has one connection and no other process: its transactions run on the loop whenever
     the worker thread has nothing queued (so the two never share the connection at once).
     """
 
+    # Every this many commits on the loop, the log's size is looked at; past CHECKPOINT_WAL_BYTES (SQLite's own
+    # auto-checkpoint point, 1,000 pages of 4 KiB) the worker checkpoints it.
     CHECKPOINT_EVERY = 64
+    CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
     YIELD_AFTER_S = 0.001
 
     def __init__(self, engine: Engine) -> None:
@@ -226,7 +230,7 @@ class SqliteRunner:
         self.on_loop += 1
         if commit and not self._memory:
             self._loop_commits += 1
-            if self._loop_commits % self.CHECKPOINT_EVERY == 0:
+            if self._loop_commits % self.CHECKPOINT_EVERY == 0 and self._wal_size() >= self.CHECKPOINT_WAL_BYTES:
                 self._checkpoint_later()
         return True, result
 
@@ -245,6 +249,12 @@ class SqliteRunner:
             self._loop_conn = None
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(f"{self._path}-wal").st_size
+        except OSError:
+            return 0
 
     def _checkpoint_later(self) -> None:
         def checkpoint() -> None:

@@ -211,6 +211,20 @@ def _with_timed_tools(request: AgentRequest, clock: dict[str, float]) -> AgentRe
     return dataclasses.replace(request, tools=timed)
 
 
+class _CountingStore(NoOpStore):
+    """The no-op store, counting the recorded tool output bytes (what the analyzers were given)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.output_bytes = 0
+        self.calls = 0
+
+    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
+        self.output_bytes += invocation.output.ByteSize()
+        self.calls += 1
+        await super().add_tool_invocation(invocation)
+
+
 class TimedProvider:
     def __init__(self, inner: AgentProvider) -> None:
         self.name = inner.name
@@ -221,16 +235,17 @@ class TimedProvider:
         return _Timed(self._inner.agent(role), self.clock)
 
 
-async def _measure_scale(scale: int, runs: int) -> tuple[float, float, int, str]:
-    """(CPU ms per run, analyzer CPU ms per run, tool calls per run, the run's verdict) at ``scale``."""
+async def _measure_scale(scale: int, runs: int) -> tuple[float, float, tuple[int, int], str]:
+    """(CPU ms per run, analyzer CPU ms per run, (tool calls, their recorded output bytes) of a run, the
+    run's verdict) at ``scale``."""
     pack = large_pack(scale)
     provider = TimedProvider(HeuristicProvider())
-    store = NoOpStore()
+    store = _CountingStore()
     runner = Orchestrator(store=store, provider=provider, tools_for=pack_tools_for({NAME: pack}))
     run = await runner.run(question=QUESTION, scenario=NAME)  # warm-up (and the shape of a run)
     if run.status != run_pb2.RUN_STATUS_SUCCESS:
         raise RuntimeError(f"the large-pack run ended {run_pb2.RunStatus.Name(run.status)}: {run.failure_reason}")
-    calls = len(store._invocations.get(run.run_id, ()))
+    calls = (store.calls, store.output_bytes)
     cpu: list[float] = []
     analyzers: list[float] = []
     for _ in range(runs):
@@ -247,8 +262,10 @@ async def measure(*, runs: int = 5, scales: tuple[int, ...] = (1, 2, 4)) -> dict
     cpu: dict[str, float] = {}
     analyzers: dict[str, float] = {}
     verdicts: dict[str, str] = {}
+    seen: dict[str, dict[str, int]] = {}
     for scale in scales:
-        run_ms, analyzer_ms, _, verdict = await _measure_scale(scale, runs)
+        run_ms, analyzer_ms, (calls, output_bytes), verdict = await _measure_scale(scale, runs)
+        seen[str(scale)] = {"tool_calls": calls, "recorded_output_bytes": output_bytes}
         cpu[str(scale)] = round(run_ms, 3)
         analyzers[str(scale)] = round(analyzer_ms, 3)
         verdicts[str(scale)] = verdict
@@ -265,6 +282,9 @@ async def measure(*, runs: int = 5, scales: tuple[int, ...] = (1, 2, 4)) -> dict
         "heuristic_large_run_growth_per_unit": run_growth,
         "heuristic_large_analyzer_growth_at_largest": growth[largest],
         "heuristic_large_verdict_by_scale": verdicts,
+        # What the analyzers were given: each tool output is capped (256 KiB, trimmed arrays), so past some size
+        # the pack grows and what a run reads does not.
+        "heuristic_large_tool_outputs_by_scale": seen,
         "heuristic_large_input": {"pods": PODS, "events": EVENTS, "log_lines": LOG_LINES},
     }
 

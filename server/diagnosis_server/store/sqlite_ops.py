@@ -33,6 +33,11 @@ UPDATE_RUN = (
 )
 INSERT_STEP = "INSERT INTO node_step (run_id, node, attempt, payload) VALUES (?, ?, ?, ?)"
 INSERT_CHECKPOINT = "INSERT INTO checkpoint (run_id, step, node, state) VALUES (?, ?, ?, ?)"
+# A node commit's checkpoint goes in only while its run exists and is not final: the commit's status check.
+INSERT_CHECKPOINT_IF_RUNNING = (
+    "INSERT INTO checkpoint (run_id, step, node, state) SELECT ?, ?, ?, ? "
+    f"WHERE EXISTS (SELECT 1 FROM diagnosis_run WHERE run_id = ? AND status NOT IN ({_FINAL}))"
+)
 INSERT_EVENT = "INSERT INTO orchestration_event (run_id, sequence, node, outcome, payload) VALUES (?, ?, ?, ?, ?)"
 # One statement for a tool call: the row goes in only while its run exists and is not final.
 INSERT_INVOCATION = (
@@ -105,7 +110,13 @@ def commit_node(
     be overtaken by another writer before this transaction's rows are in.
     """
     stored: run_pb2.DiagnosisRun | None = None
-    if run is None:
+    if run is None and checkpoint is not None:
+        # The usual node commit: its checkpoint row is the status check (one statement, not two).
+        if not conn.execute(INSERT_CHECKPOINT_IF_RUNNING, (run_id, *checkpoint, run_id)).rowcount:
+            _refuse(run_id, _status(conn, run_id))
+            raise RunNotFound(f"run {run_id!r} took no checkpoint")  # unreachable: a run not final takes it
+        checkpoint = None
+    elif run is None:
         _refuse(run_id, _status(conn, run_id))
     else:
         row = conn.execute(LOCK_RUN, (run_id,)).fetchone()

@@ -212,18 +212,27 @@ class SqliteRunner:
             self._loop_conn = own
         return self._loop_conn
 
-    def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> tuple[bool, Any]:
-        """(True, result) when the transaction ran on the loop; (False, None) when it met a lock (rolled back)."""
+    def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> Any:
+        """The transaction's result when it ran on the loop; ``_MET_LOCK`` when it met a lock (rolled back)."""
         conn = self._loop_connection()
         if conn is None:
-            return False, None
+            return _MET_LOCK
+        execute = conn.execute
         try:
-            result = _raw_transaction(conn, operation, begin, commit=commit)
+            execute(begin)
+            try:
+                result = operation(conn)
+                execute("COMMIT" if commit else "ROLLBACK")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        execute("ROLLBACK")
+                raise
         except sqlite3.OperationalError as exc:
             if not _is_locked(exc):
                 self._drop_broken(conn)
                 raise
-            return False, None
+            return _MET_LOCK
         except sqlite3.Error:
             self._drop_broken(conn)
             raise
@@ -232,16 +241,14 @@ class SqliteRunner:
             self._loop_commits += 1
             if self._loop_commits % self.CHECKPOINT_EVERY == 0 and self._wal_size() >= self.CHECKPOINT_WAL_BYTES:
                 self._checkpoint_later()
-        return True, result
+        return result
 
     async def _fair(self) -> None:
-        """One turn of the loop once transactions on the loop have held it for ``YIELD_AFTER_S`` since the
-        last turn they gave: a run of writes never holds the loop for long (a turn each would cost a loop
+        """One turn of the loop, given once transactions on the loop have held it for ``YIELD_AFTER_S`` since
+        the last turn they gave: a run of writes never holds the loop for long (a turn each would cost a loop
         iteration, a poll, per transaction: about a fifth of the store's CPU)."""
-        now = time.perf_counter()
-        if now - self._yielded_at >= self.YIELD_AFTER_S:
-            await asyncio.sleep(0)
-            self._yielded_at = time.perf_counter()
+        await asyncio.sleep(0)
+        self._yielded_at = time.perf_counter()
 
     def _drop_broken(self, conn: sqlite3.Connection) -> None:
         """After a driver error, the loop's file connection is reopened on next use if it is left in a transaction."""
@@ -284,21 +291,25 @@ class SqliteRunner:
 
     async def read_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
         """A DB-API read (``sqlite_ops``): on the loop when it cannot wait, else on the worker thread."""
-        done, result = self._on_loop(operation, "BEGIN", commit=False)
-        if done:
+        result = self._on_loop(operation, "BEGIN", commit=False)
+        if result is _MET_LOCK:
+            return await self._submit(lambda: self._raw_on_worker(operation, "BEGIN", commit=False))
+        if time.perf_counter() - self._yielded_at >= self.YIELD_AFTER_S:
             await self._fair()
-            return result  # type: ignore[no-any-return]
-        return await self._submit(lambda: self._raw_on_worker(operation, "BEGIN", commit=False))
+        return result  # type: ignore[no-any-return]
 
     async def write_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
         """A DB-API write transaction (``sqlite_ops``): on the loop when it cannot wait, else on the worker."""
-        done, result = self._on_loop(operation, "BEGIN IMMEDIATE", commit=True)
-        if done:
-            # Committed: a cancellation that lands in ``_fair`` comes after the commit, as it would after a
-            # write on the worker thread.
+        result = self._on_loop(operation, "BEGIN IMMEDIATE", commit=True)
+        if result is _MET_LOCK:
+            return await _to_the_end(
+                self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True))
+            )
+        # Committed: a cancellation that lands in ``_fair`` comes after the commit, as it would after a write
+        # on the worker thread.
+        if time.perf_counter() - self._yielded_at >= self.YIELD_AFTER_S:
             await self._fair()
-            return result  # type: ignore[no-any-return]
-        return await _to_the_end(self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True)))
+        return result  # type: ignore[no-any-return]
 
     async def close(self) -> None:
         loop_conn, self._loop_conn = self._loop_conn, None
@@ -316,6 +327,10 @@ class SqliteRunner:
         finally:
             self._executor = None
             executor.shutdown(wait=True)
+
+
+# What ``_on_loop`` returns for a transaction that met a lock (and was rolled back): it goes to the worker.
+_MET_LOCK: Any = object()
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:

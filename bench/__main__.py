@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import endtoend, engine, fanout, gatekeeper, heuristic
+from bench import capture, crossreplica, endtoend, engine, fanout, gatekeeper, heuristic, largepack, peer, store
 from bench.profiling import ProfileSummary
-from bench.report import check_goals, finite, render, write_json
+from bench.report import check_goals, finite, pinned, render, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "var" / "bench" / "latest.json"
@@ -67,8 +67,40 @@ async def _heuristic_profile(_: Path) -> ProfileSummary:
     return await heuristic.profile()
 
 
+async def _store_measure(_: Path) -> dict[str, Any]:
+    return await store.measure(await capture.capture())
+
+
+async def _store_profile(_: Path) -> ProfileSummary:
+    return await store.profile(await capture.capture())
+
+
+async def _peer_measure(_: Path) -> dict[str, Any]:
+    return await peer.measure(await capture.capture())
+
+
+async def _peer_profile(_: Path) -> ProfileSummary:
+    return await peer.profile(await capture.capture())
+
+
+async def _largepack_measure(_: Path) -> dict[str, Any]:
+    return await largepack.measure()
+
+
+async def _largepack_profile(_: Path) -> ProfileSummary:
+    return await largepack.profile()
+
+
+async def _crossreplica_measure(workdir: Path) -> dict[str, Any]:
+    return await crossreplica.measure(workdir=workdir)
+
+
+async def _crossreplica_profile(workdir: Path) -> ProfileSummary:
+    return await crossreplica.profile(workdir=workdir)
+
+
 async def _endtoend_measure(workdir: Path) -> dict[str, Any]:
-    return await endtoend.measure(workdir=workdir)
+    return await endtoend.measure(workdir=workdir, captured=await capture.capture())
 
 
 async def _endtoend_profile(workdir: Path) -> ProfileSummary:
@@ -88,8 +120,12 @@ SECTIONS = (
     Section("engine", "engine: our graph vs LangGraph, no-op nodes", _engine_measure, _engine_profile),
     Section("gatekeeper", "Gatekeeper: checked bindings/s", _gatekeeper_measure, _gatekeeper_profile),
     Section("heuristic", "heuristic CPU per in-process run", _heuristic_measure, _heuristic_profile),
-    Section("endtoend", "end to end: Diagnose vs a no-op stream", _endtoend_measure, _endtoend_profile),
+    Section("store", "store: our SQLite store vs a raw sqlite3 loop, same rows", _store_measure, _store_profile),
+    Section("peer", "peer: in-process runs/s vs LangGraph + SqliteSaver", _peer_measure, _peer_profile),
+    Section("largepack", "heuristic run on a large namespace (1x, 2x, 4x)", _largepack_measure, _largepack_profile),
+    Section("endtoend", "end to end: Diagnose vs a no-op stream and its floor", _endtoend_measure, _endtoend_profile),
     Section("fanout", "fan-out: WatchRun subscribers on one run", _fanout_measure, _fanout_profile),
+    Section("crossreplica", "cross-replica WatchRun on PostgreSQL", _crossreplica_measure, _crossreplica_profile),
 )
 
 
@@ -150,6 +186,7 @@ async def run(
         "machine": _machine(),
         "duration_s": round(time.perf_counter() - started, 1),
         "section_seconds": seconds,
+        "pinned": pinned(results, goals),
         **results,
         "goals": goals,
         "errors": errors,

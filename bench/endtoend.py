@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.capture import CapturedRun, capture, orchestrator
+from bench.heuristic import NoOpStore
 from bench.launcher import save_messages
 from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess, cpu_seconds
+from bench.store import StoreBench
 from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
 from diagnosis.v1 import diagnosis_service_pb2
@@ -97,16 +101,32 @@ def _round(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
+async def _floor_parts(captured: CapturedRun, store: StoreBench, runs: int) -> tuple[float, float]:
+    """(in-process run CPU ms with no store, raw sqlite3 CPU ms for the run's rows), measured here and now."""
+    bare = orchestrator(NoOpStore())
+    start = time.process_time()
+    for _ in range(runs):
+        await bare.run(question=QUESTION, scenario=SCENARIO)
+    run_ms = (time.process_time() - start) / runs * 1000
+    return run_ms, store.floor_cpu_ms(runs)
+
+
 async def measure(
     *,
     workdir: Path | None = None,
     concurrencies: tuple[int, ...] = (1, 16),
     diagnose_s: float = 3.0,
     noop_s: float = 1.5,
-    rounds: int = 2,
+    rounds: int = 3,
     samples: int = 4,
+    captured: CapturedRun | None = None,
+    floor_runs: int = 10,
 ) -> dict[str, object]:
-    """Runs/s of Diagnose and of the no-op stream at each concurrency, and their ratio."""
+    """Runs/s of Diagnose and of the no-op stream at each concurrency, and their ratio; at the largest
+    concurrency, each round also measures the floor of a Diagnose's server CPU (``diagnose_cpu_vs_floor``):
+    the in-process run with no store + the raw sqlite3 loop writing its rows + the no-op stream's server CPU.
+    """
+    captured = captured or await capture()
     with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
         base = workdir or Path(tmp)
         database_url = f"sqlite+aiosqlite:///{Path(tmp) / 'e2e.db'}"
@@ -123,6 +143,9 @@ async def measure(
             )
             noop_client = await stack.enter_async_context(AsyncDiagnosisClient(noop.target))
             await _one_stream(noop_client)
+            floor_store = StoreBench(captured, Path(tmp))
+            await floor_store.open()
+            stack.push_async_callback(floor_store.close)
             out: dict[str, object] = {
                 "diagnose_messages_per_stream": round(average, 2),
                 "diagnose_bytes_per_stream": sum(len(item) for item in recorded),
@@ -130,11 +153,16 @@ async def measure(
             for concurrency in concurrencies:
                 noops: list[Throughput] = []
                 reals: list[Throughput] = []
+                floors: list[tuple[float, float, float, float]] = []  # (ratio, run, sqlite, noop) per round
                 for _ in range(rounds):
                     noops.append(
                         await throughput(noop_client, concurrency=concurrency, duration_s=noop_s, pid=noop.pid)
                     )
                     reals.append(await throughput(client, concurrency=concurrency, duration_s=diagnose_s, pid=real.pid))
+                    ours_cpu, noop_cpu = reals[-1].server_cpu_ms_per_stream, noops[-1].server_cpu_ms_per_stream
+                    if concurrency == max(concurrencies) and ours_cpu is not None and noop_cpu is not None:
+                        run_ms, sqlite_ms = await _floor_parts(captured, floor_store, floor_runs)
+                        floors.append((ours_cpu / (run_ms + sqlite_ms + noop_cpu), run_ms, sqlite_ms, noop_cpu))
                 best_noop = max(noops, key=lambda t: t.streams_per_s)
                 best_real = max(reals, key=lambda t: t.streams_per_s)
                 c = f"c{concurrency}"
@@ -145,6 +173,18 @@ async def measure(
                 out[f"noop_p50_ms_{c}"] = round(best_noop.p50_ms, 3)
                 out[f"diagnose_server_cpu_ms_per_run_{c}"] = _round(best_real.server_cpu_ms_per_stream)
                 out[f"noop_server_cpu_ms_per_stream_{c}"] = _round(best_noop.server_cpu_ms_per_stream, 3)
+                if floors:
+                    ratios = [f[0] for f in floors]
+                    middle = sorted(floors)[len(floors) // 2]
+                    out[f"diagnose_cpu_vs_floor_{c}"] = round(statistics.median(ratios), 3)
+                    out[f"diagnose_cpu_vs_floor_{c}_rounds"] = [round(r, 3) for r in ratios]
+                    out[f"diagnose_server_cpu_ms_{c}_rounds"] = [_round(t.server_cpu_ms_per_stream) for t in reals]
+                    out[f"diagnose_floor_ms_{c}"] = round(middle[1] + middle[2] + middle[3], 3)
+                    out[f"diagnose_floor_parts_ms_{c}"] = {
+                        "run_no_store": round(middle[1], 3),
+                        "raw_sqlite": round(middle[2], 3),
+                        "noop_stream": round(middle[3], 3),
+                    }
             return out
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import statistics
+from collections.abc import Sequence
 
 from bench.profiling import ProfileSummary, profile_sync
 from bench.timing import per_op
@@ -69,9 +71,28 @@ def generated(bindings: int) -> tuple[ExecutorParse, list[contracts_pb2.ToolInvo
 SIZES = (10, 100, 1000)
 
 
-def measure(
-    *, sizes: tuple[int, ...] = SIZES, bindings_per_round: int = 3000, rounds: int = 7
-) -> dict[str, dict[str, float]]:
+def floor_check(parsed: ExecutorParse, invocations: Sequence[contracts_pb2.ToolInvocation]) -> int:
+    """The floor: a minimal pure-Python loop doing the Gatekeeper's lookups on the protobuf values, for each
+    (binding, source id) pair: the invocation by id, its output walked along the binding's pointer, the
+    matched text in the string found there. No rules, no findings, no result message."""
+    by_id = {invocation.invocation_id: invocation for invocation in invocations}
+    found = 0
+    assert parsed.output is not None
+    for claim in parsed.output.claims:
+        for binding in claim.evidence_bindings:
+            for source in binding.source_invocation_ids:
+                value = by_id[source].output
+                for part in binding.raw_path.split("/")[1:]:
+                    if value.WhichOneof("kind") == "struct_value":
+                        value = value.struct_value.fields[part]
+                    else:
+                        value = value.list_value.values[int(part)]
+                if binding.matched_text in value.string_value:
+                    found += 1
+    return found
+
+
+def measure(*, sizes: tuple[int, ...] = SIZES, bindings_per_round: int = 3000, rounds: int = 7) -> dict[str, object]:
     """Checked bindings/s at each output size, and cost per binding relative to the smallest size.
 
     Each round checks about ``bindings_per_round`` bindings at every size, sizes interleaved, so that
@@ -82,18 +103,32 @@ def measure(
         result = run_gatekeeper(parsed, invocations, run_id=RUN_ID)
         assert len(result.checked_bindings) == size
         assert result.status == contracts_pb2.GATEKEEPER_STATUS_PASS
+        assert floor_check(parsed, invocations) == size
     best = dict.fromkeys(sizes, float("inf"))
+    largest = max(sizes)
+    ratios: list[float] = []
+    floor_best = float("inf")
     for _ in range(rounds):
         for size, (parsed, invocations) in cases.items():
             gc.collect()
             check = functools.partial(run_gatekeeper, parsed, invocations, run_id=RUN_ID)
             seconds = per_op(check, ops=max(1, bindings_per_round // size), repeats=1)
             best[size] = min(best[size], seconds)
+            if size == largest:
+                floor = functools.partial(floor_check, parsed, invocations)
+                floor_s = per_op(floor, ops=max(1, bindings_per_round // size), repeats=1)
+                ratios.append(floor_s / seconds)  # bindings/s ours over the floor's
+                floor_best = min(floor_best, floor_s)
     per_binding = {str(size): seconds / size for size, seconds in best.items()}
     base = per_binding[str(min(sizes))]
     return {
         "gatekeeper_bindings_per_s": {size: round(1 / cost) for size, cost in per_binding.items()},
         "gatekeeper_growth_vs_10": {size: round(cost / base, 3) for size, cost in per_binding.items()},
+        "gatekeeper_vs_floor": round(statistics.median(ratios), 3),
+        "gatekeeper_vs_floor_rounds": [round(r, 3) for r in ratios],
+        "gatekeeper_floor_bindings": largest,
+        "gatekeeper_floor_bindings_per_s": round(largest / floor_best),
+        "gatekeeper_bindings_at_floor_size": round(largest / best[largest]),
     }
 
 

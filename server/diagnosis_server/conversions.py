@@ -7,12 +7,15 @@ and give the canonical JSON and bytes of a message (same message -> same bytes, 
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any, Protocol, TypeAlias
 
 from google.protobuf import json_format, struct_pb2
-from google.protobuf.descriptor import EnumDescriptor
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
+from google.protobuf.internal import type_checkers
 from google.protobuf.message import Message
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
@@ -29,7 +32,19 @@ class EnumType(Protocol):
     def Name(self, number: Any) -> str: ...
 
 
+_PREFIXES: dict[str, str] = {}
+
+
 def _prefix(enum_type: EnumType) -> str:
+    """``Verdict`` -> ``VERDICT_`` (computed once an enum: the engine names a node and an outcome per attempt)."""
+    full_name = enum_type.DESCRIPTOR.full_name
+    prefix = _PREFIXES.get(full_name)
+    if prefix is None:
+        prefix = _PREFIXES[full_name] = _prefix_of(enum_type)
+    return prefix
+
+
+def _prefix_of(enum_type: EnumType) -> str:
     name = enum_type.DESCRIPTOR.name
     out = [name[0]]
     for prev, ch in itertools.pairwise(name):
@@ -78,10 +93,129 @@ def message_to_json(message: Message, *, indent: int | None = None) -> str:
 
 
 def canonical_bytes(message: Message) -> bytes:
-    """The canonical serialization: sorted keys, no whitespace, UTF-8. Same message -> same bytes."""
-    return json.dumps(message_to_dict(message), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+    """The canonical serialization: sorted keys, no whitespace, UTF-8. Same message -> same bytes.
+
+    The JSON is ``message_to_dict``'s, built by a direct walk of the set fields (``_plain_message``):
+    the same dict as json_format's, without its generic per-field dispatch.
+    """
+    return json.dumps(_plain_message(message), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"
     )
+
+
+_FD = FieldDescriptor
+_INT64 = frozenset({_FD.CPPTYPE_INT64, _FD.CPPTYPE_UINT64})
+_FLOATS = frozenset({_FD.CPPTYPE_FLOAT, _FD.CPPTYPE_DOUBLE})
+_STRUCTS = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+
+
+def _plain_message(message: Message) -> Any:
+    """``json_format.MessageToDict(message, preserving_proto_field_name=True)``, walked directly."""
+    descriptor = message.DESCRIPTOR
+    special = _SPECIAL.get(descriptor)
+    if special is None:
+        special = _SPECIAL[descriptor] = _special_of(descriptor.full_name)
+    if special is not _REGULAR:
+        return special(message)
+    out: dict[str, Any] = {}
+    for field, value in message.ListFields():
+        convert = _CONVERTERS.get(field)
+        if convert is None:
+            convert = _CONVERTERS[field] = _converter(field)
+        out[field.name] = convert(value)
+    return out
+
+
+def _regular(message: Any) -> Any:
+    raise AssertionError("not called")
+
+
+_REGULAR = _regular
+_SPECIAL: dict[Any, Callable[[Any], Any]] = {}
+_CONVERTERS: dict[FieldDescriptor, Callable[[Any], Any]] = {}
+
+
+def _special_of(full_name: str) -> Callable[[Any], Any]:
+    if full_name == "google.protobuf.Value":
+        return from_value_exact
+    if full_name == "google.protobuf.Struct":
+        return lambda message: {key: from_value_exact(item) for key, item in message.fields.items()}
+    if full_name == "google.protobuf.ListValue":
+        return lambda message: [from_value_exact(item) for item in message.values]
+    if full_name.startswith("google.protobuf."):
+        return lambda message: json_format.MessageToDict(message, preserving_proto_field_name=True)
+    return _REGULAR
+
+
+def _converter(field: FieldDescriptor) -> Callable[[Any], Any]:
+    """How one field's value becomes JSON: a map, a repeated field or a single value."""
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        value_field = field.message_type.fields_by_name["value"]
+        one = _single(value_field)
+        return lambda value: {_map_key(key): one(item) for key, item in value.items()}
+    single = _single(field)
+    if field.is_repeated:
+        return lambda value: [single(item) for item in value]
+    return single
+
+
+def _map_key(key: object) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _single(field: FieldDescriptor) -> Callable[[Any], Any]:
+    cpp = field.cpp_type
+    if cpp == _FD.CPPTYPE_MESSAGE:
+        return _plain_message
+    if cpp == _FD.CPPTYPE_STRING:
+        if field.type == _FD.TYPE_BYTES:
+            return lambda value: base64.b64encode(value).decode("utf-8")
+        return _same
+    if cpp == _FD.CPPTYPE_ENUM:
+        assert field.enum_type is not None
+        if field.enum_type.full_name == "google.protobuf.NullValue":
+            return lambda value: None
+        names = {number: item.name for number, item in field.enum_type.values_by_number.items()}
+        return lambda value: names.get(value, value)
+    if cpp == _FD.CPPTYPE_BOOL:
+        return bool
+    if cpp in _INT64:
+        return str
+    if cpp in _FLOATS:
+        shortest = cpp == _FD.CPPTYPE_FLOAT
+        return lambda value: _float(value, shortest=shortest)
+    return _same
+
+
+def _float(value: float, *, shortest: bool) -> Any:
+    if value - value != 0.0:  # NaN or an infinity: proto JSON's strings
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    return type_checkers.ToShortestFloat(value) if shortest else value
+
+
+def from_value_exact(value: struct_pb2.Value) -> Any:
+    """A Value as json_format gives it (numbers stay floats; a non-finite number is an error)."""
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "number_value":
+        number = value.number_value
+        if number - number != 0.0:
+            raise json_format.SerializeToJsonError(f"cannot serialize the non-finite number {number!r} of a Value")
+        return number
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        return {key: from_value_exact(item) for key, item in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [from_value_exact(item) for item in value.list_value.values]
+    return None
 
 
 def canonical_json_bytes(value: JsonValue) -> bytes:
@@ -175,6 +309,29 @@ def to_value(value: JsonValue) -> struct_pb2.Value:
     out = struct_pb2.Value()
     _set_value(out, value, 1)
     return out
+
+
+def fill_value(out: struct_pb2.Value, value: JsonValue) -> None:
+    """``to_value`` into an existing Value (a field of the message that holds it: no copy); ``out`` is
+    cleared first, and left cleared when the value cannot be held (JsonValueError)."""
+    out.Clear()
+    try:
+        _set_value(out, value, 1)
+    except BaseException:
+        out.Clear()
+        raise
+
+
+def fill_struct(out: struct_pb2.Struct, value: JsonObject) -> None:
+    """``to_struct`` into an existing Struct (cleared first, and on failure)."""
+    if not isinstance(value, dict):
+        raise JsonValueError(f"Struct must be in a dict which is {value!r:.100}")
+    out.Clear()
+    try:
+        _set_struct(out, value, 1)
+    except BaseException:
+        out.Clear()
+        raise
 
 
 def _set_value(out: struct_pb2.Value, value: Any, depth: int) -> None:

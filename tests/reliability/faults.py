@@ -267,6 +267,9 @@ class CancellingStore(RecordingStore):
         self.at_write = at_write
         self.hops = hops
         self.writes = 0
+        # A run whose writes take fewer loop turns than ``hops`` may be over before the cancellation would land
+        # (SQLite writes run on the loop): a cancellation due after the run's final write is not made.
+        self.finished = False
 
     def _maybe_cancel(self) -> None:
         self.writes += 1
@@ -277,6 +280,8 @@ class CancellingStore(RecordingStore):
         loop = asyncio.get_running_loop()
 
         def later(left: int) -> None:
+            if self.finished:
+                return
             if left:
                 loop.call_soon(later, left - 1)
             else:
@@ -291,6 +296,11 @@ class CancellingStore(RecordingStore):
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         self._maybe_cancel()
         await super().add_tool_invocation(invocation)
+
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
+        stored = await super().finish_run(run)
+        self.finished = True
+        return stored
 
 
 async def assert_whole_nodes(repository: Repository, run_id: str) -> list[run_pb2.OrchestrationEvent]:

@@ -293,8 +293,10 @@ async def test_tokens_prompts_and_questions_never_reach_the_logs(
 
     monkeypatch.setattr(repository, "commit_node", real_commit)
     monkeypatch.setattr(repository, "get_run", get_run_fails)
+    # A Diagnose stream ends with the record its run stored (it reads nothing back); WatchRun reads the run.
     with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await api.diagnose(question, "checkout-oom", metadata=bearer(GLOBEX))
+        async for _ in api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=crashed.run_id), metadata=bearer(GLOBEX)):
+            pass
     assert caught.value.code() == grpc.StatusCode.INTERNAL
     monkeypatch.setattr(repository, "get_run", real_get)
     await api.running.runs.wait_idle()

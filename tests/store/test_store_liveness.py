@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import make_run
+from store_builders import make_event, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, Repository, open_repository
@@ -106,14 +106,28 @@ async def test_an_interrupted_run_takes_no_more_writes(repo: Repository) -> None
     assert await _status(repo, "run-1") == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
 
 
-async def test_commit_node_takes_over_ownership(repo: Repository, database_url: str) -> None:
-    """The instance that writes a run's node runs it: the run is its, with a fresh heartbeat."""
+async def test_a_run_record_write_takes_over_ownership(repo: Repository, database_url: str) -> None:
+    """The instance that writes a run's record runs it: the run is its, with a fresh heartbeat."""
     other = await open_repository(database_url, owner="instance-b")
     try:
         await other.create_run(make_run("run-1"))
-        await repo.commit_node("run-1")
+        run = make_run("run-1")
+        run.status = run_pb2.RUN_STATUS_RUNNING
+        await repo.commit_node("run-1", run=run)
         assert await other.interrupt_owned() == []
         assert await repo.interrupt_owned() == ["run-1"]
+    finally:
+        await other.close()
+
+
+async def test_a_node_commit_leaves_owner_and_heartbeat_alone(repo: Repository, database_url: str) -> None:
+    """Node commits write the node's rows only: the live run's heartbeat is the periodic one (``heartbeat``)."""
+    other = await open_repository(database_url, owner="instance-b")
+    try:
+        await other.create_run(make_run("run-1"))
+        await repo.commit_node("run-1", events=[make_event("run-1", 1)])
+        assert await repo.interrupt_owned() == []
+        assert await other.interrupt_owned() == ["run-1"]
     finally:
         await other.close()
 

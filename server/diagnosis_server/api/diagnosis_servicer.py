@@ -126,15 +126,20 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             follower = RunFollower(
                 self._repository, subscription, after_sequence=after, poll_interval_s=self._poll_interval_s
             )
-            async for event in follower.events():
-                yield pb.WatchRunResponse(event=event)
+            # A live event goes out as the bytes serialized once for all its watchers (``Live.watch_bytes``;
+            # the method's serializer passes bytes through, see ``api.server``).
+            async for event, live in follower.events_live():
+                yield live.watch_bytes() if live is not None else pb.WatchRunResponse(event=event)  # type: ignore[misc]
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             last_sequence = follower.last_sequence
             if follower.yielded == 0:
-                stored = await self._repository.list_events(run_id)
-                last_sequence = stored[-1].sequence if stored else 0
+                if follower.end_sequence is not None:
+                    last_sequence = follower.end_sequence
+                else:
+                    stored = await self._repository.list_events(run_id)
+                    last_sequence = stored[-1].sequence if stored else 0
             yield pb.WatchRunResponse(ended=_ended(final, last_sequence))
         finally:
             subscription.close()

@@ -3,8 +3,9 @@
 The caller subscribes to the hub BEFORE the follower first reads the store, so no event falls between
 the replay and the live feed; every event is yielded once, in sequence order (duplicates are dropped
 by sequence number, and a gap or an overflow is filled from the store, where each event is committed
-before it is published). A run this process is not running (another instance's) is followed by
-polling the store.
+before it is published). A run this process is not running (another instance's) is followed through
+the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``Repository.watch_run``), polling every
+``poll_interval_s`` at the latest (the only way on SQLite).
 
 The events end only when the store holds the run's final record (``final``): a run whose task ended
 without one (its final write failed while the store was down) is followed through the store until the
@@ -18,11 +19,17 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.api.hub import Signal, Subscription
+from diagnosis_server.api.hub import Live, Signal, Subscription
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
 TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
+
+
+class Watch(Protocol):
+    async def wait(self, seconds: float) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class EventStore(Protocol):
@@ -52,18 +59,46 @@ class RunFollower:
         # The run's final record once ``events`` has ended (None: the run is not in the store).
         self.final: run_pb2.DiagnosisRun | None = None
         self._live = subscription.attached
+        # Wake-ups on the run's commits by another instance (PostgreSQL NOTIFY), for a follower of the store.
+        self._watch: Watch | None = None
+        self._check_status = True
+        # The run's last event sequence, when the hub's end said it (None: not known without the store).
+        self.end_sequence: int | None = None
 
     async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
-        async for event in self._replay():
+        async for event, _ in self.events_live():
             yield event
+
+    async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+        """``events``, each with its published form when it came live (None: replayed from the store)."""
+        if not self._live:
+            watch_run = getattr(self._store, "watch_run", None)
+            self._watch = watch_run(self._run_id) if watch_run is not None else None
+        try:
+            async for item in self._events_live():
+                yield item
+        finally:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
+
+    async def _events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+        subscription = self._subscription
+        # An attached subscription taken before any event after ``after_sequence`` was published receives
+        # them all: nothing to replay (a Diagnose stream, a watcher that came early).
+        if not (self._live and subscription.published_before <= self.last_sequence):
+            async for event in self._replay():
+                yield event, None
         while True:
             if self._live:
-                item = await self._subscription.next()
+                item = await subscription.next_live()
             else:
                 item = await self._poll()
             if isinstance(item, Signal):
+                if item is Signal.END and self._live and self._ended_here():
+                    return
                 async for event in self._replay():
-                    yield event
+                    yield event, None
                 if item is Signal.END:
                     if self._live:
                         # The run's task is over: its final record should be stored; if not, follow the store.
@@ -74,22 +109,49 @@ class RunFollower:
                         self.final = run
                     return
                 continue
-            if item.sequence <= self.last_sequence:
+            event = item.event
+            if event.sequence <= self.last_sequence:
                 continue
-            if item.sequence != self.last_sequence + 1:
-                async for event in self._replay():
-                    yield event
+            if event.sequence != self.last_sequence + 1:
+                async for replayed in self._replay():
+                    yield replayed, None
                 continue
-            self._advance(item)
-            yield item
+            self._advance(event)
+            yield event, item
+
+    def _ended_here(self) -> bool:
+        """At END: True when the hub gave the run's stored final record and nothing is left to replay."""
+        final = self._subscription.final
+        if final is None or final.status not in TERMINAL_STATUSES:
+            return False
+        if self.last_sequence < self._subscription.end_sequence:
+            return False
+        self.final = final
+        self.end_sequence = self._subscription.end_sequence
+        self._live = False
+        return True
 
     async def _poll(self) -> Signal:
-        run = await self._store.get_run(self._run_id)
-        if run is None or run.status in TERMINAL_STATUSES:
-            self.final = run
-            return Signal.END
-        await asyncio.sleep(self._poll_interval_s)
+        if self._watch is None:
+            run = await self._store.get_run(self._run_id)
+            if run is None or run.status in TERMINAL_STATUSES:
+                self.final = run
+                return Signal.END
+            await asyncio.sleep(self._poll_interval_s)
+            return Signal.OVERFLOW
+        if self._check_status:
+            run = await self._store.get_run(self._run_id)
+            if run is None or run.status in TERMINAL_STATUSES:
+                self.final = run
+                return Signal.END
+        # Woken by the run's next commit (NOTIFY): its events are read (OVERFLOW), and its status only when the
+        # commit was the final one or nothing came within the poll interval.
+        woke = await self._watch.wait(self._poll_interval_s)
+        self._check_status = not woke or self._watch_ended()
         return Signal.OVERFLOW
+
+    def _watch_ended(self) -> bool:
+        return bool(getattr(self._watch, "ended", True))
 
     async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
         while True:

@@ -6,6 +6,12 @@ event is committed before it is published. When a run ends its subscribers are t
 
 A subscription taken for a run this process is not running is *detached*: it never receives
 anything, and its reader follows the store instead.
+
+Each event is published once as a ``Live`` item shared by every subscriber: its ``WatchRunResponse`` bytes
+are serialized once, by the first subscriber that sends them, and reused by the others. The end carries
+what the followers need so that none reads the store at a run's end: the run's final record as stored
+(when it was), and the last sequence published. A subscription also knows the last sequence published
+before it was taken (``published_before``): it receives every event after that one.
 """
 
 from __future__ import annotations
@@ -14,9 +20,26 @@ import asyncio
 import enum
 from collections import deque
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 
 DEFAULT_QUEUE_SIZE = 128
+
+
+class Live:
+    """One published event, shared by the subscribers; its wire form made once, on first use."""
+
+    __slots__ = ("_watch_bytes", "event")
+
+    def __init__(self, event: run_pb2.OrchestrationEvent) -> None:
+        self.event = event
+        self._watch_bytes: bytes | None = None
+
+    def watch_bytes(self) -> bytes:
+        """The serialized ``WatchRunResponse(event=...)`` of this event."""
+        data = self._watch_bytes
+        if data is None:
+            data = self._watch_bytes = diagnosis_service_pb2.WatchRunResponse(event=self.event).SerializeToString()
+        return data
 
 
 class Signal(enum.Enum):
@@ -25,17 +48,22 @@ class Signal(enum.Enum):
 
 
 class Subscription:
-    def __init__(self, hub: EventHub, run_id: str, *, attached: bool, maxsize: int) -> None:
+    def __init__(self, hub: EventHub, run_id: str, *, attached: bool, maxsize: int, published_before: int = 0) -> None:
         self._hub = hub
         self.run_id = run_id
         self.attached = attached
+        # The last sequence published before this subscription was taken (attached ones receive all after it).
+        self.published_before = published_before
+        # Set at the end: the run's final record as stored (None: not known here) and the last sequence published.
+        self.final: run_pb2.DiagnosisRun | None = None
+        self.end_sequence = 0
         self._maxsize = maxsize
-        self._items: deque[run_pb2.OrchestrationEvent] = deque()
+        self._items: deque[Live] = deque()
         self._overflowed = False
         self._ended = False
         self._wakeup = asyncio.Event()
 
-    def _offer(self, event: run_pb2.OrchestrationEvent) -> None:
+    def _offer(self, event: Live) -> None:
         if self._ended or self._overflowed:
             return
         if len(self._items) >= self._maxsize:
@@ -46,7 +74,9 @@ class Subscription:
             self._items.append(event)
         self._wakeup.set()
 
-    def _end(self) -> None:
+    def _end(self, final: run_pb2.DiagnosisRun | None, end_sequence: int) -> None:
+        self.final = final
+        self.end_sequence = end_sequence
         self._ended = True
         self._wakeup.set()
 
@@ -56,6 +86,11 @@ class Subscription:
 
     async def next(self) -> run_pb2.OrchestrationEvent | Signal:
         """The next live event, OVERFLOW (catch up from the store, then go on), or END (no more events)."""
+        item = await self.next_live()
+        return item if isinstance(item, Signal) else item.event
+
+    async def next_live(self) -> Live | Signal:
+        """``next``, the event as published (with its shared wire form)."""
         while True:
             if self._items:
                 return self._items.popleft()
@@ -77,17 +112,26 @@ class EventHub:
             raise ValueError("queue_size must be at least 1")
         self._queue_size = queue_size
         self._channels: dict[str, set[Subscription]] = {}
+        # The last sequence published of each live run.
+        self._published: dict[str, int] = {}
 
     def open(self, run_id: str) -> None:
         """Marks ``run_id`` live in this process (before its first event can be published)."""
         self._channels.setdefault(run_id, set())
+        self._published.setdefault(run_id, 0)
 
     def is_live(self, run_id: str) -> bool:
         return run_id in self._channels
 
     def subscribe(self, run_id: str) -> Subscription:
         channel = self._channels.get(run_id)
-        subscription = Subscription(self, run_id, attached=channel is not None, maxsize=self._queue_size)
+        subscription = Subscription(
+            self,
+            run_id,
+            attached=channel is not None,
+            maxsize=self._queue_size,
+            published_before=self._published.get(run_id, 0),
+        )
         if channel is not None:
             channel.add(subscription)
         return subscription
@@ -96,13 +140,21 @@ class EventHub:
         return len(self._channels.get(run_id, ()))
 
     def publish(self, event: run_pb2.OrchestrationEvent) -> None:
-        for subscription in tuple(self._channels.get(event.run_id, ())):
-            subscription._offer(event)
+        channel = self._channels.get(event.run_id)
+        if channel is None:
+            return
+        if event.sequence > self._published.get(event.run_id, 0):
+            self._published[event.run_id] = event.sequence
+        live = Live(event)
+        for subscription in tuple(channel):
+            subscription._offer(live)
 
-    def close(self, run_id: str) -> None:
-        """The run ended (its final state is stored): every subscriber gets END."""
+    def close(self, run_id: str, *, final: run_pb2.DiagnosisRun | None = None) -> None:
+        """The run's task ended: every subscriber gets END, with ``final``, the run's record as stored (None
+        when it could not be stored: the followers then read the store), and the last sequence published."""
+        last = self._published.pop(run_id, 0)
         for subscription in self._channels.pop(run_id, set()):
-            subscription._end()
+            subscription._end(final, last)
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         channel = self._channels.get(subscription.run_id)

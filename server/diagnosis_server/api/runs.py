@@ -140,8 +140,9 @@ class RunManager:
             self._hub.publish(event)
 
         cancelled = False
+        stored: run_pb2.DiagnosisRun | None = None
         try:
-            run = await self._orchestrator.run(
+            run = stored = await self._orchestrator.run(
                 question=question,
                 scenario=scenario,
                 environment=environment,
@@ -173,7 +174,8 @@ class RunManager:
             if not self._tasks:
                 self._idle.set()
             if not cancelled:
-                self._hub.close(run_id)
+                # The record the store holds now: every follower ends with it, none reads it back.
+                self._hub.close(run_id, final=stored)
         self._metrics.observe_run(run)
         for listener in self.on_finished:
             listener(run)

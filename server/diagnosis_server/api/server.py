@@ -14,9 +14,11 @@ identity in the store (``DIAGNOSIS_INSTANCE_ID`` is its prefix).
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -103,6 +105,48 @@ def warn_plaintext_tokens(address: str, *, authenticated: bool, tls: bool) -> bo
         )
         return True
     return False
+
+
+def serialize_or_pass(message: Any) -> bytes:
+    """A response serializer that sends bytes as they are (a message serialized once for many streams)."""
+    if type(message) is bytes:
+        return message
+    data: bytes = message.SerializeToString()
+    return data
+
+
+def add_diagnosis_service(servicer: DiagnosisServicer, server: grpc.aio.Server) -> None:
+    """The generated registration, with WatchRun's responses allowed to be pre-serialized bytes."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+
+    class _Capture:
+        def add_generic_rpc_handlers(self, generic: Any) -> None:
+            return None
+
+        def add_registered_method_handlers(self, service: str, methods: dict[str, Any]) -> None:
+            handlers.update(methods)
+
+    diagnosis_service_pb2_grpc.add_DiagnosisServiceServicer_to_server(servicer, _Capture())  # type: ignore[arg-type]
+    handlers["WatchRun"] = grpc.unary_stream_rpc_method_handler(
+        servicer.WatchRun,
+        request_deserializer=diagnosis_service_pb2.WatchRunRequest.FromString,
+        response_serializer=serialize_or_pass,
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(DIAGNOSIS_SERVICE, handlers),))
+    server.add_registered_method_handlers(DIAGNOSIS_SERVICE, handlers)
+
+
+def tune_gc() -> None:
+    """After start-up: what is alive now (modules, protos, settings) leaves the collector's view for good
+    (``gc.freeze``), and full collections come ten times less often than by default (a full collection of a
+    busy server's heap, 30-95 ms in a 1,000-subscriber fan-out, stalls every stream at once). Young ones are
+    rarer too: a run allocates many short-lived containers (protos' dicts, JSON values)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLDS[0], GC_THRESHOLDS[1], GC_THRESHOLDS[2])
+
+
+GC_THRESHOLDS = (10_000, 20, 100)
 
 
 def instance_owner(instance_id: str) -> str:
@@ -273,7 +317,7 @@ async def start_server(
                 ("grpc.so_reuseport", 0),
             ],
         )
-        diagnosis_service_pb2_grpc.add_DiagnosisServiceServicer_to_server(
+        add_diagnosis_service(
             DiagnosisServicer(
                 repository=repository,
                 runs=runs,

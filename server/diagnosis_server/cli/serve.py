@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from diagnosis_server.api import RunningServer, StartupError, configure_logging, start_server
+from diagnosis_server.api.server import tune_gc
 from diagnosis_server.settings import Settings, SettingsError, load_settings
 from diagnosis_server.store import StoreError
 from diagnosis_server.telemetry import TelemetryError, configure_tracing, shutdown_tracing
@@ -126,6 +127,7 @@ async def serve(
     log.info(
         "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
     )
+    tune_gc()  # the process is a server from here on
     if on_serving is not None:
         on_serving(running)
     terminated = asyncio.create_task(running.wait_for_termination())

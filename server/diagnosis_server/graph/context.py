@@ -11,6 +11,7 @@ from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.tools.base import Toolset
+from diagnosis_server.tools.runner import InvocationIds
 
 
 class InvocationStore(Protocol):
@@ -53,3 +54,5 @@ class RunContext:
     invocations: InvocationStore
     limits: Limits = Limits()
     allowed_tools: Sequence[str] | None = None
+    # The run's invocation ids: one counter for all its Executor attempts and cycles.
+    invocation_ids: InvocationIds = field(default_factory=InvocationIds)

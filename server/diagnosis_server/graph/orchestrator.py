@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -43,13 +43,16 @@ class RunStore(InvocationStore, Protocol):
         steps: Sequence[run_pb2.NodeStep] = (),
         checkpoint: Checkpoint | None = None,
         run: run_pb2.DiagnosisRun | None = None,
-    ) -> None: ...
+    ) -> object: ...
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None: ...
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
+        """Stores the final record; returns it as stored (None: the store keeps ``run`` as given)."""
+        ...
 
 
 def new_run_id() -> str:
-    return f"run-{uuid.uuid4().hex}"
+    """One random id a run (128 bits from the OS); everything inside the run is numbered from it."""
+    return f"run-{os.urandom(16).hex()}"
 
 
 def checkpoint_state(state: DiagnosisState) -> bytes:
@@ -205,7 +208,8 @@ class Orchestrator:
         return await self._finish(run, done)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
-        """Stores the run's final record, retrying with a jittered backoff while the store recovers.
+        """Stores the run's final record, retrying with a jittered backoff while the store recovers; returns
+        the record as stored (what GetRun reads: the Diagnose stream sends it without reading it back).
 
         Each round writes ``done`` and, if that fails, the run as created FAILED (a record the store takes
         even when ``done`` is what it refuses). Rounds go on for ``finish_retry_s``; after that the
@@ -220,10 +224,10 @@ class Orchestrator:
         while True:
             rounds += 1
             try:
-                await self.store.finish_run(done)
+                stored = await self.store.finish_run(done)
                 if rounds > 1:
                     log.info("run_finish_recovered", run_id=run.run_id, attempts=rounds)
-                return done
+                return done if stored is None else stored
             except RunAlreadyFinished:
                 raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
             except StoreError as exc:
@@ -231,9 +235,9 @@ class Orchestrator:
             if failed is None:
                 failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(error).__name__}")
             try:
-                await self.store.finish_run(failed)
+                stored = await self.store.finish_run(failed)
                 log.warning("run_finish_failed", run_id=run.run_id, error=str(error)[:300], stored="FAILED")
-                return failed
+                return failed if stored is None else stored
             except RunAlreadyFinished:
                 raise
             except StoreError as exc:

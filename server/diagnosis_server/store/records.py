@@ -166,11 +166,20 @@ def invocation_columns(invocation: contracts_pb2.ToolInvocation) -> dict[str, An
     }
 
 
-def event_columns(run_id: str, event: run_pb2.OrchestrationEvent) -> dict[str, Any]:
+def check_event(run_id: str, event: run_pb2.OrchestrationEvent) -> None:
     if event.run_id != run_id:
         raise InvalidRecord(f"event {event.sequence} belongs to run {event.run_id!r}, not {run_id!r}")
     if event.sequence < 1:
         raise InvalidRecord(f"event sequence {event.sequence} is not positive")
+
+
+def check_step(run_id: str, step: run_pb2.NodeStep) -> None:
+    if step.run_id != run_id:
+        raise InvalidRecord(f"node step belongs to run {step.run_id!r}, not {run_id!r}")
+
+
+def event_columns(run_id: str, event: run_pb2.OrchestrationEvent) -> dict[str, Any]:
+    check_event(run_id, event)
     return {
         "run_id": run_id,
         "sequence": event.sequence,
@@ -181,8 +190,7 @@ def event_columns(run_id: str, event: run_pb2.OrchestrationEvent) -> dict[str, A
 
 
 def step_columns(run_id: str, step: run_pb2.NodeStep) -> dict[str, Any]:
-    if step.run_id != run_id:
-        raise InvalidRecord(f"node step belongs to run {step.run_id!r}, not {run_id!r}")
+    check_step(run_id, step)
     return {"run_id": run_id, "node": int(step.node), "attempt": step.attempt, "payload": payload(step)}
 
 

@@ -28,9 +28,10 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.store import migrate, sql
+from diagnosis_server.store import migrate, sql, sqlite_ops
 from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine, describe_location, sqlite_file
 from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, StoreError, StoreFileLost
+from diagnosis_server.store.notify import RunNotifier, RunWatch
 from diagnosis_server.store.pagination import (
     PageToken,
     RunFilter,
@@ -41,6 +42,8 @@ from diagnosis_server.store.pagination import (
 from diagnosis_server.store.records import (
     TERMINAL_STATUSES,
     Checkpoint,
+    check_event,
+    check_step,
     checkpoint_columns,
     event_columns,
     invocation_columns,
@@ -55,7 +58,7 @@ from diagnosis_server.store.records import (
     step_columns,
     utc_now,
 )
-from diagnosis_server.store.runners import StoreRunner, runner_for
+from diagnosis_server.store.runners import SqliteRunner, StoreRunner, runner_for
 from diagnosis_server.store.tables import diagnosis_run
 
 _R = TypeVar("_R")
@@ -78,7 +81,7 @@ _DRIVER_ERRORS = (SQLAlchemyError, sqlite3.Error, OSError)  # sqlite3: the SQLit
 
 def _store_error(exc: BaseException, what: str, duplicate: str | None = None) -> StoreError:
     """A driver error as StoreError (DuplicateRecord for a key conflict when ``duplicate`` says what)."""
-    if isinstance(exc, IntegrityError) and duplicate is not None:
+    if isinstance(exc, IntegrityError | sqlite3.IntegrityError) and duplicate is not None:
         return DuplicateRecord(f"{duplicate} ({_describe(exc)})")
     return StoreError(f"{what} failed: {_describe(exc)}")
 
@@ -100,6 +103,14 @@ class Repository:
             raise ValueError("owner must be 1 to 64 characters")
         self._engine = engine
         self._runner: StoreRunner = runner_for(engine)
+        # SQLite's hot path is DB-API calls (``sqlite_ops``), on the event loop when they cannot block.
+        self._sqlite: SqliteRunner | None = self._runner if isinstance(self._runner, SqliteRunner) else None
+        # PostgreSQL: one LISTEN connection for followers of other replicas' runs, opened on first use.
+        self._notifier: RunNotifier | None = None
+        self._reads: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
+        if self._sqlite is None:
+            dsn = self.sync_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+            self._notifier = RunNotifier(dsn)
         self.owner = owner
         # The SQLite file and its (device, inode) when the store opened it (``probe`` checks it).
         self._file: tuple[Path, tuple[int, int]] | None = None
@@ -122,7 +133,18 @@ class Repository:
         return self._engine.sync_engine if isinstance(self._engine, AsyncEngine) else self._engine
 
     async def close(self) -> None:
+        if self._notifier is not None:
+            await self._notifier.close()
         await self._runner.close()
+
+    def watch_run(self, run_id: str) -> RunWatch | None:
+        """Wake-ups on the commits of ``run_id``'s events by any instance (PostgreSQL LISTEN/NOTIFY); None on
+        SQLite, whose followers poll. Close the watch when done with it."""
+        return None if self._notifier is None else self._notifier.watch(run_id)
+
+    @property
+    def notifier(self) -> RunNotifier | None:
+        return self._notifier
 
     async def __aenter__(self) -> Self:
         return self
@@ -146,6 +168,22 @@ class Repository:
         except _DRIVER_ERRORS as exc:
             raise _store_error(exc, what, duplicate) from exc
 
+    async def _read_raw(self, what: str, operation: Callable[[sqlite3.Connection], _R]) -> _R:
+        assert self._sqlite is not None
+        try:
+            return await self._sqlite.read_raw(operation)
+        except _DRIVER_ERRORS as exc:
+            raise _store_error(exc, what) from exc
+
+    async def _write_raw(
+        self, what: str, operation: Callable[[sqlite3.Connection], _R], *, duplicate: str | None = None
+    ) -> _R:
+        assert self._sqlite is not None
+        try:
+            return await self._sqlite.write_raw(operation)
+        except _DRIVER_ERRORS as exc:
+            raise _store_error(exc, what, duplicate) from exc
+
     # ------------------------------------------------------------------ runs
 
     async def create_run(self, run: run_pb2.DiagnosisRun) -> None:
@@ -154,11 +192,19 @@ class Repository:
         stored = stamp_new_run(run, now)
         values = run_columns(stored) | {"owner": self.owner, "heartbeat_at": now}
         duplicate = f"run {run.run_id!r} exists"
+        if self._sqlite is not None:
+            await self._write_raw(
+                "create_run", functools.partial(sqlite_ops.create_run, values=values), duplicate=duplicate
+            )
+            return
         await self._write("create_run", functools.partial(sql.create_run, values=values), duplicate=duplicate)
 
     async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
         """The run, or None when there is none or it belongs to another tenant (tenant None: any)."""
-        data = await self._read("get_run", functools.partial(sql.get_run, run_id=run_id, tenant=tenant))
+        if self._sqlite is not None:
+            data = await self._read_raw("get_run", functools.partial(sqlite_ops.get_run, run_id=run_id, tenant=tenant))
+        else:
+            data = await self._read("get_run", functools.partial(sql.get_run, run_id=run_id, tenant=tenant))
         return None if data is None else parse_run(data)
 
     async def list_runs(
@@ -196,11 +242,14 @@ class Repository:
             next_token = encode_page_token(PageToken(created_at=last.created_at, run_id=last.run_id, filter=run_filter))
         return RunPage(runs, next_token)
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
-        """Stores a run's final state (SUCCESS or FAILED) in one transaction."""
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
+        """Stores a run's final state (SUCCESS or FAILED) in one transaction; returns the record as stored
+        (created_at as first stored, updated_at and completed_at stamped), what GetRun reads from now on."""
         if run.status not in TERMINAL_STATUSES:
             raise InvalidRecord(f"finish_run needs status SUCCESS or FAILED, not {status_name(run.status)}")
-        await self.commit_node(run.run_id, run=run)
+        stored = await self.commit_node(run.run_id, run=run)
+        assert stored is not None
+        return stored
 
     # ------------------------------------------------------------------ nodes
 
@@ -212,15 +261,35 @@ class Repository:
         steps: Sequence[run_pb2.NodeStep] = (),
         checkpoint: Checkpoint | None = None,
         run: run_pb2.DiagnosisRun | None = None,
-    ) -> None:
+    ) -> run_pb2.DiagnosisRun | None:
         """Writes one node's outcome in ONE transaction: all of it or, on any error, none of it.
 
-        ``run``, if given, replaces the run's payload and indexed columns. The run's heartbeat is
-        touched and this instance becomes its owner. A run already SUCCESS or FAILED takes no writes.
+        ``run``, if given, replaces the run's payload and indexed columns (returned as stored), touches
+        the run's heartbeat and makes this instance its owner; a node commit without it writes only the
+        node's rows (the heartbeat of a live run is periodic, ``heartbeat``). A run already SUCCESS or
+        FAILED takes no writes.
         """
         require_id(run_id, "run_id")
         if run is not None and run.run_id != run_id:
             raise InvalidRecord(f"run {run.run_id!r} given to commit_node of run {run_id!r}")
+        duplicate = f"run {run_id!r} already has an event sequence or checkpoint step given"
+        if self._sqlite is not None:
+            for step in steps:
+                check_step(run_id, step)
+            for event in events:
+                check_event(run_id, event)
+            row = None if checkpoint is None else checkpoint_columns(run_id, checkpoint)
+            raw = functools.partial(
+                sqlite_ops.commit_node,
+                run_id=run_id,
+                owner=self.owner,
+                now=utc_now(),
+                run=run,
+                steps=steps,
+                checkpoint=None if row is None else (row["step"], row["node"], row["state"]),
+                events=events,
+            )
+            return await self._write_raw("commit_node", raw, duplicate=duplicate)
         operation = functools.partial(
             sql.commit_node,
             run_id=run_id,
@@ -231,8 +300,7 @@ class Repository:
             checkpoint_row=None if checkpoint is None else checkpoint_columns(run_id, checkpoint),
             event_rows=[event_columns(run_id, event) for event in events],
         )
-        duplicate = f"run {run_id!r} already has an event sequence or checkpoint step given"
-        await self._write("commit_node", operation, duplicate=duplicate)
+        return await self._write("commit_node", operation, duplicate=duplicate)
 
     async def list_events(
         self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
@@ -243,8 +311,25 @@ class Repository:
         query = functools.partial(
             sql.list_events, run_id=run_id, after_sequence=after_sequence, limit=min(limit, MAX_EVENTS_LIMIT)
         )
-        rows = await self._read("list_events", query)
+        if self._sqlite is not None:
+            raw = functools.partial(
+                sqlite_ops.list_events, run_id=run_id, after_sequence=after_sequence, limit=min(limit, MAX_EVENTS_LIMIT)
+            )
+            rows = await self._read_raw("list_events", raw)
+        else:
+            rows = await self._shared_read(("list_events", run_id, after_sequence, limit), "list_events", query)
         return [parse_event(data) for data in rows]
+
+    async def _shared_read(self, key: tuple[Any, ...], what: str, query: Callable[[Connection], Any]) -> list[Any]:
+        """PostgreSQL: one read for every caller asking the same at the same time (the followers of a run on
+        this replica, all woken by one NOTIFY, read the same events once)."""
+        pending = self._reads.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._read(what, query))
+            self._reads[key] = pending
+            pending.add_done_callback(lambda _: self._reads.pop(key, None))
+        rows: list[Any] = list(await asyncio.shield(pending))
+        return rows
 
     async def list_node_steps(self, run_id: str) -> list[run_pb2.NodeStep]:
         rows = await self._read("list_node_steps", functools.partial(sql.list_node_steps, run_id=run_id))
@@ -259,12 +344,23 @@ class Repository:
         """Records one tool call of a RUNNING run, in its own transaction (R-C-2)."""
         values = invocation_columns(invocation)
         duplicate = f"run {invocation.run_id!r} already has invocation {invocation.invocation_id!r}"
+        if self._sqlite is not None:
+            raw = functools.partial(sqlite_ops.add_tool_invocation, run_id=invocation.run_id, values=values)
+            await self._write_raw("add_tool_invocation", raw, duplicate=duplicate)
+            return
         operation = functools.partial(sql.add_tool_invocation, run_id=invocation.run_id, values=values)
         await self._write("add_tool_invocation", operation, duplicate=duplicate)
 
     async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
         """This run's invocations (and no other run's) in recording order."""
-        rows = await self._read("list_tool_invocations", functools.partial(sql.list_tool_invocations, run_id=run_id))
+        rows: Sequence[bytes]
+        if self._sqlite is not None:
+            raw = functools.partial(sqlite_ops.list_tool_invocations, run_id=run_id)
+            rows = await self._read_raw("list_tool_invocations", raw)
+        else:
+            rows = await self._read(
+                "list_tool_invocations", functools.partial(sql.list_tool_invocations, run_id=run_id)
+            )
         return [parse_invocation(data) for data in rows]
 
     # ------------------------------------------------------------------ liveness

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
@@ -27,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from diagnosis_server.store.engine import enable_wal
+from diagnosis_server.store.engine import enable_wal, is_sqlite_memory
 
 _R = TypeVar("_R")
 
@@ -96,18 +99,45 @@ def _set_exception(future: asyncio.Future[Any], exc: BaseException) -> None:
 
 
 class SqliteRunner:
-    """Transactions on the synchronous SQLite engine, one at a time, on the store's worker thread.
+    """Transactions on SQLite: on the event loop when they cannot block, else on the store's worker thread.
 
-    The thread keeps one Connection open between transactions (the engine's one pooled connection)
-    and opens each transaction on the driver itself: BEGIN IMMEDIATE for a write (the write lock from
-    the start), a deferred BEGIN for a read.
+    The worker thread keeps one SQLAlchemy Connection open between transactions (the engine's one pooled
+    connection) and opens each transaction on the driver itself: BEGIN IMMEDIATE for a write (the write
+    lock from the start), a deferred BEGIN for a read.
+
+    The hot path (``write_raw``/``read_raw``: DB-API functions of ``sqlite_ops``) runs on the loop when it
+    cannot wait: a file's loop connection has a busy timeout of 0, so its BEGIN IMMEDIATE takes the write
+    lock at once or fails at once (another process or the worker holds it), and in WAL mode with
+    synchronous=NORMAL a commit writes the log without syncing it. A transaction that meets a lock anywhere
+    is rolled back and run again on the worker thread, which waits on the busy timeout like every other
+    transaction there. The loop connection never checkpoints the log itself (``wal_autocheckpoint`` 0): the
+    worker does, once the log has grown past ``CHECKPOINT_WAL_BYTES``, without blocking writers (PASSIVE). An
+    in-memory database has one connection and no other process: its transactions run on the loop whenever
+    the worker thread has nothing queued (so the two never share the connection at once).
     """
+
+    # Every this many commits on the loop, the log's size is looked at; past CHECKPOINT_WAL_BYTES (SQLite's own
+    # auto-checkpoint point, 1,000 pages of 4 KiB) the worker checkpoints it.
+    CHECKPOINT_EVERY = 64
+    CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
+    YIELD_AFTER_S = 0.001
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._executor: ThreadPoolExecutor | None = None
-        # Touched on the worker thread only.
+        # Touched on the worker thread only (and on the loop, for an in-memory database, while the worker is idle).
         self._conn: Connection | None = None
+        self._memory = is_sqlite_memory(engine.url)
+        database = engine.url.database or ""
+        # A plain file: the loop gets a connection of its own. (A ``file:`` URI is left to the worker.)
+        self._path = None if self._memory or database.startswith("file:") else database
+        self._loop_conn: sqlite3.Connection | None = None
+        self._queued = 0  # transactions handed to the worker thread and not yet done
+        self._loop_commits = 0
+        self._prepared = False
+        self._yielded_at = 0.0
+        self.on_loop = 0  # transactions run on the loop, and on the worker (tests and the bench read them)
+        self.on_worker = 0
 
     @property
     def backend(self) -> str:
@@ -124,13 +154,22 @@ class SqliteRunner:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="diagnosis-store")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_R] = loop.create_future()
+        self._queued += 1
+        future.add_done_callback(self._dequeued)
         self._executor.submit(_run_for, loop, future, call)
         return future
 
-    def _transaction(self, operation: Callable[[Connection], _R], begin: str, *, commit: bool) -> _R:
+    def _dequeued(self, _: asyncio.Future[Any]) -> None:
+        self._queued -= 1
+
+    def _connection(self) -> Connection:
         conn = self._conn
         if conn is None or conn.closed:
             conn = self._conn = self.engine.connect()
+        return conn
+
+    def _transaction(self, operation: Callable[[Connection], _R], begin: str, *, commit: bool) -> _R:
+        conn = self._connection()
         conn.begin()  # SQLAlchemy's side of it; pysqlite's own begin is a no-op, the driver opens it here
         try:
             conn.connection.driver_connection.execute(begin)  # type: ignore[union-attr]
@@ -148,6 +187,90 @@ class SqliteRunner:
                 conn.invalidate()
             raise
 
+    def _raw_on_worker(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> _R:
+        """On the worker: a DB-API operation on the worker's connection, in a transaction of its own."""
+        self.on_worker += 1
+        driver: sqlite3.Connection = self._connection().connection.driver_connection  # type: ignore[assignment]
+        return _raw_transaction(driver, operation, begin, commit=commit)
+
+    def _loop_connection(self) -> sqlite3.Connection | None:
+        """The connection the loop may use right now, or None (the worker must run the transaction)."""
+        if self._memory:
+            shared = self._conn
+            if self._queued or shared is None or shared.closed:
+                return None
+            driver: Any = shared.connection.driver_connection
+            return driver  # type: ignore[no-any-return]
+        if self._path is None or not self._prepared:
+            return None
+        if self._loop_conn is None:
+            own = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            own.execute("PRAGMA busy_timeout = 0")
+            own.execute("PRAGMA synchronous = NORMAL")
+            own.execute("PRAGMA foreign_keys = ON")
+            own.execute("PRAGMA wal_autocheckpoint = 0")
+            self._loop_conn = own
+        return self._loop_conn
+
+    def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> Any:
+        """The transaction's result when it ran on the loop; ``_MET_LOCK`` when it met a lock (rolled back)."""
+        conn = self._loop_connection()
+        if conn is None:
+            return _MET_LOCK
+        execute = conn.execute
+        try:
+            execute(begin)
+            try:
+                result = operation(conn)
+                execute("COMMIT" if commit else "ROLLBACK")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc):
+                self._drop_broken(conn)
+                raise
+            return _MET_LOCK
+        except sqlite3.Error:
+            self._drop_broken(conn)
+            raise
+        self.on_loop += 1
+        if commit and not self._memory:
+            self._loop_commits += 1
+            if self._loop_commits % self.CHECKPOINT_EVERY == 0 and self._wal_size() >= self.CHECKPOINT_WAL_BYTES:
+                self._checkpoint_later()
+        return result
+
+    async def _fair(self) -> None:
+        """One turn of the loop, given once transactions on the loop have held it for ``YIELD_AFTER_S`` since
+        the last turn they gave: a run of writes never holds the loop for long (a turn each would cost a loop
+        iteration, a poll, per transaction: about a fifth of the store's CPU)."""
+        await asyncio.sleep(0)
+        self._yielded_at = time.perf_counter()
+
+    def _drop_broken(self, conn: sqlite3.Connection) -> None:
+        """After a driver error, the loop's file connection is reopened on next use if it is left in a transaction."""
+        if conn is self._loop_conn and conn.in_transaction:
+            self._loop_conn = None
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(f"{self._path}-wal").st_size
+        except OSError:
+            return 0
+
+    def _checkpoint_later(self) -> None:
+        def checkpoint() -> None:
+            driver: Any = self._connection().connection.driver_connection
+            with contextlib.suppress(sqlite3.Error):
+                driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+        self._submit(checkpoint).add_done_callback(_retrieve)
+
     def _dispose(self) -> None:
         conn, self._conn = self._conn, None
         try:
@@ -158,6 +281,7 @@ class SqliteRunner:
 
     async def prepare(self) -> None:
         await self._submit(lambda: enable_wal(self.engine))
+        self._prepared = True
 
     async def read(self, operation: Callable[[Connection], _R]) -> _R:
         return await self._submit(lambda: self._transaction(operation, "BEGIN", commit=False))
@@ -165,7 +289,33 @@ class SqliteRunner:
     async def write(self, operation: Callable[[Connection], _R]) -> _R:
         return await _to_the_end(self._submit(lambda: self._transaction(operation, "BEGIN IMMEDIATE", commit=True)))
 
+    async def read_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
+        """A DB-API read (``sqlite_ops``): on the loop when it cannot wait, else on the worker thread."""
+        result = self._on_loop(operation, "BEGIN", commit=False)
+        if result is _MET_LOCK:
+            return await self._submit(lambda: self._raw_on_worker(operation, "BEGIN", commit=False))
+        if time.perf_counter() - self._yielded_at >= self.YIELD_AFTER_S:
+            await self._fair()
+        return result  # type: ignore[no-any-return]
+
+    async def write_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
+        """A DB-API write transaction (``sqlite_ops``): on the loop when it cannot wait, else on the worker."""
+        result = self._on_loop(operation, "BEGIN IMMEDIATE", commit=True)
+        if result is _MET_LOCK:
+            return await _to_the_end(
+                self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True))
+            )
+        # Committed: a cancellation that lands in ``_fair`` comes after the commit, as it would after a write
+        # on the worker thread.
+        if time.perf_counter() - self._yielded_at >= self.YIELD_AFTER_S:
+            await self._fair()
+        return result  # type: ignore[no-any-return]
+
     async def close(self) -> None:
+        loop_conn, self._loop_conn = self._loop_conn, None
+        if loop_conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                loop_conn.close()
         executor, self._executor = self._executor, None
         if executor is None:
             self._dispose()
@@ -177,6 +327,33 @@ class SqliteRunner:
         finally:
             self._executor = None
             executor.shutdown(wait=True)
+
+
+# What ``_on_loop`` returns for a transaction that met a lock (and was rolled back): it goes to the worker.
+_MET_LOCK: Any = object()
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def _raw_transaction(
+    conn: sqlite3.Connection, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool
+) -> _R:
+    conn.execute(begin)
+    try:
+        result = operation(conn)
+        conn.execute("COMMIT" if commit else "ROLLBACK")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 class PostgresRunner:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Integer, LargeBinary, String, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from diagnosis.v1 import run_pb2
@@ -47,12 +47,25 @@ RUN_STATUS = select(_run.status).where(_THIS_RUN).with_for_update()
 RUN_STATUS_SHARED = select(_run.status).where(_THIS_RUN).with_for_update(read=True)
 INSERT_RUN = insert(diagnosis_run)
 UPDATE_RUN = update(diagnosis_run).where(_THIS_RUN)
-# One statement for the common case of a node commit: it locks the run's row (PostgreSQL) as it writes.
-TOUCH_RUN = update(diagnosis_run).where(_THIS_RUN, _NOT_FINISHED)
 INSERT_STEPS = insert(node_step)
 INSERT_CHECKPOINT = insert(checkpoint_table)
 INSERT_EVENTS = insert(orchestration_event)
 INSERT_INVOCATION = insert(tool_invocation)
+# A tool call's row, only while its run is there and not final (the run's row locked against writes).
+INSERT_INVOCATION_IF_RUNNING = insert(tool_invocation).from_select(
+    ["run_id", "invocation_id", "tool_name", "payload"],
+    select(
+        _run.run_id,
+        bindparam("invocation_id", type_=String),
+        bindparam("tool_name", type_=String),
+        bindparam("payload", type_=LargeBinary),
+    )
+    .where(_THIS_RUN, _NOT_FINISHED)
+    .with_for_update(read=True),
+)
+# The channel PostgreSQL followers LISTEN on; the payload is "<run_id> <last sequence>[ end]".
+NOTIFY_CHANNEL = "diagnosis_run_events"
+NOTIFY = select(func.pg_notify(bindparam("b_channel", type_=String), bindparam("b_payload", type_=String)))
 GET_RUN = select(_run.payload).where(_run.run_id == bindparam("b_run_id"))
 GET_RUN_OF_TENANT = GET_RUN.where(_run.tenant == bindparam("b_tenant"))
 LIST_EVENTS = (
@@ -113,14 +126,17 @@ def commit_node(
     step_rows: Sequence[dict[str, Any]],
     checkpoint_row: dict[str, Any] | None,
     event_rows: Sequence[dict[str, Any]],
-) -> None:
-    values: dict[str, Any] = {"owner": owner, "heartbeat_at": now}
+) -> run_pb2.DiagnosisRun | None:
+    """One node's rows; with ``run``, the run's record replaced too (returned as stored), owner and
+    heartbeat set. Without it the run's row is only locked against writes (PostgreSQL) while the rows go in."""
+    stored: run_pb2.DiagnosisRun | None = None
     if run is None:
-        touch_run(conn, run_id, values)
+        refuse_finished(run_id, run_status(conn, run_id, shared=True))
     else:
         current = lock_run(conn, run_id)
         refuse_finished(run_id, current.status)
         stored = stamp_run_update(run, tenant=current.tenant, created_at=current.created_at, now=now)
+        values = {"owner": owner, "heartbeat_at": now}
         conn.execute(UPDATE_RUN, {"b_run_id": run_id, **values, **run_columns(stored)})
     if step_rows:
         conn.execute(INSERT_STEPS, list(step_rows))
@@ -128,19 +144,28 @@ def commit_node(
         conn.execute(INSERT_CHECKPOINT, checkpoint_row)
     if event_rows:
         conn.execute(INSERT_EVENTS, list(event_rows))
+    if event_rows or run is not None:
+        notify_events(conn, run_id, event_rows, final=run is not None and run.status in TERMINAL_STATUSES)
+    return stored
 
 
-def touch_run(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
-    """Sets ``values`` on the run: RunNotFound if there is none, RunAlreadyFinished if it is final."""
-    if conn.execute(TOUCH_RUN, {"b_run_id": run_id, **values}).rowcount:
+def notify_events(conn: Connection, run_id: str, event_rows: Sequence[dict[str, Any]], *, final: bool) -> None:
+    """PostgreSQL: tells the run's followers on other replicas (LISTEN) that rows are in, at commit."""
+    if conn.dialect.name != "postgresql":
         return
-    refuse_finished(run_id, run_status(conn, run_id))  # RunNotFound when there is no such run
-    raise RunNotFound(f"run {run_id!r} took no update")  # unreachable: a run not final is updated
+    last = max((int(row["sequence"]) for row in event_rows), default=0)
+    conn.execute(
+        NOTIFY, {"b_channel": NOTIFY_CHANNEL, "b_payload": f"{run_id} {last} {'end' if final else ''}".rstrip()}
+    )
 
 
 def add_tool_invocation(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
-    refuse_finished(run_id, run_status(conn, run_id, shared=True))
-    conn.execute(INSERT_INVOCATION, values)
+    """The invocation's row, in one conditional insert that locks its run's row against writes (PostgreSQL)."""
+    params = {key: values[key] for key in ("invocation_id", "tool_name", "payload")}
+    if conn.execute(INSERT_INVOCATION_IF_RUNNING, {"b_run_id": run_id, **params}).rowcount:
+        return
+    refuse_finished(run_id, run_status(conn, run_id, shared=True))  # RunNotFound when there is no such run
+    raise RunNotFound(f"run {run_id!r} took no invocation")  # unreachable: a run not final takes it
 
 
 def heartbeat(conn: Connection, owner: str, run_ids: Sequence[str], now: datetime) -> None:
@@ -182,6 +207,7 @@ def interrupt(conn: Connection, which: ColumnElement[bool], reason: str, now: da
         )
         if result.rowcount:
             interrupted.append(row.run_id)
+            notify_events(conn, row.run_id, (), final=True)
     return interrupted
 
 

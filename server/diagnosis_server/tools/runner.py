@@ -11,12 +11,13 @@ Every call is recorded as a ``tool_invocation`` row of this run *before* the Exe
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
-from google.protobuf import struct_pb2, timestamp_pb2
+from google.protobuf import struct_pb2
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server import telemetry
@@ -27,9 +28,9 @@ from diagnosis_server.conversions import (
     JsonValue,
     JsonValueError,
     canonical_json_bytes,
+    fill_struct,
+    fill_value,
     json_depth,
-    to_struct,
-    to_value,
     too_deep_message,
 )
 from diagnosis_server.tools.base import ToolError, Toolset
@@ -39,6 +40,26 @@ Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024
+
+
+class InvocationIds:
+    """A run's invocation ids, numbered in call order (``inv-0001``, ...): unique within the run, which is
+    all the store asks (its key is run_id and invocation_id), and cheaper than a random id a call.
+
+    A runner made without the run's counter numbers under a random prefix of its own (``inv-1f3a9c0b-0001``),
+    so that two such runners of one run never collide.
+    """
+
+    def __init__(self, prefix: str = "inv-") -> None:
+        self._prefix = prefix
+        self._count = itertools.count(1)
+
+    @classmethod
+    def unshared(cls) -> InvocationIds:
+        return cls(f"inv-{os.urandom(4).hex()}-")
+
+    def next(self) -> str:
+        return f"{self._prefix}{next(self._count):04d}"
 
 
 class ToolBlockedError(Exception):
@@ -77,8 +98,10 @@ class ToolRunner:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         max_calls: int = 64,
+        ids: InvocationIds | None = None,
     ) -> None:
         self._run_id = run_id
+        self._ids = ids if ids is not None else InvocationIds.unshared()
         self._toolset = toolset
         self._recorder = recorder
         self._allowed = frozenset(allowed) if allowed is not None else frozenset(toolset.names)
@@ -99,6 +122,7 @@ class ToolRunner:
             timeout_s=self._timeout_s,
             max_output_bytes=self._max_output_bytes,
             max_calls=self._max_calls,
+            ids=self._ids,
         )
         return runner
 
@@ -108,7 +132,7 @@ class ToolRunner:
         Traced as an ``execute_tool`` span carrying the invocation id, tool name, status and duration, so
         a binding's source invocation id leads to its span.
         """
-        invocation_id = f"inv-{uuid.uuid4().hex[:16]}"
+        invocation_id = self._ids.next()
         attributes: dict[str, str | int] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool_name,
@@ -133,21 +157,18 @@ class ToolRunner:
 
     async def _call(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         started = time.time()
-        recorded_arguments, arguments_error = _recordable_arguments(arguments)
+        invocation = self._invocation(invocation_id, tool_name, started)
+        arguments_error = _fill_arguments(invocation.arguments, arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
-            await self._record(
-                invocation_id, tool_name, recorded_arguments, None, "BLOCKED", "not on the allow-list", started
-            )
+            await self._record(invocation, "BLOCKED", "not on the allow-list", started)
             raise ToolBlockedError(tool_name, invocation_id)
         if self._calls >= self._max_calls:
-            await self._record(
-                invocation_id, tool_name, recorded_arguments, None, "BLOCKED", "call limit reached", started
-            )
+            await self._record(invocation, "BLOCKED", "call limit reached", started)
             raise ToolBlockedError(tool_name, invocation_id)
         self._calls += 1
         if arguments_error:
             # Arguments that cannot be recorded are never run: the call is recorded as an error (R-C-2).
-            await self._record(invocation_id, tool_name, recorded_arguments, None, "ERROR", arguments_error, started)
+            await self._record(invocation, "ERROR", arguments_error, started)
             return ToolCallResult(
                 invocation_id, tool_name, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, None, arguments_error
             )
@@ -164,26 +185,28 @@ class ToolRunner:
             status, error = "ERROR", str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
             status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
-        if status == "OK" and json_depth(output) > MAX_JSON_DEPTH:
-            # Checked first: deeper than any message holding it could be decoded (the call is still recorded).
-            status, output, error = "ERROR", None, too_deep_message("output")
         if status == "OK":
-            try:
+            # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The
+            # conversion is the depth check too: deeper than MAX_JSON_DEPTH (than any message holding it could
+            # be decoded) is JsonTooDeep, "output is nested deeper than 32", and the call is still recorded.
+            unrecordable = _fill_output(invocation.output, output)
+            if unrecordable:
+                # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
+                status, output, error = "ERROR", None, unrecordable
+            elif not fits_without_measuring(invocation.output, self._max_output_bytes):
                 size = len(canonical_json_bytes(output))
-            except (TypeError, ValueError, RecursionError) as exc:
-                status, output, error = "ERROR", None, f"output is not JSON: {str(exc)[:400]}"
-            else:
                 if size > self._max_output_bytes:
                     status, output, error = _trimmed(output, size, self._max_output_bytes)
-        recorded_output, unrecordable = _recordable_output(output)
-        if recorded_output is None:
-            # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
-            status, output, error = "ERROR", None, unrecordable
-        await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
+                    if output is not None:
+                        _fill_output(invocation.output, output)
+        if output is None:
+            invocation.output.Clear()
+            invocation.output.null_value = struct_pb2.NULL_VALUE
+        await self._record(invocation, status, error, started)
         return ToolCallResult(
             invocation_id=invocation_id,
             tool_name=tool_name,
-            status=contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{status}"),
+            status=invocation.status,
             output=output,
             error=error,
         )
@@ -195,41 +218,47 @@ class ToolRunner:
         as an ERROR invocation saying why, like a live call's.
         """
         started = time.time()
-        recorded_arguments, arguments_error = _recordable_arguments(arguments)
-        if json_depth(output) > MAX_JSON_DEPTH:
-            recorded_output, output_error = None, too_deep_message("output")
-        else:
-            recorded_output, output_error = _recordable_output(output)
+        invocation = self._invocation(invocation_id, tool_name, started)
+        arguments_error = _fill_arguments(invocation.arguments, arguments)
+        output_error = _fill_output(invocation.output, output)  # deeper than the bound: JsonTooDeep
         error = arguments_error or output_error
-        status = "ERROR" if error else "OK"
-        await self._record(invocation_id, tool_name, recorded_arguments, recorded_output, status, error, started)
+        if output_error:
+            invocation.output.Clear()
+            invocation.output.null_value = struct_pb2.NULL_VALUE
+        await self._record(invocation, "ERROR" if error else "OK", error, started)
 
-    async def _record(
-        self,
-        invocation_id: str,
-        tool_name: str,
-        arguments: struct_pb2.Struct,
-        output: struct_pb2.Value | None,
-        status: str,
-        error: str,
-        started: float,
-    ) -> None:
-        ts = timestamp_pb2.Timestamp()
-        ts.FromNanoseconds(int(started * 1e9))
+    def _invocation(self, invocation_id: str, tool_name: str, started: float) -> contracts_pb2.ToolInvocation:
         invocation = contracts_pb2.ToolInvocation(
-            invocation_id=invocation_id,
-            run_id=self._run_id,
-            tool_name=tool_name,
-            arguments=arguments,
-            output=output if output is not None else to_value(None),
-            status=contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{status}"),
-            started_at=ts,
-            duration_ms=int((time.time() - started) * 1000),
-            error=error,
-            cycle=self._cycle,
+            invocation_id=invocation_id, run_id=self._run_id, tool_name=tool_name, cycle=self._cycle
         )
+        invocation.started_at.FromNanoseconds(int(started * 1e9))
+        return invocation
+
+    async def _record(self, invocation: contracts_pb2.ToolInvocation, status: str, error: str, started: float) -> None:
+        invocation.status = _STATUS[status]
+        invocation.duration_ms = int((time.time() - started) * 1000)
+        invocation.error = error
+        if not invocation.HasField("output"):
+            invocation.output.null_value = struct_pb2.NULL_VALUE
         await self._recorder(invocation)
-        self.invocation_ids.append(invocation_id)
+        self.invocation_ids.append(invocation.invocation_id)
+
+
+_STATUS = {
+    name: contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{name}")
+    for name in ("OK", "ERROR", "TIMEOUT", "TRUNCATED", "BLOCKED")
+}
+# A Value's canonical JSON is at most this many times its wire size (plus a few bytes): a string or key
+# character of one byte may take six in JSON (a control character as \u0001); a number's 9 wire bytes at
+# most 24 characters; null and booleans, two wire bytes, at most 5. So an output whose wire size times this
+# is within the bound fits without its JSON being written out (the common case); only a larger one is measured.
+JSON_EXPANSION = 6
+_JSON_SLACK = 16
+
+
+def fits_without_measuring(value: struct_pb2.Value, max_bytes: int) -> bool:
+    """True when ``value``'s canonical JSON surely fits ``max_bytes`` (False: measure it)."""
+    return JSON_EXPANSION * value.ByteSize() + _JSON_SLACK <= max_bytes
 
 
 def _trimmed(output: JsonValue, size: int, max_bytes: int) -> tuple[str, JsonValue, str]:
@@ -241,23 +270,30 @@ def _trimmed(output: JsonValue, size: int, max_bytes: int) -> tuple[str, JsonVal
     return "TRUNCATED", trimmed, describe_trims(trims, max_bytes)[:500]
 
 
-def _recordable_arguments(arguments: JsonObject) -> tuple[struct_pb2.Struct, str]:
-    """The arguments as recorded, and why they cannot be recorded ("" when they can)."""
+def _fill_arguments(out: struct_pb2.Struct, arguments: JsonObject) -> str:
+    """Fills ``out`` with the arguments as recorded; why they cannot be recorded ("" when they can)."""
     if json_depth(arguments) > MAX_JSON_DEPTH:
-        return struct_pb2.Struct(), f"{too_deep_message('arguments')}: the tool was not run"
+        out.Clear()
+        out.SetInParent()
+        return f"{too_deep_message('arguments')}: the tool was not run"
     try:
-        return to_struct(arguments), ""
+        fill_struct(out, arguments)
     except Exception as exc:  # nested too deeply, not JSON, or not valid Unicode: recorded as such
-        return struct_pb2.Struct(), f"arguments cannot be recorded ({type(exc).__name__}): the tool was not run"
+        out.Clear()
+        out.SetInParent()
+        return f"arguments cannot be recorded ({type(exc).__name__}): the tool was not run"
+    return ""
 
 
-def _recordable_output(output: JsonValue) -> tuple[struct_pb2.Value | None, str]:
-    """The output as recorded, or None and why it cannot be (deeper than a protobuf Value may nest, not JSON)."""
+def _fill_output(out: struct_pb2.Value, output: JsonValue) -> str:
+    """Fills ``out`` with the output as recorded; why it cannot be ("" when it can: deeper than a protobuf
+    Value may nest, not JSON)."""
     try:
-        return to_value(output), ""
+        fill_value(out, output)
     except JsonTooDeep:
-        return None, too_deep_message("output")
+        return too_deep_message("output")
     except JsonValueError as exc:
-        return None, f"output is not JSON: {str(exc)[:400]}"
+        return f"output is not JSON: {str(exc)[:400]}"
     except Exception as exc:  # RecursionError
-        return None, f"output cannot be recorded ({type(exc).__name__})"
+        return f"output cannot be recorded ({type(exc).__name__})"
+    return ""

@@ -89,6 +89,7 @@ class ExecutorNode:
             timeout_s=ctx.limits.tool_timeout_s,
             max_output_bytes=ctx.limits.max_tool_output_bytes,
             max_calls=ctx.limits.max_tool_calls,
+            ids=ctx.invocation_ids,
         )
         not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
         try:

@@ -1,0 +1,151 @@
+"""One real run, captured: what its agents answered, what its tools returned, and every store call it made.
+
+The heuristic run of the bench's scenario is run once in-process with a provider that keeps each agent's
+reply and a store that keeps each call (``CapturedRun``). From it the bench builds what it compares:
+the scripted provider replaying the same replies (``scripted_provider``), the same rows for the store and
+for a raw sqlite3 loop (``bench.store``), and the canned outputs of the LangGraph peer (``bench.peer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
+from diagnosis_server.agents.heuristic import HeuristicProvider
+from diagnosis_server.agents.scripted import ScriptedProvider
+from diagnosis_server.api.components import builtin_tools_for
+from diagnosis_server.graph.orchestrator import Orchestrator, RunStore
+from diagnosis_server.store import Checkpoint
+from diagnosis_server.tools.scenario import load_scenarios
+
+QUESTION = "Why is checkout-api returning 503s?"
+SCENARIO = "checkout-oom"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCall:
+    """One call of the orchestrator's store: its name and its arguments (protos as the run made them)."""
+
+    name: str  # create_run, commit_node, add_tool_invocation, finish_run, list_tool_invocations
+    run: run_pb2.DiagnosisRun | None = None
+    events: tuple[run_pb2.OrchestrationEvent, ...] = ()
+    steps: tuple[run_pb2.NodeStep, ...] = ()
+    checkpoint: Checkpoint | None = None
+    invocation: contracts_pb2.ToolInvocation | None = None
+
+
+@dataclass
+class CapturedRun:
+    replies: dict[AgentRole, list[str]] = field(default_factory=dict)
+    inputs: dict[AgentRole, list[bytes]] = field(default_factory=dict)
+    invocations: list[contracts_pb2.ToolInvocation] = field(default_factory=list)
+    calls: list[StoreCall] = field(default_factory=list)
+    final: run_pb2.DiagnosisRun | None = None
+
+    def invocations_by_cycle(self) -> dict[int, list[contracts_pb2.ToolInvocation]]:
+        out: dict[int, list[contracts_pb2.ToolInvocation]] = {}
+        for invocation in self.invocations:
+            out.setdefault(invocation.cycle or 1, []).append(invocation)
+        return out
+
+
+class _Keeping:
+    def __init__(self, inner: Agent, replies: list[str], inputs: list[bytes]) -> None:
+        self._inner = inner
+        self._replies = replies
+        self._inputs = inputs
+
+    async def run(self, request: AgentRequest) -> AgentReply:
+        self._inputs.append(request.input_bytes)
+        reply = await self._inner.run(request)
+        self._replies.append(reply.text)
+        return reply
+
+
+class _KeepingProvider:
+    def __init__(self, inner: AgentProvider, captured: CapturedRun) -> None:
+        self.name = inner.name
+        self._inner = inner
+        self._captured = captured
+
+    def agent(self, role: AgentRole) -> Agent:
+        captured = self._captured
+        return _Keeping(
+            self._inner.agent(role), captured.replies.setdefault(role, []), captured.inputs.setdefault(role, [])
+        )
+
+
+def _copy(message: Any) -> Any:
+    out = type(message)()
+    out.CopyFrom(message)
+    return out
+
+
+class _CapturingStore:
+    """The orchestrator's RunStore keeping every call (and the run's invocations, which the nodes read)."""
+
+    def __init__(self, captured: CapturedRun) -> None:
+        self._captured = captured
+
+    async def create_run(self, run: run_pb2.DiagnosisRun) -> None:
+        self._captured.calls.append(StoreCall("create_run", run=_copy(run)))
+
+    async def commit_node(
+        self,
+        run_id: str,
+        *,
+        events: Sequence[run_pb2.OrchestrationEvent] = (),
+        steps: Sequence[run_pb2.NodeStep] = (),
+        checkpoint: Checkpoint | None = None,
+        run: run_pb2.DiagnosisRun | None = None,
+    ) -> None:
+        self._captured.calls.append(
+            StoreCall(
+                "commit_node",
+                run=None if run is None else _copy(run),
+                events=tuple(_copy(e) for e in events),
+                steps=tuple(_copy(s) for s in steps),
+                checkpoint=checkpoint,
+            )
+        )
+
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
+        self._captured.calls.append(StoreCall("finish_run", run=_copy(run)))
+        self._captured.final = _copy(run)
+
+    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
+        self._captured.calls.append(StoreCall("add_tool_invocation", invocation=_copy(invocation)))
+        self._captured.invocations.append(_copy(invocation))
+
+    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
+        self._captured.calls.append(StoreCall("list_tool_invocations"))
+        return list(self._captured.invocations)
+
+
+def orchestrator(store: RunStore, provider: AgentProvider | None = None) -> Orchestrator:
+    packs = load_scenarios()
+    return Orchestrator(store=store, provider=provider or HeuristicProvider(), tools_for=builtin_tools_for(packs))
+
+
+_CAPTURED: list[CapturedRun] = []
+
+
+async def capture() -> CapturedRun:
+    """One heuristic run of the bench's scenario, captured (once a process: every section compares the same run)."""
+    if _CAPTURED:
+        return _CAPTURED[0]
+    captured = CapturedRun()
+    runner = orchestrator(_CapturingStore(captured), _KeepingProvider(HeuristicProvider(), captured))
+    run = await runner.run(question=QUESTION, scenario=SCENARIO)
+    if run.status != run_pb2.RUN_STATUS_SUCCESS:
+        raise RuntimeError(f"the captured run ended {run_pb2.RunStatus.Name(run.status)}: {run.failure_reason}")
+    _CAPTURED.append(captured)
+    return captured
+
+
+def scripted_provider(captured: CapturedRun) -> ScriptedProvider:
+    """A fresh scripted provider replaying the captured replies and tool outputs (one per run: it counts)."""
+    return ScriptedProvider(captured.replies, invocations_by_cycle=captured.invocations_by_cycle())

@@ -92,7 +92,9 @@ def test_a_pinned_value_that_differs_is_a_mismatch(path: str, wrong: object) -> 
 
 
 def test_trace_has_pins_the_orchestration_trace() -> None:
-    assert check_expect({"trace_has": {"evidence_retry_count": 1, "technical_retries.0.node": "verifier"}}, REPORT) == []
+    assert (
+        check_expect({"trace_has": {"evidence_retry_count": 1, "technical_retries.0.node": "verifier"}}, REPORT) == []
+    )
     assert check_expect({"trace_has": {"degraded": None}}, REPORT) == []
     assert check_expect({"trace_has": {"evidence_retry_count": 2}}, REPORT)
     assert check_expect({"trace_has": {"technical_retries": [{"node": "composer"}]}}, REPORT)

@@ -393,7 +393,9 @@ def check_expect(expect: dict[str, Any], report: JsonObject) -> list[str]:
             mismatches.extend(_check_has(key, expected, evaluation_dict))
         elif key == "evaluation_lacks":
             mismatches.extend(
-                f"evaluation_lacks: {f!r} present" for f in _as_list(expected) if lookup(evaluation_dict, str(f)) is not _MISSING
+                f"evaluation_lacks: {f!r} present"
+                for f in _as_list(expected)
+                if lookup(evaluation_dict, str(f)) is not _MISSING
             )
         elif key == "trace_has":
             mismatches.extend(_check_has(key, expected, trace_dict))

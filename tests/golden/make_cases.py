@@ -243,7 +243,13 @@ EVAL_PRE_LACKS = ["model_verdict", "effective_verdict", "verdict", "claim_checks
 # R-P-1: the persisted Gatekeeper result keeps every rule's status, and its errors and warnings (pinned by value).
 GK_RULES_PASS = [
     {"rule": r, "status": "pass", "failures": None, "warnings": None}
-    for r in ["schema.executor_v2", "evidence.invocation_ref", "evidence.raw_path", "evidence.matched_text", "evidence.instruction_text"]
+    for r in [
+        "schema.executor_v2",
+        "evidence.invocation_ref",
+        "evidence.raw_path",
+        "evidence.matched_text",
+        "evidence.instruction_text",
+    ]
 ]
 # R-P-3: every agent's prompt by name (never its text); versions are pinned against the catalog in tests/graph.
 PROMPT_NAMES = {
@@ -313,7 +319,12 @@ case(
                 "traceability_version": "verified-evidence/1",
             },
         ],
-        "trace_has": {"degraded": None, "evidence_retry_count": None, "technical_retries": None, "end_reason": "COMPOSED"},
+        "trace_has": {
+            "degraded": None,
+            "evidence_retry_count": None,
+            "technical_retries": None,
+            "end_reason": "COMPOSED",
+        },
     },
 )
 case(
@@ -327,7 +338,14 @@ case(
         "status": "SUCCESS",
         "answer_excludes": [OOM],
         "evaluation_has": EVAL_DONE
-        + [{"groundedness_score": 0.5, "model_verdict": "LOW_CONFID", "verdict": "LOW_CONFID", "composer_output.source": "COMPOSER"}],
+        + [
+            {
+                "groundedness_score": 0.5,
+                "model_verdict": "LOW_CONFID",
+                "verdict": "LOW_CONFID",
+                "composer_output.source": "COMPOSER",
+            }
+        ],
         "trace_has": {"degraded": True},
     },
 )
@@ -472,7 +490,11 @@ case(
         "evaluation_has": [
             "composer_output",
             PROMPT_NAMES,
-            {"composer_output.source": "POST_VERIFICATION_FALLBACK", "effective_verdict": "PASS", "verifier_status": "OK"},
+            {
+                "composer_output.source": "POST_VERIFICATION_FALLBACK",
+                "effective_verdict": "PASS",
+                "verifier_status": "OK",
+            },
         ],
         "trace_has": {"degraded": True, "technical_retries": [{"node": "composer", "technical_retries": 1}]},
     },
@@ -509,7 +531,10 @@ case(
         "route": PRE_AT("planner", "executor"),
         "status": "SUCCESS",
         "evaluation_lacks": EVAL_PRE_LACKS + ["gatekeeper_result", "verifier_status"],
-        "evaluation_has": [PROMPT_NAMES, {"failure_reason": "EXECUTOR_FAILED", "executor_output_parse_status": "NOT_RUN"}],
+        "evaluation_has": [
+            PROMPT_NAMES,
+            {"failure_reason": "EXECUTOR_FAILED", "executor_output_parse_status": "NOT_RUN"},
+        ],
     },
 )
 FAB = dict(C_OOM, evidence_bindings=[dict(C_OOM["evidence_bindings"][0], source_invocation_ids=["inv-made-up"])])
@@ -549,11 +574,20 @@ case(
             "gatekeeper_result.failed_rules": ["evidence.matched_text"],
             "gatekeeper_result.rules.3": {"rule": "evidence.matched_text", "status": "fail", "failures": 1},
             "gatekeeper_result.errors": [
-                {"rule": "evidence.matched_text", "claim_id": "c2", "source_invocation_id": "inv-k8s-1", "binding_index": None}
+                {
+                    "rule": "evidence.matched_text",
+                    "claim_id": "c2",
+                    "source_invocation_id": "inv-k8s-1",
+                    "binding_index": None,
+                }
             ],
             "gatekeeper_result.warnings": None,
             "gatekeeper_result.checked_bindings.#": 3,
-            "gatekeeper_result.checked_bindings.2": {"claim_id": "c2", "passed": None, "failed_rules": ["evidence.matched_text"]},
+            "gatekeeper_result.checked_bindings.2": {
+                "claim_id": "c2",
+                "passed": None,
+                "failed_rules": ["evidence.matched_text"],
+            },
             "verified_evidence.#": 2,
         },
     },
@@ -1376,7 +1410,10 @@ g(
                 "failure_reason": "GATEKEEPER_REJECT",
                 "gatekeeper_result.severity": "reject",
                 "gatekeeper_result.errors.#": 2,
-                "gatekeeper_result.errors.0": {"rule": "evidence.invocation_ref", "source_invocation_id": "inv-made-up-2"},
+                "gatekeeper_result.errors.0": {
+                    "rule": "evidence.invocation_ref",
+                    "source_invocation_id": "inv-made-up-2",
+                },
                 "gatekeeper_result.rules.1": {"rule": "evidence.invocation_ref", "status": "fail", "failures": 2},
                 "gatekeeper_result.checked_bindings.#": 2,
             },

@@ -54,6 +54,10 @@ TESTS = [
     "tests/graph/test_projections.py",
     "tests/graph/test_retries.py",
     "tests/graph/test_result_mapping.py",
+    "tests/graph/test_composer_input.py",
+    "tests/graph/test_fabrication.py",
+    "tests/golden/test_core_snapshot.py",
+    "tests/test_evaluation.py",
 ]
 
 _CONFTEST = """

@@ -1,6 +1,6 @@
 """The pure safety core over the golden and adversarial cases, step by step, as one JSON record a case.
 
-``tests/golden/test_core_snapshot.py`` compares each case's record with ``core_snapshot.jsonl``: the
+``tests/golden/test_core_snapshot.py`` compares each case's record with ``snapshots/core.jsonl``: the
 characterization of what the Gatekeeper, the verified-input builder, the Verifier protocol parser and guard,
 the effective verdict and retry eligibility, the allowed material, the Composer protocol and guard, the
 renderings and the fallback notes do with each case's agent outputs. Every step is pure and deterministic, so
@@ -45,13 +45,13 @@ from diagnosis_server.verification.verdict import (
 )
 
 HERE = Path(__file__).resolve().parent
-SNAPSHOT = HERE / "core_snapshot.jsonl"
+SNAPSHOT = HERE / "snapshots" / "core.jsonl"
 RUN_ID = "run-core"
 OTHER_RUN_ID = "run-core-other"
 
 
 def cases() -> list[EvalCase]:
-    return [case for path in sorted(HERE.glob("*.jsonl")) if path != SNAPSHOT for case in read_cases(path)]
+    return [case for path in sorted(HERE.glob("*.jsonl")) for case in read_cases(path)]
 
 
 def _invocations(case: EvalCase) -> list[contracts_pb2.ToolInvocation]:

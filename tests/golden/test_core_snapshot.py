@@ -2,7 +2,7 @@
 
 Each case's record (``core_pipeline.record``: Gatekeeper result, verified input bytes, guarded claim checks,
 effective verdict, allowed material, Composer guard violations, rendered answers, fallback notes) must equal
-its line in ``core_snapshot.jsonl``. A change of behaviour in the core fails here with the first step that
+its line in ``snapshots/core.jsonl``. A change of behaviour in the core fails here with the first step that
 differs; when the change is meant, review it and rewrite the snapshot
 (``.venv/bin/python -m tests.golden.core_pipeline --write``).
 """

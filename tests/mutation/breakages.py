@@ -225,7 +225,9 @@ def run(breakage: Breakage) -> tuple[bool, list[str], str]:
         )
         failed = _FAILED.findall(result.stdout)
         first = _ERROR.search(result.stdout)
-        return result.returncode != 0, failed, first.group(1).strip() if first else result.stdout[-300:]
+        # Caught means: the named tests ran and some failed (an error collecting them proves nothing).
+        caught = bool(failed)
+        return caught, failed, first.group(1).strip() if first else result.stdout[-300:]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

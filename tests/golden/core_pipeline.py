@@ -172,7 +172,9 @@ def record(case: EvalCase) -> dict[str, Any]:
             step["ceiling"] = verdict_ceiling(result)
             step["bound_values"] = sorted(f"{k[0]} {k[1]} = {v}" for k, v in values.items())
             step["pre_notes"] = pre_verification_notes(gatekeeper_notes)
-            step["pre_fallback"] = answer_text(render_pre_verification_fallback(pre_verification_notes(gatekeeper_notes)))
+            step["pre_fallback"] = answer_text(
+                render_pre_verification_fallback(pre_verification_notes(gatekeeper_notes))
+            )
             context = contracts_pb2.DiagnosisContext(question=case.question, scenario=case.scenario, cycle=index + 1)
             verifier_input = build_verifier_input(output=parsed.output, result=result, context=context)
             step["verifier_input"] = (

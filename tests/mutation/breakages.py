@@ -239,7 +239,9 @@ def main(argv: list[str]) -> int:
     for breakage in chosen:
         caught, failed, how = run(breakage)
         missed += not caught
-        names = ", ".join(sorted({f.split("[")[0] for f in failed})[:4]) + (f" (+{len(failed) - 4})" if len(failed) > 4 else "")
+        names = ", ".join(sorted({f.split("[")[0] for f in failed})[:4]) + (
+            f" (+{len(failed) - 4})" if len(failed) > 4 else ""
+        )
         print(f"{'caught' if caught else 'MISSED'} {breakage.id}: {len(failed)} failed; {how[:160]}")
         lines.append(f"| {breakage.what} | {breakage.requirement} | {names or '-'} ({len(failed)}) | {how[:200]} |")
     out = ROOT / "var" / "breakages"

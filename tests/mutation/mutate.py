@@ -56,6 +56,7 @@ TESTS = [
     "tests/graph/test_result_mapping.py",
     "tests/graph/test_composer_input.py",
     "tests/graph/test_fabrication.py",
+    "tests/graph/test_engine_events.py",
     "tests/golden/test_core_snapshot.py",
     "tests/test_evaluation.py",
 ]

@@ -117,8 +117,8 @@ PHRASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     (
         "mcp.grafana.list_alerts",
-        {"flag": True, "n": 2.5, "empty": " ", "list": [1, "a b"], "obj": {"b": 1, "a": "x"}},
-        'Call mcp.grafana.list_alerts (mcp.grafana.list_alerts empty=" " flag=true list=[1,"a b"] n=2.5 '
+        {"flag": True, "n": 2.5, "empty": " ", "list": [1, "a b", "café"], "obj": {"b": 1, "a": "x"}},
+        'Call mcp.grafana.list_alerts (mcp.grafana.list_alerts empty=" " flag=true list=[1,"a b","café"] n=2.5 '
         'obj={"a":"x","b":1}).',
     ),
     ("logs.search", {"service": 7}, "Search 7's logs (logs.search service=7)."),

@@ -9,7 +9,7 @@ from diagnosis_server.conversions import to_value
 from diagnosis_server.gatekeeper import CheckInputError, check_evidence
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve
 
-DOC = {"a": {"b": [{"c": 1}], "d/e": {"f": 2}}, "x": "y"}
+DOC = {"a": {"b": [{"c": 1}], "d/e": {"f": 2}}, "x": "y", "e": {"": {"f": 1}}}
 
 
 @pytest.mark.parametrize(
@@ -22,6 +22,8 @@ DOC = {"a": {"b": [{"c": 1}], "d/e": {"f": 2}}, "x": "y"}
         ("/a/b/x", "at '/a/b': 'x' is not an array index"),
         ("/a/b/0/c/d", "at '/a/b/0/c': cannot take 'd' of a int"),
         ("/a/d~1e/g", "at '/a/d~1e': no member 'g'"),
+        ("/a//x", "at '/a': no member ''"),
+        ("/e//x", "at '/e/': no member 'x'"),
         ("/q", "at the document root: no member 'q'"),
         ("a", "'a' is not a JSON Pointer: it must be empty or start with '/'"),
         ("/a/b/01", "at '/a/b': '01' is not an array index"),
@@ -57,3 +59,24 @@ def test_check_evidence_takes_the_run_id_of_its_invocations() -> None:
     request.tool_invocations.add(invocation_id="i2", run_id="run-b", tool_name="t")
     with pytest.raises(CheckInputError, match="different runs"):
         check_evidence(request)
+
+
+def test_an_empty_source_invocation_id_is_named_as_such() -> None:
+    output = {
+        "contract": "executor_evidence_v2",
+        "claims": [
+            {
+                "claim_id": "c1",
+                "statement": "x is y",
+                "critical": True,
+                "status": "confirmed",
+                "evidence_bindings": [
+                    {"source_invocation_ids": [""], "tool_name": "t", "raw_path": "/x", "matched_text": "y"}
+                ],
+            }
+        ],
+    }
+    request = gatekeeper_service_pb2.CheckEvidenceRequest(executor_output_text=__import__("json").dumps(output))
+    request.tool_invocations.add(invocation_id="i1", tool_name="t", output=to_value(DOC))
+    errors = check_evidence(request).gatekeeper_result.errors
+    assert [(e.rule, e.message) for e in errors] == [("evidence.invocation_ref", "source invocation id is empty")]

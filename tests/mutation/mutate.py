@@ -8,8 +8,10 @@ which tests to run. The result is written to ``var/mutate/summary.json``::
     {"killed": N, "survived": N, "timeout": N, "score": 0.0-1.0, "survivors": [...], ...}
 
 ``score`` is (killed + timeout) / (killed + survived + timeout); the mutants that no test covers ("no
-tests") count as survivors. Mutants listed in ``tests/mutation_survivors.md`` (equivalent mutants, each
-with its reason) are reported apart under ``equivalent``; they still count as survivors in ``score``.
+tests") count as survivors. ``not_checked`` counts the mutants a run did not reach (an interrupted run:
+``complete`` is false); ``--summary`` rewrites the summary of the last run without running anything.
+Mutants listed in ``tests/mutation_survivors.md`` (equivalent mutants, each with its reason) are reported
+apart under ``equivalent``; they still count as survivors in ``score``.
 
 Run: ``make mutate`` (or ``.venv/bin/python -m tests.mutation.mutate``); ``MUTATE_ARGS`` passes on
 mutant-name globs (e.g. ``diagnosis_server.gatekeeper.*``) to run a part.
@@ -149,6 +151,7 @@ def summarize(seconds: float) -> dict[str, object]:
     survived = len(surviving)
     tested = killed + survived + timeout
     equivalent = equivalent_mutants()
+    not_checked = counts.get("not checked", 0)
     return {
         "killed": killed,
         "survived": survived,
@@ -156,12 +159,24 @@ def summarize(seconds: float) -> dict[str, object]:
         "score": round((killed + timeout) / tested, 4) if tested else 0.0,
         "survivors": [n for n in surviving if n not in equivalent],
         "equivalent": [n for n in surviving if n in equivalent],
+        "not_checked": not_checked,
+        "complete": not_checked == 0,
         "statuses": counts,
         "seconds": round(seconds),
     }
 
 
+def summarize_only() -> int:
+    """The summary of the last (possibly interrupted) run in var/mutate/work, without running anything."""
+    summary = summarize(0.0)
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("survivors", "equivalent")}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--summary"]:
+        return summarize_only()
     started = time.monotonic()
     stage()
     children = os.environ.get("MUTATE_CHILDREN", str(os.cpu_count() or 2))

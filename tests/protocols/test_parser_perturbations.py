@@ -24,3 +24,16 @@ def test_each_variant_parses_as_pinned(agent: str) -> None:
     assert [r["variant"] for r in got] == [r["variant"] for r in want]
     for mine, pinned in zip(got, want, strict=True):
         assert mine == pinned, pinned["variant"]
+
+
+def test_decoded_documents_are_checked_too() -> None:
+    """An already-decoded document: a non-object is named by its type, a long unknown key is shortened."""
+    from diagnosis_server.protocols.executor import parse_executor_output
+
+    assert parse_executor_output(("a",)).error == "expected a JSON object, got tuple"  # type: ignore[arg-type]
+    long_key = "k" * 100
+    parsed = parse_executor_output({"contract": "executor_evidence_v2", "claims": [], long_key: 1})
+    assert parsed.error == "k" * 77 + "...: unknown field"
+    exact = "k" * 80
+    parsed = parse_executor_output({"contract": "executor_evidence_v2", "claims": [], exact: 1})
+    assert parsed.error == exact + ": unknown field"

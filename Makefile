@@ -72,7 +72,7 @@ bench: setup $(BENCH_STAMP)
 	@$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Mutation testing (mutmut) of the pure safety core against its own tests; writes var/mutate/summary.json.
-# Not part of `make test`; about 25 minutes on 2 cores. MUTATE_ARGS names mutants to run (globs), e.g.
+# Not part of `make test`; a whole run takes over 30 minutes on 2 cores, so MUTATE_ARGS names a part (globs), e.g.
 # MUTATE_ARGS='diagnosis_server.gatekeeper.*'.
 MUTATE_STAMP := $(VENV)/.mutate-stamp
 

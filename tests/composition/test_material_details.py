@@ -121,3 +121,40 @@ def test_routing_refuses_what_it_does_not_know() -> None:
     assert outcomes_of(999) == frozenset()
     with pytest.raises(RoutingError, match=r"no route for \(EXECUTOR, VERDICT_PASS\)"):
         route(run_pb2.NODE_NAME_EXECUTOR, run_pb2.NODE_OUTCOME_VERDICT_PASS)
+
+
+def test_a_gap_without_a_claim_names_every_call_that_would_close_it() -> None:
+    from diagnosis_server.composition.render import _gap_text
+    from diagnosis_server.composition.suggestions import Suggestion
+
+    material = AllowedMaterial(verdict=contracts_pb2.VERDICT_LOW_CONFID, question="q", confirmable=())
+    gap = MaterialGap("g1", "", False, "x")
+    steps = [
+        Suggestion("s1", "t", contracts_pb2.SuggestedCall(tool_name="a"), (), gap_id="g1", phrase="read a"),
+        Suggestion("s2", "t", contracts_pb2.SuggestedCall(tool_name="b"), (), gap_id="g1", phrase="read b"),
+        Suggestion("s3", "t", None, (), gap_id="g1", phrase="no call"),
+    ]
+    assert _gap_text(gap, material, steps) == "Not yet looked at: read a; read b."
+    assert _gap_text(MaterialGap("g2", "", True, "x"), material, steps) == (
+        "Critical: The Verifier identified a missing signal that the collected evidence does not show."
+    )
+
+
+def test_a_reply_choosing_two_gaps_shows_both_once() -> None:
+    import json
+
+    from diagnosis_server.composition.render import render_answer
+    from diagnosis_server.protocols.composer import parse_composer_output
+
+    material = AllowedMaterial(
+        verdict=contracts_pb2.VERDICT_LOW_CONFID,
+        question="q",
+        confirmable=(),
+        evidence_gaps=(MaterialGap("g1", "", True, "memory"), MaterialGap("g2", "", False, "disk")),
+    )
+    reply = {
+        "summary": "s",
+        "evidence_gaps": [{"text": "a", "ref": "g2"}, {"text": "b", "ref": "g1"}, {"text": "c", "ref": "g2"}],
+    }
+    output = render_answer(material, parse_composer_output(json.dumps(reply)))
+    assert [item.text.startswith("Critical: ") for item in output.evidence_gaps] == [False, True]

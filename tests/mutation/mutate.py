@@ -132,7 +132,16 @@ def equivalent_mutants() -> set[str]:
     """Mutant names listed in tests/mutation_survivors.md (a table whose first column is the name)."""
     if not SURVIVORS_FILE.exists():
         return set()
-    return set(re.findall(r"`([\w.ǁ]+__mutmut_\d+)`", SURVIVORS_FILE.read_text(encoding="utf-8")))
+    names: set[str] = set()
+    for line in SURVIVORS_FILE.read_text(encoding="utf-8").splitlines():
+        # A row names one mutant in full, then maybe more of the same function by number: `_9`, `11`.
+        first = re.search(r"`([\w.ǁ]+)__mutmut_(\d+)`", line)
+        if first is None:
+            continue
+        cell = line.split("|")[1] if line.startswith("|") else line
+        numbers = {first.group(2), *re.findall(r"`_?(\d+)`", cell)}
+        names.update(f"{first.group(1)}__mutmut_{n}" for n in numbers)
+    return names
 
 
 def summarize(seconds: float) -> dict[str, object]:

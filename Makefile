@@ -11,7 +11,7 @@ GEN_DIR := client
 quiet_pip = out=$$($(BIN)/python -m pip install -q --disable-pip-version-check $(1) 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -v -e '^WARNING: Location' -e '^$$' || true
 
-.PHONY: setup run test lint proto proto-check bench soak load soak-api clean
+.PHONY: setup run test lint proto proto-check bench soak load soak-api mutate breakages clean
 
 setup: $(STAMP)
 
@@ -76,6 +76,22 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 
 bench: setup $(BENCH_STAMP)
 	@$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Mutation testing (mutmut) of the pure safety core against its own tests; writes var/mutate/summary.json.
+# Not part of `make test`; a whole run takes over 30 minutes on 2 cores, so MUTATE_ARGS names a part (globs), e.g.
+# MUTATE_ARGS='diagnosis_server.gatekeeper.*'.
+MUTATE_STAMP := $(VENV)/.mutate-stamp
+
+$(MUTATE_STAMP): $(STAMP) pyproject.toml
+	@$(call quiet_pip,-e '.[mutate]')
+	@touch $(MUTATE_STAMP)
+
+mutate: setup $(MUTATE_STAMP)
+	@$(BIN)/python -m tests.mutation.mutate $(MUTATE_ARGS)
+
+# Issue 17's breakages, each applied to a scratch copy: every one must turn its tests red.
+breakages: setup
+	@$(BIN)/python -m tests.mutation.breakages $(BREAKAGE_ARGS)
 
 clean:
 	rm -rf $(VENV) var

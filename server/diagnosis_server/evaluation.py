@@ -243,20 +243,109 @@ def _norm(value: Any, prefixes: Sequence[str] = ()) -> str:
     return text
 
 
-_ENUM_PREFIXES = ("VERDICT_", "GATEKEEPER_STATUS_", "GATEKEEPER_SEVERITY_", "RUN_STATUS_", "NODE_NAME_")
+_ENUM_PREFIXES = (
+    "VERDICT_",
+    "GATEKEEPER_STATUS_",
+    "GATEKEEPER_SEVERITY_",
+    "RUN_STATUS_",
+    "NODE_NAME_",
+    "NODE_OUTCOME_",
+    "COMPOSER_SOURCE_",
+    "PARSE_STATUS_",
+    "CLAIM_CLASSIFICATION_",
+    "FACT_SUPPORT_",
+    "CLAIM_STATUS_",
+)
+_MISSING = object()
 
 
 def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def lookup(document: Any, path: str) -> Any:
+    """The value at a dotted path (``gatekeeper_result.errors.0.rule``; a number indexes a list; a last
+    segment ``#`` is the length of the list or object there), or ``_MISSING``."""
+    value = document
+    for segment in path.split("."):
+        if segment == "#" and isinstance(value, list | dict):
+            value = len(value)
+        elif isinstance(value, dict) and segment in value:
+            value = value[segment]
+        elif isinstance(value, list) and segment.lstrip("-").isdigit() and -len(value) <= int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return _MISSING
+    return value
+
+
+def matches(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` is what ``expected`` pins: an object's listed keys match (others are free), a list
+    matches element by element at the same length, numbers compare as numbers (proto JSON writes 64-bit
+    integers as strings), and strings compare as enum words in any case and form (``PASS``, ``VERDICT_PASS``)."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            matches(value, actual[key]) if key in actual else value is None for key, value in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(matches(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    if isinstance(expected, int | float):
+        try:
+            return isinstance(actual, int | float | str) and float(actual) == float(expected)
+        except ValueError:
+            return False
+    if expected is None:
+        return actual is None
+    return isinstance(actual, str | int | float) and _norm(expected, _ENUM_PREFIXES) == _norm(actual, _ENUM_PREFIXES)
+
+
+def _pins(expected: Any) -> list[tuple[str, Any]]:
+    """``evaluation_has``'s forms as (path, expected value or _MISSING): a path or a list of paths (present),
+    an object of path -> value, or a list mixing paths and such objects."""
+    pins: list[tuple[str, Any]] = []
+    for item in _as_list(expected):
+        if isinstance(item, dict):
+            pins.extend((str(path), value) for path, value in item.items())
+        else:
+            pins.append((str(item), _MISSING))
+    return pins
+
+
+def _check_has(key: str, expected: Any, document: dict[str, Any]) -> list[str]:
+    mismatches: list[str] = []
+    for path, want in _pins(expected):
+        got = lookup(document, path)
+        if got is _MISSING:
+            if want is _MISSING or want is not None:
+                mismatches.append(f"{key}: {path!r} missing")
+        elif want is None:
+            mismatches.append(f"{key}: {path!r} expected absent, got {got!r}")
+        elif want is not _MISSING and not matches(want, got):
+            mismatches.append(f"{key}: {path!r} expected {want!r}, got {got!r}")
+    return mismatches
+
+
 def check_expect(expect: dict[str, Any], report: JsonObject) -> list[str]:
-    """What differs from ``expect`` (unknown keys are ignored). Enum words compare in any case and form."""
+    """What differs from ``expect`` (unknown keys are ignored). Enum words compare in any case and form.
+
+    ``evaluation_has`` (the persisted verifier evaluation) and ``trace_has`` (the orchestration trace) take
+    paths that must be present (``["prompt_audit", "gatekeeper_result.errors"]``), or pin values by path
+    (``{"groundedness_score": 0.5, "gatekeeper_result.errors.0.rule": "evidence.matched_text",
+    "gatekeeper_result.rules.#": 5}``), or a list mixing both; ``evaluation_lacks`` takes paths.
+    """
     mismatches: list[str] = []
     gk = report.get("gatekeeper_result")
     gk_dict: dict[str, Any] = gk if isinstance(gk, dict) else {}
     evaluation = report.get("verifier_evaluation")
     evaluation_dict: dict[str, Any] = evaluation if isinstance(evaluation, dict) else {}
+    trace = report.get("orchestration_trace")
+    trace_dict: dict[str, Any] = trace if isinstance(trace, dict) else {}
     answer = str(report.get("answer_text") or "")
     # What the user could read, in the one comparison form: the answer text and the persisted composer output.
     shown = normalize(answer) + "\x00" + normalize(json.dumps(report.get("composer_output") or {}, ensure_ascii=False))
@@ -301,9 +390,15 @@ def check_expect(expect: dict[str, Any], report: JsonObject) -> list[str]:
                 if compact(str(t)) and compact(str(t)) in shown_compact
             )
         elif key == "evaluation_has":
-            mismatches.extend(f"evaluation_has: {f!r} missing" for f in _as_list(expected) if f not in evaluation_dict)
+            mismatches.extend(_check_has(key, expected, evaluation_dict))
         elif key == "evaluation_lacks":
-            mismatches.extend(f"evaluation_lacks: {f!r} present" for f in _as_list(expected) if f in evaluation_dict)
+            mismatches.extend(
+                f"evaluation_lacks: {f!r} present"
+                for f in _as_list(expected)
+                if lookup(evaluation_dict, str(f)) is not _MISSING
+            )
+        elif key == "trace_has":
+            mismatches.extend(_check_has(key, expected, trace_dict))
     return mismatches
 
 

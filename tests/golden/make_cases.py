@@ -240,6 +240,26 @@ EVAL_DONE = [
     "traceability_version",
 ]
 EVAL_PRE_LACKS = ["model_verdict", "effective_verdict", "verdict", "claim_checks", "composer_output"]
+# R-P-1: the persisted Gatekeeper result keeps every rule's status, and its errors and warnings (pinned by value).
+GK_RULES_PASS = [
+    {"rule": r, "status": "pass", "failures": None, "warnings": None}
+    for r in [
+        "schema.executor_v2",
+        "evidence.invocation_ref",
+        "evidence.raw_path",
+        "evidence.matched_text",
+        "evidence.instruction_text",
+    ]
+]
+# R-P-3: every agent's prompt by name (never its text); versions are pinned against the catalog in tests/graph.
+PROMPT_NAMES = {
+    "prompt_audit.prompts": [
+        {"agent": "planner", "name": "planner.diagnose"},
+        {"agent": "executor", "name": "executor.evidence_v2"},
+        {"agent": "verifier", "name": "verifier.claim_checks"},
+        {"agent": "composer", "name": "composer.choice"},
+    ]
+}
 OOM = "OOMKilled at the 512Mi"
 cases = []
 
@@ -276,7 +296,35 @@ case(
         "effective_verdict": "PASS",
         "status": "SUCCESS",
         "answer_contains": [OOM],
-        "evaluation_has": EVAL_DONE,
+        "evaluation_has": EVAL_DONE
+        + [
+            PROMPT_NAMES,
+            {
+                "verifier_status": "OK",
+                "model_verdict": "PASS",
+                "effective_verdict": "PASS",
+                "verdict": "PASS",
+                "groundedness_score": 1.0,
+                "rationale": "checked against verified evidence",
+                "composer_output.source": "COMPOSER",
+                "gatekeeper_result.status": "pass",
+                "gatekeeper_result.severity": "pass",
+                "gatekeeper_result.rules": GK_RULES_PASS,
+                "gatekeeper_result.checked_bindings.#": 4,
+                "gatekeeper_result.errors": None,
+                "gatekeeper_result.warnings": None,
+                "claim_checks.#": 2,
+                "facts_checked.#": 2,
+                "verified_evidence.#": 4,
+                "traceability_version": "verified-evidence/1",
+            },
+        ],
+        "trace_has": {
+            "degraded": None,
+            "evidence_retry_count": None,
+            "technical_retries": None,
+            "end_reason": "COMPOSED",
+        },
     },
 )
 case(
@@ -289,7 +337,16 @@ case(
         "effective_verdict": "LOW_CONFID",
         "status": "SUCCESS",
         "answer_excludes": [OOM],
-        "evaluation_has": EVAL_DONE,
+        "evaluation_has": EVAL_DONE
+        + [
+            {
+                "groundedness_score": 0.5,
+                "model_verdict": "LOW_CONFID",
+                "verdict": "LOW_CONFID",
+                "composer_output.source": "COMPOSER",
+            }
+        ],
+        "trace_has": {"degraded": True},
     },
 )
 case(
@@ -332,6 +389,7 @@ case(
         "effective_verdict": "PASS",
         "status": "SUCCESS",
         "answer_contains": ["512Mi"],
+        "trace_has": {"evidence_retry_count": 1, "technical_retries": None},
     },
     inv=INV + [INV2],
 )
@@ -386,8 +444,20 @@ case(
     {
         "route": PRE_AT(*FULL[:5], "verifier"),
         "status": "SUCCESS",
-        "evaluation_has": ["gatekeeper_result", "prompt_audit", "failure_reason"],
+        "evaluation_has": [
+            "gatekeeper_result",
+            "prompt_audit",
+            "failure_reason",
+            PROMPT_NAMES,
+            {
+                "verifier_status": "RETRYABLE_FAILED",
+                "failure_reason": "VERIFIER_FAILED",
+                "gatekeeper_result.rules": GK_RULES_PASS,
+                "groundedness_score": None,
+            },
+        ],
         "evaluation_lacks": EVAL_PRE_LACKS,
+        "trace_has": {"technical_retries": [{"node": "verifier", "technical_retries": 1}], "degraded": True},
         "answer_excludes": [OOM],
     },
 )
@@ -395,7 +465,12 @@ case(
     "verifier-refuses",
     ["R-R-6"],
     A(verifier=["!refuse"]),
-    {"route": PRE_AT(*FULL[:5]), "status": "SUCCESS", "evaluation_lacks": EVAL_PRE_LACKS},
+    {
+        "route": PRE_AT(*FULL[:5]),
+        "status": "SUCCESS",
+        "evaluation_lacks": EVAL_PRE_LACKS,
+        "evaluation_has": {"verifier_status": "NON_RETRYABLE_FAILED", "failure_reason": "VERIFIER_FAILED"},
+    },
 )
 case(
     "composer-retry-succeeds",
@@ -412,7 +487,16 @@ case(
         "effective_verdict": "PASS",
         "status": "SUCCESS",
         "answer_contains": ["OOMKilled"],
-        "evaluation_has": ["composer_output"],
+        "evaluation_has": [
+            "composer_output",
+            PROMPT_NAMES,
+            {
+                "composer_output.source": "POST_VERIFICATION_FALLBACK",
+                "effective_verdict": "PASS",
+                "verifier_status": "OK",
+            },
+        ],
+        "trace_has": {"degraded": True, "technical_retries": [{"node": "composer", "technical_retries": 1}]},
     },
 )
 case(
@@ -443,7 +527,15 @@ case(
     "executor-refuses",
     ["R-R-2"],
     A(executor=["!refuse"]),
-    {"route": PRE_AT("planner", "executor"), "status": "SUCCESS", "evaluation_lacks": EVAL_PRE_LACKS},
+    {
+        "route": PRE_AT("planner", "executor"),
+        "status": "SUCCESS",
+        "evaluation_lacks": EVAL_PRE_LACKS + ["gatekeeper_result", "verifier_status"],
+        "evaluation_has": [
+            PROMPT_NAMES,
+            {"failure_reason": "EXECUTOR_FAILED", "executor_output_parse_status": "NOT_RUN"},
+        ],
+    },
 )
 FAB = dict(C_OOM, evidence_bindings=[dict(C_OOM["evidence_bindings"][0], source_invocation_ids=["inv-made-up"])])
 FAB_SYM = dict(C_SYM, evidence_bindings=[dict(C_SYM["evidence_bindings"][0], source_invocation_ids=["inv-made-up-2"])])
@@ -476,6 +568,28 @@ case(
         "effective_verdict": "LOW_CONFID",
         "status": "SUCCESS",
         "answer_excludes": [OOM],
+        "evaluation_has": {
+            "verdict_ceiling": "LOW_CONFID",
+            "gatekeeper_result.status": "fail",
+            "gatekeeper_result.failed_rules": ["evidence.matched_text"],
+            "gatekeeper_result.rules.3": {"rule": "evidence.matched_text", "status": "fail", "failures": 1},
+            "gatekeeper_result.errors": [
+                {
+                    "rule": "evidence.matched_text",
+                    "claim_id": "c2",
+                    "source_invocation_id": "inv-k8s-1",
+                    "binding_index": None,
+                }
+            ],
+            "gatekeeper_result.warnings": None,
+            "gatekeeper_result.checked_bindings.#": 3,
+            "gatekeeper_result.checked_bindings.2": {
+                "claim_id": "c2",
+                "passed": None,
+                "failed_rules": ["evidence.matched_text"],
+            },
+            "verified_evidence.#": 2,
+        },
     },
 )
 case(
@@ -704,6 +818,15 @@ g(
         "failed_rules": [],
         "model_verdict": "PASS",
         "effective_verdict": "LOW_CONFID",
+        "evaluation_has": {
+            "gatekeeper_result.warnings": [
+                {"rule": "evidence.matched_text", "claim_id": "c2", "source_invocation_id": "inv-k8s-1"}
+            ],
+            "gatekeeper_result.rules.3": {"rule": "evidence.matched_text", "status": "warn", "warnings": 1},
+            "gatekeeper_result.errors": None,
+            "gatekeeper_result.checked_bindings.2.warning_rules": ["evidence.matched_text"],
+            "verdict_ceiling": "LOW_CONFID",
+        },
     },
 )
 NUMERIC = claim(
@@ -819,6 +942,37 @@ g(
         composer=[COMP_REJ],
     ),
     {"route": FULL, "effective_verdict": "REJECT", "answer_excludes": ["E4291"]},
+)
+g(
+    "v-fabricated-error-code-rejects-whatever-the-verifier-says",
+    ["R-V-4", "R-V-5", "R-A-3"],
+    A(
+        executor=[ex(C_SYM, FABRICATED)],
+        verifier=[ver([CK_SYM_D, check("c2", "direct_observation")], "PASS", 1.0)],
+        composer=[COMP_REJ],
+    ),
+    # The scripted Verifier calls the fabricated claim observed and the run PASS: the guard finds E4291 in no
+    # verified evidence, so the claim is contradicted and the run REJECT (the built-in Verifier: tests/graph).
+    {
+        "route": FULL,
+        "model_verdict": "PASS",
+        "effective_verdict": "REJECT",
+        "answer_contains": ["cannot support a reliable conclusion"],
+        "answer_excludes": ["E4291", "payment vault"],
+        "evaluation_has": {
+            "verdict": "REJECT",
+            "claim_checks.1": {"claim_id": "c2", "classification": "contradicted"},
+            "facts_checked.1": {"claim_id": "c2", "support": "contradicted"},
+            "classification_changes.0": {
+                "claim_id": "c2",
+                "from_classification": "direct_observation",
+                "to_classification": "contradicted",
+                "source": "guard",
+            },
+            "composer_output.confirmed_facts.#": 1,
+            "composer_output.confirmed_facts.0.claim_ids": ["c1"],
+        },
+    },
 )
 g(
     "v-ref-to-unverified-material-is-dropped",
@@ -1009,6 +1163,55 @@ g(
     {"route": FULL[:5] + FULL, "effective_verdict": "LOW_CONFID", "answer_excludes": [OOM]},
 )
 g(
+    "r-technical-retries-count-per-cycle-apart-from-the-evidence-retry",
+    ["R-R-7", "R-R-1", "R-R-4", "R-VI-4"],
+    {
+        "planner": [PLAN, PLAN2],
+        "executor": [ex(C_SYM, C_OOM), ex(C_SYM, C_OOM, C_MEM2)],
+        "verifier": ["no verdict today", LOW_GAP, "!timeout", ver([CK_SYM_D, CK_OOM_D, CK_MEM_D], "PASS", 1.0)],
+        "composer": [COMP_PASS],
+    },
+    # The Verifier fails once in each cycle: each cycle has its own technical retry (a per-run counter would
+    # end cycle 2 in the fallback), and the trace counts one evidence retry and two technical ones, apart.
+    {
+        "route": FULL[:5] + ["verifier"] + FULL[:5] + ["verifier", "composer"],
+        "effective_verdict": "PASS",
+        "status": "SUCCESS",
+        "trace_has": {
+            "evidence_retry_count": 1,
+            "technical_retries": [{"node": "verifier", "technical_retries": 2}],
+            "steps": 13,
+            "event_count": 13,
+            "end_reason": "COMPOSED",
+        },
+        "evaluation_has": {"verifier_status": "OK", "claim_checks.#": 3},
+    },
+    inv=INV + [INV2],
+)
+g(
+    "r-planner-and-composer-retries-beside-an-evidence-retry",
+    ["R-R-7", "R-R-1", "R-R-4"],
+    {
+        "planner": ["!timeout", PLAN, "not a plan", PLAN2],
+        "executor": [ex(C_SYM, C_OOM), ex(C_SYM, C_OOM, C_MEM2)],
+        "verifier": [LOW_GAP, ver([CK_SYM_D, CK_OOM_D, CK_MEM_D], "PASS", 1.0)],
+        "composer": ["!timeout", COMP_PASS],
+    },
+    {
+        "route": ["planner"] + FULL[:5] + ["planner"] + FULL + ["composer"],
+        "effective_verdict": "PASS",
+        "trace_has": {
+            "evidence_retry_count": 1,
+            "technical_retries": [
+                {"node": "planner", "technical_retries": 2},
+                {"node": "composer", "technical_retries": 1},
+            ],
+            "steps": 14,
+        },
+    },
+    inv=INV + [INV2],
+)
+g(
     "r-reject-never-retries-evidence",
     ["R-R-5"],
     A(
@@ -1169,13 +1372,60 @@ g(
     "p-composer-output-source-recorded",
     ["R-P-2"],
     A(composer=["!timeout", "!timeout"]),
-    {"evaluation_has": ["composer_output"]},
+    {
+        "evaluation_has": {
+            "composer_output.source": "POST_VERIFICATION_FALLBACK",
+            "composer_output.verdict": "PASS",
+            "composer_output.run_notes.#": 1,
+        },
+        "trace_has": {"degraded": True, "end_reason": "COMPOSER_FALLBACK"},
+    },
+)
+g(
+    "p-composer-output-source-after-a-guard-refusal",
+    ["R-P-2", "R-A-5"],
+    A(verifier=[ver([CK_SYM_D, CK_OOM_U], "LOW_CONFID", 0.5)], composer=[COMP_BAD, COMP_BAD]),
+    {
+        "route": FULL + ["composer", "post_verification_fallback"],
+        "evaluation_has": {"composer_output.source": "POST_VERIFICATION_FALLBACK", "groundedness_score": 0.5},
+        "trace_has": {"degraded": True, "end_reason": "COMPOSER_FALLBACK"},
+        "answer_excludes": [OOM],
+    },
 )
 g(
     "p-prompt-audit-on-executor-failure",
     ["R-P-3", "R-P-6"],
     A(executor=["!refuse"]),
-    {"evaluation_has": ["prompt_audit", "failure_reason"], "evaluation_lacks": EVAL_PRE_LACKS},
+    {"evaluation_has": ["prompt_audit", "failure_reason", PROMPT_NAMES], "evaluation_lacks": EVAL_PRE_LACKS},
+)
+g(
+    "p-prompt-audit-on-gatekeeper-reject",
+    ["R-P-3", "R-P-6", "R-P-1"],
+    A(executor=[ex(FAB_SYM, FAB)]),
+    {
+        "route": GK_ONLY,
+        "evaluation_has": [
+            PROMPT_NAMES,
+            {
+                "failure_reason": "GATEKEEPER_REJECT",
+                "gatekeeper_result.severity": "reject",
+                "gatekeeper_result.errors.#": 2,
+                "gatekeeper_result.errors.0": {
+                    "rule": "evidence.invocation_ref",
+                    "source_invocation_id": "inv-made-up-2",
+                },
+                "gatekeeper_result.rules.1": {"rule": "evidence.invocation_ref", "status": "fail", "failures": 2},
+                "gatekeeper_result.checked_bindings.#": 2,
+            },
+        ],
+        "evaluation_lacks": EVAL_PRE_LACKS + ["verified_evidence", "verifier_status"],
+    },
+)
+g(
+    "p-prompt-audit-on-composer-fallback",
+    ["R-P-3"],
+    A(composer=["!refuse"]),
+    {"evaluation_has": [PROMPT_NAMES, {"composer_output.source": "POST_VERIFICATION_FALLBACK"}]},
 )
 g(
     "p-no-raw-executor-text-persisted",
@@ -1193,8 +1443,13 @@ g(
     A(executor=["```json\n{not json}\n```"]),
     {
         "parse_status": "INVALID_OUTPUT",
-        "evaluation_has": ["failure_reason", "executor_output_parse_status"],
-        "evaluation_lacks": EVAL_PRE_LACKS,
+        "evaluation_has": [
+            "failure_reason",
+            "executor_output_parse_status",
+            PROMPT_NAMES,
+            {"executor_output_parse_status": "INVALID_OUTPUT", "verifier_status": None},
+        ],
+        "evaluation_lacks": EVAL_PRE_LACKS + ["gatekeeper_result"],
     },
 )
 g(

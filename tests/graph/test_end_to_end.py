@@ -18,6 +18,9 @@ from diagnosis_server.store import Repository
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = [case for path in sorted(GOLDEN.glob("*.jsonl")) for case in read_cases(path)]
+CATALOG = json.loads(
+    (Path(__file__).resolve().parents[2] / "server/diagnosis_server/agents/prompts/catalog.json").read_text("utf-8")
+)
 FORBIDDEN_KEYS = ("reasoning", "tool_trace_summary", "user_facing_answer", "diagnosis_summary", "prompt_text")
 
 
@@ -71,6 +74,11 @@ async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repositor
     # R-P-3, R-P-5, R-S-4: prompt audit always; never prompt text, reasoning or raw executor text.
     assert evaluation.prompt_audit.version
     assert {p.agent for p in evaluation.prompt_audit.prompts} == {"planner", "executor", "verifier", "composer"}
+    # Every prompt by its catalog name and version, on every path (fallbacks too), as the catalog file says.
+    assert evaluation.prompt_audit.version == CATALOG["version"]
+    assert {(p.agent, p.name, p.version) for p in evaluation.prompt_audit.prompts} == {
+        (agent, entry["name"], entry["version"]) for agent, entry in CATALOG["prompts"].items()
+    }
     stored = run.SerializeToString().decode("utf-8", errors="replace")
     assert not _keys(message_to_dict(run)) & set(FORBIDDEN_KEYS)
     assert "Return exactly one JSON object" not in stored

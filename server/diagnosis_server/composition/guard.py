@@ -40,6 +40,8 @@ UNGROUNDED_IDENTIFIER = "composer.ungrounded_identifier"
 RULES = (CITATION, DIRECTIONS_UNDER_REJECT, CAUSE_UNDER_REJECT, INVENTED_GAP, EXCLUDED_MATERIAL, UNGROUNDED_IDENTIFIER)
 
 _NEGATION = re.compile(r"\b(?:no|not|cannot|can't|cant|never|without|nor|unable|neither|isn't|wasn't)\b")
+# A negation counts only in the clause of the phrase it negates.
+_CLAUSE = re.compile(r"[,;:.!?]|\bbut\b|\bhowever\b|\byet\b")
 _NUMBER_ONLY = re.compile(r"[\d.,%]+[a-zA-Z]{0,3}")
 _VERDICT_WORDS = ("PASS", "LOW_CONFID", "REJECT", "verdict")
 _OVERLAP = 0.8
@@ -89,9 +91,9 @@ def _concludes(text: str) -> bool:
     """Causal or conclusive language that is not negated ("no root cause is given" does not conclude)."""
     normalized = normalize(text)
     for phrase in causal_phrases(text):
-        at = normalized.find(phrase)
-        window = normalized[max(0, at - 40) : at] if at >= 0 else ""
-        if not _NEGATION.search(window):
+        # Every occurrence counts: "no root cause is confirmed, but the root cause is X" concludes.
+        starts = [m.start() for m in re.finditer(re.escape(phrase), normalized)] or [0]
+        if any(not _NEGATION.search(_CLAUSE.split(normalized[max(0, at - 40) : at])[-1]) for at in starts):
             return True
     return False
 

@@ -173,8 +173,8 @@ def _phrase(tool: str, a: Mapping[str, JsonValue]) -> str:
         pod, container = _arg(a, "pod"), _arg(a, "container")
         previous = a.get("previous") is True
         return (
-            ("Read the previous container's logs of pod " if previous else "Read the logs of pod ")
-            + (pod or "the failing pod")
+            ("Read the previous container's logs of " if previous else "Read the logs of ")
+            + (f"pod {pod}" if pod else "the failing pod")
             + (f" (container {container})" if container else "")
             + where
         )

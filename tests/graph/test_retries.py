@@ -1,0 +1,147 @@
+"""Runs with both technical and evidence retries (R-R-7, R-R-1, R-R-4, R-C-4, R-VI-4).
+
+Technical-retry counters are per node and cycle, apart from the run's evidence-retry count: a Verifier that
+fails once in each of two cycles is retried in each, and the trace counts one evidence retry and two
+technical ones. The second cycle's Verifier gets the retry context the first cycle's Verifier prepared
+(R-C-4), and its retry gets the same bytes as its first attempt (R-VI-4).
+"""
+
+from __future__ import annotations
+
+import json
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.base import AgentRequest
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import Repository
+
+from . import fakes
+
+N = run_pb2.NodeName
+O = run_pb2.NodeOutcome  # noqa: E741
+GAP = {"description": "memory of checkout-api against its limit was not read", "critical": True}
+
+
+async def _verifier(request: AgentRequest) -> str:
+    """Invalid on each cycle's first attempt; LOW_CONFID with a critical gap in cycle 1, PASS in cycle 2."""
+    if request.attempt == 1:
+        return "no verdict today"
+    reply = json.loads(await fakes.verify_pass(request))
+    if request.cycle == 1:
+        reply.update(verdict="LOW_CONFID", evidence_gaps=[GAP])
+    return json.dumps(reply)
+
+
+def _provider(**behaviours: fakes.Behaviour) -> fakes.FnProvider:
+    defaults: dict[str, fakes.Behaviour] = {
+        "planner": fakes.plan,
+        "executor": fakes.executor_calling("k8s.events"),
+        "verifier": _verifier,
+        "composer": fakes.compose,
+    }
+    defaults.update(behaviours)
+    return fakes.FnProvider(defaults)  # type: ignore[arg-type]
+
+
+async def _run(repository: Repository, provider: fakes.FnProvider) -> run_pb2.DiagnosisRun:
+    orchestrator = Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools())
+    return await orchestrator.run(question="why is checkout failing?", scenario="checkout-oom")
+
+
+async def test_a_technical_retry_in_each_cycle_beside_one_evidence_retry(repository: Repository) -> None:
+    """R-R-7, R-R-1: counters per node and cycle; the evidence retry counted apart."""
+    run = await _run(repository, _provider())
+    events = await repository.list_events(run.run_id)
+    verifier = [(e.cycle, e.attempt, e.outcome) for e in events if e.node == N.NODE_NAME_VERIFIER]
+    assert verifier == [
+        (1, 1, O.NODE_OUTCOME_INVALID_OUTPUT),
+        (1, 2, O.NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP),
+        (2, 1, O.NODE_OUTCOME_INVALID_OUTPUT),
+        (2, 2, O.NODE_OUTCOME_VERDICT_PASS),
+    ]
+    assert [(e.cycle, e.attempt) for e in events if e.node == N.NODE_NAME_PLANNER] == [(1, 1), (2, 1)]
+    trace = run.orchestration_trace
+    assert trace.evidence_retry_count == 1
+    assert [(r.node, r.technical_retries) for r in trace.technical_retries] == [(N.NODE_NAME_VERIFIER, 2)]
+    assert trace.steps == trace.event_count == len(events) == 13
+    assert trace.end_reason == "COMPOSED" and trace.terminal_node == N.NODE_NAME_COMPOSER
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+    assert [e.sequence for e in events] == list(range(1, 14))
+
+
+async def test_technical_retries_of_several_nodes_are_counted_per_node(repository: Repository) -> None:
+    """R-R-7: the Planner fails once in each cycle, the Composer once; each node's count is its own."""
+
+    async def planner(request: AgentRequest) -> str:
+        return "not a plan" if request.attempt == 1 else fakes.PLAN
+
+    async def composer(request: AgentRequest) -> str:
+        return "not an answer" if request.attempt == 1 else await fakes.compose(request)
+
+    run = await _run(repository, _provider(planner=planner, composer=composer))
+    trace = run.orchestration_trace
+    assert trace.evidence_retry_count == 1
+    assert [(r.node, r.technical_retries) for r in trace.technical_retries] == [
+        (N.NODE_NAME_PLANNER, 2),
+        (N.NODE_NAME_VERIFIER, 2),
+        (N.NODE_NAME_COMPOSER, 1),
+    ]
+    events = await repository.list_events(run.run_id)
+    assert [(e.cycle, e.attempt) for e in events if e.node == N.NODE_NAME_PLANNER] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert [(e.cycle, e.attempt) for e in events if e.node == N.NODE_NAME_COMPOSER] == [(2, 1), (2, 2)]
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+
+
+async def test_a_second_failure_in_a_cycle_still_falls_back(repository: Repository) -> None:
+    """R-R-1: one technical retry per node and cycle, not one more for the second cycle's first failure."""
+
+    async def verifier(request: AgentRequest) -> str:
+        if request.cycle == 2:
+            return "no verdict today"
+        return await _verifier(request)
+
+    run = await _run(repository, _provider(verifier=verifier))
+    trace = run.orchestration_trace
+    assert trace.terminal_node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK
+    assert trace.end_reason == "VERIFIER_FAILED"
+    assert trace.evidence_retry_count == 1
+    assert [(r.node, r.technical_retries) for r in trace.technical_retries] == [(N.NODE_NAME_VERIFIER, 2)]
+    evaluation = run.self_evaluation.verifier_evaluation
+    assert evaluation.verifier_status == run_pb2.NODE_OUTCOME_INVALID_OUTPUT
+    assert not evaluation.HasField("effective_verdict") and not evaluation.claim_checks
+
+
+async def test_the_second_cycles_verifier_gets_the_retry_context(repository: Repository) -> None:
+    """R-C-4: retry_context only after the evidence-retry preparation: absent in cycle 1, present in cycle 2,
+    holding the critical valid gap and the retry count; R-VI-4: a retry's bytes are its first attempt's."""
+    provider = _provider()
+    await _run(repository, provider)
+    seen = provider.seen["verifier"]
+    assert [(r.cycle, r.attempt) for r in seen] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    first, second = json.loads(seen[0].input_bytes), json.loads(seen[2].input_bytes)
+    assert seen[0].input_bytes == seen[1].input_bytes and seen[2].input_bytes == seen[3].input_bytes
+    assert "retry_context" not in first
+    assert second["retry_context"] == {"evidence_retry_count": 1, "evidence_gaps": [GAP]}
+    assert set(second) == {
+        "diagnosis_context",
+        "verified_executor_output",
+        "verified_evidence",
+        "gatekeeper_audit",
+        "verdict_ceiling",
+        "retry_context",
+    }
+    assert second["diagnosis_context"] == {
+        "question": "why is checkout failing?",
+        "scenario": "checkout-oom",
+        "cycle": 2,
+    }
+    # The message given beside the bytes is the same input.
+    message = seen[2].input_message
+    assert isinstance(message, contracts_pb2.VerifierInput)
+    assert message.retry_context.evidence_retry_count == 1
+    # The Planner and the Executor of cycle 2 get it too, in EVIDENCE_GAP_ONLY mode.
+    for role in ("planner", "executor"):
+        payloads = [json.loads(r.input_bytes) for r in provider.seen[role]]
+        assert [p["mode"] for p in payloads] == ["FULL", "EVIDENCE_GAP_ONLY"], role
+        assert "retry_context" not in payloads[0]
+        assert payloads[1]["retry_context"] == {"evidence_retry_count": 1, "evidence_gaps": [GAP]}, role

@@ -1,0 +1,213 @@
+"""`make mutate`: mutation testing (mutmut 3) of the pure safety core against its own tests.
+
+mutmut names a mutant after its file's dotted path and knows only the ``./``, ``src/`` and ``source/``
+layouts, so the run happens in a staging tree, ``var/mutate/work``: ``src/diagnosis_server`` (a copy of
+``server/diagnosis_server``), ``tests/`` (a copy) and a ``pyproject.toml`` that names what to mutate and
+which tests to run. The result is written to ``var/mutate/summary.json``::
+
+    {"killed": N, "survived": N, "timeout": N, "score": 0.0-1.0, "survivors": [...], ...}
+
+``score`` is (killed + timeout) / (killed + survived + timeout); the mutants that no test covers ("no
+tests") count as survivors. ``not_checked`` counts the mutants a run did not reach (an interrupted run:
+``complete`` is false); ``--summary`` rewrites the summary of the last run without running anything.
+Mutants listed in ``tests/mutation_survivors.md`` (equivalent mutants, each with its reason) are reported
+apart under ``equivalent``; they still count as survivors in ``score``.
+
+Run: ``make mutate`` (or ``.venv/bin/python -m tests.mutation.mutate``); ``MUTATE_ARGS`` passes on
+mutant-name globs (e.g. ``diagnosis_server.gatekeeper.*``) to run a part.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "var" / "mutate"
+WORK = OUT / "work"
+SURVIVORS_FILE = ROOT / "tests" / "mutation_survivors.md"
+
+# The pure safety core (paths inside src/ of the staging tree).
+CORE = [
+    "src/diagnosis_server/gatekeeper/*.py",
+    "src/diagnosis_server/verification/*.py",
+    "src/diagnosis_server/composition/*.py",
+    "src/diagnosis_server/text/*.py",
+    "src/diagnosis_server/graph/routing.py",
+    "src/diagnosis_server/graph/engine.py",
+    "src/diagnosis_server/protocols/*.py",
+]
+# Their own tests: the directories mirroring them, the route and engine tests, the golden cases' checks.
+TESTS = [
+    "tests/gatekeeper",
+    "tests/verification",
+    "tests/composition",
+    "tests/protocols",
+    "tests/text",
+    "tests/graph/test_routing.py",
+    "tests/graph/test_engine.py",
+    "tests/graph/test_nodes.py",
+    "tests/graph/test_projections.py",
+    "tests/graph/test_retries.py",
+    "tests/graph/test_result_mapping.py",
+    "tests/graph/test_composer_input.py",
+    "tests/graph/test_fabrication.py",
+    "tests/graph/test_engine_events.py",
+    "tests/golden/test_core_snapshot.py",
+    "tests/test_evaluation.py",
+]
+
+_CONFTEST = """
+from hypothesis import settings
+
+settings.register_profile(
+    "mutate", derandomize=True, database=None, deadline=None, print_blob=False, max_examples=25
+)
+settings.load_profile("mutate")
+"""
+
+MUTATE_EXAMPLES = 25
+_MAX_EXAMPLES = re.compile(r"max_examples=(\d+)")
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "mutants")
+
+
+def _pyproject() -> str:
+    def toml_list(items: list[str]) -> str:
+        return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+    tests = [t for t in TESTS if (WORK / t).exists()]
+    return f"""
+[tool.mutmut]
+source_paths = ["src/diagnosis_server"]
+only_mutate = {toml_list(CORE)}
+pytest_add_cli_args_test_selection = {toml_list(tests)}
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-W", "ignore"]
+timeout_multiplier = 10.0
+timeout_constant = 5.0
+use_git_change_detection = false
+
+[tool.pytest.ini_options]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+addopts = "-q -p no:cacheprovider"
+markers = ["postgres: needs PostgreSQL", "slow: long-running"]
+"""
+
+
+def stage() -> None:
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    (WORK / "src").mkdir(parents=True)
+    shutil.copytree(ROOT / "server" / "diagnosis_server", WORK / "src" / "diagnosis_server", ignore=_IGNORE)
+    shutil.copytree(ROOT / "tests", WORK / "tests", ignore=_IGNORE)
+    # Property tests at a few examples each: a mutant runs every test that reaches its function, so a test of
+    # hundreds of examples would cost every mutant of the text and composition core its whole run.
+    for path in (WORK / "tests").rglob("test_*.py"):
+        text = path.read_text(encoding="utf-8")
+        capped = _MAX_EXAMPLES.sub(lambda m: f"max_examples={min(int(m.group(1)), MUTATE_EXAMPLES)}", text)
+        if capped != text:
+            path.write_text(capped, encoding="utf-8")
+    (WORK / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
+    # Deterministic property tests: a mutant is killed or not, never by chance.
+    (WORK / "tests" / "conftest.py").write_text(_CONFTEST, encoding="utf-8")
+
+
+def _mutmut(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, HYPOTHESIS_PROFILE="mutate", PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mutmut", *args], cwd=WORK, env=env, text=True, capture_output=True, check=False
+    )
+
+
+_STATUS_LINE = re.compile(r"^\s*(\S+__mutmut_\d+): (.+)$")
+
+
+def equivalent_mutants() -> set[str]:
+    """Mutant names listed in tests/mutation_survivors.md (a table whose first column is the name)."""
+    if not SURVIVORS_FILE.exists():
+        return set()
+    names: set[str] = set()
+    for line in SURVIVORS_FILE.read_text(encoding="utf-8").splitlines():
+        # A row names one mutant in full, then maybe more of the same function by number: `_9`, `11`.
+        first = re.search(r"`([\w.ǁ]+)__mutmut_(\d+)`", line)
+        if first is None:
+            continue
+        cell = line.split("|")[1] if line.startswith("|") else line
+        numbers = {first.group(2), *re.findall(r"`_?(\d+)`", cell)}
+        names.update(f"{first.group(1)}__mutmut_{n}" for n in numbers)
+    return names
+
+
+def summarize(seconds: float) -> dict[str, object]:
+    listing = _mutmut("results", "--all", "true")
+    status: dict[str, str] = {}
+    for line in listing.stdout.splitlines():
+        match = _STATUS_LINE.match(line)
+        if match:
+            status[match.group(1)] = match.group(2).strip()
+    counts: dict[str, int] = {}
+    for value in status.values():
+        counts[value] = counts.get(value, 0) + 1
+    killed = counts.get("killed", 0) + counts.get("caught by type check", 0)
+    timeout = counts.get("timeout", 0)
+    surviving = sorted(name for name, s in status.items() if s in ("survived", "no tests", "suspicious"))
+    survived = len(surviving)
+    tested = killed + survived + timeout
+    equivalent = equivalent_mutants()
+    not_checked = counts.get("not checked", 0)
+    return {
+        "killed": killed,
+        "survived": survived,
+        "timeout": timeout,
+        "score": round((killed + timeout) / tested, 4) if tested else 0.0,
+        "survivors": [n for n in surviving if n not in equivalent],
+        "equivalent": [n for n in surviving if n in equivalent],
+        "not_checked": not_checked,
+        "complete": not_checked == 0,
+        "statuses": counts,
+        "seconds": round(seconds),
+    }
+
+
+def summarize_only() -> int:
+    """The summary of the last (possibly interrupted) run in var/mutate/work, without running anything."""
+    summary = summarize(0.0)
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("survivors", "equivalent")}))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--summary"]:
+        return summarize_only()
+    started = time.monotonic()
+    stage()
+    children = os.environ.get("MUTATE_CHILDREN", str(os.cpu_count() or 2))
+    run = subprocess.run(
+        [sys.executable, "-m", "mutmut", "run", "--max-children", children, *argv],
+        cwd=WORK,
+        env=dict(os.environ, HYPOTHESIS_PROFILE="mutate", PYTHONDONTWRITEBYTECODE="1"),
+        check=False,
+        stdout=open(OUT / "mutmut.log", "w", encoding="utf-8"),  # noqa: SIM115
+        stderr=subprocess.STDOUT,
+    )
+    summary = summarize(time.monotonic() - started)
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(
+        f"mutation score {summary['score']:.3f}: {summary['killed']} killed, {summary['survived']} survived, "
+        f"{summary['timeout']} timeout in {summary['seconds']} s (var/mutate/summary.json)"
+    )
+    if run.returncode != 0:
+        print(f"mutmut run exited {run.returncode}; see var/mutate/mutmut.log", file=sys.stderr)
+        return run.returncode
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -109,8 +109,14 @@ def vocabulary() -> frozenset[str]:
     return frozenset(stem(w) for w in vocabulary_words())
 
 
-def _stems(texts: Iterable[str]) -> set[str]:
-    return {stem(word) for text in texts for word in _WORD.findall(normalize(text))}
+def _stems(texts: Iterable[str]) -> frozenset[str]:
+    return _stems_of(tuple(texts))
+
+
+@lru_cache(maxsize=64)
+def _stems_of(texts: tuple[str, ...]) -> frozenset[str]:
+    """Cached by the whole tuple: a guard asks about many words against the same grounding texts."""
+    return frozenset(stem(word) for text in texts for word in _WORD.findall(normalize(text)))
 
 
 def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...]:
@@ -118,9 +124,9 @@ def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...
 
     A word is grounded by a ``grounding`` text (its evidence, the question) or by the vocabulary.
     """
-    grounded = _stems(grounding) | vocabulary()
+    grounded, neutral = _stems(grounding), vocabulary()
     text = _QUOTED.sub(" ", normalize(statement))
-    out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) not in grounded]
+    out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) not in grounded and stem(w) not in neutral]
     return tuple(dict.fromkeys(out))
 
 

@@ -27,7 +27,7 @@ import json
 import re
 import unicodedata
 from collections import deque
-from functools import cache
+from functools import cache, lru_cache
 
 _EMPHASIS = re.compile(r"[*_`~]+")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -122,8 +122,24 @@ def skeleton(text: str) -> str:
     return text.translate(_skeleton_table())
 
 
+# Texts up to this length are normalized once and remembered: the same statements, vocabulary words and
+# evidence values are compared many times in a run (the guards and derivability), and again in the next run.
+_REMEMBERED_LENGTH = 512
+
+
 def normalize(text: str) -> str:
     """The one comparison form of a text (see the module docstring for the steps)."""
+    if len(text) <= _REMEMBERED_LENGTH:
+        return _remembered(text)
+    return _normalize(text)
+
+
+@lru_cache(maxsize=1 << 15)
+def _remembered(text: str) -> str:
+    return _normalize(text)
+
+
+def _normalize(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text)
     folded = skeleton(strip_invisible(folded).casefold())
     folded = _EMPHASIS.sub("", folded)
@@ -132,7 +148,14 @@ def normalize(text: str) -> str:
 
 def compact(text: str) -> str:
     """``normalize(text)`` with no whitespace at all: finds a statement split across lines or items."""
-    return normalize(text).replace(" ", "")
+    if len(text) <= _REMEMBERED_LENGTH:
+        return _compact_remembered(text)
+    return _normalize(text).replace(" ", "")
+
+
+@lru_cache(maxsize=1 << 15)
+def _compact_remembered(text: str) -> str:
+    return _remembered(text).replace(" ", "")
 
 
 def words(text: str) -> list[str]:

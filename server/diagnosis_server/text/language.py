@@ -47,7 +47,7 @@ _INSTRUCTION = re.compile(
     r"|\b(?:you are|you're|act as|pretend to be|pretend you are|role ?play as|from now on you)\b.{0,30}?"
     r"\b(?:ai|assistant|model|agent|llm|chatbot|bot|system|verifier|composer|executor|planner|gatekeeper)\b"
     r"|\b(?:system|assistant|developer) ?(?:prompt|message|instruction|override)s?\b"
-    r"|<\|?(?:im_start|im_end|system|endoftext|user|assistant)\|?>|\[/?inst\]|#{2,} ?(?:instruction|system)"
+    r"|<\|?(?:im_?start|im_?end|system|endoftext|user|assistant)\|?>|\[/?inst\]|#{2,} ?(?:instruction|system)"
     r"|\b(?:new|updated|additional|hidden|secret) instructions?\b"
     r"|\b(?:tell|inform|notify) the (?:user|operator|reader|customer)\b"
     r"|\b(?:you must|you should|you will|you have to|you need to|do not|don't|never) (?:mention|report|include"
@@ -84,9 +84,28 @@ def finds_nothing(statement: str) -> bool:
     return bool(phrases) and all(p.startswith(_NOTHING_FOUND) for p in phrases)
 
 
+# (Normalization drops "_" as emphasis: "<|im_start|>" is compared as "<|imstart|>".)
+# Every alternative of _INSTRUCTION begins with, or must contain, one of these literals: a text holding none of
+# them cannot match, and most tool output values hold none (the Gatekeeper asks about every bound value).
+INSTRUCTION_LITERALS = (
+    "ignore", "disregard", "forget", "override", "bypass", "skip", "you", "act as", "pretend", "role",
+    "from now on", "system", "assistant", "developer", "<", "[", "##", "instruction", "tell", "inform", "notify",
+    "do not", "don't", "never", "classify", "mark", "treat", "label", "report", "verdict", "classification",
+    "answer", "cause", "respond", "reply",
+)  # fmt: skip
+
+
 def reads_as_instruction(text: str) -> bool:
     """Whether text (a tool output's value) addresses the diagnosis instead of describing the system."""
-    return _INSTRUCTION.search(normalize(text)) is not None
+    folded = normalize(text)
+    if not any(literal in folded for literal in INSTRUCTION_LITERALS):
+        return False
+    return _INSTRUCTION.search(folded) is not None
+
+
+def instruction_pattern() -> re.Pattern[str]:
+    """The whole pattern (for the test that its literals cover every alternative)."""
+    return _INSTRUCTION
 
 
 @lru_cache(maxsize=1 << 16)

@@ -181,6 +181,8 @@ def live_steps(
             {"query": f'{{namespace="{namespace}"}} |~ `{NAMESPACE_ERRORS}`', "limit": 200},
             f"error lines of every workload in {namespace}",
         )
-        if not recorded:
+    if not recorded:
+        # Live Loki may label streams by service rather than app; recorded packs answer the app selector.
+        for target in named:
             add("loki.query_range", {"query": f'{{service="{target}"}}', "limit": 200}, f"{target}'s logs")
     return steps

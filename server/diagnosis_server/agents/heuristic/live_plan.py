@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.prometheus_results import PAIR_NAMES
+from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3

@@ -5,7 +5,6 @@ short detail, so the conclusion names the mechanism it rests on (R-V-3: a cause 
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -48,6 +48,12 @@ def findings_of(*lines: str, pod: str = CALLER, known: list[str] = KNOWN) -> lis
         ("dial tcp 10.96.14.2:8080: connect: connection refused", ""),
         ('{"@timestamp":"2025-02-11T06:52:01.123Z","level":"error","message":"connection refused"}', ""),
         ("lookup grain-api on 10.96.0.10:53: no such host", ""),  # the line's own workload is no target
+        # libpq 14+: the host after "server at"; a Unix socket names none.
+        (
+            'connection to server at "orchard-db.greenfield.svc" (10.96.1.2), port 5432 failed: Connection refused',
+            "orchard-db",
+        ),
+        ('connection to server on socket "/var/run/postgresql/.s.PGSQL.5432" failed: No such file or directory', ""),
     ],
 )
 def test_named_host(message: str, host: str) -> None:

@@ -158,6 +158,8 @@ def test_a_rise_is_stated_from_a_value_below_its_peak() -> None:
     symptom = one(prometheus_findings([obs]), "error")
     low, high = rose(symptom.statement)
     assert low < high, symptom.statement
+    # From the quiet level to the peak after it (the opening blip came before the level, not after).
+    assert (low, high) == (0.002, 0.025)
     assert_sound([symptom], [obs])
 
 
@@ -350,3 +352,24 @@ def test_connections_of_every_state_count_against_max_connections() -> None:
     findings = prometheus_findings([obs])
     assert one(findings, "db_exhausted").role is Role.CAUSE
     assert_sound(findings, [obs])
+
+
+def test_clients_of_every_pgbouncer_pool_count_against_max_client_conn() -> None:
+    """pgbouncer's max_client_conn is the pooler's: clients of two pools, 300 + 290 of 600, fill it; each pool's
+    count is stated and bound, their sum (no binding holds it) is not."""
+    exporter = {"job": "pgbouncer-exporter", "instance": "pgbouncer:9127"}
+    pools = [
+        instant({"__name__": "pgbouncer_pools_client_active_connections", **exporter, "database": db}, count)
+        for db, count in (("orchard", 300), ("silo", 290))
+    ]
+    obs = query(
+        "pgbouncer_pools_client_active_connections or pgbouncer_config_max_client_connections",
+        *pools,
+        instant({"__name__": "pgbouncer_config_max_client_connections", **exporter}, 600),
+    )
+    findings = prometheus_findings([obs])
+    assert_sound(findings, [obs])
+    exhausted = one(findings, "db_exhausted")
+    assert exhausted.role is Role.CAUSE
+    assert "300 orchard + 290 silo" in exhausted.statement
+    assert "590" not in exhausted.statement

@@ -21,12 +21,18 @@ from dataclasses import dataclass, replace
 
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
-from diagnosis_server.agents.heuristic.events import event_findings
+from diagnosis_server.agents.heuristic.events import event_findings, event_workloads
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
-from diagnosis_server.agents.heuristic.pods import pod_findings, ready_findings, settled_pods, workloads_seen
+from diagnosis_server.agents.heuristic.pods import (
+    pod_findings,
+    pod_views,
+    ready_findings,
+    settled_pods,
+    workloads_seen,
+)
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
@@ -85,6 +91,8 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
         for key in ("events", "deploys"):
             names.update(r.text("service") for r in records(obs, key) if r.text("service"))
     names.update(workloads_seen(observations))
+    listed = (pod.name for pod in pod_views(observations))
+    names.update(event_workloads(observations, sorted(names), listed))
     return sorted(names)
 
 
@@ -293,8 +301,9 @@ def _without_cause(
 
 def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
     # Running, ready pods say a workload serves now, not that nothing happened to it: not when something else
-    # was found about it (a probe that failed, an error line).
+    # was found about it (a probe that failed, an error line) or callers fail on it (the links' blamed service).
     noted = {f.service for f in findings if f.role is not Role.HEALTHY and (f.strength > 0 or f.role is Role.LINK)}
+    noted |= {f.blamed for f in findings if f.role is not Role.HEALTHY and f.blamed}
     healthy = [f for f in findings if f.role is Role.HEALTHY and not (f.kind == "pods_ready" and f.service in noted)][
         :MAX_HEALTHY
     ]

@@ -132,6 +132,28 @@ def event_views(
     return out
 
 
+# Objects a workload is (or runs as): an event about one names that workload.
+WORKLOAD_KINDS = frozenset({"Pod", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+
+
+def event_workloads(
+    observations: Iterable[Observation], known: Sequence[str] = (), listed: Iterable[str] = ()
+) -> list[str]:
+    """The workloads core/v1 Events are about (a Job whose pods are gone still has its events). A pod that is
+    ``listed`` (or a ReplicaSet of one) has its workload from the pod's own labels: its name says no more."""
+    pods = set(listed)
+    views = event_views((o for o in observations if o.tool_name == "kubernetes.events"), known)
+    out: list[str] = []
+    for view in views:
+        kind, name = view.object_kind, view.object_name
+        if kind not in WORKLOAD_KINDS or not view.service:
+            continue
+        if (kind == "Pod" and name in pods) or (kind == "ReplicaSet" and any(p.startswith(name + "-") for p in pods)):
+            continue
+        out.append(view.service)
+    return list(dict.fromkeys(out))
+
+
 def event_time(event: EventView) -> str:
     for path in (("lastTimestamp",), ("eventTime",), ("ts",), ("metadata", "creationTimestamp")):
         value = event.text(*path)

@@ -70,6 +70,8 @@ BRIEF = 90
 
 
 _SPACE = re.compile(r"\s")
+# What an excerpt's cut leaves at its end: whitespace of any kind (a no-break space too) and separators.
+_TRAILING = re.compile(r"[\s,;:]+\Z")
 
 
 def excerpt(text: str, limit: int = BRIEF) -> str:
@@ -80,7 +82,7 @@ def excerpt(text: str, limit: int = BRIEF) -> str:
         return text
     cut = text[:limit]
     spaces = [m.start() for m in _SPACE.finditer(cut) if m.start() >= limit // 3]
-    return (cut[: spaces[-1]] if spaces else cut).rstrip(" ,;:\t\r\n")
+    return _TRAILING.sub("", cut[: spaces[-1]] if spaces else cut)
 
 
 def one_line(text: str) -> str:
@@ -97,7 +99,12 @@ def around(text: str, start: int, end: int, limit: int = BRIEF) -> str:
     if begin > 0:
         space = _SPACE.search(text, begin, start)
         begin = space.end() if space else start
-    return excerpt(text[begin:], max(limit, end - begin))
+    rest = text[begin:]
+    cut = excerpt(rest, limit)
+    if len(rest) - len(rest.lstrip()) + len(cut) >= end - begin:
+        return cut
+    # The match runs past where the limit cuts: the part through the match's end, the match whole.
+    return text[begin:end].strip()
 
 
 def cause_statement(finding: Finding) -> str:

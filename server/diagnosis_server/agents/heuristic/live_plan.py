@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.prometheus_results import PAIR_NAMES
+from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3
@@ -181,6 +181,8 @@ def live_steps(
             {"query": f'{{namespace="{namespace}"}} |~ `{NAMESPACE_ERRORS}`', "limit": 200},
             f"error lines of every workload in {namespace}",
         )
-        if not recorded:
+    if not recorded:
+        # Live Loki may label streams by service rather than app; recorded packs answer the app selector.
+        for target in named:
             add("loki.query_range", {"query": f'{{service="{target}"}}', "limit": 200}, f"{target}'s logs")
     return steps

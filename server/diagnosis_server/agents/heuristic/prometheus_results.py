@@ -7,125 +7,26 @@
 - ``kube_deployment_status_replicas_unavailable`` above 0, ``kube_pod_status_ready{condition="false"}`` at 1:
   a symptom;
 - a series whose name (or the query that produced it) reads as an error rate or a latency and that rose well
-  above its own start: a symptom, stated with the two samples it rests on.
+  above its own quiet level: a symptom, stated from that level to its peak (the samples it rests on).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
+from diagnosis_server.agents.heuristic.connections import pair_findings
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, label_number
-from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+from diagnosis_server.agents.heuristic.observations import BindingError, Observation
+from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
 
-_SERVICE_LABELS = ("service", "app", "application", "deployment", "job_name", "service_name")
-_WORKLOAD_LABELS = ("pod", "instance")
-_STATUS_LABELS = ("status", "code", "status_code", "http_status")
-_PAIRS = (
-    ("db_connections_in_use", "db_connections_max", "db_exhausted", Role.CAUSE, 3),
-    ("pg_stat_activity_count", "pg_settings_max_connections", "db_exhausted", Role.CAUSE, 3),
-    ("mysql_global_status_threads_connected", "mysql_global_variables_max_connections", "db_exhausted", Role.CAUSE, 3),
-    # pgbouncer-exporter: clients of a pool against max_client_conn (the pooler refuses past it).
-    (
-        "pgbouncer_pools_client_active_connections",
-        "pgbouncer_config_max_client_connections",
-        "db_exhausted",
-        Role.CAUSE,
-        3,
-    ),
-    ("pgbouncer_pools_client_waiting_connections", "", "app_pool_waiting", Role.SUPPORT, 0),
-    ("hikaricp_connections_active", "hikaricp_connections_max", "app_pool_full", Role.SUPPORT, 0),
-    ("hikaricp_connections_pending", "", "app_pool_waiting", Role.SUPPORT, 0),
-)
-# The series the pairs read, for a planner that knows the metric names.
-PAIR_NAMES = frozenset(name for used, limit, *_ in _PAIRS for name in (used, limit) if name)
 _REASON_STATES = {
     "kube_pod_container_status_last_terminated_reason": "last_terminated",
     "kube_pod_container_status_terminated_reason": "terminated",
     "kube_pod_container_status_waiting_reason": "waiting",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    index: int
-    ts: float
-    value: float
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ResultSeries:
-    obs: Observation
-    index: int
-    labels: dict[str, str]
-    samples: tuple[Sample, ...]
-    # True for a range query's matrix (values), False for an instant vector (value).
-    ranged: bool
-
-    @property
-    def name(self) -> str:
-        return self.labels.get("__name__", "")
-
-    def bind_label(self, key: str, text: str | None = None) -> Binding:
-        return self.obs.bind("data", "result", self.index, "metric", key, text=text)
-
-    def bind_sample(self, sample: Sample) -> Binding:
-        if self.ranged:
-            return self.obs.bind("data", "result", self.index, "values", sample.index, 1)
-        return self.obs.bind("data", "result", self.index, "value", 1)
-
-    def service(self) -> tuple[str, Binding] | None:
-        for key in _SERVICE_LABELS:
-            value = self.labels.get(key)
-            if value:
-                return value, self.bind_label(key)
-        for key in _WORKLOAD_LABELS:
-            pod = self.labels.get(key)
-            if pod and not pod[:1].isdigit():
-                workload = workload_of_pod(pod.split(":")[0])
-                return workload, self.bind_label(key, text=workload)
-        job = self.labels.get("job") or self.labels.get("container")
-        if job and job not in ("kube-state-metrics", "kubelet", "node-exporter", "postgres-exporter", "app"):
-            key = "job" if self.labels.get("job") else "container"
-            return job, self.bind_label(key)
-        return None
-
-
-def _samples(raw: object) -> list[tuple[int, float, float, str]]:
-    out: list[tuple[int, float, float, str]] = []
-    for index, pair in enumerate(raw if isinstance(raw, list) else []):
-        if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], str):
-            ts, value = label_number(pair[0]), label_number(pair[1])
-            if ts is not None and value is not None:
-                out.append((index, ts, value, pair[1]))
-    return out
-
-
-def result_series(observations: Iterable[Observation]) -> list[ResultSeries]:
-    out: list[ResultSeries] = []
-    for obs in observations:
-        if obs.tool_name not in ("prometheus.query", "prometheus.query_range"):
-            continue
-        result = obs.get("data", "result")
-        for index, item in enumerate(result if isinstance(result, list) else []):
-            metric = item.get("metric") if isinstance(item, dict) else None
-            if not isinstance(item, dict) or not isinstance(metric, dict):
-                continue
-            labels = {str(k): str(v) for k, v in metric.items() if isinstance(v, str)}
-            if not labels.get("__name__"):
-                query = obs.arguments.get("query")
-                if isinstance(query, str):
-                    labels = {**labels, "__query__": query}
-            ranged = "values" in item
-            raw = item.get("values") if ranged else [item.get("value")]
-            samples = tuple(Sample(i, ts, value, text) for i, ts, value, text in _samples(raw))
-            if samples:
-                out.append(ResultSeries(obs, index, labels, samples, ranged))
-    return out
+_STATUS_LABELS = ("status", "code", "status_code", "http_status")
 
 
 def _reason_finding(series: ResultSeries, rules: Rules) -> Finding | None:
@@ -230,72 +131,29 @@ def _symptom(series: ResultSeries) -> Finding | None:
     family = _family(series)
     if family not in (sig.ERROR, sig.LATENCY) or not series.ranged or len(series.samples) < 5:
         return None
-    # The series' quiet level: the lowest of its first fifth (a window may open just before the rise).
+    # The series' quiet level: the lowest of its first fifth (a window may open just before the rise, or on a
+    # blip); a rise is what follows it, stated from that level.
     start = series.samples[: max(1, len(series.samples) // 5)]
-    baseline = min(s.value for s in start)
-    above = [s for s in series.samples if s.value > _threshold(series, family).value(baseline)]
+    quiet = min(start, key=lambda s: s.value)
+    after = series.samples[series.samples.index(quiet) :]
+    above = [s for s in after if s.value > _threshold(series, family).value(quiet.value)]
     owner = series.service()
     if owner is None:
         return None
     service, service_binding = owner
-    first, peak = start[0], max(series.samples, key=lambda s: s.value)
     what = series.name or ("error rate" if family == sig.ERROR else "latency")
-    bindings = [service_binding, series.bind_sample(first), series.bind_sample(peak)]
-    if series.name:
-        bindings.append(series.obs.bind("data", "result", series.index, "metric", "__name__"))
+    named = [series.obs.bind("data", "result", series.index, "metric", "__name__")] if series.name else []
     if len(above) < sig.MIN_ANOMALOUS_POINTS:
+        first, peak = series.samples[0], max(series.samples, key=lambda s: s.value)
         statement = f"{service} {what} {HEALTHY_MARK} (peak {peak.text}, first sample {first.text})"
+        bindings = [service_binding, series.bind_sample(first), series.bind_sample(peak), *named]
         return Finding("within_baseline", Role.HEALTHY, service, statement, tuple(bindings))
-    onset = above[0]
-    if onset.index != peak.index and onset.index != first.index:
+    peak, onset = max(after, key=lambda s: s.value), above[0]
+    bindings = [service_binding, series.bind_sample(quiet), series.bind_sample(peak), *named]
+    if onset.index not in (peak.index, quiet.index):
         bindings.append(series.bind_sample(onset))
-    statement = f"{service} {what} rose from {first.text} to {peak.text}"
+    statement = f"{service} {what} rose from {quiet.text} to {peak.text}"
     return Finding(family, Role.SYMPTOM, service, statement, tuple(bindings))
-
-
-def _pairs(series: list[ResultSeries], rules: Rules) -> list[Finding]:
-    """Connections in use against their maximum, across two series of the same service: a database at its limit
-    is a cause; a client pool at its size, or callers waiting on it, support."""
-    by_name: dict[tuple[str, str], ResultSeries] = {}
-    for s in series:
-        owner = s.service()
-        if owner is not None and s.name:
-            by_name.setdefault((owner[0], s.name), s)
-    out: list[Finding] = []
-    for (service, name), used in by_name.items():
-        for used_name, max_name, kind, role, strength in _PAIRS:
-            if name != used_name:
-                continue
-            peak = max(used.samples, key=lambda s: s.value)
-            owner = used.service()
-            assert owner is not None
-            bindings = [
-                owner[1],
-                used.obs.bind("data", "result", used.index, "metric", "__name__"),
-                used.bind_sample(peak),
-            ]
-            if not max_name:
-                if peak.value >= 1:
-                    statement = f"{service} {used_name} reached {peak.text}"
-                    out.append(Finding(kind, role, service, statement, tuple(bindings), strength=strength))
-                continue
-            cap = by_name.get((service, max_name))
-            if cap is None:
-                continue
-            limit = max(cap.samples, key=lambda s: s.value)
-            if limit.value <= 0:
-                continue
-            bindings += [cap.obs.bind("data", "result", cap.index, "metric", "__name__"), cap.bind_sample(limit)]
-            against = f"{used_name} reached {peak.text} against {max_name} {limit.text}"
-            if peak.value >= rules.thresholds.db_connections_full * limit.value:
-                what = "connections are exhausted" if kind == "db_exhausted" else "connection pool is full"
-                out.append(
-                    Finding(kind, role, service, f"{service} {what} ({against})", tuple(bindings), strength=strength)
-                )
-            elif kind == "db_exhausted":
-                statement = f"{service} {used_name} {HEALTHY_MARK} (peak {peak.text} against {max_name} {limit.text})"
-                out.append(Finding("within_baseline", Role.HEALTHY, service, statement, tuple(bindings)))
-    return out
 
 
 def prometheus_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
@@ -313,7 +171,7 @@ def prometheus_findings(observations: Iterable[Observation], rules: Rules | None
                 seen.add(finding.key)
                 out.append(finding)
     try:
-        pairs = _pairs(all_series, rules)
+        pairs = pair_findings(all_series, rules)
     except BindingError:
         pairs = []
     out += [f for f in pairs if f.key not in seen]

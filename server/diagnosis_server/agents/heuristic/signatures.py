@@ -26,12 +26,16 @@ ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 _GATEWAY_TIMEOUT = re.compile(r"\b504\b")
 _ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
 # A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs, user@HOST (not
-# a JSON key such as "@timestamp").
+# a JSON key such as "@timestamp"), connect to [host] HOST, connection to server at "HOST".
 _HOST = re.compile(
-    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|Connection to |"
-    r"connect to |UnknownHostException: |https?://|(?<=[\w.-])@)(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
+    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|"
+    r"connect(?:ion)? to (?:host |server at \"?)?|UnknownHostException: |https?://|(?<=[\w.-])@)"
+    r"(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
     re.IGNORECASE,
 )
+# Words of a library's message where a host may stand ("could not connect to server: Connection refused"): no host
+# unless a workload has that name.
+_NOT_HOSTS = frozenset({"server", "host"})
 _IP = re.compile(r"^\d+(?:\.\d+){3}$")
 # A two-label host is a public name when it ends in a common top-level domain (``api.sendgrid.com``), else
 # ``<service>.<namespace>``.
@@ -78,6 +82,8 @@ def named_host(message: str, own: str, names: ServiceNames | None = None) -> str
     for match in _HOST.finditer(message):
         host = match.group("host").lower().rstrip(".")
         if _IP.match(host) or host in ("localhost", "127.0.0.1"):
+            continue
+        if host in _NOT_HOSTS and not (names is not None and names.knows(host)):
             continue
         name = host.split(".")[0]
         local = "." not in host or host.endswith(_CLUSTER_SUFFIXES) or (host.count(".") == 1 and not _TLD.search(host))
@@ -129,13 +135,17 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
     message = line.message
     erroring = line.level in ERROR_LEVELS or _ACCESS_5XX.search(message) is not None
     out: list[_Hit] = []
+    # One hit per kind and line: the first rule of a kind that matches says what the line means (a name that does
+    # not exist, not also a name that cannot be resolved).
+    kinds: set[str] = set()
     for rule in rules.log:
-        if rule.errors_only and not erroring:
+        if rule.kind in kinds or (rule.errors_only and not erroring):
             continue
         match = rule.compiled.search(message)
         if match is None:
             continue
         excerpt = match.group(0)
+        kinds.add(rule.kind)
         if rule.about == "self":
             out.append(_Hit(rule, rule.kind, line.service, "", excerpt))
             continue

@@ -5,7 +5,6 @@ short detail, so the conclusion names the mechanism it rests on (R-V-3: a cause 
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,11 +72,6 @@ def test_around_starts_at_a_word_at_most_lead_characters_before_the_match() -> N
     assert shown.split()[0] in prefix.split()  # a whole word, not a cut one
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="around() widens its limit to the match but then cuts back to the last whitespace, inside the match, "
-    "whenever text follows it: 'configmap \"...\" not found (retrying)' loses 'found'",
-)
 def test_around_keeps_a_long_match_whole() -> None:
     """The docstring's promise: "through the match, within limit characters where the match allows"."""
     match = 'configmap "greenfield-seed-sorter-feature-flags-and-overrides-production-eu-west-1" not found'

@@ -135,12 +135,6 @@ def test_without_a_named_workload_on_recorded_data_the_namespaces_are_looked_at(
     assert not any(tool == "kubernetes.rollouts" for tool, _ in calls)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnboundLocalError,
-    reason="live_steps reads the loop variable 'target' after its loops: with no named workload on live data "
-    "(the planner passes question_subjects, empty for 'what is failing in greenfield?') it raises UnboundLocalError",
-)
 def test_without_a_named_workload_on_live_data_the_namespaces_are_looked_at() -> None:
     """A question that names no workload, against a live environment with Loki: pods, events and the namespace's
     error lines, no crash."""
@@ -148,11 +142,6 @@ def test_without_a_named_workload_on_live_data_the_namespaces_are_looked_at() ->
     assert ("kubernetes.pods", {"namespace": "greenfield"}) in [(tool, arguments) for tool, arguments, _ in steps]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the {service=...} Loki query is built from the loop variable left by an earlier loop: with two named "
-    "workloads only the last gets it",
-)
 def test_every_named_workload_gets_the_same_log_queries() -> None:
     """Two named workloads: what is asked for one's logs is asked for the other's."""
     steps = live_steps(LIVE_TOOLS, CONTEXT, ["grain-api", "hay-baler"])

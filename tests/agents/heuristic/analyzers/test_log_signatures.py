@@ -48,6 +48,12 @@ def findings_of(*lines: str, pod: str = CALLER, known: list[str] = KNOWN) -> lis
         ("dial tcp 10.96.14.2:8080: connect: connection refused", ""),
         ('{"@timestamp":"2025-02-11T06:52:01.123Z","level":"error","message":"connection refused"}', ""),
         ("lookup grain-api on 10.96.0.10:53: no such host", ""),  # the line's own workload is no target
+        # libpq 14+: the host after "server at"; a Unix socket names none.
+        (
+            'connection to server at "orchard-db.greenfield.svc" (10.96.1.2), port 5432 failed: Connection refused',
+            "orchard-db",
+        ),
+        ('connection to server on socket "/var/run/postgresql/.s.PGSQL.5432" failed: No such file or directory', ""),
     ],
 )
 def test_named_host(message: str, host: str) -> None:
@@ -74,12 +80,6 @@ def test_nxdomain_of_a_name_no_workload_has_is_the_callers_cause(line: str) -> N
     assert finding.detail in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="urllib3's NXDOMAIN (NameResolutionError ... [Errno -2] Name or service not known) matches both dns "
-    "rules: besides the caller's 'calls a host name that does not exist' it gives 'weather-feed cannot be resolved', "
-    "a second cause about the name that does not exist",
-)
 def test_python_nxdomain_is_one_finding_about_the_caller() -> None:
     """The library says the name does not exist ("Name or service not known"): one dns cause, the caller's."""
     line = (
@@ -181,11 +181,6 @@ def test_target_rules_on_a_line_naming_no_target_are_the_callers_failing_calls(l
     assert finding.statement.startswith("grain-api calls fail (")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a word after 'connect to ' is taken for a host: libpq's 'could not connect to server: Connection "
-    "refused' blames a workload 'server', aiohttp's 'Cannot connect to host weather-feed:8080' blames 'host'",
-)
 @pytest.mark.parametrize(
     ("line", "blamed"),
     [
@@ -246,11 +241,6 @@ def test_self_rules_are_about_the_lines_own_workload(line: str, kind: str, role:
     assert self_excerpt(line) is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the disk_full and oom patterns are case-sensitive ('No space left on device', 'Cannot allocate memory', "
-    "glibc's strerror); Go writes the same errno texts in lower case and those lines are only generic error lines",
-)
 @pytest.mark.parametrize(
     ("line", "kind"),
     [

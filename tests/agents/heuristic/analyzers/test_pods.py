@@ -271,11 +271,6 @@ def test_one_pod_not_ready_keeps_its_workload_out_of_the_healthy_evidence() -> N
     assert symptom.service == "hay-baler" and "hay-baler-5c7d8f9b6c-r4t6y is not ready" in symptom.statement
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ready_findings names at most three pods and adds 'and N more': the count N is in no binding, so the "
-    "healthy claim names a number its evidence does not hold (derivability: contradicted)",
-)
 def test_healthy_evidence_of_a_workload_with_many_pods_is_a_direct_observation() -> None:
     """A workload of four ready pods: its healthy claim must still be a direct observation of its own bindings
     (R-V-1); a number no evidence holds is a fabricated fact (R-V-4)."""

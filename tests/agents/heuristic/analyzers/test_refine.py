@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pytest
-
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Role
 from diagnosis_server.agents.heuristic.observations import Observation
@@ -114,12 +112,6 @@ def test_a_workload_the_question_names_keeps_its_causes() -> None:
     assert not roots(checked(recorded))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known_services reads pack event records, pods and 'service' fields but not core/v1 Events: a question "
-    "about a Job whose pods are gone, with a kubernetes.events output about that Job, gets 'no output of the calls "
-    "made mentions silo-compactor' and its BackoffLimitExceeded is dropped",
-)
 def test_a_workload_only_events_mention_is_not_unknown() -> None:
     """``why did silo-compactor fail?``: the Job's pods were cleaned up; its events remain."""
     observations = [
@@ -164,12 +156,6 @@ def test_cluster_dns_failures_are_the_cause_when_callers_cannot_resolve() -> Non
     assert [(f.kind, f.role) for f in alone] == [("timeout", Role.SUPPORT)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CoreDNS's log plugin writes every answer at INFO, NXDOMAIN included; the rule's bare 'NXDOMAIN' pattern "
-    "makes that a finding and _cluster_dns promotes it to 'coredns fails DNS lookups' (strength 4), over the "
-    "caller's own misconfigured host name",
-)
 def test_coredns_answering_nxdomain_is_not_a_dns_failure() -> None:
     """grain-api calls ``weather-feed``, a name that does not exist; CoreDNS correctly answers NXDOMAIN for it. The
     cause is the caller's configuration, not the DNS server."""
@@ -210,12 +196,6 @@ def test_running_ready_pods_and_a_healthy_error_rate_are_no_incident() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_healthy notes the services of links (the callers), not the services they blame: with only a caller's "
-    "refused calls to hay-baler found, hay-baler's ready pods still give 'No incident found for hay-baler' and "
-    "the refused calls become a hypothesis",
-)
 def test_ready_pods_of_a_workload_callers_fail_on_are_no_all_clear() -> None:
     """Ready pods say a workload serves now, not that nothing happened to it: with a caller's refused calls to
     hay-baler there is no "No incident found for hay-baler"."""

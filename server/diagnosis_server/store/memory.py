@@ -43,6 +43,10 @@ def _copy(message: _M) -> _M:
     return out
 
 
+def _same(message: _M) -> _M:
+    return message
+
+
 @dataclass(slots=True)
 class _Run:
     record: run_pb2.DiagnosisRun
@@ -62,18 +66,24 @@ class _Run:
 
 
 class MemoryStore:
-    """The store in a dict, for ``owner`` (one server instance)."""
+    """The store in a dict, for ``owner`` (one server instance).
 
-    def __init__(self, *, owner: str = "memory", runs: dict[str, _Run] | None = None) -> None:
+    ``copies=False`` keeps and hands out the records as given, uncopied (the bench's floor: a run that stores
+    next to nothing); its callers must not change a record once written or read.
+    """
+
+    def __init__(self, *, owner: str = "memory", copies: bool = True, runs: dict[str, _Run] | None = None) -> None:
         if not owner or len(owner) > 64:
             raise ValueError("owner must be 1 to 64 characters")
         self.owner = owner
         self.started_at = utc_now()
+        self._copies = copies
+        self._copy = _copy if copies else _same
         self._runs: dict[str, _Run] = {} if runs is None else runs
 
     def instance(self, owner: str) -> MemoryStore:
         """Another instance on the same data (a new life of this one when ``owner`` is the same)."""
-        return MemoryStore(owner=owner, runs=self._runs)
+        return MemoryStore(owner=owner, copies=self._copies, runs=self._runs)
 
     @property
     def location(self) -> str:
@@ -106,7 +116,7 @@ class MemoryStore:
         held = self._runs.get(run_id)
         if held is None or (tenant is not None and held.record.tenant != tenant):
             return None
-        return _copy(held.record)
+        return self._copy(held.record)
 
     async def list_runs(
         self, *, tenant: str | None, page_size: int, page_token: str = "", status: int = 0, verdict: int = 0
@@ -120,7 +130,7 @@ class MemoryStore:
         if listing.after is not None:
             rows = [row for row in rows if row[:2] < listing.after]
         return listing.page(
-            [(_copy(held.record), created, run_id) for created, run_id, held in rows[: listing.page_size + 1]]
+            [(self._copy(held.record), created, run_id) for created, run_id, held in rows[: listing.page_size + 1]]
         )
 
     def _select(self, tenant: str | None, status: int, verdict: int) -> Iterator[_Run]:
@@ -156,9 +166,9 @@ class MemoryStore:
                 commit.run, tenant=record.tenant, created_at=from_timestamp(record.created_at), now=now
             )
             held.record, held.owner, held.heartbeat_at = stored, self.owner, now
-            stored = _copy(stored)
-        held.steps.extend(_copy(step) for step in commit.steps)
-        held.events.update((event.sequence, _copy(event)) for event in commit.events)
+            stored = self._copy(stored)
+        held.steps.extend(self._copy(step) for step in commit.steps)
+        held.events.update((event.sequence, self._copy(event)) for event in commit.events)
         return stored
 
     async def list_events(
@@ -169,11 +179,11 @@ class MemoryStore:
         if held is None:
             return []
         after = sorted(sequence for sequence in held.events if sequence > after_sequence)[:limit]
-        return [_copy(held.events[sequence]) for sequence in after]
+        return [self._copy(held.events[sequence]) for sequence in after]
 
     async def list_node_steps(self, run_id: str) -> list[run_pb2.NodeStep]:
         held = self._runs.get(run_id)
-        return [] if held is None else [_copy(step) for step in held.steps]
+        return [] if held is None else [self._copy(step) for step in held.steps]
 
     # ------------------------------------------------------------------ tool invocations
 
@@ -183,11 +193,11 @@ class MemoryStore:
         held = self._writable(invocation.run_id)
         if invocation.invocation_id in held.invocations:
             raise DuplicateRecord(f"run {invocation.run_id!r} already has invocation {invocation.invocation_id!r}")
-        held.invocations[invocation.invocation_id] = _copy(invocation)
+        held.invocations[invocation.invocation_id] = self._copy(invocation)
 
     async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
         held = self._runs.get(run_id)
-        return [] if held is None else [_copy(invocation) for invocation in held.invocations.values()]
+        return [] if held is None else [self._copy(invocation) for invocation in held.invocations.values()]
 
     # ------------------------------------------------------------------ liveness
 

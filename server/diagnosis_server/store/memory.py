@@ -146,13 +146,16 @@ class MemoryStore:
         return sum(1 for _ in self._select(tenant, status, 0))
 
     async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
-        stored = await self.commit_node(final_commit(run))
+        stored = self._commit(final_commit(run))
         assert stored is not None
         return stored
 
     # ------------------------------------------------------------------ nodes
 
     async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
+        return self._commit(commit)
+
+    def _commit(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
         check_commit(commit)
         held = self._writable(commit.run_id)
         sequences = [event.sequence for event in commit.events]

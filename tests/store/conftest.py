@@ -18,7 +18,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -26,7 +26,6 @@ from typing import NoReturn
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.ext.asyncio import create_async_engine
-from store_builders import OpenStore
 
 from diagnosis_server.store import MemoryStore, RunStore, open_repository
 from diagnosis_server.store.migrate import upgrade_connection
@@ -242,8 +241,11 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture(params=[*_BACKENDS, "memory"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[OpenStore]:
-    """Every store backend, empty, for the store contract tests."""
+async def backend(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Callable[[str], Awaitable[RunStore]]]:
+    """Every store backend, empty, for the store contract tests: opens it as the instance of an owner id
+    (``store_builders.OpenStore``)."""
     opened: list[RunStore] = []
     if request.param == "memory":
         data = MemoryStore()
@@ -266,6 +268,6 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 
 @pytest.fixture
-async def repo(backend: OpenStore) -> RunStore:
+async def repo(backend: Callable[[str], Awaitable[RunStore]]) -> RunStore:
     """The store of instance ``instance-a``, on each backend."""
     return await backend("instance-a")

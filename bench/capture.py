@@ -8,7 +8,6 @@ for a raw sqlite3 loop (``bench.store``), and the canned outputs of the LangGrap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +16,8 @@ from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, Agent
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.agents.scripted import ScriptedProvider
 from diagnosis_server.api.components import builtin_tools_for
-from diagnosis_server.graph.orchestrator import Orchestrator, RunStore
-from diagnosis_server.store import Checkpoint
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import MemoryStore, NodeCommit, RunStore
 from diagnosis_server.tools.scenario import load_scenarios
 
 QUESTION = "Why is checkout-api returning 503s?"
@@ -31,9 +30,7 @@ class StoreCall:
 
     name: str  # create_run, commit_node, add_tool_invocation, finish_run, list_tool_invocations
     run: run_pb2.DiagnosisRun | None = None
-    events: tuple[run_pb2.OrchestrationEvent, ...] = ()
-    steps: tuple[run_pb2.NodeStep, ...] = ()
-    checkpoint: Checkpoint | None = None
+    commit: NodeCommit | None = None
     invocation: contracts_pb2.ToolInvocation | None = None
 
 
@@ -78,51 +75,52 @@ class _KeepingProvider:
         )
 
 
-def _copy(message: Any) -> Any:
+def copy_message(message: Any, run_id: str | None = None) -> Any:
     out = type(message)()
     out.CopyFrom(message)
+    if run_id is not None:
+        out.run_id = run_id
     return out
 
 
-class _CapturingStore:
-    """The orchestrator's RunStore keeping every call (and the run's invocations, which the nodes read)."""
+def copy_commit(commit: NodeCommit, run_id: str | None = None) -> NodeCommit:
+    """A copy of ``commit`` (of run ``run_id`` when given: every proto's run_id replaced)."""
+    return NodeCommit(
+        run_id or commit.run_id,
+        events=tuple(copy_message(e, run_id) for e in commit.events),
+        steps=tuple(copy_message(s, run_id) for s in commit.steps),
+        run=None if commit.run is None else copy_message(commit.run, run_id),
+    )
+
+
+class _CapturingStore(MemoryStore):
+    """The in-memory store keeping a copy of every call (``CapturedRun.calls``)."""
 
     def __init__(self, captured: CapturedRun) -> None:
+        super().__init__(owner="bench")
         self._captured = captured
 
     async def create_run(self, run: run_pb2.DiagnosisRun) -> None:
-        self._captured.calls.append(StoreCall("create_run", run=_copy(run)))
+        self._captured.calls.append(StoreCall("create_run", run=copy_message(run)))
+        await super().create_run(run)
 
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> None:
-        self._captured.calls.append(
-            StoreCall(
-                "commit_node",
-                run=None if run is None else _copy(run),
-                events=tuple(_copy(e) for e in events),
-                steps=tuple(_copy(s) for s in steps),
-                checkpoint=checkpoint,
-            )
-        )
+    async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
+        self._captured.calls.append(StoreCall("commit_node", commit=copy_commit(commit)))
+        return await super().commit_node(commit)
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
-        self._captured.calls.append(StoreCall("finish_run", run=_copy(run)))
-        self._captured.final = _copy(run)
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
+        self._captured.calls.append(StoreCall("finish_run", run=copy_message(run)))
+        self._captured.final = copy_message(run)
+        return await super().finish_run(run)
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
-        self._captured.calls.append(StoreCall("add_tool_invocation", invocation=_copy(invocation)))
-        self._captured.invocations.append(_copy(invocation))
+        self._captured.calls.append(StoreCall("add_tool_invocation", invocation=copy_message(invocation)))
+        self._captured.invocations.append(copy_message(invocation))
+        await super().add_tool_invocation(invocation)
 
     async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
         self._captured.calls.append(StoreCall("list_tool_invocations"))
-        return list(self._captured.invocations)
+        return await super().list_tool_invocations(run_id)
 
 
 def orchestrator(store: RunStore, provider: AgentProvider | None = None) -> Orchestrator:

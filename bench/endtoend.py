@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.capture import CapturedRun, capture, orchestrator
-from bench.heuristic import NoOpStore
 from bench.launcher import save_messages
 from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess, cpu_seconds
@@ -26,6 +25,7 @@ from bench.store import StoreBench
 from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
 from diagnosis.v1 import diagnosis_service_pb2
+from diagnosis_server.store import MemoryStore
 
 QUESTION = "Why is checkout-api returning 503s?"
 SCENARIO = "checkout-oom"
@@ -103,7 +103,7 @@ def _round(value: float | None, digits: int = 2) -> float | None:
 
 async def _floor_parts(captured: CapturedRun, store: StoreBench, runs: int) -> tuple[float, float]:
     """(in-process run CPU ms with no store, raw sqlite3 CPU ms for the run's rows), measured here and now."""
-    bare = orchestrator(NoOpStore())
+    bare = orchestrator(MemoryStore(owner="bench", copies=False))
     start = time.process_time()
     for _ in range(runs):
         await bare.run(question=QUESTION, scenario=SCENARIO)

@@ -20,6 +20,7 @@ from diagnosis_server.graph.engine import GraphEngine
 from diagnosis_server.graph.nodes import default_nodes
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.store import MemoryStore
 from diagnosis_server.tools.base import Toolset
 
 N = run_pb2.NodeName
@@ -47,14 +48,6 @@ class _NoOp:
         return self._result
 
 
-class _NoStore:
-    async def add_tool_invocation(self, invocation: Any) -> None:
-        return None
-
-    async def list_tool_invocations(self, run_id: str) -> list[Any]:
-        return []
-
-
 class _NoProvider:
     name = "none"
 
@@ -71,7 +64,7 @@ def our_engine() -> tuple[GraphEngine, RunContext]:
         provider=_NoProvider(),
         catalog=default_catalog(),
         tools=ToolEnvironment(toolset=Toolset([])),
-        invocations=_NoStore(),
+        invocations=MemoryStore(owner="bench", copies=False),
     )
     return GraphEngine(nodes), ctx
 

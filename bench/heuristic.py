@@ -1,8 +1,8 @@
 """Heuristic CPU: process CPU time of one in-process run of a scenario with the heuristic provider.
 
 Measured with the real SQLite store (a temporary file; the driver's thread counts, it is this
-process's CPU) and with a no-op store implementing the orchestrator's ``RunStore`` protocol (agents,
-tools and graph only). The baseline is the engine's no-op run (``bench.engine``): what a run costs
+process's CPU) and with the in-memory store keeping the records uncopied (``MemoryStore(copies=False)``: agents, tools
+and graph only). The baseline is the engine's no-op run (``bench.engine``): what a run costs
 beyond moving through the graph.
 """
 
@@ -10,52 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 from bench.engine import our_engine
 from bench.profiling import ProfileSummary, profile_async
 from bench.timing import cpu_per_op_async
-from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.api.components import builtin_tools_for
-from diagnosis_server.graph.orchestrator import Orchestrator, RunStore
+from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.store import Checkpoint, open_repository
+from diagnosis_server.store import MemoryStore, RunStore, open_repository
 from diagnosis_server.tools.scenario import load_scenarios
 
 QUESTION = "Why is checkout-api returning 503s?"
 SCENARIO = "checkout-oom"
-
-
-class NoOpStore:
-    """The orchestrator's RunStore doing nothing but keep each run's invocations (the nodes read them)."""
-
-    def __init__(self) -> None:
-        self._invocations: dict[str, list[contracts_pb2.ToolInvocation]] = {}
-
-    async def create_run(self, run: run_pb2.DiagnosisRun) -> None:
-        self._invocations[run.run_id] = []
-
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> None:
-        return None
-
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
-        self._invocations.pop(run.run_id, None)
-
-    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
-        self._invocations.setdefault(invocation.run_id, []).append(invocation)
-
-    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
-        return list(self._invocations.get(run_id, ()))
 
 
 def orchestrator(store: RunStore) -> Orchestrator:
@@ -71,14 +40,14 @@ async def _run_once(runner: Orchestrator) -> run_pb2.DiagnosisRun:
 
 
 async def measure(*, runs: int = 50, repeats: int = 3) -> dict[str, float]:
-    """CPU ms per run with the SQLite store and with the no-op store, and per engine no-op run."""
+    """CPU ms per run with the SQLite store and with the in-memory store, and per engine no-op run."""
     engine, ctx = our_engine()
 
     async def engine_run() -> object:
         return await engine.run(DiagnosisState(run_id="run-bench", question="q", scenario=""), ctx)
 
     engine_s = await cpu_per_op_async(engine_run, ops=max(runs * 20, 100), repeats=repeats)
-    bare = orchestrator(NoOpStore())
+    bare = orchestrator(MemoryStore(owner="bench", copies=False))
     await _run_once(bare)
     bare_s = await cpu_per_op_async(lambda: _run_once(bare), ops=runs, repeats=repeats)
     with tempfile.TemporaryDirectory(prefix="bench-heuristic-") as tmp:

@@ -17,13 +17,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.heuristic import NoOpStore
 from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import MemoryStore
 from diagnosis_server.tools.scenario import Scenario
 
 NAME = "bench-large-namespace"
@@ -211,11 +211,12 @@ def _with_timed_tools(request: AgentRequest, clock: dict[str, float]) -> AgentRe
     return dataclasses.replace(request, tools=timed)
 
 
-class _CountingStore(NoOpStore):
-    """The no-op store, counting the recorded tool output bytes (what the analyzers were given)."""
+class _CountingStore(MemoryStore):
+    """The in-memory store (records uncopied), counting the recorded tool output bytes (what the analyzers
+    were given)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(owner="bench", copies=False)
         self.output_bytes = 0
         self.calls = 0
 
@@ -292,7 +293,11 @@ async def measure(*, runs: int = 5, scales: tuple[int, ...] = (1, 2, 4)) -> dict
 async def profile(*, runs: int = 5) -> ProfileSummary:
     """A cProfile of heuristic runs on the large pack (scale 1), no-op store."""
     pack = large_pack(1)
-    runner = Orchestrator(store=NoOpStore(), provider=HeuristicProvider(), tools_for=pack_tools_for({NAME: pack}))
+    runner = Orchestrator(
+        store=MemoryStore(owner="bench", copies=False),
+        provider=HeuristicProvider(),
+        tools_for=pack_tools_for({NAME: pack}),
+    )
     await runner.run(question=QUESTION, scenario=NAME)
     return await profile_async(
         lambda: runner.run(question=QUESTION, scenario=NAME), ops=runs, what=f"{runs} heuristic runs on the large pack"

@@ -41,7 +41,7 @@ from diagnosis_server.api import RunningServer, configure_logging
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.cli.serve import serve
 from diagnosis_server.settings import load_settings
-from diagnosis_server.store import Repository
+from diagnosis_server.store import RunStore
 
 DIAGNOSIS_SERVICE = "diagnosis.v1.DiagnosisService"
 GATE_TIMEOUT_S = 60.0
@@ -74,7 +74,7 @@ class SleepyProvider:
         self.sleep_s = sleep_s
         self.gate_subscribers = gate_subscribers
         self.hub: EventHub | None = None
-        self.repository: Repository | None = None
+        self.repository: RunStore | None = None
 
     def agent(self, role: AgentRole) -> Agent:
         return _SleepyAgent(self._heuristic.agent(role), self)

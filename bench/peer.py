@@ -31,7 +31,7 @@ from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import run_pb2
 from diagnosis_server.conversions import from_value, message_to_json
 from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.store import Repository, open_repository
+from diagnosis_server.store import RunStore, open_repository
 
 
 class PeerState(TypedDict, total=False):
@@ -192,7 +192,7 @@ async def measure(captured: CapturedRun, *, runs: int = 20, peer_runs: int = 40,
     outputs = canned(captured)
     with tempfile.TemporaryDirectory(prefix="bench-peer-") as tmp:
         folder = Path(tmp)
-        repository: Repository = await open_repository(f"sqlite+aiosqlite:///{folder / 'ours.db'}", owner="bench")
+        repository: RunStore = await open_repository(f"sqlite+aiosqlite:///{folder / 'ours.db'}", owner="bench")
         node_peer = Peer(outputs, folder / "peer-node.db", per_tool_call=False)
         tool_peer = Peer(outputs, folder / "peer-tool.db", per_tool_call=True)
         heuristic = orchestrator(repository)

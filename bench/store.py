@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.capture import CapturedRun, StoreCall
+from bench.capture import CapturedRun, StoreCall, copy_commit, copy_message
 from bench.profiling import ProfileSummary, profile_async
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import Repository, open_repository
+from diagnosis_server.store import RunStore, open_repository
 from diagnosis_server.store.records import payload, utc_now
 from diagnosis_server.store.sqlite_ops import stamp
 
@@ -33,46 +33,33 @@ _UPDATE_RUN = (
     "UPDATE diagnosis_run SET status = ?, verdict = ?, updated_at = ?, heartbeat_at = ?, payload = ? WHERE run_id = ?"
 )
 _INSERT_STEP = "INSERT INTO node_step (run_id, node, attempt, payload) VALUES (?, ?, ?, ?)"
-_INSERT_CHECKPOINT = "INSERT INTO checkpoint (run_id, step, node, state) VALUES (?, ?, ?, ?)"
 _INSERT_EVENT = "INSERT INTO orchestration_event (run_id, sequence, node, outcome, payload) VALUES (?, ?, ?, ?, ?)"
 _INSERT_INVOCATION = "INSERT INTO tool_invocation (run_id, invocation_id, tool_name, payload) VALUES (?, ?, ?, ?)"
 _LIST_INVOCATIONS = "SELECT payload FROM tool_invocation WHERE run_id = ? ORDER BY seq"
 
 
-def _renamed(message: Any, run_id: str) -> Any:
-    out = type(message)()
-    out.CopyFrom(message)
-    out.run_id = run_id
-    return out
-
-
 def rename(calls: Sequence[StoreCall], run_id: str) -> list[StoreCall]:
     """The calls of one run as another run (every proto's run_id replaced)."""
-    out = []
-    for call in calls:
-        out.append(
-            StoreCall(
-                call.name,
-                run=None if call.run is None else _renamed(call.run, run_id),
-                events=tuple(_renamed(e, run_id) for e in call.events),
-                steps=tuple(_renamed(s, run_id) for s in call.steps),
-                checkpoint=None if call.checkpoint is None else dataclasses.replace(call.checkpoint, run_id=run_id),
-                invocation=None if call.invocation is None else _renamed(call.invocation, run_id),
-            )
+    return [
+        StoreCall(
+            call.name,
+            run=None if call.run is None else copy_message(call.run, run_id),
+            commit=None if call.commit is None else copy_commit(call.commit, run_id),
+            invocation=None if call.invocation is None else copy_message(call.invocation, run_id),
         )
-    return out
+        for call in calls
+    ]
 
 
-async def replay(repository: Repository, run_id: str, calls: Sequence[StoreCall]) -> None:
+async def replay(repository: RunStore, run_id: str, calls: Sequence[StoreCall]) -> None:
     """One run's store calls, as the orchestrator makes them."""
     for call in calls:
         if call.name == "create_run":
             assert call.run is not None
             await repository.create_run(call.run)
         elif call.name == "commit_node":
-            await repository.commit_node(
-                run_id, events=call.events, steps=call.steps, checkpoint=call.checkpoint, run=call.run
-            )
+            assert call.commit is not None
+            await repository.commit_node(call.commit)
         elif call.name == "add_tool_invocation":
             assert call.invocation is not None
             await repository.add_tool_invocation(call.invocation)
@@ -98,18 +85,17 @@ def raw_ops(calls: Sequence[StoreCall], run_id: str) -> list[RawOp]:
             row = (run_id, run.tenant, int(run_pb2.RUN_STATUS_RUNNING), 0, run.question, run.scenario, now, now)
             ops.append(("write", [(_INSERT_RUN, [(*row, "bench", now, payload(run))])]))
         elif call.name == "commit_node":
+            commit = call.commit
+            assert commit is not None
             statements: list[tuple[str, list[tuple[Any, ...]]]] = []
-            if call.run is not None:
-                run = call.run
+            if commit.run is not None:
+                run = commit.run
                 statements.append((_UPDATE_RUN, [(int(run.status), int(run.verdict), now, now, payload(run), run_id)]))
-            if call.steps:
-                steps = [(run_id, int(s.node), s.attempt, payload(s)) for s in call.steps]
+            if commit.steps:
+                steps = [(run_id, int(s.node), s.attempt, payload(s)) for s in commit.steps]
                 statements.append((_INSERT_STEP, steps))
-            if call.checkpoint is not None:
-                c = call.checkpoint
-                statements.append((_INSERT_CHECKPOINT, [(run_id, c.step, c.node, c.state)]))
-            if call.events:
-                events = [(run_id, e.sequence, int(e.node), int(e.outcome), payload(e)) for e in call.events]
+            if commit.events:
+                events = [(run_id, e.sequence, int(e.node), int(e.outcome), payload(e)) for e in commit.events]
                 statements.append((_INSERT_EVENT, events))
             ops.append(("write", statements))
         elif call.name == "add_tool_invocation":
@@ -163,7 +149,7 @@ class StoreBench:
 
     captured: CapturedRun
     folder: Path
-    repository: Repository | None = None
+    repository: RunStore | None = None
     conn: sqlite3.Connection | None = None
     _serial: int = 0
 

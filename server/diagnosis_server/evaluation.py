@@ -24,7 +24,7 @@ from diagnosis_server.agents.scripted import ScriptedProvider
 from diagnosis_server.conversions import JsonObject, JsonValue, enum_short_name, message_to_dict, to_struct, to_value
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
-from diagnosis_server.store import Repository, open_repository
+from diagnosis_server.store import RunStore, open_repository
 from diagnosis_server.text.normalize import compact, normalize
 from diagnosis_server.tools.base import ToolError, Toolset
 
@@ -150,7 +150,7 @@ class CaseResult:
     mismatches: list[str]
 
 
-async def run_case(case: EvalCase, repository: Repository) -> CaseResult:
+async def run_case(case: EvalCase, repository: RunStore) -> CaseResult:
     run_id = new_run_id()
     foreign_run_id = f"{run_id}-other"
     own = [inv for inv in case.tool_invocations if not inv.foreign]

@@ -12,7 +12,7 @@ import pytest
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.agents.base import AgentRole
-from diagnosis_server.store import open_repository
+from diagnosis_server.store import NodeCommit, open_repository
 
 from .conftest import Api, ApiFactory
 from .fakes import PassProvider
@@ -121,12 +121,12 @@ async def test_watch_follows_a_run_of_another_instance_through_the_store(api_fac
         run = run_pb2.DiagnosisRun(run_id="run-elsewhere", tenant="default", question="q", scenario="checkout-oom")
         await other.create_run(run)
         event = run_pb2.OrchestrationEvent(run_id=run.run_id, sequence=1, node=run_pb2.NODE_NAME_PLANNER)
-        await other.commit_node(run.run_id, events=[event])
+        await other.commit_node(NodeCommit(run.run_id, events=[event]))
         watch = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run.run_id))
         assert (await watch.read()).event.sequence == 1
 
         second = run_pb2.OrchestrationEvent(run_id=run.run_id, sequence=2, node=run_pb2.NODE_NAME_EXECUTOR)
-        await other.commit_node(run.run_id, events=[second])
+        await other.commit_node(NodeCommit(run.run_id, events=[second]))
         run.status = run_pb2.RUN_STATUS_FAILED
         run.failure_reason = "EXECUTOR_FAILED"
         await other.finish_run(run)

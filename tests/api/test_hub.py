@@ -34,6 +34,9 @@ class FakeStore:
         self.reads += 1
         return [e for e in self.events if e.sequence > after_sequence][:limit]
 
+    def watch_run(self, run_id: str) -> None:
+        return None  # followers poll, as on SQLite
+
     def commit(self, hub: EventHub, sequence: int) -> None:
         self.events.append(event(sequence))
         hub.publish(event(sequence))

@@ -32,6 +32,9 @@ class CountingStore:
         self.reads += 1
         return [e for e in self.events if e.sequence > after_sequence][:limit]
 
+    def watch_run(self, run_id: str) -> None:
+        return None  # followers poll, as on SQLite
+
 
 def final_run() -> run_pb2.DiagnosisRun:
     return run_pb2.DiagnosisRun(run_id=RUN, status=run_pb2.RUN_STATUS_SUCCESS, verdict=1)

@@ -15,7 +15,7 @@ from diagnosis_server.graph.context import Limits, RunContext
 from diagnosis_server.graph.engine import technical_retry_delay
 from diagnosis_server.graph.nodes.base import NodeResult, call_agent
 from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.store import Repository
+from diagnosis_server.store import MemoryStore, Repository
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import ToolRunner
 
@@ -48,14 +48,6 @@ class _Provider:
         return self._agent
 
 
-class _NoStore:
-    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
-        return None
-
-    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
-        return []
-
-
 async def test_a_cancellation_that_races_the_agents_answer_is_not_swallowed() -> None:
     async def attempt() -> None:
         task = asyncio.current_task()
@@ -65,7 +57,7 @@ async def test_a_cancellation_that_races_the_agents_answer_is_not_swallowed() ->
             provider=_Provider(_CancelsItsCaller(task)),
             catalog=default_catalog(),
             tools=tools(),
-            invocations=_NoStore(),
+            invocations=MemoryStore(),
         )
         await call_agent(ctx, node=run_pb2.NODE_NAME_PLANNER, role="planner", input_bytes=b"{}", attempt=1, cycle=1)
         await asyncio.sleep(0)  # where a cancellation that was not swallowed lands

@@ -19,13 +19,17 @@ from diagnosis_server.agents.base import (
     AgentRole,
 )
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.store import Checkpoint, Repository, StoreError
+from diagnosis_server.store import NodeCommit, RunStore, StoreError
 
 from .harness import RecordingStore
 
 # ---------------------------------------------------------------- agents
 
 HANG_S = 30.0
+# The nodes that call an agent: each attempt of theirs records a node step beside its event.
+AGENT_NODES = frozenset(
+    {run_pb2.NODE_NAME_PLANNER, run_pb2.NODE_NAME_EXECUTOR, run_pb2.NODE_NAME_VERIFIER, run_pb2.NODE_NAME_COMPOSER}
+)
 
 
 class AgentBug(RuntimeError):
@@ -222,7 +226,7 @@ class StoreFaults:
 
 
 class FaultyStore(RecordingStore):
-    def __init__(self, repository: Repository, faults: StoreFaults) -> None:
+    def __init__(self, repository: RunStore, faults: StoreFaults) -> None:
         super().__init__(repository)
         self.faults = faults
         self.invocation_calls = 0
@@ -233,18 +237,10 @@ class FaultyStore(RecordingStore):
             raise StoreError("create_run failed: disk I/O error")
         await super().create_run(run)
 
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> None:
-        if checkpoint is not None and checkpoint.node == self.faults.commit_node_at:
+    async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
+        if commit.run is None and any(event.node == self.faults.commit_node_at for event in commit.events):
             raise StoreError("commit_node failed: database is locked")
-        await super().commit_node(run_id, events=events, steps=steps, checkpoint=checkpoint, run=run)
+        return await super().commit_node(commit)
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         self.invocation_calls += 1
@@ -252,17 +248,17 @@ class FaultyStore(RecordingStore):
             raise StoreError("add_tool_invocation failed: disk I/O error")
         await super().add_tool_invocation(invocation)
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         self.finish_calls += 1
         if self.finish_calls <= self.faults.finish:
             raise StoreError("finish_run failed: database is locked")
-        await super().finish_run(run)
+        return await super().finish_run(run)
 
 
 class CancellingStore(RecordingStore):
     """Cancels the running task ``hops`` event-loop turns into the n-th write of a run: inside the write."""
 
-    def __init__(self, repository: Repository, at_write: int, hops: int = 0) -> None:
+    def __init__(self, repository: RunStore, at_write: int, hops: int = 0) -> None:
         super().__init__(repository)
         self.at_write = at_write
         self.hops = hops
@@ -289,31 +285,26 @@ class CancellingStore(RecordingStore):
 
         loop.call_soon(later, self.hops)
 
-    async def commit_node(self, run_id: str, **kwargs: object) -> None:  # type: ignore[override]
+    async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
         self._maybe_cancel()
-        await super().commit_node(run_id, **kwargs)  # type: ignore[arg-type]
+        return await super().commit_node(commit)
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         self._maybe_cancel()
         await super().add_tool_invocation(invocation)
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         stored = await super().finish_run(run)
         self.finished = True
         return stored
 
 
-async def assert_whole_nodes(repository: Repository, run_id: str) -> list[run_pb2.OrchestrationEvent]:
-    """R-S-3: the store holds whole nodes only: events 1..n, and the latest checkpoint is the n-th node's,
-    counting exactly those n events (an event and its checkpoint are committed together, or neither)."""
+async def assert_whole_nodes(repository: RunStore, run_id: str) -> list[run_pb2.OrchestrationEvent]:
+    """R-S-3: the store holds whole nodes only: events 1..n, and a step for each agent node's event (an
+    event and its step are committed together, or neither)."""
     events = await repository.list_events(run_id)
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
-    latest = await repository.latest_checkpoint(run_id)
-    if not events:
-        assert latest is None
-        return events
-    assert latest is not None
-    state = json.loads(latest.state)
-    assert (latest.step, latest.node) == (len(events), events[-1].node)
-    assert (state["step"], state["events"], state["dropped_events"]) == (len(events), len(events), 0)
+    steps = await repository.list_node_steps(run_id)
+    agents = [(e.node, e.attempt) for e in events if e.node in AGENT_NODES]
+    assert [(s.node, s.attempt) for s in steps] == agents
     return events

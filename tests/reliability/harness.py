@@ -26,7 +26,7 @@ from diagnosis_server.agents.scripted import ScriptedProvider
 from diagnosis_server.conversions import JsonObject, JsonValue, from_value, message_to_dict, to_struct, to_value
 from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
-from diagnosis_server.store import Checkpoint, Repository, open_repository
+from diagnosis_server.store import NodeCommit, Repository, RunStore, open_repository
 from diagnosis_server.tools.base import ToolError, Toolset
 
 T = TypeVar("T")
@@ -136,40 +136,36 @@ def replay_tools(extra: Sequence[str] = ()) -> ToolEnvironment:
 
 
 class RecordingStore:
-    """The repository, with a copy of every record a run writes (after the write succeeded)."""
+    """A store (the run's writes go through to ``repository``), with a copy of every record a run writes
+    (after the write succeeded)."""
 
-    def __init__(self, repository: Repository) -> None:
+    def __init__(self, repository: RunStore) -> None:
         self.repository = repository
         self.events: list[run_pb2.OrchestrationEvent] = []
         self.steps: list[run_pb2.NodeStep] = []
-        self.checkpoints: list[Checkpoint] = []
         self.runs: list[run_pb2.DiagnosisRun] = []
+        # The node commits (no run record), each as (events, steps) counts.
+        self.node_commits: list[tuple[str, int, int]] = []
         self.invocations: list[contracts_pb2.ToolInvocation] = []
 
     async def create_run(self, run: run_pb2.DiagnosisRun) -> None:
         await self.repository.create_run(run)
         self.runs.append(_copy(run))
 
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> None:
-        await self.repository.commit_node(run_id, events=events, steps=steps, checkpoint=checkpoint, run=run)
-        self.events.extend(_copy(e) for e in events)
-        self.steps.extend(_copy(s) for s in steps)
-        if checkpoint is not None:
-            self.checkpoints.append(checkpoint)
-        if run is not None:
-            self.runs.append(_copy(run))
+    async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
+        stored = await self.repository.commit_node(commit)
+        self.events.extend(_copy(e) for e in commit.events)
+        self.steps.extend(_copy(s) for s in commit.steps)
+        if commit.run is not None:
+            self.runs.append(_copy(commit.run))
+        else:
+            self.node_commits.append((commit.run_id, len(commit.events), len(commit.steps)))
+        return stored
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
-        await self.repository.finish_run(run)
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
+        stored = await self.repository.finish_run(run)
         self.runs.append(_copy(run))
+        return stored
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         await self.repository.add_tool_invocation(invocation)
@@ -181,7 +177,6 @@ class RecordingStore:
     def evaluation_blob(self, stored: run_pb2.DiagnosisRun | None) -> bytes:
         """Every persisted record but the tool invocations (which hold tool output by design), as bytes."""
         parts = [m.SerializeToString() for m in (*self.events, *self.steps, *self.runs)]
-        parts.extend(c.state for c in self.checkpoints)
         if stored is not None:
             parts.append(stored.SerializeToString())
         return b"\x00".join(parts)
@@ -484,13 +479,13 @@ def assert_persisted_clean(case: Case, outcome: Outcome) -> None:
 
 
 def assert_nodes_whole(outcome: Outcome) -> None:
-    """R-S-3: one event and one checkpoint a node attempt, committed together, sequences contiguous."""
+    """R-S-3: one commit a node attempt, holding its event (at most one) and its step, sequences contiguous."""
     store = outcome.store
     events = [e for e in store.events if e.run_id == outcome.run_id]
-    checkpoints = [c for c in store.checkpoints if c.run_id == outcome.run_id]
+    commits = [(n_events, n_steps) for run_id, n_events, n_steps in store.node_commits if run_id == outcome.run_id]
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
-    assert len(checkpoints) == len(events)
-    assert [c.node for c in checkpoints] == [e.node for e in events]
+    assert all(n_events <= 1 and n_steps <= 1 for n_events, n_steps in commits)
+    assert sum(n_events for n_events, _ in commits) == len(events)
     assert all(s.run_id == outcome.run_id for s in store.steps)
     if outcome.stored is not None and outcome.stored.status == run_pb2.RUN_STATUS_SUCCESS:
         assert list(outcome.stored.orchestration_trace.path) == [e.node for e in events]

@@ -466,7 +466,7 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
 
 async def test_r_s_3_a_crash_mid_graph_leaves_whole_nodes_and_a_restart_interrupts_the_run(tmp_path: Path) -> None:
     """R-S-3, R-S-4, R-C-2: a run killed while the Verifier awaits keeps its whole nodes (one event, one
-    checkpoint each) and its invocations; the instance's next life marks it FAILED (INTERRUPTED)."""
+    step each) and its invocations; the instance's next life marks it FAILED (INTERRUPTED)."""
     path = tmp_path / "crash.db"
     run_id, first = await _blocking_verifier_run(path)
     events = await assert_whole_nodes(first, run_id)
@@ -509,7 +509,7 @@ async def test_r_s_3_a_crash_inside_a_store_write_leaves_no_partial_node(
     tmp_path: Path, at_write: int, hops: int
 ) -> None:
     """R-S-3, R-C-2: the run's task is cancelled inside its n-th store write (tool invocation or node commit),
-    a few event-loop turns in; the write is whole or absent, every stored event has its checkpoint, and the
+    a few event-loop turns in; the write is whole or absent, every stored agent event has its step, and the
     restarted instance interrupts the run and runs the next one."""
     path = tmp_path / "cancel.db"
     repository = await open_repository(f"sqlite+aiosqlite:///{path}", owner="instance-a")

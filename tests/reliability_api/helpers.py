@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 from diagnosis.v1 import run_pb2
 
 # Every table of the store; a snapshot holds all their rows.
-TABLES = ("diagnosis_run", "tool_invocation", "orchestration_event", "node_step", "checkpoint")
+TABLES = ("diagnosis_run", "tool_invocation", "orchestration_event", "node_step")
 
 RpcError = grpc.aio.AioRpcError | grpc.RpcError
 
@@ -86,7 +86,6 @@ class StoredRun:
     run: run_pb2.DiagnosisRun
     owner: str
     events: list[run_pb2.OrchestrationEvent]
-    checkpoints: list[tuple[int, int]]  # (step, node)
     step_nodes: list[int]
 
 
@@ -100,29 +99,25 @@ def read_stored_run(database: Path, run_id: str) -> StoredRun:
                 "SELECT payload FROM orchestration_event WHERE run_id = ? ORDER BY sequence", (run_id,)
             )
         ]
-        checkpoints = conn.execute("SELECT step, node FROM checkpoint WHERE run_id = ? ORDER BY step", (run_id,))
         steps = conn.execute("SELECT node FROM node_step WHERE run_id = ? ORDER BY id", (run_id,))
         return StoredRun(
             run=run_pb2.DiagnosisRun.FromString(row[0]),
             owner=row[1],
             events=events,
-            checkpoints=[(step, node) for step, node in checkpoints],
             step_nodes=[node for (node,) in steps],
         )
 
 
 def assert_consistent(stored: StoredRun) -> None:
-    """Each node is committed whole (R-S-3, R-S-4): event, step and checkpoint together, in order, or none.
+    """Each node is committed whole (R-S-3, R-S-4): event and step together, in order, or none.
 
-    Events are numbered 1..n without a gap; checkpoints are steps 1..n, the k-th naming the node of the
-    k-th event; every event and step belongs to the run; no step was stored for a node without its event.
+    Events are numbered 1..n without a gap; every event and step belongs to the run; no step was stored
+    for a node without its event.
     """
     run_id = stored.run.run_id
     sequences = [event.sequence for event in stored.events]
     assert sequences == list(range(1, len(sequences) + 1)), sequences
     assert all(event.run_id == run_id for event in stored.events)
-    assert [step for step, _ in stored.checkpoints] == list(range(1, len(stored.checkpoints) + 1))
-    assert [node for _, node in stored.checkpoints] == [event.node for event in stored.events]
     event_nodes = [event.node for event in stored.events]
     remaining = list(event_nodes)
     for node in stored.step_nodes:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.store import RunStore
+
+# Opens the store as one server instance (its owner id): a second call with another owner is another
+# instance on the same data, with the same owner a new life of that instance (the ``backend`` fixture).
+OpenStore = Callable[[str], Awaitable[RunStore]]
 
 
 def make_run(

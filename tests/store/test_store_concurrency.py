@@ -8,13 +8,13 @@ from pathlib import Path
 from store_builders import make_event, make_invocation, make_run, make_step
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import Checkpoint, Repository, open_repository
+from diagnosis_server.store import NodeCommit, RunStore, open_repository
 
 RUNS = 20
 NODES = 5
 
 
-async def _drive(repo: Repository, run_id: str) -> None:
+async def _drive(repo: RunStore, run_id: str) -> None:
     """One run's life: create, tool calls and nodes interleaved, finish."""
     await repo.create_run(make_run(run_id))
     for node in range(1, NODES + 1):
@@ -23,11 +23,7 @@ async def _drive(repo: Repository, run_id: str) -> None:
         assert run is not None
         run.orchestration_trace.steps = node
         await repo.commit_node(
-            run_id,
-            events=[make_event(run_id, node)],
-            steps=[make_step(run_id, attempt=node)],
-            checkpoint=Checkpoint(run_id, node, run_pb2.NODE_NAME_PLANNER, b"s" * 512),
-            run=run,
+            NodeCommit(run_id, events=[make_event(run_id, node)], steps=[make_step(run_id, attempt=node)], run=run)
         )
         await asyncio.sleep(0)
     final = await repo.get_run(run_id)
@@ -36,7 +32,7 @@ async def _drive(repo: Repository, run_id: str) -> None:
     await repo.finish_run(final)
 
 
-async def _check(repo: Repository, run_ids: list[str]) -> None:
+async def _check(repo: RunStore, run_ids: list[str]) -> None:
     for run_id in run_ids:
         run = await repo.get_run(run_id)
         assert run is not None
@@ -45,12 +41,9 @@ async def _check(repo: Repository, run_ids: list[str]) -> None:
         assert [event.sequence for event in await repo.list_events(run_id)] == list(range(1, NODES + 1))
         assert len(await repo.list_node_steps(run_id)) == NODES
         assert len(await repo.list_tool_invocations(run_id)) == NODES
-        latest = await repo.latest_checkpoint(run_id)
-        assert latest is not None
-        assert latest.step == NODES
 
 
-async def test_concurrent_runs_commit_nodes(repo: Repository) -> None:
+async def test_concurrent_runs_commit_nodes(repo: RunStore) -> None:
     run_ids = [f"run-{i:02d}" for i in range(RUNS)]
     async with asyncio.timeout(30):
         await asyncio.gather(*(_drive(repo, run_id) for run_id in run_ids))

@@ -7,22 +7,22 @@ import shutil
 from pathlib import Path
 
 import pytest
-from store_builders import make_run
+from store_builders import OpenStore, make_run
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import INTERRUPTED, Repository, StoreError, StoreFileLost, open_repository
+from diagnosis_server.store import INTERRUPTED, LiveRuns, RunStore, StoreError, StoreFileLost, open_repository
 from diagnosis_server.store.records import utc_now
 
 
-async def _status(repo: Repository, run_id: str) -> int:
+async def _status(repo: RunStore, run_id: str) -> int:
     run = await repo.get_run(run_id)
     assert run is not None
     return run.status
 
 
-async def test_heartbeat_refreshes_only_the_runs_whose_task_is_alive(repo: Repository, database_url: str) -> None:
+async def test_heartbeat_refreshes_only_the_runs_whose_task_is_alive(repo: RunStore, backend: OpenStore) -> None:
     """Another instance's run whose task died is no longer heartbeated, so it goes stale and is swept."""
-    other = await open_repository(database_url, owner="instance-b")
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("alive"))
         await other.create_run(make_run("task-died"))
@@ -34,12 +34,12 @@ async def test_heartbeat_refreshes_only_the_runs_whose_task_is_alive(repo: Repos
         await other.close()
 
 
-async def test_an_instance_sweeps_its_own_runs_whose_task_is_gone(repo: Repository) -> None:
+async def test_an_instance_sweeps_its_own_runs_whose_task_is_gone(repo: RunStore) -> None:
     await repo.create_run(make_run("mine-alive"))
     await repo.create_run(make_run("mine-dead"))
     snapshot = utc_now()
     await repo.create_run(make_run("mine-new"))  # created after the snapshot of live tasks was taken
-    swept = await repo.interrupt_orphans(stale_after_s=3600, active={"mine-alive"}, active_since=snapshot)
+    swept = await repo.interrupt_orphans(stale_after_s=3600, live=LiveRuns(frozenset({"mine-alive"}), snapshot))
     assert swept == ["mine-dead"]
     stored = await repo.get_run("mine-dead")
     assert stored is not None and stored.failure_reason == INTERRUPTED
@@ -49,7 +49,7 @@ async def test_an_instance_sweeps_its_own_runs_whose_task_is_gone(repo: Reposito
     assert await repo.interrupt_orphans(stale_after_s=3600) == []
 
 
-async def test_probe_writes_on_a_healthy_store(repo: Repository) -> None:
+async def test_probe_writes_on_a_healthy_store(repo: RunStore) -> None:
     await repo.probe()
     await repo.probe()
 

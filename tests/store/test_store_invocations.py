@@ -8,10 +8,10 @@ import pytest
 from store_builders import make_invocation, make_run
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import DuplicateRecord, InvalidRecord, Repository, RunAlreadyFinished, RunNotFound
+from diagnosis_server.store import DuplicateRecord, InvalidRecord, RunAlreadyFinished, RunNotFound, RunStore
 
 
-async def test_r_c_2_invocations_are_listed_in_recording_order(repo: Repository) -> None:
+async def test_r_c_2_invocations_are_listed_in_recording_order(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     ids = ["inv-c", "inv-a", "inv-b"]
     for invocation_id in ids:
@@ -21,7 +21,7 @@ async def test_r_c_2_invocations_are_listed_in_recording_order(repo: Repository)
     assert listed[0] == make_invocation("run-1", "inv-c")
 
 
-async def test_r_s_4_invocations_are_scoped_to_their_run(repo: Repository) -> None:
+async def test_r_s_4_invocations_are_scoped_to_their_run(repo: RunStore) -> None:
     """Another run's invocation, even with the same id, is never listed for this run (R-GK-3's input)."""
     await repo.create_run(make_run("run-1"))
     await repo.create_run(make_run("run-2", tenant="globex"))
@@ -36,7 +36,7 @@ async def test_r_s_4_invocations_are_scoped_to_their_run(repo: Repository) -> No
     assert await repo.list_tool_invocations("run-3") == []
 
 
-async def test_duplicate_invocation_id_in_a_run_is_refused(repo: Repository) -> None:
+async def test_duplicate_invocation_id_in_a_run_is_refused(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     await repo.add_tool_invocation(make_invocation("run-1", "inv-1", tool_name="logs.search"))
     with pytest.raises(DuplicateRecord):
@@ -45,7 +45,7 @@ async def test_duplicate_invocation_id_in_a_run_is_refused(repo: Repository) -> 
     assert [item.tool_name for item in listed] == ["logs.search"]
 
 
-async def test_invocation_of_an_unknown_or_finished_run_is_refused(repo: Repository) -> None:
+async def test_invocation_of_an_unknown_or_finished_run_is_refused(repo: RunStore) -> None:
     with pytest.raises(RunNotFound):
         await repo.add_tool_invocation(make_invocation("missing", "inv-1"))
     await repo.create_run(make_run("run-1"))
@@ -56,13 +56,13 @@ async def test_invocation_of_an_unknown_or_finished_run_is_refused(repo: Reposit
 
 
 @pytest.mark.parametrize(("run_id", "invocation_id"), [("", "inv-1"), ("run-1", "")])
-async def test_invocation_without_ids_is_refused(repo: Repository, run_id: str, invocation_id: str) -> None:
+async def test_invocation_without_ids_is_refused(repo: RunStore, run_id: str, invocation_id: str) -> None:
     await repo.create_run(make_run("run-1"))
     with pytest.raises(InvalidRecord):
         await repo.add_tool_invocation(make_invocation(run_id, invocation_id))
 
 
-async def test_concurrent_tool_calls_of_one_run_are_all_recorded(repo: Repository) -> None:
+async def test_concurrent_tool_calls_of_one_run_are_all_recorded(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     await asyncio.gather(*(repo.add_tool_invocation(make_invocation("run-1", f"inv-{i:02d}")) for i in range(12)))
     listed = await repo.list_tool_invocations("run-1")

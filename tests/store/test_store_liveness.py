@@ -5,20 +5,20 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import make_event, make_run
+from store_builders import OpenStore, make_event, make_run
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import INTERRUPTED, Repository, open_repository
+from diagnosis_server.store import INTERRUPTED, NodeCommit, RunStore
 
 
-async def _status(repo: Repository, run_id: str) -> tuple[int, str]:
+async def _status(repo: RunStore, run_id: str) -> tuple[int, str]:
     run = await repo.get_run(run_id)
     assert run is not None
     return run.status, run.failure_reason
 
 
-async def test_interrupt_orphans_of_a_dead_instance(repo: Repository, database_url: str) -> None:
-    other = await open_repository(database_url, owner="instance-b")
+async def test_interrupt_orphans_of_a_dead_instance(repo: RunStore, backend: OpenStore) -> None:
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("theirs"))
         await repo.create_run(make_run("mine"))
@@ -47,8 +47,8 @@ async def test_interrupt_orphans_of_a_dead_instance(repo: Repository, database_u
     assert await repo.interrupt_orphans(stale_after_s=0) == []
 
 
-async def test_heartbeat_keeps_runs_alive(repo: Repository, database_url: str) -> None:
-    other = await open_repository(database_url, owner="instance-b")
+async def test_heartbeat_keeps_runs_alive(repo: RunStore, backend: OpenStore) -> None:
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("theirs"))
         await asyncio.sleep(0.15)
@@ -60,24 +60,21 @@ async def test_heartbeat_keeps_runs_alive(repo: Repository, database_url: str) -
         await other.close()
 
 
-async def test_interrupt_orphans_of_this_instance_previous_life(database_url: str) -> None:
+async def test_interrupt_orphans_of_this_instance_previous_life(backend: OpenStore) -> None:
     """An instance restarted under the same owner id interrupts what its previous life left running."""
-    before = await open_repository(database_url, owner="stable-owner")
+    before = await backend("stable-owner")
     await before.create_run(make_run("old"))
     await before.close()
 
-    after = await open_repository(database_url, owner="stable-owner")
-    try:
-        await after.create_run(make_run("new"))
-        assert await after.interrupt_orphans(stale_after_s=3600) == ["old"]
-        assert await _status(after, "old") == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
-        assert await _status(after, "new") == (run_pb2.RUN_STATUS_RUNNING, "")
-    finally:
-        await after.close()
+    after = await backend("stable-owner")
+    await after.create_run(make_run("new"))
+    assert await after.interrupt_orphans(stale_after_s=3600) == ["old"]
+    assert await _status(after, "old") == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
+    assert await _status(after, "new") == (run_pb2.RUN_STATUS_RUNNING, "")
 
 
-async def test_interrupt_owned_on_shutdown(repo: Repository, database_url: str) -> None:
-    other = await open_repository(database_url, owner="instance-b")
+async def test_interrupt_owned_on_shutdown(repo: RunStore, backend: OpenStore) -> None:
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("theirs"))
         await repo.create_run(make_run("mine-1"))
@@ -96,7 +93,7 @@ async def test_interrupt_owned_on_shutdown(repo: Repository, database_url: str) 
     assert await repo.interrupt_owned() == []
 
 
-async def test_an_interrupted_run_takes_no_more_writes(repo: Repository) -> None:
+async def test_an_interrupted_run_takes_no_more_writes(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     assert await repo.interrupt_owned() == ["run-1"]
     run = make_run("run-1")
@@ -106,32 +103,32 @@ async def test_an_interrupted_run_takes_no_more_writes(repo: Repository) -> None
     assert await _status(repo, "run-1") == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
 
 
-async def test_a_run_record_write_takes_over_ownership(repo: Repository, database_url: str) -> None:
+async def test_a_run_record_write_takes_over_ownership(repo: RunStore, backend: OpenStore) -> None:
     """The instance that writes a run's record runs it: the run is its, with a fresh heartbeat."""
-    other = await open_repository(database_url, owner="instance-b")
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("run-1"))
         run = make_run("run-1")
         run.status = run_pb2.RUN_STATUS_RUNNING
-        await repo.commit_node("run-1", run=run)
+        await repo.commit_node(NodeCommit("run-1", run=run))
         assert await other.interrupt_owned() == []
         assert await repo.interrupt_owned() == ["run-1"]
     finally:
         await other.close()
 
 
-async def test_a_node_commit_leaves_owner_and_heartbeat_alone(repo: Repository, database_url: str) -> None:
+async def test_a_node_commit_leaves_owner_and_heartbeat_alone(repo: RunStore, backend: OpenStore) -> None:
     """Node commits write the node's rows only: the live run's heartbeat is the periodic one (``heartbeat``)."""
-    other = await open_repository(database_url, owner="instance-b")
+    other = await backend("instance-b")
     try:
         await other.create_run(make_run("run-1"))
-        await repo.commit_node("run-1", events=[make_event("run-1", 1)])
+        await repo.commit_node(NodeCommit("run-1", events=[make_event("run-1", 1)]))
         assert await repo.interrupt_owned() == []
         assert await other.interrupt_owned() == ["run-1"]
     finally:
         await other.close()
 
 
-async def test_negative_staleness_is_refused(repo: Repository) -> None:
+async def test_negative_staleness_is_refused(repo: RunStore) -> None:
     with pytest.raises(ValueError, match="stale_after_s"):
         await repo.interrupt_orphans(stale_after_s=-1)

@@ -37,7 +37,7 @@ async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) 
             revision = await conn.run_sync(current_revision)
     finally:
         await engine.dispose()
-    assert revision == head_revision() == "0002"
+    assert revision == head_revision() == "0003"
 
 
 async def test_migrated_schema_matches_the_table_definitions(empty_database_url: str) -> None:

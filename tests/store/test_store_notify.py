@@ -15,7 +15,7 @@ from store_builders import make_event, make_run
 from diagnosis.v1 import run_pb2
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub
-from diagnosis_server.store import Repository, StoreError, open_repository
+from diagnosis_server.store import NodeCommit, Repository, StoreError, open_repository
 
 pytestmark = pytest.mark.postgres
 
@@ -44,16 +44,16 @@ async def test_a_commit_on_one_replica_wakes_a_watch_on_another(pg_pair: tuple[R
         waiter = asyncio.ensure_future(watch.wait(10.0))
         await asyncio.sleep(0.05)
         started = time.perf_counter()
-        await a.commit_node("run-1", events=[make_event("run-1", 1)])
+        await a.commit_node(NodeCommit("run-1", events=[make_event("run-1", 1)]))
         assert await waiter is True
         assert time.perf_counter() - started < 1.0
         # A notification that comes while nobody waits is kept for the next wait.
-        await a.commit_node("run-1", events=[make_event("run-1", 2)])
+        await a.commit_node(NodeCommit("run-1", events=[make_event("run-1", 2)]))
         await asyncio.sleep(0.2)
         assert await watch.wait(0.01) is True
         # A rolled-back write notifies nobody.
         with pytest.raises(StoreError):
-            await a.commit_node("run-1", events=[make_event("run-1", 2)])  # duplicate sequence
+            await a.commit_node(NodeCommit("run-1", events=[make_event("run-1", 2)]))  # duplicate sequence
         assert await watch.wait(0.2) is False
     finally:
         watch.close()
@@ -77,7 +77,7 @@ async def test_a_follower_on_another_replica_gets_each_event_well_within_its_pol
     committed: list[float] = []
     for sequence in (1, 2, 3):
         committed.append(time.perf_counter())
-        await a.commit_node("run-1", events=[make_event("run-1", sequence)])
+        await a.commit_node(NodeCommit("run-1", events=[make_event("run-1", sequence)]))
         await asyncio.sleep(0.1)
     done = make_run("run-1")
     done.status = run_pb2.RUN_STATUS_SUCCESS

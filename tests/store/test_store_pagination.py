@@ -15,8 +15,8 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
     InvalidPageToken,
     PageToken,
-    Repository,
     RunFilter,
+    RunStore,
     decode_page_token,
     encode_page_token,
 )
@@ -24,7 +24,7 @@ from diagnosis_server.store import (
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-async def _seed(repo: Repository, count: int, *, tenant: str = "acme", prefix: str = "run") -> list[str]:
+async def _seed(repo: RunStore, count: int, *, tenant: str = "acme", prefix: str = "run") -> list[str]:
     """Runs created one second apart; returns their ids newest first."""
     for i in range(count):
         run = make_run(f"{prefix}-{i:03d}", tenant=tenant)
@@ -33,7 +33,7 @@ async def _seed(repo: Repository, count: int, *, tenant: str = "acme", prefix: s
     return [f"{prefix}-{i:03d}" for i in reversed(range(count))]
 
 
-async def _all_pages(repo: Repository, *, page_size: int, **filters: object) -> tuple[list[str], int]:
+async def _all_pages(repo: RunStore, *, page_size: int, **filters: object) -> tuple[list[str], int]:
     ids: list[str] = []
     token = ""
     pages = 0
@@ -48,14 +48,14 @@ async def _all_pages(repo: Repository, *, page_size: int, **filters: object) -> 
 
 
 @pytest.mark.parametrize("page_size", [1, 3, 7, 10, 11, 50])
-async def test_pages_cover_every_run_once_newest_first(repo: Repository, page_size: int) -> None:
+async def test_pages_cover_every_run_once_newest_first(repo: RunStore, page_size: int) -> None:
     expected = await _seed(repo, 10)
     ids, pages = await _all_pages(repo, tenant="acme", page_size=page_size)
     assert ids == expected
     assert pages == max(1, -(-10 // page_size))
 
 
-async def test_runs_created_at_the_same_instant_are_ordered_by_run_id(repo: Repository) -> None:
+async def test_runs_created_at_the_same_instant_are_ordered_by_run_id(repo: RunStore) -> None:
     for run_id in ["b", "d", "a", "c", "e"]:
         run = make_run(run_id)
         run.created_at.FromDatetime(BASE)
@@ -67,7 +67,7 @@ async def test_runs_created_at_the_same_instant_are_ordered_by_run_id(repo: Repo
     assert ids == ["0-newer", "e", "d", "c", "b", "a"]
 
 
-async def test_empty_listing_has_no_next_token(repo: Repository) -> None:
+async def test_empty_listing_has_no_next_token(repo: RunStore) -> None:
     page = await repo.list_runs(tenant="acme", page_size=5)
     assert page.runs == []
     assert page.next_page_token == ""
@@ -75,7 +75,7 @@ async def test_empty_listing_has_no_next_token(repo: Repository) -> None:
     assert (runs, token) == ([], "")
 
 
-async def test_r_s_4_listing_is_tenant_scoped(repo: Repository) -> None:
+async def test_r_s_4_listing_is_tenant_scoped(repo: RunStore) -> None:
     acme = await _seed(repo, 3, tenant="acme", prefix="acme")
     globex = await _seed(repo, 2, tenant="globex", prefix="globex")
     assert (await _all_pages(repo, tenant="acme", page_size=2))[0] == acme
@@ -85,7 +85,7 @@ async def test_r_s_4_listing_is_tenant_scoped(repo: Repository) -> None:
     assert (await repo.list_runs(tenant="initech", page_size=5)).runs == []
 
 
-async def test_filters_by_status_and_verdict(repo: Repository) -> None:
+async def test_filters_by_status_and_verdict(repo: RunStore) -> None:
     await _seed(repo, 6)
     for i, (status, verdict) in enumerate(
         [
@@ -111,7 +111,7 @@ async def test_filters_by_status_and_verdict(repo: Repository) -> None:
     assert await ids(status=run_pb2.RUN_STATUS_SUCCESS, verdict=contracts_pb2.VERDICT_REJECT) == ["run-001"]
 
 
-async def test_tampered_token_is_invalid(repo: Repository) -> None:
+async def test_tampered_token_is_invalid(repo: RunStore) -> None:
     await _seed(repo, 5)
     token = (await repo.list_runs(tenant="acme", page_size=2)).next_page_token
     assert token
@@ -126,7 +126,7 @@ async def test_tampered_token_is_invalid(repo: Repository) -> None:
             await repo.list_runs(tenant="acme", page_size=2, page_token=bad)
 
 
-async def test_token_of_another_tenant_or_filter_is_invalid(repo: Repository) -> None:
+async def test_token_of_another_tenant_or_filter_is_invalid(repo: RunStore) -> None:
     await _seed(repo, 5, tenant="acme", prefix="acme")
     await _seed(repo, 5, tenant="globex", prefix="globex")
     token = (await repo.list_runs(tenant="acme", page_size=2)).next_page_token
@@ -144,7 +144,7 @@ async def test_token_of_another_tenant_or_filter_is_invalid(repo: Repository) ->
     assert [run.run_id for run in page.runs] == ["acme-002", "acme-001", "acme-000"]
 
 
-async def test_bad_listing_arguments_are_value_errors(repo: Repository) -> None:
+async def test_bad_listing_arguments_are_value_errors(repo: RunStore) -> None:
     with pytest.raises(ValueError, match="page_size"):
         await repo.list_runs(tenant="acme", page_size=0)
     with pytest.raises(ValueError, match="status"):

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from store_builders import make_event, make_invocation, make_run
+from store_builders import OpenStore, make_event, make_invocation, make_run
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.store import Repository, RunAlreadyFinished, RunNotFound, open_repository
+from diagnosis_server.store import NodeCommit, Repository, RunAlreadyFinished, RunNotFound, RunStore, open_repository
 from diagnosis_server.store.runners import SqliteRunner
 
 
@@ -29,7 +29,7 @@ async def test_uncontended_transactions_run_on_the_loop(tmp_path: Path) -> None:
         runner = _runner(repository)
         worker_before = runner.on_worker
         await repository.create_run(make_run("run-1"))
-        await repository.commit_node("run-1", events=[make_event("run-1", 1)])
+        await repository.commit_node(NodeCommit("run-1", events=[make_event("run-1", 1)]))
         await repository.add_tool_invocation(make_invocation("run-1", "inv-1"))
         assert [e.sequence for e in await repository.list_events("run-1")] == [1]
         assert len(await repository.list_tool_invocations("run-1")) == 1
@@ -67,7 +67,7 @@ async def test_a_write_meeting_a_held_lock_waits_on_the_worker_not_on_the_loop(t
         assert [i.invocation_id for i in await repository.list_tool_invocations("run-1")] == ["inv-1"]
         # Once the lock is free again, the next transaction is back on the loop.
         loop_before = runner.on_loop
-        await repository.commit_node("run-1", events=[make_event("run-1", 1)])
+        await repository.commit_node(NodeCommit("run-1", events=[make_event("run-1", 1)]))
         assert runner.on_loop == loop_before + 1
     finally:
         holder.close()
@@ -85,17 +85,17 @@ async def test_an_in_memory_store_runs_on_the_loop() -> None:
         await repository.close()
 
 
-async def test_the_conditional_insert_refuses_a_missing_run(repo: Repository) -> None:
+async def test_the_conditional_insert_refuses_a_missing_run(repo: RunStore) -> None:
     with pytest.raises(RunNotFound):
         await repo.add_tool_invocation(make_invocation("run-nobody", "inv-1"))
 
 
 async def test_tool_calls_racing_the_final_write_are_stored_before_it_or_refused(
-    repo: Repository, database_url: str
+    repo: RunStore, backend: OpenStore
 ) -> None:
     """Many concurrent tool-call writes (two instances) against one final write: each call is either stored,
     and then before the run became final, or refused RunAlreadyFinished; none lands after the final record."""
-    other = await open_repository(database_url, owner="instance-b")
+    other = await backend("instance-b")
     try:
         await repo.create_run(make_run("run-1"))
         done = make_run("run-1")

@@ -31,7 +31,7 @@ from diagnosis_server.api.validation import (
     page_size,
 )
 from diagnosis_server.sources.registry import EnvironmentRegistry
-from diagnosis_server.store import InvalidPageToken, Repository
+from diagnosis_server.store import InvalidPageToken, RunStore
 from diagnosis_server.tools.scenario import Scenario
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -41,7 +41,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     def __init__(
         self,
         *,
-        repository: Repository,
+        repository: RunStore,
         runs: RunManager,
         hub: EventHub,
         scenarios: Mapping[str, Scenario],

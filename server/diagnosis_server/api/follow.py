@@ -4,7 +4,7 @@ The caller subscribes to the hub BEFORE the follower first reads the store, so n
 the replay and the live feed; every event is yielded once, in sequence order (duplicates are dropped
 by sequence number, and a gap or an overflow is filled from the store, where each event is committed
 before it is published). A run this process is not running (another instance's) is followed through
-the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``Repository.watch_run``), polling every
+the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``RunStore.watch_run``), polling every
 ``poll_interval_s`` at the latest (the only way on SQLite).
 
 The events end only when the store holds the run's final record (``final``): a run whose task ended
@@ -16,34 +16,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Protocol
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.api.hub import Live, Signal, Subscription
+from diagnosis_server.store import RunStore, Watch
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
 TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
 
 
-class Watch(Protocol):
-    async def wait(self, seconds: float) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-class EventStore(Protocol):
-    async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None: ...
-
-    async def list_events(
-        self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
-    ) -> list[run_pb2.OrchestrationEvent]: ...
-
-
 class RunFollower:
     def __init__(
         self,
-        store: EventStore,
+        store: RunStore,
         subscription: Subscription,
         *,
         after_sequence: int = 0,
@@ -72,8 +58,7 @@ class RunFollower:
     async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
         """``events``, each with its published form when it came live (None: replayed from the store)."""
         if not self._live:
-            watch_run = getattr(self._store, "watch_run", None)
-            self._watch = watch_run(self._run_id) if watch_run is not None else None
+            self._watch = self._store.watch_run(self._run_id)
         try:
             async for item in self._events_live():
                 yield item

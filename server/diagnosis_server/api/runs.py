@@ -8,7 +8,6 @@ interrupts orphans, and on shutdown waits a grace period before marking what is 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,9 +17,10 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.api.errors import resource_exhausted, store_unavailable, unavailable
 from diagnosis_server.api.hub import EventHub, Subscription
 from diagnosis_server.api.metrics import Metrics
+from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
-from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, Repository, StoreError
+from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
 from diagnosis_server.store.records import utc_now
 
 log = structlog.get_logger(__name__)
@@ -48,7 +48,7 @@ class RunManager:
     def __init__(
         self,
         orchestrator: Orchestrator,
-        repository: Repository,
+        repository: RunStore,
         hub: EventHub,
         metrics: Metrics,
         *,
@@ -62,12 +62,13 @@ class RunManager:
         self._hub = hub
         self._metrics = metrics
         self._max = max_concurrent_runs
-        self._heartbeat_interval_s = heartbeat_interval_s
         self._stale_after_s = stale_after_s
         self._store_health = store_health
         self._tasks: dict[str, asyncio.Task[run_pb2.DiagnosisRun | None]] = {}
         self._closed = False
-        self._maintenance: asyncio.Task[None] | None = None
+        self._maintenance = Periodic(
+            self.maintain_once, interval_s=heartbeat_interval_s, name="run maintenance", failed="run_maintenance_failed"
+        )
         self._idle = asyncio.Event()
         self._idle.set()
         # Set by a second shutdown signal: the grace ends now.
@@ -184,16 +185,7 @@ class RunManager:
     # ------------------------------------------------------------------ liveness
 
     def start_maintenance(self) -> None:
-        if self._maintenance is None:
-            self._maintenance = asyncio.create_task(self._maintain(), name="run maintenance")
-
-    async def _maintain(self) -> None:
-        while True:
-            await asyncio.sleep(self._heartbeat_interval_s)
-            try:
-                await self.maintain_once()
-            except Exception as exc:
-                log.warning("run_maintenance_failed", error=type(exc).__name__, detail=str(exc)[:300])
+        self._maintenance.start()
 
     async def maintain_once(self) -> list[str]:
         """Heartbeats the runs whose task is alive, then sweeps orphans (this instance's dead runs too)."""
@@ -202,7 +194,7 @@ class RunManager:
         if alive:
             await self._repository.heartbeat(alive)
         orphans = await self._repository.interrupt_orphans(
-            stale_after_s=self._stale_after_s, active=alive, active_since=snapshot_at
+            stale_after_s=self._stale_after_s, live=LiveRuns(frozenset(alive), snapshot_at)
         )
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
@@ -210,11 +202,7 @@ class RunManager:
         return orphans
 
     async def stop_maintenance(self) -> None:
-        task, self._maintenance = self._maintenance, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._maintenance.stop()
 
     # ------------------------------------------------------------------ shutdown
 

@@ -50,7 +50,7 @@ from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
 from diagnosis_server.sources.config import EnvironmentsError, load_environments
 from diagnosis_server.sources.registry import EnvironmentRegistry
-from diagnosis_server.store import Repository, StoreError, open_repository
+from diagnosis_server.store import RunStore, StoreError, open_repository
 from diagnosis_server.tools.scenario import Scenario, ScenarioError, all_scenarios
 
 log = structlog.get_logger("diagnosis_server.api")
@@ -177,7 +177,7 @@ class RunningServer:
     address: str
     port: int
     settings: Settings
-    repository: Repository
+    repository: RunStore
     orchestrator: Orchestrator
     runs: RunManager
     hub: EventHub

@@ -1,6 +1,6 @@
 """Whether the store takes writes: a cheap periodic probe that drives gRPC health.
 
-Every ``interval_s`` the probe rewrites one row (``Repository.probe``). While that fails, every service
+Every ``interval_s`` the probe rewrites one row (``RunStore.probe``). While that fails, every service
 of the health servicer is NOT_SERVING, new runs are refused with UNAVAILABLE (and a retry hint), and one
 log line says why; when a probe succeeds again, SERVING. A SQLite file deleted or replaced under the
 running server (``StoreFileLost``) is final: NOT_SERVING until the server is restarted, since whatever
@@ -9,8 +9,6 @@ it wrote from then on would be lost.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Sequence
 
 import structlog
@@ -18,7 +16,8 @@ from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
 
 from diagnosis_server.api.metrics import Metrics
-from diagnosis_server.store import Repository, StoreError, StoreFileLost
+from diagnosis_server.api.periodic import Periodic
+from diagnosis_server.store import RunStore, StoreError, StoreFileLost
 
 log = structlog.get_logger("diagnosis_server.api")
 
@@ -30,7 +29,7 @@ FILE_LOST = "the database file was deleted or replaced"
 class StoreHealth:
     def __init__(
         self,
-        repository: Repository,
+        repository: RunStore,
         health: HealthServicer,
         services: Sequence[str],
         metrics: Metrics,
@@ -41,13 +40,17 @@ class StoreHealth:
         self._health = health
         self._services = tuple(services)
         self._metrics = metrics
-        self._interval_s = interval_s
-        self._task: asyncio.Task[None] | None = None
+        self._probing = Periodic(
+            self.probe_once, interval_s=interval_s, name="store probe", failed="store_probe_failed", until=self._lost
+        )
         self.writable = True
         # A short public phrase for callers ("" while writable); the cause is logged.
         self.problem = ""
         self.file_lost = False
         metrics.store_writable.set(1)
+
+    def _lost(self) -> bool:
+        return self.file_lost
 
     async def probe_once(self) -> bool:
         """Probes the store now; updates health on a change. True when the store took the write."""
@@ -85,20 +88,7 @@ class StoreHealth:
                 await self._health.set(name, status)
 
     def start(self) -> None:
-        if self._task is None and self._interval_s > 0:
-            self._task = asyncio.create_task(self._loop(), name="store probe")
-
-    async def _loop(self) -> None:
-        while not self.file_lost:
-            await asyncio.sleep(self._interval_s)
-            try:
-                await self.probe_once()
-            except Exception as exc:  # never let the probe die silently
-                log.warning("store_probe_failed", error=type(exc).__name__)
+        self._probing.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._probing.stop()

@@ -1,25 +1,16 @@
-"""What a run's nodes may use besides the state: the agents, the tools, the store's invocation rows."""
+"""What a run's nodes may use besides the state: the agents, the tools, the store (its invocation rows)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.store.base import RunStore
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import InvocationIds
-
-
-class InvocationStore(Protocol):
-    """The part of the repository the nodes use: this run's tool_invocation rows."""
-
-    async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None: ...
-
-    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +42,7 @@ class RunContext:
     provider: AgentProvider
     catalog: PromptCatalog
     tools: ToolEnvironment
-    invocations: InvocationStore
+    invocations: RunStore
     limits: Limits = Limits()
     allowed_tools: Sequence[str] | None = None
     # The run's invocation ids: one counter for all its Executor attempts and cycles.

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -17,13 +16,13 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
 from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
-from diagnosis_server.graph.context import InvocationStore, Limits, RunContext, ToolEnvironment
+from diagnosis_server.graph.context import Limits, RunContext, ToolEnvironment
 from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
 from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.store import Checkpoint, RunAlreadyFinished, StoreError
+from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
 
 log = structlog.get_logger(__name__)
 
@@ -32,47 +31,9 @@ FINISH_RETRY_FIRST_S = 0.1
 FINISH_RETRY_MAX_S = 2.0
 
 
-class RunStore(InvocationStore, Protocol):
-    async def create_run(self, run: run_pb2.DiagnosisRun) -> None: ...
-
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> object: ...
-
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
-        """Stores the final record; returns it as stored (None: the store keeps ``run`` as given)."""
-        ...
-
-
 def new_run_id() -> str:
     """One random id a run (128 bits from the OS); everything inside the run is numbered from it."""
     return f"run-{os.urandom(16).hex()}"
-
-
-def checkpoint_state(state: DiagnosisState) -> bytes:
-    """The compact control state after a node (ids, counters, verdicts; never text or tool output)."""
-    last = state.routed_by
-    snapshot = {
-        "step": state.steps,
-        "cycle": state.cycle,
-        "evidence_retry_count": state.evidence_retry_count,
-        "technical_retries": [list(pair) for pair in state.technical_retries],
-        "last_node": last.node if last is not None else 0,
-        "last_outcome": last.outcome if last is not None else 0,
-        "executor_parse_status": state.executor_parse_status,
-        "verdict_ceiling": state.verdict_ceiling,
-        "model_verdict": state.model_verdict,
-        "effective_verdict": state.effective_verdict,
-        "events": len(state.orchestration_events),
-        "dropped_events": state.dropped_events,
-    }
-    return json.dumps(snapshot, sort_keys=True, separators=(",", ":")).encode()
 
 
 @dataclass(slots=True)
@@ -188,12 +149,7 @@ class Orchestrator:
                     self.on_endpoint_failure(step)
             kept = bool(after.orchestration_events) and after.orchestration_events[-1] is event
             await self.store.commit_node(
-                run.run_id,
-                events=[event] if kept else [],
-                steps=[step] if step is not None else [],
-                checkpoint=Checkpoint(
-                    run_id=run.run_id, step=after.steps, node=event.node, state=checkpoint_state(after)
-                ),
+                NodeCommit(run.run_id, events=(event,) if kept else (), steps=(step,) if step is not None else ())
             )
 
         try:
@@ -227,7 +183,7 @@ class Orchestrator:
                 stored = await self.store.finish_run(done)
                 if rounds > 1:
                     log.info("run_finish_recovered", run_id=run.run_id, attempts=rounds)
-                return done if stored is None else stored
+                return stored
             except RunAlreadyFinished:
                 raise  # someone else ended it (e.g. an orphan sweep): its stored record stands
             except StoreError as exc:
@@ -237,7 +193,7 @@ class Orchestrator:
             try:
                 stored = await self.store.finish_run(failed)
                 log.warning("run_finish_failed", run_id=run.run_id, error=str(error)[:300], stored="FAILED")
-                return failed if stored is None else stored
+                return stored
             except RunAlreadyFinished:
                 raise
             except StoreError as exc:

@@ -1,11 +1,21 @@
-"""The store: runs, tool invocations, orchestration events, node steps and checkpoints.
+"""The store: runs, tool invocations, orchestration events and node steps, behind one ``RunStore`` protocol.
 
 A SQLite file by default (``sqlite+aiosqlite:///var/diagnosis.db``), PostgreSQL by URL
-(``postgresql+asyncpg://...``); the schema is migrated with Alembic when the store opens.
+(``postgresql+asyncpg://...``), the schema migrated with Alembic when the store opens (``open_repository``);
+or one process's memory (``MemoryStore``: tests and the bench).
 """
 
 from __future__ import annotations
 
+from diagnosis_server.store.base import (
+    DEFAULT_STALE_AFTER_S,
+    INTERRUPTED,
+    MAX_EVENTS_LIMIT,
+    LiveRuns,
+    NodeCommit,
+    RunStore,
+    Watch,
+)
 from diagnosis_server.store.engine import DEFAULT_DATABASE_URL
 from diagnosis_server.store.errors import (
     DuplicateRecord,
@@ -16,39 +26,39 @@ from diagnosis_server.store.errors import (
     StoreError,
     StoreFileLost,
 )
+from diagnosis_server.store.memory import MemoryStore
 from diagnosis_server.store.pagination import (
+    MAX_PAGE_SIZE,
     PageToken,
     RunFilter,
     RunPage,
     decode_page_token,
     encode_page_token,
 )
-from diagnosis_server.store.records import Checkpoint
-from diagnosis_server.store.repository import (
-    DEFAULT_STALE_AFTER_S,
-    INTERRUPTED,
-    MAX_PAGE_SIZE,
-    Repository,
-    open_repository,
-)
+from diagnosis_server.store.repository import Repository, open_repository
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
     "DEFAULT_STALE_AFTER_S",
     "INTERRUPTED",
+    "MAX_EVENTS_LIMIT",
     "MAX_PAGE_SIZE",
-    "Checkpoint",
     "DuplicateRecord",
     "InvalidPageToken",
     "InvalidRecord",
+    "LiveRuns",
+    "MemoryStore",
+    "NodeCommit",
     "PageToken",
     "Repository",
     "RunAlreadyFinished",
     "RunFilter",
     "RunNotFound",
     "RunPage",
+    "RunStore",
     "StoreError",
     "StoreFileLost",
+    "Watch",
     "decode_page_token",
     "encode_page_token",
     "open_repository",

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store.errors import InvalidPageToken
 
 TOKEN_VERSION = 1
+MAX_PAGE_SIZE = 1000
 MAX_TOKEN_LENGTH = 2048
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -123,3 +124,34 @@ def decode_page_token(text: str, expected: RunFilter) -> PageToken:
     except OverflowError as exc:
         raise InvalidPageToken("malformed page token") from exc
     return PageToken(created_at=created_at, run_id=run_id, filter=found)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One ``list_runs`` call, its arguments checked: what it keeps, how many, and after which run."""
+
+    filter: RunFilter
+    page_size: int
+    after: tuple[datetime, str] | None
+
+    @classmethod
+    def of(cls, *, tenant: str | None, page_size: int, page_token: str, status: int, verdict: int) -> Listing:
+        """ValueError for a bad size or filter; InvalidPageToken for a token not of this listing."""
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if status not in run_pb2.RunStatus.DESCRIPTOR.values_by_number:
+            raise ValueError(f"unknown run status {status}")
+        if verdict not in contracts_pb2.Verdict.DESCRIPTOR.values_by_number:
+            raise ValueError(f"unknown verdict {verdict}")
+        run_filter = RunFilter(tenant=tenant, status=status, verdict=verdict)
+        position = decode_page_token(page_token, run_filter) if page_token else None
+        after = None if position is None else (position.created_at, position.run_id)
+        return cls(run_filter, min(page_size, MAX_PAGE_SIZE), after)
+
+    def page(self, rows: list[tuple[run_pb2.DiagnosisRun, datetime, str]]) -> RunPage:
+        """The page of up to ``page_size + 1`` rows (run, created_at, run_id) read newest first after ``after``."""
+        next_token = ""
+        if len(rows) > self.page_size:
+            _, created_at, run_id = rows[self.page_size - 1]
+            next_token = encode_page_token(PageToken(created_at=created_at, run_id=run_id, filter=self.filter))
+        return RunPage([run for run, _, _ in rows[: self.page_size]], next_token)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -10,21 +9,12 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.store.base import MAX_EVENTS_LIMIT, NodeCommit
 from diagnosis_server.store.errors import InvalidRecord, StoreError
 
 _M = TypeVar("_M", bound=Message)
 
 TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """The graph state after one step of a run (``state`` is opaque to the store)."""
-
-    run_id: str
-    step: int
-    node: int
-    state: bytes
 
 
 def status_name(status: int) -> str:
@@ -179,7 +169,6 @@ def check_step(run_id: str, step: run_pb2.NodeStep) -> None:
 
 
 def event_columns(run_id: str, event: run_pb2.OrchestrationEvent) -> dict[str, Any]:
-    check_event(run_id, event)
     return {
         "run_id": run_id,
         "sequence": event.sequence,
@@ -190,13 +179,29 @@ def event_columns(run_id: str, event: run_pb2.OrchestrationEvent) -> dict[str, A
 
 
 def step_columns(run_id: str, step: run_pb2.NodeStep) -> dict[str, Any]:
-    check_step(run_id, step)
     return {"run_id": run_id, "node": int(step.node), "attempt": step.attempt, "payload": payload(step)}
 
 
-def checkpoint_columns(run_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
-    if checkpoint.run_id != run_id:
-        raise InvalidRecord(f"checkpoint belongs to run {checkpoint.run_id!r}, not {run_id!r}")
-    if not isinstance(checkpoint.state, bytes):
-        raise InvalidRecord("checkpoint state must be bytes")
-    return {"run_id": run_id, "step": checkpoint.step, "node": checkpoint.node, "state": checkpoint.state}
+def events_limit(limit: int) -> int:
+    """The number of events one ``list_events`` call reads: ``limit``, at most MAX_EVENTS_LIMIT."""
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    return min(limit, MAX_EVENTS_LIMIT)
+
+
+def check_commit(commit: NodeCommit) -> None:
+    """Every record of a node commit belongs to its run (R-S-4); InvalidRecord before anything is written."""
+    require_id(commit.run_id, "run_id")
+    if commit.run is not None and commit.run.run_id != commit.run_id:
+        raise InvalidRecord(f"run {commit.run.run_id!r} given to commit_node of run {commit.run_id!r}")
+    for step in commit.steps:
+        check_step(commit.run_id, step)
+    for event in commit.events:
+        check_event(commit.run_id, event)
+
+
+def final_commit(run: run_pb2.DiagnosisRun) -> NodeCommit:
+    """The commit of a run's final record (``finish_run``): SUCCESS or FAILED, else InvalidRecord."""
+    if run.status not in TERMINAL_STATUSES:
+        raise InvalidRecord(f"finish_run needs status SUCCESS or FAILED, not {status_name(run.status)}")
+    return NodeCommit(run.run_id, run=run)

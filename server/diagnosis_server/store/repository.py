@@ -1,4 +1,4 @@
-"""The async repository: runs, tool invocations, orchestration events, node steps and checkpoints.
+"""The SQL store (``RunStore`` on SQLite or PostgreSQL): runs, tool invocations, orchestration events, node steps.
 
 Every write is one transaction: what a call writes is there whole or not at all, and a write once begun
 ends (commit or rollback) even when its caller is cancelled. Driver errors surface as StoreError with the
@@ -29,45 +29,28 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import migrate, sql, sqlite_ops
+from diagnosis_server.store.base import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, NodeCommit
 from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine, describe_location, sqlite_file
-from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, StoreError, StoreFileLost
+from diagnosis_server.store.errors import DuplicateRecord, StoreError, StoreFileLost
 from diagnosis_server.store.notify import RunNotifier, RunWatch
-from diagnosis_server.store.pagination import (
-    PageToken,
-    RunFilter,
-    RunPage,
-    decode_page_token,
-    encode_page_token,
-)
+from diagnosis_server.store.pagination import Listing, RunPage
 from diagnosis_server.store.records import (
-    TERMINAL_STATUSES,
-    Checkpoint,
-    check_event,
-    check_step,
-    checkpoint_columns,
-    event_columns,
+    check_commit,
+    events_limit,
+    final_commit,
     invocation_columns,
     parse_event,
     parse_invocation,
     parse_run,
     parse_step,
-    require_id,
     run_columns,
     stamp_new_run,
-    status_name,
-    step_columns,
     utc_now,
 )
 from diagnosis_server.store.runners import SqliteRunner, StoreRunner, runner_for
 from diagnosis_server.store.tables import diagnosis_run
 
 _R = TypeVar("_R")
-
-MAX_PAGE_SIZE = 1000
-MAX_EVENTS_LIMIT = 10_000
-INTERRUPTED = "INTERRUPTED"
-# A RUNNING run of another instance whose heartbeat is older than this is an orphan (a setting of the server).
-DEFAULT_STALE_AFTER_S = 30.0
 
 
 def _describe(exc: BaseException) -> str:
@@ -84,11 +67,6 @@ def _store_error(exc: BaseException, what: str, duplicate: str | None = None) ->
     if isinstance(exc, IntegrityError | sqlite3.IntegrityError) and duplicate is not None:
         return DuplicateRecord(f"{duplicate} ({_describe(exc)})")
     return StoreError(f"{what} failed: {_describe(exc)}")
-
-
-def _check_enum(value: int, enum_values: Any, what: str) -> None:
-    if value not in enum_values:
-        raise ValueError(f"unknown {what} {value}")
 
 
 class Repository:
@@ -208,115 +186,55 @@ class Repository:
         return None if data is None else parse_run(data)
 
     async def list_runs(
-        self,
-        *,
-        tenant: str | None,
-        page_size: int,
-        page_token: str = "",
-        status: int = 0,
-        verdict: int = 0,
+        self, *, tenant: str | None, page_size: int, page_token: str = "", status: int = 0, verdict: int = 0
     ) -> RunPage:
-        """Runs newest first (created_at, then run_id, descending), a page at a time.
-
-        ``status``/``verdict`` 0 mean any. The returned token is "" after the last page; a token is
-        valid only with the tenant and filters it was made for (else InvalidPageToken).
-        """
-        if page_size < 1:
-            raise ValueError("page_size must be at least 1")
-        page_size = min(page_size, MAX_PAGE_SIZE)
-        _check_enum(status, run_pb2.RunStatus.DESCRIPTOR.values_by_number, "run status")
-        _check_enum(verdict, contracts_pb2.Verdict.DESCRIPTOR.values_by_number, "verdict")
-        run_filter = RunFilter(tenant=tenant, status=status, verdict=verdict)
-        position = decode_page_token(page_token, run_filter) if page_token else None
-
-        after = None if position is None else (position.created_at, position.run_id)
+        listing = Listing.of(tenant=tenant, page_size=page_size, page_token=page_token, status=status, verdict=verdict)
         query = functools.partial(
-            sql.list_runs, tenant=tenant, status=status, verdict=verdict, after=after, limit=page_size + 1
+            sql.list_runs,
+            tenant=tenant,
+            status=status,
+            verdict=verdict,
+            after=listing.after,
+            limit=listing.page_size + 1,
         )
         rows = await self._read("list_runs", query)
-
-        runs = [parse_run(row.payload) for row in rows[:page_size]]
-        next_token = ""
-        if len(rows) > page_size:
-            last = rows[page_size - 1]
-            next_token = encode_page_token(PageToken(created_at=last.created_at, run_id=last.run_id, filter=run_filter))
-        return RunPage(runs, next_token)
+        return listing.page([(parse_run(row.payload), row.created_at, row.run_id) for row in rows])
 
     async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         """Stores a run's final state (SUCCESS or FAILED) in one transaction; returns the record as stored
         (created_at as first stored, updated_at and completed_at stamped), what GetRun reads from now on."""
-        if run.status not in TERMINAL_STATUSES:
-            raise InvalidRecord(f"finish_run needs status SUCCESS or FAILED, not {status_name(run.status)}")
-        stored = await self.commit_node(run.run_id, run=run)
+        stored = await self.commit_node(final_commit(run))
         assert stored is not None
         return stored
 
     # ------------------------------------------------------------------ nodes
 
-    async def commit_node(
-        self,
-        run_id: str,
-        *,
-        events: Sequence[run_pb2.OrchestrationEvent] = (),
-        steps: Sequence[run_pb2.NodeStep] = (),
-        checkpoint: Checkpoint | None = None,
-        run: run_pb2.DiagnosisRun | None = None,
-    ) -> run_pb2.DiagnosisRun | None:
+    async def commit_node(self, commit: NodeCommit) -> run_pb2.DiagnosisRun | None:
         """Writes one node's outcome in ONE transaction: all of it or, on any error, none of it.
 
-        ``run``, if given, replaces the run's payload and indexed columns (returned as stored), touches
+        ``commit.run``, if given, replaces the run's payload and indexed columns (returned as stored), touches
         the run's heartbeat and makes this instance its owner; a node commit without it writes only the
         node's rows (the heartbeat of a live run is periodic, ``heartbeat``). A run already SUCCESS or
         FAILED takes no writes.
         """
-        require_id(run_id, "run_id")
-        if run is not None and run.run_id != run_id:
-            raise InvalidRecord(f"run {run.run_id!r} given to commit_node of run {run_id!r}")
-        duplicate = f"run {run_id!r} already has an event sequence or checkpoint step given"
+        check_commit(commit)
+        duplicate = f"run {commit.run_id!r} already has an event sequence given"
         if self._sqlite is not None:
-            for step in steps:
-                check_step(run_id, step)
-            for event in events:
-                check_event(run_id, event)
-            row = None if checkpoint is None else checkpoint_columns(run_id, checkpoint)
-            raw = functools.partial(
-                sqlite_ops.commit_node,
-                run_id=run_id,
-                owner=self.owner,
-                now=utc_now(),
-                run=run,
-                steps=steps,
-                checkpoint=None if row is None else (row["step"], row["node"], row["state"]),
-                events=events,
-            )
+            raw = functools.partial(sqlite_ops.commit_node, commit=commit, owner=self.owner, now=utc_now())
             return await self._write_raw("commit_node", raw, duplicate=duplicate)
-        operation = functools.partial(
-            sql.commit_node,
-            run_id=run_id,
-            owner=self.owner,
-            now=utc_now(),
-            run=run,
-            step_rows=[step_columns(run_id, step) for step in steps],
-            checkpoint_row=None if checkpoint is None else checkpoint_columns(run_id, checkpoint),
-            event_rows=[event_columns(run_id, event) for event in events],
-        )
+        operation = functools.partial(sql.commit_node, commit=commit, owner=self.owner, now=utc_now())
         return await self._write("commit_node", operation, duplicate=duplicate)
 
     async def list_events(
         self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
     ) -> list[run_pb2.OrchestrationEvent]:
         """The run's events with sequence > after_sequence, in sequence order, at most ``limit``."""
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
-        query = functools.partial(
-            sql.list_events, run_id=run_id, after_sequence=after_sequence, limit=min(limit, MAX_EVENTS_LIMIT)
-        )
+        limit = events_limit(limit)
         if self._sqlite is not None:
-            raw = functools.partial(
-                sqlite_ops.list_events, run_id=run_id, after_sequence=after_sequence, limit=min(limit, MAX_EVENTS_LIMIT)
-            )
+            raw = functools.partial(sqlite_ops.list_events, run_id=run_id, after_sequence=after_sequence, limit=limit)
             rows = await self._read_raw("list_events", raw)
         else:
+            query = functools.partial(sql.list_events, run_id=run_id, after_sequence=after_sequence, limit=limit)
             rows = await self._shared_read(("list_events", run_id, after_sequence, limit), "list_events", query)
         return [parse_event(data) for data in rows]
 
@@ -334,9 +252,6 @@ class Repository:
     async def list_node_steps(self, run_id: str) -> list[run_pb2.NodeStep]:
         rows = await self._read("list_node_steps", functools.partial(sql.list_node_steps, run_id=run_id))
         return [parse_step(data) for data in rows]
-
-    async def latest_checkpoint(self, run_id: str) -> Checkpoint | None:
-        return await self._read("latest_checkpoint", functools.partial(sql.latest_checkpoint, run_id=run_id))
 
     # ------------------------------------------------------------------ tool invocations
 
@@ -375,29 +290,24 @@ class Repository:
         await self._write("heartbeat", operation)
 
     async def interrupt_orphans(
-        self,
-        *,
-        stale_after_s: float = DEFAULT_STALE_AFTER_S,
-        active: Collection[str] | None = None,
-        active_since: datetime | None = None,
+        self, *, stale_after_s: float = DEFAULT_STALE_AFTER_S, live: LiveRuns | None = None
     ) -> list[str]:
         """Marks FAILED ("INTERRUPTED") the RUNNING runs nobody runs any more; returns their ids.
 
         Orphans: runs of another owner whose heartbeat is older than ``stale_after_s``; runs of this
-        owner from before this instance started; and, when ``active`` (the run ids whose task is alive
-        in this instance, taken at ``active_since``) is given, runs of this owner not among them whose
-        heartbeat is older than ``active_since`` (a run created after the snapshot is not swept).
+        owner from before this instance started; and, when ``live`` (the run ids whose task is alive
+        in this instance, taken at ``live.at``) is given, runs of this owner not among them whose
+        heartbeat is older than ``live.at`` (a run created after the snapshot is not swept).
         """
         if stale_after_s < 0:
             raise ValueError("stale_after_s must not be negative")
         now = utc_now()
         c = diagnosis_run.c
         mine = [and_(c.owner == self.owner, c.heartbeat_at < self.started_at)]
-        if active is not None:
-            since = active_since or now
-            dead = and_(c.owner == self.owner, c.heartbeat_at < since)
-            if active:
-                dead = and_(dead, c.run_id.not_in(sorted(active)))
+        if live is not None:
+            dead = and_(c.owner == self.owner, c.heartbeat_at < live.at)
+            if live.run_ids:
+                dead = and_(dead, c.run_id.not_in(sorted(live.run_ids)))
             mine.append(dead)
         orphaned = or_(
             and_(c.owner != self.owner, c.heartbeat_at < now - timedelta(seconds=stale_after_s)),

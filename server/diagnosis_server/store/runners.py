@@ -25,6 +25,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
@@ -356,11 +357,11 @@ def _raw_transaction(
     return result
 
 
+@dataclass(frozen=True, slots=True)
 class PostgresRunner:
     """Transactions on the asyncpg engine, each through ``AsyncConnection.run_sync``."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
+    engine: AsyncEngine
 
     @property
     def backend(self) -> str:

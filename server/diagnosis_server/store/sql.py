@@ -16,17 +16,18 @@ from sqlalchemy import ColumnElement, Integer, LargeBinary, String, and_, bindpa
 from sqlalchemy.engine import Connection
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server.store.base import NodeCommit
 from diagnosis_server.store.errors import RunAlreadyFinished, RunNotFound
 from diagnosis_server.store.records import (
     TERMINAL_STATUSES,
-    Checkpoint,
+    event_columns,
     parse_run,
     run_columns,
     stamp_interrupted,
     stamp_run_update,
     status_name,
+    step_columns,
 )
-from diagnosis_server.store.tables import checkpoint as checkpoint_table
 from diagnosis_server.store.tables import (
     diagnosis_run,
     node_step,
@@ -37,7 +38,6 @@ from diagnosis_server.store.tables import (
 
 _run = diagnosis_run.c
 _event = orchestration_event.c
-_checkpoint = checkpoint_table.c
 
 # Bind parameters are named b_*: an UPDATE's SET columns come from the other keys of its parameters.
 _THIS_RUN = _run.run_id == bindparam("b_run_id")
@@ -48,7 +48,6 @@ RUN_STATUS_SHARED = select(_run.status).where(_THIS_RUN).with_for_update(read=Tr
 INSERT_RUN = insert(diagnosis_run)
 UPDATE_RUN = update(diagnosis_run).where(_THIS_RUN)
 INSERT_STEPS = insert(node_step)
-INSERT_CHECKPOINT = insert(checkpoint_table)
 INSERT_EVENTS = insert(orchestration_event)
 INSERT_INVOCATION = insert(tool_invocation)
 # A tool call's row, only while its run is there and not final (the run's row locked against writes).
@@ -75,12 +74,6 @@ LIST_EVENTS = (
     .limit(bindparam("b_limit", type_=Integer))
 )
 LIST_STEPS = select(node_step.c.payload).where(node_step.c.run_id == bindparam("b_run_id")).order_by(node_step.c.id)
-LATEST_CHECKPOINT = (
-    select(_checkpoint.step, _checkpoint.node, _checkpoint.state)
-    .where(_checkpoint.run_id == bindparam("b_run_id"))
-    .order_by(_checkpoint.step.desc())
-    .limit(1)
-)
 LIST_INVOCATIONS = (
     select(tool_invocation.c.payload)
     .where(tool_invocation.c.run_id == bindparam("b_run_id"))
@@ -116,19 +109,10 @@ def create_run(conn: Connection, values: dict[str, Any]) -> None:
     conn.execute(INSERT_RUN, values)
 
 
-def commit_node(
-    conn: Connection,
-    run_id: str,
-    *,
-    owner: str,
-    now: datetime,
-    run: run_pb2.DiagnosisRun | None,
-    step_rows: Sequence[dict[str, Any]],
-    checkpoint_row: dict[str, Any] | None,
-    event_rows: Sequence[dict[str, Any]],
-) -> run_pb2.DiagnosisRun | None:
-    """One node's rows; with ``run``, the run's record replaced too (returned as stored), owner and
+def commit_node(conn: Connection, commit: NodeCommit, *, owner: str, now: datetime) -> run_pb2.DiagnosisRun | None:
+    """One node's rows; with ``commit.run``, the run's record replaced too (returned as stored), owner and
     heartbeat set. Without it the run's row is only locked against writes (PostgreSQL) while the rows go in."""
+    run_id, run = commit.run_id, commit.run
     stored: run_pb2.DiagnosisRun | None = None
     if run is None:
         refuse_finished(run_id, run_status(conn, run_id, shared=True))
@@ -138,12 +122,11 @@ def commit_node(
         stored = stamp_run_update(run, tenant=current.tenant, created_at=current.created_at, now=now)
         values = {"owner": owner, "heartbeat_at": now}
         conn.execute(UPDATE_RUN, {"b_run_id": run_id, **values, **run_columns(stored)})
-    if step_rows:
-        conn.execute(INSERT_STEPS, list(step_rows))
-    if checkpoint_row is not None:
-        conn.execute(INSERT_CHECKPOINT, checkpoint_row)
+    if commit.steps:
+        conn.execute(INSERT_STEPS, [step_columns(run_id, step) for step in commit.steps])
+    event_rows = [event_columns(run_id, event) for event in commit.events]
     if event_rows:
-        conn.execute(INSERT_EVENTS, list(event_rows))
+        conn.execute(INSERT_EVENTS, event_rows)
     if event_rows or run is not None:
         notify_events(conn, run_id, event_rows, final=run is not None and run.status in TERMINAL_STATUSES)
     return stored
@@ -254,13 +237,6 @@ def list_events(conn: Connection, run_id: str, after_sequence: int, limit: int) 
 
 def list_node_steps(conn: Connection, run_id: str) -> Sequence[bytes]:
     return conn.execute(LIST_STEPS, {"b_run_id": run_id}).scalars().all()
-
-
-def latest_checkpoint(conn: Connection, run_id: str) -> Checkpoint | None:
-    row = conn.execute(LATEST_CHECKPOINT, {"b_run_id": run_id}).first()
-    if row is None:
-        return None
-    return Checkpoint(run_id=run_id, step=row.step, node=row.node, state=bytes(row.state))
 
 
 def list_tool_invocations(conn: Connection, run_id: str) -> Sequence[bytes]:

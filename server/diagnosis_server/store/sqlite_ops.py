@@ -11,11 +11,11 @@ microseconds), so rows written here and rows written through SQLAlchemy read the
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server.store.base import NodeCommit
 from diagnosis_server.store.errors import RunAlreadyFinished, RunNotFound
 from diagnosis_server.store.records import TERMINAL_STATUSES, payload, stamp_run_update, status_name
 
@@ -32,13 +32,12 @@ UPDATE_RUN = (
     "updated_at = ?, owner = ?, heartbeat_at = ?, payload = ? WHERE run_id = ?"
 )
 INSERT_STEP = "INSERT INTO node_step (run_id, node, attempt, payload) VALUES (?, ?, ?, ?)"
-INSERT_CHECKPOINT = "INSERT INTO checkpoint (run_id, step, node, state) VALUES (?, ?, ?, ?)"
-# A node commit's checkpoint goes in only while its run exists and is not final: the commit's status check.
-INSERT_CHECKPOINT_IF_RUNNING = (
-    "INSERT INTO checkpoint (run_id, step, node, state) SELECT ?, ?, ?, ? "
+INSERT_EVENT = "INSERT INTO orchestration_event (run_id, sequence, node, outcome, payload) VALUES (?, ?, ?, ?, ?)"
+# A node commit's first event goes in only while its run exists and is not final: the commit's status check.
+INSERT_EVENT_IF_RUNNING = (
+    "INSERT INTO orchestration_event (run_id, sequence, node, outcome, payload) SELECT ?, ?, ?, ?, ? "
     f"WHERE EXISTS (SELECT 1 FROM diagnosis_run WHERE run_id = ? AND status NOT IN ({_FINAL}))"
 )
-INSERT_EVENT = "INSERT INTO orchestration_event (run_id, sequence, node, outcome, payload) VALUES (?, ?, ?, ?, ?)"
 # One statement for a tool call: the row goes in only while its run exists and is not final.
 INSERT_INVOCATION = (
     "INSERT INTO tool_invocation (run_id, invocation_id, tool_name, payload) SELECT ?, ?, ?, ? "
@@ -94,28 +93,21 @@ def create_run(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
 
 
 def commit_node(
-    conn: sqlite3.Connection,
-    run_id: str,
-    *,
-    owner: str,
-    now: datetime,
-    run: run_pb2.DiagnosisRun | None,
-    steps: Sequence[run_pb2.NodeStep],
-    checkpoint: tuple[int, int, bytes] | None,
-    events: Sequence[run_pb2.OrchestrationEvent],
+    conn: sqlite3.Connection, commit: NodeCommit, *, owner: str, now: datetime
 ) -> run_pb2.DiagnosisRun | None:
-    """One node's rows; with ``run``, the run's record replaced too (and returned as stored).
+    """One node's rows; with ``commit.run``, the run's record replaced too (and returned as stored).
 
     The transaction holds the write lock from its start (BEGIN IMMEDIATE): the status read here cannot
     be overtaken by another writer before this transaction's rows are in.
     """
+    run_id, run = commit.run_id, commit.run
+    events = [(run_id, e.sequence, int(e.node), int(e.outcome), payload(e)) for e in commit.events]
     stored: run_pb2.DiagnosisRun | None = None
-    if run is None and checkpoint is not None:
-        # The usual node commit: its checkpoint row is the status check (one statement, not two).
-        if not conn.execute(INSERT_CHECKPOINT_IF_RUNNING, (run_id, *checkpoint, run_id)).rowcount:
+    if run is None and events:
+        # The usual node commit: its event row is the status check (one statement, not two).
+        if not conn.execute(INSERT_EVENT_IF_RUNNING, (*events.pop(0), run_id)).rowcount:
             _refuse(run_id, _status(conn, run_id))
-            raise RunNotFound(f"run {run_id!r} took no checkpoint")  # unreachable: a run not final takes it
-        checkpoint = None
+            raise RunNotFound(f"run {run_id!r} took no event")  # unreachable: a run not final takes it
     elif run is None:
         _refuse(run_id, _status(conn, run_id))
     else:
@@ -138,15 +130,10 @@ def commit_node(
                 run_id,
             ),
         )
-    if steps:
-        conn.executemany(INSERT_STEP, [(run_id, int(step.node), step.attempt, payload(step)) for step in steps])
-    if checkpoint is not None:
-        conn.execute(INSERT_CHECKPOINT, (run_id, *checkpoint))
+    if commit.steps:
+        conn.executemany(INSERT_STEP, [(run_id, int(step.node), step.attempt, payload(step)) for step in commit.steps])
     if events:
-        conn.executemany(
-            INSERT_EVENT,
-            [(run_id, event.sequence, int(event.node), int(event.outcome), payload(event)) for event in events],
-        )
+        conn.executemany(INSERT_EVENT, events)
     return stored
 
 

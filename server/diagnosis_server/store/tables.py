@@ -122,20 +122,6 @@ node_step = Table(
     Index(None, "run_id", "id"),
 )
 
-checkpoint = Table(
-    "checkpoint",
-    metadata,
-    Column(
-        "run_id",
-        String(128),
-        ForeignKey("diagnosis_run.run_id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
-    Column("step", Integer, primary_key=True, autoincrement=False),
-    Column("node", Integer, nullable=False),
-    Column("state", LargeBinary, nullable=False),
-)
-
 # One row (id 1) that every instance rewrites now and then: a write that proves the store takes writes.
 store_probe = Table(
     "store_probe",

@@ -306,9 +306,6 @@ async def _stored_text(repository: Repository, run_id: str) -> str:
     parts += [message_to_json(e) for e in await repository.list_events(run_id)]
     parts += [message_to_json(s) for s in await repository.list_node_steps(run_id)]
     parts += [message_to_json(i) for i in await repository.list_tool_invocations(run_id)]
-    checkpoint = await repository.latest_checkpoint(run_id)
-    if checkpoint is not None:
-        parts.append(checkpoint.state.decode("utf-8", errors="replace"))
     return "\n".join(parts)
 
 

@@ -8,6 +8,7 @@ Create Date: 2026-11-30
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -18,6 +19,25 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+def _goes_with_its_run(table: str) -> sa.ForeignKeyConstraint:
+    """The foreign key of a table of a run's rows: deleting the run deletes them."""
+    return sa.ForeignKeyConstraint(
+        ["run_id"], ["diagnosis_run.run_id"], name=f"fk_{table}_run_id_diagnosis_run", ondelete="CASCADE"
+    )
+
+
+def _create_keyed_by_run(table: str, key: sa.Column[Any], *columns: sa.Column[Any]) -> None:
+    """A table of a run's rows keyed by (run_id, ``key``)."""
+    op.create_table(
+        table,
+        sa.Column("run_id", sa.String(128), nullable=False),
+        key,
+        *columns,
+        sa.PrimaryKeyConstraint("run_id", key.name, name=f"pk_{table}"),
+        _goes_with_its_run(table),
+    )
 
 
 def upgrade() -> None:
@@ -48,29 +68,16 @@ def upgrade() -> None:
         sa.Column("tool_name", sa.String(128), nullable=False),
         sa.Column("payload", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("seq", name="pk_tool_invocation"),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["diagnosis_run.run_id"],
-            name="fk_tool_invocation_run_id_diagnosis_run",
-            ondelete="CASCADE",
-        ),
+        _goes_with_its_run("tool_invocation"),
         sa.UniqueConstraint("run_id", "invocation_id", name="uq_tool_invocation_run_id_invocation_id"),
     )
 
-    op.create_table(
+    _create_keyed_by_run(
         "orchestration_event",
-        sa.Column("run_id", sa.String(128), nullable=False),
         sa.Column("sequence", sa.BigInteger(), nullable=False, autoincrement=False),
         sa.Column("node", sa.Integer(), nullable=False),
         sa.Column("outcome", sa.Integer(), nullable=False),
         sa.Column("payload", sa.LargeBinary(), nullable=False),
-        sa.PrimaryKeyConstraint("run_id", "sequence", name="pk_orchestration_event"),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["diagnosis_run.run_id"],
-            name="fk_orchestration_event_run_id_diagnosis_run",
-            ondelete="CASCADE",
-        ),
     )
 
     op.create_table(
@@ -81,28 +88,20 @@ def upgrade() -> None:
         sa.Column("attempt", sa.Integer(), nullable=False),
         sa.Column("payload", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_node_step"),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["diagnosis_run.run_id"],
-            name="fk_node_step_run_id_diagnosis_run",
-            ondelete="CASCADE",
-        ),
+        _goes_with_its_run("node_step"),
     )
     op.create_index("ix_node_step_run_id_id", "node_step", ["run_id", "id"])
 
-    op.create_table(
+    create_checkpoint()
+
+
+def create_checkpoint() -> None:
+    """The checkpoint table (dropped by 0003, whose downgrade makes it again with this)."""
+    _create_keyed_by_run(
         "checkpoint",
-        sa.Column("run_id", sa.String(128), nullable=False),
         sa.Column("step", sa.Integer(), nullable=False, autoincrement=False),
         sa.Column("node", sa.Integer(), nullable=False),
         sa.Column("state", sa.LargeBinary(), nullable=False),
-        sa.PrimaryKeyConstraint("run_id", "step", name="pk_checkpoint"),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["diagnosis_run.run_id"],
-            name="fk_checkpoint_run_id_diagnosis_run",
-            ondelete="CASCADE",
-        ),
     )
 
 

@@ -10,7 +10,7 @@ from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
 from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.nodes.base import NodeResult, projection
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import ExecutorParse
 
@@ -30,7 +30,7 @@ class GatekeeperNode:
     name = run_pb2.NODE_NAME_GATEKEEPER
 
     def project(self, state: DiagnosisState) -> GatekeeperInput:
-        return GatekeeperInput(run_id=state.run_id, executor_parse=state.executor_parse)
+        return projection(GatekeeperInput, state)
 
     async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         parse = inputs.executor_parse

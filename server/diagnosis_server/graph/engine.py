@@ -169,15 +169,10 @@ class GraphEngine:
             log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
             step = None
             if spec.role is not None:  # a crashed agent attempt gets its step record like any other
+                failure = {"failure_class": "crash", "failure": clip_text(f"{type(exc).__name__}: {exc}")}
+                elapsed = time.perf_counter() - started
                 step = attempt_step(
-                    ctx,
-                    node=name,
-                    attempt=attempt,
-                    cycle=cycle,
-                    outcome=crash,
-                    elapsed_s=time.perf_counter() - started,
-                    failure_class="crash",
-                    failure=clip_text(f"{type(exc).__name__}: {exc}"),
+                    ctx, node=name, attempt=attempt, cycle=cycle, outcome=crash, elapsed_s=elapsed, **failure
                 )
             result = NodeResult(crash, f"{node_label(name)}_ERROR", step=step)
         return result

@@ -71,34 +71,38 @@ def projection(kind: type[ProjectionT], state: DiagnosisState, **derived: object
     return kind(**fields, **derived)
 
 
-class CycleInput(Protocol):
+@dataclass(frozen=True, slots=True)
+class CycleInput:
     """What the Planner and the Executor are both told of the cycle they work in."""
 
-    @property
-    def question(self) -> str: ...
-    @property
-    def scenario(self) -> str: ...
-    @property
-    def cycle(self) -> int: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def retry_context(self) -> contracts_pb2.RetryContext | None: ...
+    question: str
+    scenario: str
+    cycle: int
+    mode: str
+    retry_context: contracts_pb2.RetryContext | None
+
+    def payload(self, ctx: RunContext, **more: JsonValue) -> JsonObject:
+        """The agent's input: the question, the cycle and its mode, the tools, any retry context, and ``more``."""
+        payload: JsonObject = {
+            "question": self.question,
+            "scenario": self.scenario,
+            "cycle": self.cycle,
+            "mode": self.mode,
+            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
+            **more,
+        }
+        if self.retry_context is not None:
+            payload["retry_context"] = message_to_dict(self.retry_context)
+        return payload
 
 
-def cycle_payload(inputs: CycleInput, ctx: RunContext, **more: JsonValue) -> JsonObject:
-    """The agent input of a cycle: the question, the cycle and its mode, the tools, any retry context, ``more``."""
-    payload: JsonObject = {
-        "question": inputs.question,
-        "scenario": inputs.scenario,
-        "cycle": inputs.cycle,
-        "mode": inputs.mode,
-        "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
-        **more,
-    }
-    if inputs.retry_context is not None:
-        payload["retry_context"] = message_to_dict(inputs.retry_context)
-    return payload
+class ProjectedNode(Generic[ProjectionT]):
+    """A node whose input is its ``input_type`` with every field the state's field of the same name."""
+
+    input_type: type[ProjectionT]
+
+    def project(self, state: DiagnosisState) -> ProjectionT:
+        return projection(self.input_type, state)
 
 
 def attempt_step(

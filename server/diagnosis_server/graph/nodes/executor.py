@@ -9,9 +9,9 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import (
     MODEL_ENDPOINT_FAILED,
+    CycleInput,
     NodeResult,
     ask_agent,
-    cycle_payload,
     projection,
     with_outcome,
 )
@@ -22,13 +22,8 @@ from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
 
 
 @dataclass(frozen=True, slots=True)
-class ExecutorInput:
-    question: str
-    scenario: str
-    cycle: int
-    mode: str
+class ExecutorInput(CycleInput):
     plan: tuple[PlanStep, ...]
-    retry_context: contracts_pb2.RetryContext | None
     # In an evidence retry: the claims the earlier cycle verified, to carry forward with the new ones.
     earlier_claims: tuple[contracts_pb2.Claim, ...] = ()
 
@@ -67,7 +62,7 @@ class ExecutorNode:
         return projection(ExecutorInput, state, mode=state.planner_mode, earlier_claims=_earlier_claims(state))
 
     async def run(self, inputs: ExecutorInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        payload = cycle_payload(inputs, ctx, plan=plan_to_json(inputs.plan))
+        payload = inputs.payload(ctx, plan=plan_to_json(inputs.plan))
         if inputs.earlier_claims:
             payload["earlier_claims"] = [claim_json(claim) for claim in inputs.earlier_claims]
         runner = ToolRunner(

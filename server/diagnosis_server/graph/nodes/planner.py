@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis.v1 import run_pb2
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, ask_agent, cycle_payload, projection, with_outcome
+from diagnosis_server.graph.nodes.base import CycleInput, NodeResult, ask_agent, projection, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.planner import parse_planner_output
 
@@ -15,12 +15,8 @@ EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 
 
 @dataclass(frozen=True, slots=True)
-class PlannerInput:
-    question: str
-    scenario: str
-    cycle: int
-    mode: str
-    retry_context: contracts_pb2.RetryContext | None
+class PlannerInput(CycleInput):
+    """The cycle's question and mode, and in an evidence retry the gaps to fill (R-R-4)."""
 
 
 class PlannerNode:
@@ -31,7 +27,7 @@ class PlannerNode:
         return projection(PlannerInput, state, cycle=state.evidence_retry_count + 1, mode=mode)
 
     async def run(self, inputs: PlannerInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        payload = cycle_payload(inputs, ctx, context=ctx.tools.context)
+        payload = inputs.payload(ctx, context=ctx.tools.context)
         call = await ask_agent(ctx, self.name, payload, attempt=attempt, cycle=cycle)
         if call.reply is None:
             return NodeResult(call.outcome, call.reason, step=call.step)

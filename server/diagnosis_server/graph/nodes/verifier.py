@@ -9,8 +9,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import allowed_material
 from diagnosis_server.composition.suggestions import RecordedCall, json_strings
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, call_agent, projection, with_outcome
-from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode, call_agent, with_outcome
 from diagnosis_server.protocols.verifier import parse_verifier_output
 from diagnosis_server.verification.guard import guard_claim_checks
 from diagnosis_server.verification.verdict import (
@@ -48,11 +47,9 @@ def known_values(ctx: RunContext) -> list[str]:
     return values
 
 
-class VerifierNode:
+class VerifierNode(ProjectedNode[VerifierNodeInput]):
     name = run_pb2.NODE_NAME_VERIFIER
-
-    def project(self, state: DiagnosisState) -> VerifierNodeInput:
-        return projection(VerifierNodeInput, state)
+    input_type = VerifierNodeInput
 
     async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         verifier_input = inputs.verifier_input

@@ -53,6 +53,7 @@ PROJECTIONS: dict[int, tuple[type, dict[str, str | None]]] = {
             "mode": "planner_mode",
             "plan": "plan",
             "retry_context": "retry_context",
+            "earlier_claims": None,
         },
     ),
     N.NODE_NAME_GATEKEEPER: (GatekeeperInput, {"run_id": "run_id", "executor_parse": "executor_parse"}),

@@ -117,7 +117,7 @@ class GraphSpec:
             yield "a node is specified twice"
         for name in (self.start, self.recursion_fallback):
             if name not in self._by_name:
-                yield f"{N.Name(name) if name in N.values() else name} is not a node"
+                yield f"{node_label(name) if name in N.values() else name} is not a node"
         if self.limits.recursion_limit < 1 or self.limits.max_events < 0:
             yield "the recursion limit must be positive and the event bound not negative"
 

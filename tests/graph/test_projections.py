@@ -53,6 +53,7 @@ PROJECTIONS: dict[int, tuple[type, dict[str, str | None]]] = {
             "mode": "planner_mode",
             "plan": "plan",
             "retry_context": "retry_context",
+            # Derived: the claims the earlier cycle verified (its verifier input), carried into an evidence retry.
             "earlier_claims": None,
         },
     ),
@@ -147,6 +148,9 @@ def test_each_projection_has_exactly_its_fields_each_from_its_state_field(node: 
         assert not isinstance(value, DiagnosisState | dict) or (isinstance(value, dict) and name == "bound_values")
         if source is not None:
             assert value is getattr(state, source), f"{kind.__name__}.{name} is not state.{source}"
+    if isinstance(projection, ExecutorInput):
+        assert state.verifier_input is not None
+        assert list(projection.earlier_claims) == list(state.verifier_input.verified_executor_output.claims)
 
 
 def test_derived_projection_fields() -> None:

@@ -6,17 +6,12 @@ import html
 from collections.abc import Mapping, Sequence
 
 from diagnosis_server.evaluation import CaseResult
+from diagnosis_server.graph.spec import GRAPH
 
-_ABBREVIATIONS = {
-    "planner": "P",
-    "executor": "E",
-    "gatekeeper": "G",
-    "verified_input_builder": "B",
-    "verifier": "V",
-    "composer": "C",
-    "pre_verification_fallback": "PRE",
-    "post_verification_fallback": "POST",
-}
+_BY_LABEL = {node.label: node for node in GRAPH.nodes}
+_ABBREVIATIONS = {node.label: node.abbreviation for node in GRAPH.nodes}
+# The route's legend: the letters of the nodes that are not fallbacks.
+_LEGEND = "route: " + ", ".join(f"{node.abbreviation} {node.title}" for node in GRAPH.nodes if not node.fallback)
 _COLUMNS = ("case", "route", "ceiling", "model", "effective", "status", "result")
 
 
@@ -56,7 +51,7 @@ def table(results: Sequence[CaseResult]) -> str:
     for result, row in zip(results, rows[1:], strict=True):
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         lines.extend(f"    mismatch: {m}" for m in result.mismatches)
-    lines.append("route: P planner, E executor, G gatekeeper, B verified-input builder, V verifier, C composer")
+    lines.append(_LEGEND)
     lines.append(summary_line(results))
     return "\n".join(lines)
 
@@ -78,7 +73,8 @@ tr.fail td.result, .mismatch { color: #b00020; font-weight: 600; }
 def _route_html(route: list[str]) -> str:
     parts = []
     for node in route:
-        kind = "node fallback" if node.endswith("fallback") else "node"
+        spec = _BY_LABEL.get(node)
+        kind = "node fallback" if spec is not None and spec.fallback else "node"
         parts.append(f'<span class="{kind}">{html.escape(node)}</span>')
     return '<span class="arrow">&rarr;</span>'.join(parts)
 

@@ -96,17 +96,17 @@ BREAKAGES = (
         "R-R-3",
         "the Composer's input carrying the statements it must not use",
         SRC + "graph/nodes/composer.py",
-        "input_bytes=canonical_json_bytes(material.to_json()),",
-        'input_bytes=canonical_json_bytes({**material.to_json(), "excluded": list(inputs.excluded_statements)}),',
+        "ask_agent(ctx, self.name, material.to_json(),",
+        'ask_agent(ctx, self.name, {**material.to_json(), "excluded": list(inputs.excluded_statements)},',
         ("tests/graph/test_composer_input.py",),
     ),
     Breakage(
         "executor-projection-whole-state",
         "R-S-2",
-        "the Executor's input projection carrying the whole state",
+        "the Executor's input projection carrying a state field it must not see (the routing event)",
         SRC + "graph/nodes/executor.py",
-        "    retry_context: contracts_pb2.RetryContext | None\n\n\nclass ExecutorNode:",
-        "    retry_context: contracts_pb2.RetryContext | None\n    state: object = None\n\n\nclass ExecutorNode:",
+        "    plan: tuple[PlanStep, ...]\n",
+        "    plan: tuple[PlanStep, ...]\n    routed_by: object = None\n",
         ("tests/graph/test_projections.py",),
     ),
     Breakage(
@@ -114,10 +114,10 @@ BREAKAGES = (
         "R-S-2",
         "the Executor's projection replaced by the state itself (a duck-typed whole state)",
         SRC + "graph/nodes/executor.py",
-        "    def project(self, state: DiagnosisState) -> ExecutorInput:\n        return ExecutorInput(",
+        "    def project(self, state: DiagnosisState) -> ExecutorInput:\n        return projection(",
         "    def project(self, state: DiagnosisState) -> ExecutorInput:\n"
         "        state.mode = state.planner_mode  # type: ignore[attr-defined]\n"
-        "        return state  # type: ignore[return-value]\n        return ExecutorInput(",
+        "        return state  # type: ignore[return-value]\n        return projection(",
         ("tests/graph/test_projections.py",),
     ),
     Breakage(

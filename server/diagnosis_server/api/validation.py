@@ -11,10 +11,9 @@ import unicodedata
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import invalid_argument
+from diagnosis_server.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-DEFAULT_PAGE_SIZE = 20
-MAX_LIST_PAGE_SIZE = 100
 # How much of an unknown value an error message repeats (the caller sent it; the rest says nothing).
 MAX_SHOWN_CHARS = 64
 
@@ -104,7 +103,7 @@ def page_size(requested: int) -> int:
         raise invalid_argument("page_size", "must not be negative")
     if requested == 0:
         return DEFAULT_PAGE_SIZE
-    return min(requested, MAX_LIST_PAGE_SIZE)
+    return min(requested, MAX_PAGE_SIZE)
 
 
 def check_status_filter(status: int) -> int:

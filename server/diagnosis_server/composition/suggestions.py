@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -95,15 +95,16 @@ def _key(tool_name: str, arguments: JsonObject) -> str:
     return tool_name + json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _strings(value: JsonValue) -> Iterable[str]:
+def json_strings(value: JsonValue) -> Iterator[str]:
+    """Every string in a JSON value: its scalars and the values of its objects, never their keys."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from json_strings(item)
 
 
 class Grounding:
@@ -210,7 +211,7 @@ def suggestions_for(
     evidence of each possible direction, then (PASS) acting on the likely cause; a fixed step when there is
     none."""
     made = {_key(call.tool_name, call.arguments) for call in recorded_calls}
-    recorded_values = [v for call in recorded_calls for v in _strings(call.arguments)]
+    recorded_values = [v for call in recorded_calls for v in json_strings(call.arguments)]
     grounding = Grounding([*known_values, *recorded_values])
     steps: list[Suggestion] = []
     seen: set[str] = set()
@@ -223,7 +224,7 @@ def suggestions_for(
                 continue
             if tool_names is not None and call.tool_name not in tool_names:
                 continue
-            if not all(grounding.holds(value) for value in _strings(arguments)):
+            if not all(grounding.holds(value) for value in json_strings(arguments)):
                 continue
             seen.add(key)
             copy = contracts_pb2.SuggestedCall()

@@ -1,7 +1,8 @@
-"""The graph engine: runs nodes by the routing table, one event per node attempt, bounded and fail-closed.
+"""The graph engine: runs nodes by the graph specification, one event per node attempt, bounded and fail-closed.
 
 Shaped like LangGraph's StateGraph (state, nodes, route map, Replace/Append, recursion limit, thread =
-run_id) but small: the graph is fixed and every route is in ``routing.ROUTES``.
+run_id) but small: the graph is fixed in ``spec.GRAPH``, and an engine is built (checked against its node
+implementations) once, then runs any number of runs.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ import structlog
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server import telemetry
-from diagnosis_server.graph import routing
 from diagnosis_server.graph.context import Limits, RunContext
-from diagnosis_server.graph.nodes.base import Node, NodeResult, clip_text
-from diagnosis_server.graph.routing import node_label, outcome_label
-from diagnosis_server.graph.state import DiagnosisState, owned_fields
+from diagnosis_server.graph.nodes.base import Node, NodeResult, attempt_step, clip_text
+from diagnosis_server.graph.spec import GRAPH, GraphSpec, _End, node_label, outcome_label
+from diagnosis_server.graph.state import DiagnosisState
 
 N = run_pb2.NodeName
 O = run_pb2.NodeOutcome  # noqa: E741
@@ -32,18 +32,6 @@ Committer = Callable[[DiagnosisState, run_pb2.OrchestrationEvent, run_pb2.NodeSt
 
 RECURSION_LIMIT = "RECURSION_LIMIT"
 
-# What an unexpected exception inside a node means for the route: fail closed.
-_CRASH_OUTCOME: Mapping[int, int] = {
-    N.NODE_NAME_PLANNER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
-    N.NODE_NAME_EXECUTOR: O.NODE_OUTCOME_FAILED,
-    N.NODE_NAME_GATEKEEPER: O.NODE_OUTCOME_CEILING_REJECT,
-    N.NODE_NAME_VERIFIED_INPUT_BUILDER: O.NODE_OUTCOME_NO_VERIFIED_EVIDENCE,
-    N.NODE_NAME_VERIFIER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
-    N.NODE_NAME_COMPOSER: O.NODE_OUTCOME_NON_RETRYABLE_FAILED,
-}
-
-
-_AGENT_NODES = frozenset({N.NODE_NAME_PLANNER, N.NODE_NAME_EXECUTOR, N.NODE_NAME_VERIFIER, N.NODE_NAME_COMPOSER})
 # Technical retries of a transient failure (RETRYABLE_FAILED) wait first: a jittered exponential backoff,
 # at least what the endpoint asked for (Retry-After), at most the node's own timeout.
 _MAX_BACKOFF_S = 30.0
@@ -61,25 +49,6 @@ def technical_retry_delay(node: int, result: NodeResult, limits: Limits, *, atte
     return min(delay, timeout)
 
 
-def _crash_step(
-    node: int, ctx: RunContext, exc: Exception, *, attempt: int, cycle: int, started: float
-) -> run_pb2.NodeStep:
-    elapsed = time.perf_counter() - started
-    step = run_pb2.NodeStep(
-        run_id=ctx.run_id,
-        node=node,  # type: ignore[arg-type]
-        attempt=attempt,
-        cycle=cycle,
-        provider=ctx.provider.name,
-        outcome=_CRASH_OUTCOME[node],  # type: ignore[arg-type]
-        latency_ms=int(elapsed * 1000),
-        failure_class="crash",
-        failure=clip_text(f"{type(exc).__name__}: {exc}"),
-    )
-    step.started_at.FromNanoseconds(time.time_ns() - int(elapsed * 1e9))
-    return step
-
-
 class GraphProgrammingError(RuntimeError):
     """A node wrote a field it does not own, or returned an outcome with no route."""
 
@@ -89,15 +58,18 @@ class GraphEngine:
         self,
         nodes: Mapping[int, Node[Any]],
         *,
-        recursion_limit: int = routing.DEFAULT_RECURSION_LIMIT,
-        max_events: int = 64,
+        spec: GraphSpec = GRAPH,
+        recursion_limit: int = GRAPH.limits.recursion_limit,
+        max_events: int = GRAPH.limits.max_events,
     ) -> None:
-        missing = {node for node, _ in routing.ROUTES} - set(nodes)
+        missing = spec.names - set(nodes)
         if missing:
             raise GraphProgrammingError(f"routing table names nodes with no implementation: {sorted(missing)}")
+        extra = set(nodes) - spec.names
+        if extra:
+            raise GraphProgrammingError(f"nodes the graph specification does not name: {sorted(extra)}")
+        self._spec = spec
         self._nodes = dict(nodes)
-        self._owned = {name: owned_fields(name) for name in self._nodes}
-        self._outcomes = {name: routing.outcomes_of(name) for name in self._nodes}
         self._recursion_limit = recursion_limit
         self._max_events = max_events
 
@@ -110,25 +82,26 @@ class GraphEngine:
         on_event: EventSink | None = None,
     ) -> DiagnosisState:
         """Run the graph from START to END. The engine owns ``state`` from here on and writes it in place."""
-        current: int = routing.START
+        spec = self._spec
+        current: int = spec.start
         retries: dict[tuple[int, int], int] = {}
         retry_delay_s = 0.0
         while True:
-            if state.steps >= self._recursion_limit and current != routing.PRE_FALLBACK:
+            if state.steps >= self._recursion_limit and current != spec.recursion_fallback:
                 # The business limits make this unreachable by design; the limit still ends every path.
                 state.routed_by = run_pb2.OrchestrationEvent(
                     run_id=state.run_id,
                     node=current,  # type: ignore[arg-type]
                     reason_code=RECURSION_LIMIT,
                 )
-                current = routing.PRE_FALLBACK
+                current = spec.recursion_fallback
             cycle = state.evidence_retry_count + 1
             attempt = retries.get((current, cycle), 0) + 1
             if attempt > 1 and retry_delay_s:
                 await asyncio.sleep(retry_delay_s)
             result, duration_ms = await self._attempt(current, state, ctx, attempt=attempt, cycle=cycle)
             self._apply(current, state, result)
-            nxt = routing.next_node(current, result.outcome, retries_used=attempt - 1)
+            nxt = spec.next_node(current, result.outcome, retries_used=attempt - 1)
             retry_delay_s = 0.0
             if nxt == current:
                 retries[(current, cycle)] = attempt
@@ -146,7 +119,7 @@ class GraphEngine:
                 await commit(state, event, result.step)
             if on_event is not None and kept:
                 await on_event(event)
-            if isinstance(nxt, routing._End):
+            if isinstance(nxt, _End):
                 return state
             current = nxt
 
@@ -169,7 +142,7 @@ class GraphEngine:
                 span.set_attribute("diagnosis.reason_code", result.reason_code)
             if result.step is not None and result.step.failure_class:
                 span.set_attribute("error.type", result.step.failure_class)
-        if result.outcome not in self._outcomes[name]:
+        if result.outcome not in self._spec.node(name).routes:
             raise GraphProgrammingError(
                 f"{node_label(name)} returned {outcome_label(result.outcome)}, which has no route"
             )
@@ -189,20 +162,25 @@ class GraphEngine:
         try:
             result: NodeResult = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
         except Exception as exc:
-            crash = _CRASH_OUTCOME.get(name)
+            spec = self._spec.node(name)
+            crash = spec.crash_outcome
             if crash is None:
                 raise
             log.exception("node_failed", run_id=state.run_id, node=node_label(name), error=type(exc).__name__)
             step = None
-            if name in _AGENT_NODES:  # a crashed agent attempt gets its step record like any other
-                step = _crash_step(name, ctx, exc, attempt=attempt, cycle=cycle, started=started)
+            if spec.role is not None:  # a crashed agent attempt gets its step record like any other
+                failure = {"failure_class": "crash", "failure": clip_text(f"{type(exc).__name__}: {exc}")}
+                elapsed = time.perf_counter() - started
+                step = attempt_step(
+                    ctx, node=name, attempt=attempt, cycle=cycle, outcome=crash, elapsed_s=elapsed, **failure
+                )
             result = NodeResult(crash, f"{node_label(name)}_ERROR", step=step)
         return result
 
     def _apply(self, name: int, state: DiagnosisState, result: NodeResult) -> None:
         if not result.updates:
             return
-        foreign = result.updates.keys() - self._owned[name]
+        foreign = result.updates.keys() - self._spec.node(name).owns
         if foreign:
             raise GraphProgrammingError(f"{node_label(name)} wrote fields it does not own: {sorted(foreign)}")
         state.write(result.updates)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import structlog
 
@@ -21,6 +22,7 @@ from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
 from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
+from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
 
@@ -29,6 +31,20 @@ log = structlog.get_logger(__name__)
 DEFAULT_FINISH_RETRY_S = 60.0
 FINISH_RETRY_FIRST_S = 0.1
 FINISH_RETRY_MAX_S = 2.0
+
+
+class NewRun(TypedDict, total=False):
+    """What a run is created from: its question and recorded scenario, and optionally the rest."""
+
+    question: Required[str]
+    scenario: Required[str]
+    tenant: str
+    run_id: str | None
+    # The rule channels preserved beside the verifier evaluation (R-P-7).
+    rule_evaluation: JsonObject | None
+    aiops_rule_evaluation: JsonObject | None
+    # A configured environment to observe live instead of the scenario.
+    environment: str
 
 
 def new_run_id() -> str:
@@ -43,7 +59,7 @@ class Orchestrator:
     # The tools of a recorded scenario, by name.
     tools_for: Callable[[str], ToolEnvironment]
     catalog: PromptCatalog = field(default_factory=default_catalog)
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits = GRAPH.limits
     allowed_tools: Sequence[str] | None = None
     nodes: dict[int, Node[Any]] = field(default_factory=default_nodes)
     # The tools of a configured environment, by name (a run is given a scenario or an environment).
@@ -52,6 +68,22 @@ class Orchestrator:
     finish_retry_s: float = DEFAULT_FINISH_RETRY_S
     # Sees the step of each attempt whose model endpoint failed (metrics).
     on_endpoint_failure: Callable[[run_pb2.NodeStep], None] | None = None
+    # Built once with the orchestrator: the graph, and what every run's context shares.
+    _engine: GraphEngine = field(init=False, repr=False)
+    _context: Callable[..., RunContext] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._engine = GraphEngine(
+            self.nodes, recursion_limit=self.limits.recursion_limit, max_events=self.limits.max_events
+        )
+        self._context = functools.partial(
+            RunContext,
+            provider=self.provider,
+            catalog=self.catalog,
+            invocations=self.store,
+            limits=self.limits,
+            allowed_tools=self.allowed_tools,
+        )
 
     def tools_of(self, *, scenario: str, environment: str) -> ToolEnvironment:
         """The run's tools: the environment's when one is named, else the scenario's."""
@@ -61,63 +93,40 @@ class Orchestrator:
             return self.environment_tools(environment)
         return self.tools_for(scenario)
 
-    def new_run(
-        self,
-        *,
-        question: str,
-        scenario: str,
-        tenant: str = "",
-        run_id: str | None = None,
-        rule_evaluation: JsonObject | None = None,
-        aiops_rule_evaluation: JsonObject | None = None,
-        environment: str = "",
-    ) -> run_pb2.DiagnosisRun:
+    def new_run(self, **request: Unpack[NewRun]) -> run_pb2.DiagnosisRun:
         """A new RUNNING run; the rule channels given here are preserved beside the verifier evaluation (R-P-7)."""
         run = run_pb2.DiagnosisRun(
-            run_id=run_id or new_run_id(),
-            tenant=tenant,
+            run_id=request.get("run_id") or new_run_id(),
+            tenant=request.get("tenant", ""),
             status=run_pb2.RUN_STATUS_RUNNING,
-            question=question,
-            scenario=scenario,
+            question=request["question"],
+            scenario=request["scenario"],
             agent_provider=self.provider.name,
-            environment=environment,
+            environment=request.get("environment", ""),
         )
         run.created_at.GetCurrentTime()
         run.updated_at.CopyFrom(run.created_at)
         run.self_evaluation.verifier_evaluation.prompt_audit.CopyFrom(self.catalog.audit())
-        if rule_evaluation is not None:
-            run.self_evaluation.rule_evaluation.CopyFrom(to_struct(rule_evaluation))
-        if aiops_rule_evaluation is not None:
-            run.self_evaluation.aiops_rule_evaluation.CopyFrom(to_struct(aiops_rule_evaluation))
+        rules, aiops_rules = request.get("rule_evaluation"), request.get("aiops_rule_evaluation")
+        if rules is not None:
+            run.self_evaluation.rule_evaluation.CopyFrom(to_struct(rules))
+        if aiops_rules is not None:
+            run.self_evaluation.aiops_rule_evaluation.CopyFrom(to_struct(aiops_rules))
         return run
 
     async def run(
         self,
         *,
-        question: str,
-        scenario: str,
-        tenant: str = "",
-        run_id: str | None = None,
         on_event: EventSink | None = None,
         on_started: Callable[[run_pb2.DiagnosisRun], Awaitable[None]] | None = None,
-        rule_evaluation: JsonObject | None = None,
-        aiops_rule_evaluation: JsonObject | None = None,
-        environment: str = "",
+        **request: Unpack[NewRun],
     ) -> run_pb2.DiagnosisRun:
         """Create, run and store one run. The stored run is returned; it is never left RUNNING by a failure here.
 
         The run observes ``environment`` when given (its live sources), else the recorded ``scenario``.
         """
-        tools = self.tools_of(scenario=scenario, environment=environment)
-        run = self.new_run(
-            question=question,
-            scenario=scenario,
-            tenant=tenant,
-            run_id=run_id,
-            rule_evaluation=rule_evaluation,
-            aiops_rule_evaluation=aiops_rule_evaluation,
-            environment=environment,
-        )
+        tools = self.tools_of(scenario=request["scenario"], environment=request.get("environment", ""))
+        run = self.new_run(**request)
         await self.store.create_run(run)
         if on_started is not None:
             await on_started(run)
@@ -126,16 +135,7 @@ class Orchestrator:
     async def execute(
         self, run: run_pb2.DiagnosisRun, tools: ToolEnvironment, *, on_event: EventSink | None = None
     ) -> run_pb2.DiagnosisRun:
-        ctx = RunContext(
-            run_id=run.run_id,
-            provider=self.provider,
-            catalog=self.catalog,
-            tools=tools,
-            invocations=self.store,
-            limits=self.limits,
-            allowed_tools=self.allowed_tools,
-        )
-        engine = GraphEngine(self.nodes, recursion_limit=self.limits.recursion_limit, max_events=self.limits.max_events)
+        ctx = self._context(run_id=run.run_id, tools=tools)
         state = DiagnosisState(run_id=run.run_id, question=run.question, scenario=run.scenario)
 
         endpoint_failures: list[run_pb2.NodeStep] = []
@@ -153,7 +153,7 @@ class Orchestrator:
             )
 
         try:
-            final = await engine.run(state, ctx, commit=commit, on_event=on_event)
+            final = await self._engine.run(state, ctx, commit=commit, on_event=on_event)
             done = complete_run(run, final, self.catalog.audit())
             _explain_endpoint_failure(done, endpoint_failures)
         except Exception as exc:

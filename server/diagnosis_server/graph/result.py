@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.render import answer_text
+from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.verification.builder import MAX_VERIFIED_EVIDENCE
 from diagnosis_server.verification.verdict import valid_evidence_gaps
 
 TRACEABILITY_VERSION = "verified-evidence/1"
-
-_END_REASON = {
-    run_pb2.NODE_NAME_COMPOSER: "COMPOSED",
-    run_pb2.NODE_NAME_POST_VERIFICATION_FALLBACK: "COMPOSER_FALLBACK",
-}
 
 
 def final_answer(state: DiagnosisState) -> contracts_pb2.ComposerOutput | None:
@@ -103,7 +99,7 @@ def orchestration_trace(state: DiagnosisState) -> run_pb2.OrchestrationTrace:
         ],
         event_count=len(events) + state.dropped_events,
         dropped_events=state.dropped_events,
-        end_reason=state.fallback_reason or _END_REASON.get(terminal, "UNKNOWN"),
+        end_reason=state.fallback_reason or GRAPH.end_reason(terminal),
         steps=state.steps,
     )
     return trace

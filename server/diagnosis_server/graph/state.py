@@ -10,7 +10,6 @@ whole-state snapshots are never fields here (R-S-2): tool output stays in the st
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -18,13 +17,9 @@ from typing import Any, Final
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import AllowedMaterial
 from diagnosis_server.composition.suggestions import RecordedCall
+from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.protocols.executor import ExecutorParse
 from diagnosis_server.protocols.planner import PlanStep
-
-N = run_pb2.NodeName
-
-ENGINE: Final = "engine"
-INPUT: Final = "input"
 
 
 @dataclass(slots=True)
@@ -78,45 +73,13 @@ class DiagnosisState:
             setattr(self, name, value)
 
 
-# One owner per field (R-S-1): the engine refuses a write by any other node.
-FIELD_OWNERS: Mapping[str, int | str] = {
-    "run_id": INPUT,
-    "question": INPUT,
-    "scenario": INPUT,
-    "cycle": N.NODE_NAME_PLANNER,
-    "planner_mode": N.NODE_NAME_PLANNER,
-    "plan": N.NODE_NAME_PLANNER,
-    "executor_parse": N.NODE_NAME_EXECUTOR,
-    "executor_parse_status": N.NODE_NAME_EXECUTOR,
-    "gatekeeper_result": N.NODE_NAME_GATEKEEPER,
-    "verdict_ceiling": N.NODE_NAME_GATEKEEPER,
-    "recorded_calls": N.NODE_NAME_GATEKEEPER,
-    "bound_values": N.NODE_NAME_GATEKEEPER,
-    "verifier_input": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
-    "verifier_input_bytes": N.NODE_NAME_VERIFIED_INPUT_BUILDER,
-    "verifier_status": N.NODE_NAME_VERIFIER,
-    "verifier_output": N.NODE_NAME_VERIFIER,
-    "model_verdict": N.NODE_NAME_VERIFIER,
-    "effective_verdict": N.NODE_NAME_VERIFIER,
-    "allowed_material": N.NODE_NAME_VERIFIER,
-    "evidence_retry_count": N.NODE_NAME_VERIFIER,
-    "retry_context": N.NODE_NAME_VERIFIER,
-    "composer_output": N.NODE_NAME_COMPOSER,
-    "composer_refusal": N.NODE_NAME_COMPOSER,
-    "post_fallback_output": N.NODE_NAME_POST_VERIFICATION_FALLBACK,
-    "pre_fallback_output": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,
-    "fallback_reason": N.NODE_NAME_PRE_VERIFICATION_FALLBACK,
-    "orchestration_events": ENGINE,
-    "dropped_events": ENGINE,
-    "steps": ENGINE,
-    "routed_by": ENGINE,
-    "technical_retries": ENGINE,
-}
+# One owner per field (R-S-1), as the graph specification says: the engine refuses a write by any other node.
+GRAPH.check_state(DiagnosisState)
+FIELD_OWNERS: Final[Mapping[str, int | str]] = GRAPH.field_owners
 
 APPEND_FIELDS: Final = frozenset({"orchestration_events"})
 
-assert set(FIELD_OWNERS) == {f.name for f in dataclasses.fields(DiagnosisState)}, "every field needs an owner"
-
 
 def owned_fields(node: int) -> frozenset[str]:
-    return frozenset(name for name, owner in FIELD_OWNERS.items() if owner == node)
+    spec = GRAPH.get(node)
+    return spec.owns if spec is not None else frozenset()

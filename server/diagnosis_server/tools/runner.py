@@ -33,13 +33,11 @@ from diagnosis_server.conversions import (
     json_depth,
     too_deep_message,
 )
+from diagnosis_server.limits import DEFAULT_LIMITS
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
-
-DEFAULT_TIMEOUT_S = 10.0
-DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024
 
 
 class InvocationIds:
@@ -95,9 +93,9 @@ class ToolRunner:
         recorder: Recorder,
         allowed: Collection[str] | None = None,
         cycle: int = 1,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-        max_calls: int = 64,
+        timeout_s: float = DEFAULT_LIMITS.tool_timeout_s,
+        max_output_bytes: int = DEFAULT_LIMITS.max_tool_output_bytes,
+        max_calls: int = DEFAULT_LIMITS.max_tool_calls,
         ids: InvocationIds | None = None,
     ) -> None:
         self._run_id = run_id

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import structlog
-from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import (
     AgentError,
     AgentNonRetryableError,
@@ -22,8 +22,13 @@ from diagnosis_server.agents.base import (
     AgentRole,
     ToolCaller,
 )
+from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, message_to_dict
 from diagnosis_server.graph.context import RunContext
+from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 log = structlog.get_logger(__name__)
 
@@ -38,7 +43,7 @@ def clip_text(text: str, limit: int = MAX_FAILURE_CHARS) -> str:
 
 
 InputT = TypeVar("InputT")
-InputT_contra = TypeVar("InputT_contra", contravariant=True)
+ProjectionT = TypeVar("ProjectionT", bound="DataclassInstance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,64 @@ class Node(Protocol, Generic[InputT]):
         ...
 
     async def run(self, inputs: InputT, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult: ...
+
+
+def projection(kind: type[ProjectionT], state: DiagnosisState, **derived: object) -> ProjectionT:
+    """A node's input ``kind``: each field given in ``derived``, every other one the state's field of its name."""
+    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(kind) if f.name not in derived}
+    return kind(**fields, **derived)
+
+
+@dataclass(frozen=True, slots=True)
+class CycleInput:
+    """What the Planner and the Executor are both told of the cycle they work in."""
+
+    question: str
+    scenario: str
+    cycle: int
+    mode: str
+    retry_context: contracts_pb2.RetryContext | None
+
+    def payload(self, ctx: RunContext, **more: JsonValue) -> JsonObject:
+        """The agent's input: the question, the cycle and its mode, the tools, any retry context, and ``more``."""
+        payload: JsonObject = {
+            "question": self.question,
+            "scenario": self.scenario,
+            "cycle": self.cycle,
+            "mode": self.mode,
+            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
+            **more,
+        }
+        if self.retry_context is not None:
+            payload["retry_context"] = message_to_dict(self.retry_context)
+        return payload
+
+
+class ProjectedNode(Generic[ProjectionT]):
+    """A node whose input is its ``input_type`` with every field the state's field of the same name."""
+
+    input_type: type[ProjectionT]
+
+    def project(self, state: DiagnosisState) -> ProjectionT:
+        return projection(self.input_type, state)
+
+
+def attempt_step(
+    ctx: RunContext, *, node: int, attempt: int, cycle: int, outcome: int, elapsed_s: float, **fields: Any
+) -> run_pb2.NodeStep:
+    """The step record of one attempt of ``node`` that took ``elapsed_s`` and ends now."""
+    step = run_pb2.NodeStep(
+        run_id=ctx.run_id,
+        node=node,  # type: ignore[arg-type]
+        attempt=attempt,
+        cycle=cycle,
+        provider=ctx.provider.name,
+        outcome=outcome,  # type: ignore[arg-type]
+        latency_ms=int(elapsed_s * 1000),
+        **fields,
+    )
+    step.started_at.FromNanoseconds(time.time_ns() - int(elapsed_s * 1e9))
+    return step
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,20 +186,16 @@ async def call_agent(
         outcome, reason, failure = run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED, f"{role.upper()}_FAILED", exc
     if failure is not None and failure.endpoint:
         reason = MODEL_ENDPOINT_FAILED
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int(started * 1e9))
-    step = run_pb2.NodeStep(
-        run_id=ctx.run_id,
-        node=node,  # type: ignore[arg-type]
+    step = attempt_step(
+        ctx,
+        node=node,
         attempt=attempt,
         cycle=cycle,
-        provider=ctx.provider.name,
-        model=reply.model if reply else "",
         outcome=outcome,
-        latency_ms=int((time.time() - started) * 1000),
+        elapsed_s=time.time() - started,
+        model=reply.model if reply else "",
         prompt_tokens=reply.prompt_tokens if reply else 0,
         completion_tokens=reply.completion_tokens if reply else 0,
-        started_at=ts,
     )
     if failure is not None:
         step.failure_class = failure.failure_class or type(failure).__name__
@@ -155,6 +214,18 @@ async def call_agent(
     if isinstance(calls, int) and not isinstance(calls, bool):
         step.endpoint_calls = calls
     return AgentCall(reply=reply, outcome=outcome, reason=reason, step=step)
+
+
+async def ask_agent(
+    ctx: RunContext, node: int, payload: JsonObject, *, attempt: int, cycle: int, tools: ToolCaller | None = None
+) -> AgentCall:
+    """One attempt of ``node``'s agent (the role the graph specification gives it) on ``payload``."""
+    role = GRAPH.node(node).role
+    if role is None:
+        raise ValueError(f"{GRAPH.node(node).label} has no agent")
+    return await call_agent(
+        ctx, node=node, role=role, input_bytes=canonical_json_bytes(payload), attempt=attempt, cycle=cycle, tools=tools
+    )
 
 
 def with_outcome(step: run_pb2.NodeStep, outcome: int) -> run_pb2.NodeStep:

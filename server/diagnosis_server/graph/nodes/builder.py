@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.nodes.base import NodeResult, projection
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.verification.builder import build_verifier_input, serialize_verifier_input
 
@@ -26,14 +26,7 @@ class VerifiedInputBuilderNode:
 
     def project(self, state: DiagnosisState) -> BuilderInput:
         parse = state.executor_parse
-        return BuilderInput(
-            question=state.question,
-            scenario=state.scenario,
-            cycle=state.cycle,
-            output=parse.output if parse is not None else None,
-            gatekeeper_result=state.gatekeeper_result,
-            retry_context=state.retry_context,
-        )
+        return projection(BuilderInput, state, output=parse.output if parse is not None else None)
 
     async def run(self, inputs: BuilderInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         if inputs.output is None or inputs.gatekeeper_result is None:

@@ -9,9 +9,8 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.guard import guard_composer_output
 from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
 from diagnosis_server.composition.render import render_answer
-from diagnosis_server.conversions import canonical_json_bytes
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.nodes.base import NodeResult, ask_agent, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.composer import parse_composer_output
 
@@ -43,14 +42,7 @@ class ComposerNode:
         material = inputs.material
         if material is None:
             raise RuntimeError("the Composer runs only on Verifier-allowed material")
-        call = await call_agent(
-            ctx,
-            node=self.name,
-            role="composer",
-            input_bytes=canonical_json_bytes(material.to_json()),
-            attempt=attempt,
-            cycle=cycle,
-        )
+        call = await ask_agent(ctx, self.name, material.to_json(), attempt=attempt, cycle=cycle)
         if call.reply is None:
             return NodeResult(call.outcome, call.reason, step=call.step)
         parsed = parse_composer_output(call.reply.text)

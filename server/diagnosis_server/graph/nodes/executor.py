@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, message_to_dict
+from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED, NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.nodes.base import (
+    MODEL_ENDPOINT_FAILED,
+    CycleInput,
+    NodeResult,
+    ask_agent,
+    projection,
+    with_outcome,
+)
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import PlanStep, plan_to_json
@@ -15,13 +22,8 @@ from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
 
 
 @dataclass(frozen=True, slots=True)
-class ExecutorInput:
-    question: str
-    scenario: str
-    cycle: int
-    mode: str
+class ExecutorInput(CycleInput):
     plan: tuple[PlanStep, ...]
-    retry_context: contracts_pb2.RetryContext | None
     # In an evidence retry: the claims the earlier cycle verified, to carry forward with the new ones.
     earlier_claims: tuple[contracts_pb2.Claim, ...] = ()
 
@@ -57,27 +59,10 @@ class ExecutorNode:
     name = run_pb2.NODE_NAME_EXECUTOR
 
     def project(self, state: DiagnosisState) -> ExecutorInput:
-        return ExecutorInput(
-            question=state.question,
-            scenario=state.scenario,
-            cycle=state.cycle,
-            mode=state.planner_mode,
-            plan=state.plan,
-            retry_context=state.retry_context,
-            earlier_claims=_earlier_claims(state),
-        )
+        return projection(ExecutorInput, state, mode=state.planner_mode, earlier_claims=_earlier_claims(state))
 
     async def run(self, inputs: ExecutorInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        payload: JsonObject = {
-            "question": inputs.question,
-            "scenario": inputs.scenario,
-            "cycle": inputs.cycle,
-            "mode": inputs.mode,
-            "plan": plan_to_json(inputs.plan),
-            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
-        }
-        if inputs.retry_context is not None:
-            payload["retry_context"] = message_to_dict(inputs.retry_context)
+        payload = inputs.payload(ctx, plan=plan_to_json(inputs.plan))
         if inputs.earlier_claims:
             payload["earlier_claims"] = [claim_json(claim) for claim in inputs.earlier_claims]
         runner = ToolRunner(
@@ -93,15 +78,7 @@ class ExecutorNode:
         )
         not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
         try:
-            call = await call_agent(
-                ctx,
-                node=self.name,
-                role="executor",
-                input_bytes=canonical_json_bytes(payload),
-                attempt=attempt,
-                cycle=cycle,
-                tools=runner,
-            )
+            call = await ask_agent(ctx, self.name, payload, attempt=attempt, cycle=cycle, tools=runner)
         except ToolBlockedError:
             return NodeResult(run_pb2.NODE_OUTCOME_TOOL_BLOCKED, "TOOL_BLOCKED", updates=not_run)
         if call.reply is None:

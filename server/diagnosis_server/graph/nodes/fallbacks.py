@@ -24,12 +24,14 @@ from diagnosis_server.composition.render import render_pre_verification_fallback
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 
-_EXHAUSTED = {
-    run_pb2.NODE_NAME_PLANNER: "PLANNER_FAILED",
-    run_pb2.NODE_NAME_VERIFIER: "VERIFIER_FAILED",
-}
+_AGENT_FAILURES = (
+    run_pb2.NODE_OUTCOME_INVALID_OUTPUT,
+    run_pb2.NODE_OUTCOME_RETRYABLE_FAILED,
+    run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED,
+)
 
 
 def fallback_reason(event: run_pb2.OrchestrationEvent | None) -> str:
@@ -38,12 +40,9 @@ def fallback_reason(event: run_pb2.OrchestrationEvent | None) -> str:
         return "UNKNOWN"
     if event.reason_code == "MODEL_ENDPOINT_FAILED":  # the answer says the model endpoint failed
         return event.reason_code
-    if event.node in _EXHAUSTED and event.outcome in (
-        run_pb2.NODE_OUTCOME_INVALID_OUTPUT,
-        run_pb2.NODE_OUTCOME_RETRYABLE_FAILED,
-        run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED,
-    ):
-        return _EXHAUSTED[event.node]
+    node = GRAPH.get(event.node)
+    if node is not None and node.exhausted_reason and event.outcome in _AGENT_FAILURES:
+        return node.exhausted_reason
     return event.reason_code or "UNKNOWN"
 
 
@@ -145,17 +144,7 @@ async def _with_calls(record: RunRecord, ctx: RunContext) -> RunRecord:
     except Exception:  # the fallback must answer whatever the store does
         return record
     calls = tuple(RecordedCall.of(i) for i in invocations if i.run_id in ("", ctx.run_id))
-    return RunRecord(
-        reason_code=record.reason_code,
-        last_reason=record.last_reason,
-        executor_parse_status=record.executor_parse_status,
-        claims=record.claims,
-        gatekeeper=record.gatekeeper,
-        calls=calls,
-        calls_known=True,
-        composer_refusal=record.composer_refusal,
-        asked_about=record.asked_about,
-    )
+    return replace(record, calls=calls, calls_known=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
 from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult
-from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode
 from diagnosis_server.protocols.executor import ExecutorParse
 
 _OUTCOME_BY_CEILING = {
@@ -26,11 +25,9 @@ class GatekeeperInput:
     executor_parse: ExecutorParse | None
 
 
-class GatekeeperNode:
+class GatekeeperNode(ProjectedNode[GatekeeperInput]):
     name = run_pb2.NODE_NAME_GATEKEEPER
-
-    def project(self, state: DiagnosisState) -> GatekeeperInput:
-        return GatekeeperInput(run_id=state.run_id, executor_parse=state.executor_parse)
+    input_type = GatekeeperInput
 
     async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         parse = inputs.executor_parse

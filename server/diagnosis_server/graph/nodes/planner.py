@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.conversions import JsonObject, canonical_json_bytes, message_to_dict
+from diagnosis.v1 import run_pb2
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
+from diagnosis_server.graph.nodes.base import CycleInput, NodeResult, ask_agent, projection, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.planner import parse_planner_output
 
@@ -16,46 +15,20 @@ EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 
 
 @dataclass(frozen=True, slots=True)
-class PlannerInput:
-    question: str
-    scenario: str
-    cycle: int
-    mode: str
-    retry_context: contracts_pb2.RetryContext | None
+class PlannerInput(CycleInput):
+    """The cycle's question and mode, and in an evidence retry the gaps to fill (R-R-4)."""
 
 
 class PlannerNode:
     name = run_pb2.NODE_NAME_PLANNER
 
     def project(self, state: DiagnosisState) -> PlannerInput:
-        retry = state.retry_context
-        return PlannerInput(
-            question=state.question,
-            scenario=state.scenario,
-            cycle=state.evidence_retry_count + 1,
-            mode=EVIDENCE_GAP_ONLY if retry is not None else FULL,
-            retry_context=retry,
-        )
+        mode = EVIDENCE_GAP_ONLY if state.retry_context is not None else FULL
+        return projection(PlannerInput, state, cycle=state.evidence_retry_count + 1, mode=mode)
 
     async def run(self, inputs: PlannerInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        payload: JsonObject = {
-            "question": inputs.question,
-            "scenario": inputs.scenario,
-            "cycle": inputs.cycle,
-            "mode": inputs.mode,
-            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
-            "context": ctx.tools.context,
-        }
-        if inputs.retry_context is not None:
-            payload["retry_context"] = message_to_dict(inputs.retry_context)
-        call = await call_agent(
-            ctx,
-            node=self.name,
-            role="planner",
-            input_bytes=canonical_json_bytes(payload),
-            attempt=attempt,
-            cycle=cycle,
-        )
+        payload = inputs.payload(ctx, context=ctx.tools.context)
+        call = await ask_agent(ctx, self.name, payload, attempt=attempt, cycle=cycle)
         if call.reply is None:
             return NodeResult(call.outcome, call.reason, step=call.step)
         allowed = ctx.allowed_tools if ctx.allowed_tools is not None else ctx.tools.toolset.names

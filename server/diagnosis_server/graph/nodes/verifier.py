@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import allowed_material
-from diagnosis_server.composition.suggestions import RecordedCall
-from diagnosis_server.conversions import JsonValue
+from diagnosis_server.composition.suggestions import RecordedCall, json_strings
 from diagnosis_server.graph.context import RunContext
-from diagnosis_server.graph.nodes.base import NodeResult, call_agent, with_outcome
-from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode, call_agent, with_outcome
 from diagnosis_server.protocols.verifier import parse_verifier_output
 from diagnosis_server.verification.guard import guard_claim_checks
 from diagnosis_server.verification.verdict import (
@@ -38,20 +36,9 @@ class VerifierNodeInput:
     bound_values: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
-def _strings(value: JsonValue) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def known_values(ctx: RunContext) -> list[str]:
     """What the run knows besides its evidence: the environment's names and the tools' enumerated values."""
-    values = list(_strings(ctx.tools.context))
+    values = list(json_strings(ctx.tools.context))
     for spec in ctx.tools.toolset.specs():
         properties = spec.input_schema.get("properties")
         for prop in properties.values() if isinstance(properties, dict) else ():
@@ -60,17 +47,9 @@ def known_values(ctx: RunContext) -> list[str]:
     return values
 
 
-class VerifierNode:
+class VerifierNode(ProjectedNode[VerifierNodeInput]):
     name = run_pb2.NODE_NAME_VERIFIER
-
-    def project(self, state: DiagnosisState) -> VerifierNodeInput:
-        return VerifierNodeInput(
-            verifier_input=state.verifier_input,
-            verifier_input_bytes=state.verifier_input_bytes,
-            evidence_retry_count=state.evidence_retry_count,
-            recorded_calls=state.recorded_calls,
-            bound_values=state.bound_values,
-        )
+    input_type = VerifierNodeInput
 
     async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         verifier_input = inputs.verifier_input

@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.limits import MAX_PAGE_SIZE
 from diagnosis_server.store.errors import InvalidPageToken
 
 TOKEN_VERSION = 1
-MAX_PAGE_SIZE = 1000
 MAX_TOKEN_LENGTH = 2048
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.limits import MAX_PAGE_SIZE
+from diagnosis_server.limits import MAX_PAGE_SIZE as MAX_PAGE_SIZE
 from diagnosis_server.store.errors import InvalidPageToken
 
 TOKEN_VERSION = 1

@@ -164,17 +164,35 @@ def test_fenced_reply_is_accepted() -> None:
         (reply(claim_checks=[{"claim_id": "c1", "critical": True}]), "claim_checks[0].classification: missing"),
         (reply(claim_checks=[{"classification": "unsupported"}]), "claim_checks[0].claim_id: missing"),
         (reply(claim_checks=[check("c1", critical="yes")]), "critical"),
-        (reply(claim_checks=[check("c1", refs="inv-1")]), "claim_checks[0].evidence_refs: expected an array, got string"),
-        (reply(claim_checks=[check("c1", refs=["inv-1"])]), "claim_checks[0].evidence_refs[0]: expected an object, got string"),
-        (reply(claim_checks=[check("c1", refs=[{"invocation": "inv-1"}])]), "evidence_refs[0].invocation: unknown field"),
-        (reply(claim_checks=[check("c1", refs=[{"raw_path": 3}])]), "evidence_refs[0].raw_path: expected a string, got number"),
+        (
+            reply(claim_checks=[check("c1", refs="inv-1")]),
+            "claim_checks[0].evidence_refs: expected an array, got string",
+        ),
+        (
+            reply(claim_checks=[check("c1", refs=["inv-1"])]),
+            "claim_checks[0].evidence_refs[0]: expected an object, got string",
+        ),
+        (
+            reply(claim_checks=[check("c1", refs=[{"invocation": "inv-1"}])]),
+            "evidence_refs[0].invocation: unknown field",
+        ),
+        (
+            reply(claim_checks=[check("c1", refs=[{"raw_path": 3}])]),
+            "evidence_refs[0].raw_path: expected a string, got number",
+        ),
         (reply(claim_checks=[check("c1", confidence=0.3)]), "claim_checks[0].confidence: unknown field"),
         (reply(reasoning="hidden"), "reasoning: unknown field"),
         (reply(evidence_gaps=["no pool metrics"]), "evidence_gaps[0]: expected an object, got string"),
         (reply(evidence_gaps=[{"description": 5}]), "evidence_gaps[0].description: expected a string, got number"),
         (reply(rationale=["a"]), "rationale: expected a string, got array"),
-        (reply(facts_checked=[{"claim_id": "c1", "fact": "x", "classification": "maybe"}]), "facts_checked[0].classification: expected 'direct_evidence'"),
-        (reply(facts_checked=[{"claim_id": "c1", "classification": "direct_evidence"}]), "facts_checked[0].fact: missing"),
+        (
+            reply(facts_checked=[{"claim_id": "c1", "fact": "x", "classification": "maybe"}]),
+            "facts_checked[0].classification: expected 'direct_evidence'",
+        ),
+        (
+            reply(facts_checked=[{"claim_id": "c1", "classification": "direct_evidence"}]),
+            "facts_checked[0].fact: missing",
+        ),
     ],
 )
 def test_r_c_6_malformed_reply_is_invalid_output(raw: str, fragment: str) -> None:

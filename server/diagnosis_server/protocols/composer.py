@@ -36,7 +36,7 @@ class ComposedFact(Shape):
     """A fact or direction the answer leads with; its ``ref`` is accepted, not offered under strict mode."""
 
     text: NonBlank
-    claim_ids: list[ClaimId] = []
+    claim_ids: list[ClaimId] = Field(default_factory=list)
     ref: Annotated[Reference, Field(json_schema_extra={shapes.UNOFFERED: True})] = ""
 
 
@@ -49,10 +49,10 @@ class ComposedChoice(ComposedFact):
 class ComposerReply(Shape):
     summary: NonBlank
     headline: Reference = ""
-    confirmed_facts: list[ComposedFact] = []
-    possible_directions: list[ComposedFact] = []
-    evidence_gaps: list[ComposedChoice] = []
-    next_steps: list[ComposedChoice] = []
+    confirmed_facts: list[ComposedFact] = Field(default_factory=list)
+    possible_directions: list[ComposedFact] = Field(default_factory=list)
+    evidence_gaps: list[ComposedChoice] = Field(default_factory=list)
+    next_steps: list[ComposedChoice] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,7 +157,7 @@ def _check_depth(document: object) -> None:
 
 # ---------------------------------------------------------------- shape
 
-ClaimStatusName = shapes.proto_enum(_CLAIM_STATUS, lower=True)
+ClaimStatusName = Annotated[int, shapes.ProtoEnum(_CLAIM_STATUS, lower=True)]
 
 
 class EvidenceBinding(Shape):
@@ -172,7 +172,7 @@ class ExecutorClaim(Shape):
     statement: str
     critical: bool
     status: ClaimStatusName
-    evidence_bindings: list[EvidenceBinding] = []
+    evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
 
 
 class ExecutorGap(Shape):
@@ -187,7 +187,7 @@ class ExecutorReply(Shape):
 
     contract: Literal["executor_evidence_v2"]
     claims: list[ExecutorClaim]
-    evidence_gaps: list[ExecutorGap] = []
+    evidence_gaps: list[ExecutorGap] = Field(default_factory=list)
 
 
 def _parse_document(document: Mapping[object, object]) -> ExecutorParse:

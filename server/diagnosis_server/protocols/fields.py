@@ -42,7 +42,7 @@ class SuggestedCall(Shape):
     """``{"tool_name", "arguments"?}``: a call that would close a gap (``contracts_pb2.SuggestedCall``)."""
 
     tool_name: Annotated[str, PlainValidator(_tool_name)]
-    arguments: dict[str, Any] = {}
+    arguments: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("arguments")
     @classmethod

@@ -18,10 +18,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError, WithJsonSchema
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
 from diagnosis_server.conversions import EnumType, enum_from_name, enum_short_name
 
@@ -105,22 +115,30 @@ def enum_names(enum_type: EnumType, *, lower: bool) -> list[str]:
     return [enum_short_name(enum_type, v.number, lower=lower) for v in enum_type.DESCRIPTOR.values if v.number]
 
 
-def proto_enum(enum_type: EnumType, *, lower: bool) -> Any:
-    """An annotated ``int`` read from a short name in any case (``conversions.enum_from_name``).
+@dataclass(frozen=True, eq=False)
+class ProtoEnum:
+    """``Annotated[int, ProtoEnum(contracts_pb2.Verdict, lower=False)]``: an enum read from its short name.
 
-    Its schema lists the descriptor's names (lowercase with ``lower``); anything else is refused.
+    Any case is accepted (``conversions.enum_from_name``); the schema lists the descriptor's names
+    (lowercase with ``lower``); anything else, the ``*_UNSPECIFIED`` zero value too, is refused.
     """
-    names = enum_names(enum_type, lower=lower)
-    quoted = [f"'{name}'" for name in names]
-    expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
 
-    def parse(value: object) -> int:
-        number = enum_from_name(enum_type, value)
+    enum_type: EnumType
+    lower: bool
+
+    def _parse(self, value: object) -> int:
+        number = enum_from_name(self.enum_type, value)
         if number is None:
+            quoted = [f"'{name}'" for name in enum_names(self.enum_type, lower=self.lower)]
+            expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
             raise invalid(f"expected {expected}, got {shown(value)}")
         return number
 
-    return Annotated[int, PlainValidator(parse), WithJsonSchema({"type": "string", "enum": list(names)})]
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(self._parse)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "enum": enum_names(self.enum_type, lower=self.lower)}
 
 
 # ---------------------------------------------------------------- errors

@@ -39,8 +39,8 @@ from pydantic import Field
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, enum_short_name
 from diagnosis_server.protocols import fields, shapes
-from diagnosis_server.protocols.shapes import Shape
 from diagnosis_server.protocols.json_text import parse_json_object
+from diagnosis_server.protocols.shapes import Shape
 from diagnosis_server.verification.facts import derive_facts_checked, fact_support_for
 
 _C = contracts_pb2.ClaimClassification
@@ -65,9 +65,9 @@ class VerifierParse:
 
 # ---------------------------------------------------------------- shape and types
 
-Classification = shapes.proto_enum(_CLASSIFICATION_ENUM, lower=True)
-VerdictName = shapes.proto_enum(_VERDICT_ENUM, lower=False)
-FactSupportName = shapes.proto_enum(_FACT_ENUM, lower=True)
+Classification = Annotated[int, shapes.ProtoEnum(_CLASSIFICATION_ENUM, lower=True)]
+VerdictName = Annotated[int, shapes.ProtoEnum(_VERDICT_ENUM, lower=False)]
+FactSupportName = Annotated[int, shapes.ProtoEnum(_FACT_ENUM, lower=True)]
 Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
@@ -82,7 +82,7 @@ class ClaimCheck(Shape):
     claim_id: str
     classification: Classification
     critical: bool = False
-    evidence_refs: list[EvidenceRef] = []
+    evidence_refs: list[EvidenceRef] = Field(default_factory=list)
     rationale: str = ""
 
 
@@ -106,8 +106,8 @@ class VerifierReply(Shape):
     verdict: VerdictName
     groundedness_score: Score
     rationale: str = ""
-    evidence_gaps: list[VerifierGap] = []
-    facts_checked: Annotated[list[FactCheck], Field(json_schema_extra={shapes.UNOFFERED: True})] = []
+    evidence_gaps: list[VerifierGap] = Field(default_factory=list)
+    facts_checked: Annotated[list[FactCheck], Field(default_factory=list, json_schema_extra={shapes.UNOFFERED: True})]
 
 
 def _shape(reply: VerifierReply) -> contracts_pb2.VerifierOutput:

@@ -57,7 +57,7 @@ class Param:
         )
         if self.type != "string":
             return _TYPES[self.type], info
-        kind: Any = Literal[self.enum] if self.enum else str  # type: ignore[valid-type]
+        kind: Any = Literal[self.enum] if self.enum else str
         if self.verbatim:
             return Annotated[kind, BeforeValidator(self._word), AfterValidator(_not_blank)], info
         return Annotated[kind, BeforeValidator(self._text)], info

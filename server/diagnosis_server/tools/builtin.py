@@ -18,7 +18,6 @@ import math
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
@@ -35,9 +34,7 @@ BASELINE_FRACTION = 0.2
 
 
 # ------------------------------------------------------------------------------------- arguments
-def _param(
-    name: str, kind: Literal["string", "integer"], description: str, **options: Any
-) -> Param:
+def _param(name: str, kind: Literal["string", "integer"], description: str, **options: Any) -> Param:
     """A built-in tool's argument: strings are JSON strings, kept as given (``sources.arguments.Param``)."""
     return Param(name, kind, description, verbatim=True, **options)
 

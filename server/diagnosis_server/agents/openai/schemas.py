@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from diagnosis_server.agents.base import AgentRole
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.json_schema import schema_of
 from diagnosis_server.protocols.composer import ComposerReply
 from diagnosis_server.protocols.executor import ExecutorReply
 from diagnosis_server.protocols.planner import PlannerReply
-from diagnosis_server.json_schema import schema_of
 from diagnosis_server.protocols.shapes import TOOL_NAMES, UNOFFERED, Shape
 from diagnosis_server.protocols.verifier import VerifierReply
 

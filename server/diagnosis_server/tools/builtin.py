@@ -17,15 +17,15 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.tools.arguments import Args, Param, check_arguments, input_schema
 from diagnosis_server.tools.base import ToolError, Toolset
-from diagnosis_server.tools.scenario import LOG_LEVELS, K8sEvent, LogLine, Scenario
+from diagnosis_server.tools.scenario import LOG_LEVELS, Deploy, K8sEvent, LogLine, Scenario
 
 TOOL_NAMES = ("logs.search", "metrics.query", "deploys.list", "k8s.events", "topology.dependencies")
 LOG_LIMIT_DEFAULT = 50
@@ -125,6 +125,19 @@ def _window_json(start: datetime, end: datetime) -> JsonObject:
     return {"start": format_ts(start), "end": format_ts(end)}
 
 
+_Record = TypeVar("_Record", LogLine, Deploy, K8sEvent)
+
+
+def _newest_first(records: Iterable[_Record]) -> list[_Record]:
+    """Newest first; of records with one time, the later in the pack first."""
+    return [record for _, record in sorted(enumerate(records), key=lambda x: (x[1].ts, x[0]), reverse=True)]
+
+
+def _records_json(records: Iterable[Deploy | K8sEvent]) -> list[JsonValue]:
+    """Each record as the pack has it, its time first and in the packs' spelling."""
+    return [{"ts": format_ts(record.ts), **record.model_dump(exclude={"ts"})} for record in records]
+
+
 class LogsSearch(_ScenarioTool):
     NAME = "logs.search"
     DESCRIPTION = (
@@ -151,13 +164,9 @@ class LogsSearch(_ScenarioTool):
 
     def __init__(self, scenario: Scenario) -> None:
         super().__init__(scenario)
-        by_service: dict[str, list[tuple[int, LogLine]]] = defaultdict(list)
-        for i, line in enumerate(scenario.logs):
-            by_service[line.service].append((i, line))
-        self._logs = {
-            name: [line for _, line in sorted(lines, key=lambda x: (x[1].ts, x[0]), reverse=True)]
-            for name, lines in by_service.items()
-        }
+        self._logs: dict[str, list[LogLine]] = defaultdict(list)
+        for line in _newest_first(scenario.logs):
+            self._logs[line.service].append(line)
 
     def run(self, args: Args) -> JsonObject:
         service = self._service(args)
@@ -267,19 +276,11 @@ class DeploysList(_ScenarioTool):
     def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         start, end = self._window(args)
-        indexed = sorted(enumerate(self._scenario.deploys), key=lambda x: (x[1].ts, x[0]), reverse=True)
-        deploys: list[JsonValue] = [
-            {
-                "ts": format_ts(d.ts),
-                "service": d.service,
-                "version": d.version,
-                "previous_version": d.previous_version,
-                "author": d.author,
-                "summary": d.summary,
-            }
-            for _, d in indexed
+        deploys = _records_json(
+            d
+            for d in _newest_first(self._scenario.deploys)
             if (service is None or d.service == service) and start <= d.ts <= end
-        ]
+        )
         return {"window": _window_json(start, end), "total": len(deploys), "deploys": deploys}
 
 
@@ -323,22 +324,7 @@ class K8sEvents(_ScenarioTool):
                 and start <= e.ts <= end
             )
 
-        indexed = sorted(enumerate(self._scenario.k8s_events), key=lambda x: (x[1].ts, x[0]), reverse=True)
-        events: list[JsonValue] = [
-            {
-                "ts": format_ts(e.ts),
-                "namespace": e.namespace,
-                "kind": e.kind,
-                "object": e.object,
-                "reason": e.reason,
-                "type": e.type,
-                "message": e.message,
-                "count": e.count,
-                "service": e.service,
-            }
-            for _, e in indexed
-            if keep(e)
-        ]
+        events = _records_json(e for e in _newest_first(self._scenario.k8s_events) if keep(e))
         return {"window": _window_json(start, end), "total": len(events), "events": events}
 
 

@@ -35,7 +35,7 @@ BASELINE_FRACTION = 0.2
 
 # ------------------------------------------------------------------------------------- arguments
 def _param(name: str, kind: Literal["string", "integer"], description: str, **options: Any) -> Param:
-    """A built-in tool's argument: strings are JSON strings, kept as given (``sources.arguments.Param``)."""
+    """A built-in tool's argument: strings are JSON strings, kept as given (``tools.arguments.Param``)."""
     return Param(name, kind, description, verbatim=True, **options)
 
 
@@ -125,7 +125,7 @@ def _window_json(start: datetime, end: datetime) -> JsonObject:
     return {"start": format_ts(start), "end": format_ts(end)}
 
 
-_Record = TypeVar("_Record", LogLine, Deploy, K8sEvent)
+_Record = TypeVar("_Record", bound=LogLine | Deploy | K8sEvent)
 
 
 def _newest_first(records: Iterable[_Record]) -> list[_Record]:
@@ -133,9 +133,15 @@ def _newest_first(records: Iterable[_Record]) -> list[_Record]:
     return [record for _, record in sorted(enumerate(records), key=lambda x: (x[1].ts, x[0]), reverse=True)]
 
 
-def _records_json(records: Iterable[Deploy | K8sEvent]) -> list[JsonValue]:
-    """Each record as the pack has it, its time first and in the packs' spelling."""
-    return [{"ts": format_ts(record.ts), **record.model_dump(exclude={"ts"})} for record in records]
+def _listing(key: str, start: datetime, end: datetime, records: Iterable[Deploy | K8sEvent]) -> JsonObject:
+    """``{window, total, <key>: [...]}``: the records within the window, newest first, each as the pack has it
+    (its time first, in the packs' spelling)."""
+    listed: list[JsonValue] = [
+        {"ts": format_ts(record.ts), **record.model_dump(exclude={"ts"})}
+        for record in _newest_first(records)
+        if start <= record.ts <= end
+    ]
+    return {"window": _window_json(start, end), "total": len(listed), key: listed}
 
 
 class LogsSearch(_ScenarioTool):
@@ -276,12 +282,7 @@ class DeploysList(_ScenarioTool):
     def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         start, end = self._window(args)
-        deploys = _records_json(
-            d
-            for d in _newest_first(self._scenario.deploys)
-            if (service is None or d.service == service) and start <= d.ts <= end
-        )
-        return {"window": _window_json(start, end), "total": len(deploys), "deploys": deploys}
+        return _listing("deploys", start, end, (d for d in self._scenario.deploys if service in (None, d.service)))
 
 
 class K8sEvents(_ScenarioTool):
@@ -321,11 +322,9 @@ class K8sEvents(_ScenarioTool):
                 (service is None or e.service == service)
                 and (namespace is None or e.namespace == namespace)
                 and (reason is None or e.reason.lower() == reason)
-                and start <= e.ts <= end
             )
 
-        events = _records_json(e for e in _newest_first(self._scenario.k8s_events) if keep(e))
-        return {"window": _window_json(start, end), "total": len(events), "events": events}
+        return _listing("events", start, end, (e for e in self._scenario.k8s_events if keep(e)))
 
 
 class TopologyDependencies(_ScenarioTool):

@@ -9,7 +9,8 @@ Pinned shape::
 ``summary`` is required and non-blank; each list is optional (empty when absent); every item needs a
 non-blank ``text``; ``claim_ids`` is a list of claim ids (``protocols.fields.CLAIM_ID``). ``headline``
 names the likely cause the answer leads with; ``ref`` names the material's gap (``g1``) or next step
-(``s1``) an item stands for. Unknown keys and wrong types are INVALID_OUTPUT.
+(``s1``) an item stands for. The shape is ``ComposerReply`` (``protocols.shapes``); unknown keys and
+wrong types are INVALID_OUTPUT.
 
 The Composer chooses and orders; it writes nothing the user reads. Its texts are kept only as the record
 of what it tried (``composition.guard`` refuses texts that name material it may not use); the answer is

@@ -7,7 +7,7 @@ The Executor's only legal output is one JSON object::
                  "evidence_bindings": [{"source_invocation_ids", "tool_name", "raw_path", "matched_text"}]}],
      "evidence_gaps": [{"description", "critical", "next_calls"?: [{"tool_name", "arguments"}], "subject"?}]}
 
-Three kinds of problems are told apart:
+The shape is ``ExecutorReply`` (``protocols.shapes``). Three kinds of problems are told apart:
 
 * an illegal shape (not JSON, wrong contract, wrong JSON types, unknown fields, too big or too deep, a
   claim id that is not an identifier (``protocols.fields.CLAIM_ID``): ``PARSE_STATUS_INVALID_OUTPUT``,

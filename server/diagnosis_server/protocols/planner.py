@@ -2,7 +2,8 @@
 
 Pinned shape: ``{"steps": [{"tool_name", "arguments": {...}, "purpose"}], "reasoning"}``.
 ``reasoning`` is optional and dropped here: it never becomes control state and is never persisted
-(R-VI-2, R-S-2). Anything else is INVALID_OUTPUT (``ok`` False, ``error`` says why).
+(R-VI-2, R-S-2). The shape is ``PlannerReply`` (``protocols.shapes``); anything else is INVALID_OUTPUT
+(``ok`` False, ``error`` says why).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Pinned shape::
 A check whose claim id names no verified claim is dropped (an id is never echoed whole in a warning); a gap
 whose claim id names no claim is not a valid gap (``verification.verdict.valid_evidence_gaps``).
 
-Wrong JSON, unknown keys, unknown enum words or wrong types are INVALID_OUTPUT. A well-formed reply
+The shape is ``VerifierReply`` (``protocols.shapes``). Wrong JSON, unknown keys, unknown enum words or wrong
+types are INVALID_OUTPUT. A well-formed reply
 is then held to the verified input, and what does not hold is dropped or lowered, never raised:
 
 - an evidence ref matches a verified evidence item when every field it gives equals the item's

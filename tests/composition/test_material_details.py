@@ -104,13 +104,13 @@ def test_suggested_calls_are_bounded_and_checked() -> None:
     call = {"tool_name": "k8s.events", "arguments": {}}
     assert len(next_calls([call] * 8, "p")) == 8
     for value, message in (
-        ([call] * 9, "p: at most 8 calls"),
-        ([{"tool_name": "t", "zz": 1, "aa": 2}], "p[0]: unknown keys: aa, zz"),
+        ([call] * 9, "p: expected at most 8 items, got 9"),
+        ([{"tool_name": "t", "zz": 1, "aa": 2}], "p[0].zz: unknown field"),
         (
             [{"tool_name": "t", "arguments": {"a": float("nan")}}],
             "p[0].arguments: number nan is not a finite JSON number",
         ),
-        ("x", "p: expected an array"),
+        ("x", "p: expected an array, got string"),
     ):
         with pytest.raises(FieldError) as caught:
             next_calls(value, "p")

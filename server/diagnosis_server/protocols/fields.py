@@ -10,15 +10,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import Field, PlainValidator, field_validator
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import JsonValueError, to_struct
+from diagnosis_server.protocols.shapes import CLAIM_ID, UNOFFERED, Shape, invalid, shown, validate
 
-CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+__all__ = ["CLAIM_ID", "MAX_NEXT_CALLS", "TOOL_NAME", "FieldError", "NextCalls", "SuggestedCall", "next_calls"]
+
 TOOL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 MAX_NEXT_CALLS = 8
-_CALL_KEYS = frozenset({"tool_name", "arguments"})
 
 
 class FieldError(ValueError):
@@ -29,40 +32,47 @@ def is_claim_id(value: object) -> bool:
     return isinstance(value, str) and CLAIM_ID.fullmatch(value) is not None
 
 
-def claim_id(value: object, path: str) -> str:
-    if not isinstance(value, str):
-        raise FieldError(f"{path}: expected a string")
-    if CLAIM_ID.fullmatch(value) is None:
-        raise FieldError(f"{path}: a claim id must match {CLAIM_ID.pattern} (an identifier of at most 64 characters)")
+def _tool_name(value: object) -> str:
+    if not isinstance(value, str) or TOOL_NAME.fullmatch(value) is None:
+        raise invalid(f"expected a tool name, got {shown(value)}")
     return value
+
+
+class SuggestedCall(Shape):
+    """``{"tool_name", "arguments"?}``: a call that would close a gap (``contracts_pb2.SuggestedCall``)."""
+
+    tool_name: Annotated[str, PlainValidator(_tool_name)]
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _json_object(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            to_struct(arguments)
+        except (JsonValueError, TypeError, ValueError) as exc:
+            raise invalid(str(exc)) from None
+        return arguments
+
+    def to_proto(self) -> contracts_pb2.SuggestedCall:
+        call = contracts_pb2.SuggestedCall(tool_name=self.tool_name)
+        if self.arguments:  # no empty Struct: the call reads back from its JSON as it was
+            call.arguments.CopyFrom(to_struct(self.arguments))
+        return call
+
+
+NextCalls = Annotated[
+    list[SuggestedCall], Field(default_factory=list, max_length=MAX_NEXT_CALLS, json_schema_extra={UNOFFERED: True})
+]
+"""A gap's suggested calls; not offered under strict mode (their arguments are free-form)."""
+
+
+class _Calls(Shape):
+    calls: NextCalls
 
 
 def next_calls(value: object, path: str) -> list[contracts_pb2.SuggestedCall]:
     """Parse a ``next_calls`` list; ``FieldError`` names what is wrong."""
-    if not isinstance(value, list):
-        raise FieldError(f"{path}: expected an array")
-    if len(value) > MAX_NEXT_CALLS:
-        raise FieldError(f"{path}: at most {MAX_NEXT_CALLS} calls")
-    calls: list[contracts_pb2.SuggestedCall] = []
-    for index, item in enumerate(value):
-        where = f"{path}[{index}]"
-        if not isinstance(item, Mapping):
-            raise FieldError(f"{where}: expected an object")
-        unknown = sorted(str(k) for k in item if k not in _CALL_KEYS)
-        if unknown:
-            raise FieldError(f"{where}: unknown keys: {', '.join(unknown)}")
-        tool_name = item.get("tool_name")
-        if not isinstance(tool_name, str) or TOOL_NAME.fullmatch(tool_name) is None:
-            raise FieldError(f"{where}.tool_name: expected a tool name")
-        arguments = item.get("arguments", {})
-        if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
-            raise FieldError(f"{where}.arguments: expected an object")
-        try:
-            struct = to_struct(dict(arguments))
-        except (JsonValueError, TypeError, ValueError) as exc:
-            raise FieldError(f"{where}.arguments: {exc}") from None
-        call = contracts_pb2.SuggestedCall(tool_name=tool_name)
-        if struct.fields:  # no empty Struct: the call reads back from its JSON as it was
-            call.arguments.CopyFrom(struct)
-        calls.append(call)
-    return calls
+    parsed = validate(_Calls, {"calls": value})
+    if isinstance(parsed, str):
+        raise FieldError(path + parsed.removeprefix("calls"))
+    return [call.to_proto() for call in parsed.calls]

@@ -2,21 +2,44 @@
 
 Pinned shape: ``{"steps": [{"tool_name", "arguments": {...}, "purpose"}], "reasoning"}``.
 ``reasoning`` is optional and dropped here: it never becomes control state and is never persisted
-(R-VI-2, R-S-2). Anything else is INVALID_OUTPUT (``ok`` False, ``error`` says why).
+(R-VI-2, R-S-2). The shape is ``PlannerReply`` (``protocols.shapes``); anything else is INVALID_OUTPUT
+(``ok`` False, ``error`` says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Annotated, Any
 
-from diagnosis_server.conversions import JsonObject, JsonValue
+from pydantic import Field, ValidationInfo, field_validator
+
+from diagnosis_server.conversions import JsonObject
+from diagnosis_server.protocols import shapes
 from diagnosis_server.protocols.json_text import parse_json_object
+from diagnosis_server.protocols.shapes import NonBlank, Shape
 
 DEFAULT_MAX_STEPS = 32
 
-_TOP_KEYS = frozenset({"steps", "reasoning"})
-_STEP_KEYS = frozenset({"tool_name", "arguments", "purpose"})
+
+class PlanStepShape(Shape):
+    tool_name: Annotated[NonBlank, Field(json_schema_extra={shapes.TOOL_NAMES: True})]
+    arguments: dict[str, Any]
+    purpose: str = ""
+
+    @field_validator("tool_name")
+    @classmethod
+    def _allowed(cls, tool_name: str, info: ValidationInfo) -> str:
+        allowed: Collection[str] = info.context or ()
+        if tool_name not in allowed:
+            raise shapes.invalid(f"{shapes.shown(tool_name)} is not an allowed tool")
+        return tool_name
+
+
+class PlannerReply(Shape):
+    """The plan; the optional ``reasoning`` is read (a string) and dropped before it (R-VI-2)."""
+
+    steps: Annotated[list[PlanStepShape], Field(min_length=1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,29 +60,6 @@ def _invalid(error: str) -> PlannerParse:
     return PlannerParse(ok=False, steps=(), error=error)
 
 
-def _parse_step(index: int, item: JsonValue, allowed_tools: Collection[str]) -> PlanStep | str:
-    where = f"steps[{index}]"
-    if not isinstance(item, dict):
-        return f"{where} is not an object"
-    unknown = sorted(set(item) - _STEP_KEYS)
-    if unknown:
-        return f"{where} has unknown keys: {', '.join(unknown)}"
-    tool_name = item.get("tool_name")
-    if not isinstance(tool_name, str) or not tool_name.strip():
-        return f"{where}.tool_name is missing or not a non-empty string"
-    if tool_name not in allowed_tools:
-        return f"{where}.tool_name {tool_name!r} is not an allowed tool"
-    if "arguments" not in item:
-        return f"{where}.arguments is missing"
-    arguments = item["arguments"]
-    if not isinstance(arguments, dict):
-        return f"{where}.arguments is not an object"
-    purpose = item.get("purpose", "")
-    if not isinstance(purpose, str):
-        return f"{where}.purpose is not a string"
-    return PlanStep(tool_name=tool_name, arguments=arguments, purpose=purpose)
-
-
 def parse_planner_output(
     raw: str, *, allowed_tools: Collection[str], max_steps: int = DEFAULT_MAX_STEPS
 ) -> PlannerParse:
@@ -67,27 +67,20 @@ def parse_planner_output(
     obj, error = parse_json_object(raw)
     if obj is None:
         return _invalid(error)
-    unknown = sorted(set(obj) - _TOP_KEYS)
-    if unknown:
-        return _invalid(f"unknown keys: {', '.join(unknown)}")
-    if "reasoning" in obj and not isinstance(obj["reasoning"], str):
-        return _invalid("reasoning is not a string")
-    if "steps" not in obj:
-        return _invalid("steps is missing")
-    steps = obj["steps"]
-    if not isinstance(steps, list):
-        return _invalid("steps is not a list")
-    if not steps:
-        return _invalid("steps is empty")
-    if len(steps) > max_steps:
-        return _invalid(f"{len(steps)} steps, over the limit of {max_steps}")
-    parsed: list[PlanStep] = []
-    for index, item in enumerate(steps):
-        step = _parse_step(index, item, allowed_tools)
-        if isinstance(step, str):
-            return _invalid(step)
-        parsed.append(step)
-    return PlannerParse(ok=True, steps=tuple(parsed), error="")
+    reasoning = obj.pop("reasoning", "")
+    if not isinstance(reasoning, str):
+        return _invalid(f"reasoning: expected a string, got {shapes.kind(reasoning)}")
+    steps = obj.get("steps")
+    if isinstance(steps, list) and len(steps) > max_steps:
+        return _invalid(f"steps: {len(steps)} steps, over the limit of {max_steps}")
+    reply = shapes.validate(PlannerReply, obj, context=allowed_tools)
+    if isinstance(reply, str):
+        return _invalid(reply)
+    return PlannerParse(
+        ok=True,
+        steps=tuple(PlanStep(s.tool_name, s.arguments, s.purpose) for s in reply.steps),
+        error="",
+    )
 
 
 def plan_to_json(steps: Sequence[PlanStep]) -> JsonObject:

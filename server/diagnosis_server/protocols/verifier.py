@@ -11,7 +11,8 @@ Pinned shape::
 A check whose claim id names no verified claim is dropped (an id is never echoed whole in a warning); a gap
 whose claim id names no claim is not a valid gap (``verification.verdict.valid_evidence_gaps``).
 
-Wrong JSON, unknown keys, unknown enum words or wrong types are INVALID_OUTPUT. A well-formed reply
+The shape is ``VerifierReply`` (``protocols.shapes``). Wrong JSON, unknown keys, unknown enum words or wrong
+types are INVALID_OUTPUT. A well-formed reply
 is then held to the verified input, and what does not hold is dropped or lowered, never raised:
 
 - an evidence ref matches a verified evidence item when every field it gives equals the item's
@@ -29,16 +30,18 @@ Evidence gaps are kept as given; their validity is judged by ``verification.verd
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, cast
+from typing import Annotated, Any, cast
+
+from pydantic import Field
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_from_name, enum_short_name
-from diagnosis_server.protocols import fields
+from diagnosis_server.conversions import EnumType, enum_short_name
+from diagnosis_server.protocols import fields, shapes
 from diagnosis_server.protocols.json_text import parse_json_object
+from diagnosis_server.protocols.shapes import Shape
 from diagnosis_server.verification.facts import derive_facts_checked, fact_support_for
 
 _C = contracts_pb2.ClaimClassification
@@ -51,11 +54,7 @@ _FACT_ENUM: EnumType = cast(Any, contracts_pb2.FactSupport)
 
 PARSER_SOURCE = "parser"
 
-_TOP_KEYS = frozenset({"claim_checks", "verdict", "groundedness_score", "rationale", "evidence_gaps", "facts_checked"})
-_CHECK_KEYS = frozenset({"claim_id", "classification", "critical", "evidence_refs", "rationale"})
 _REF_KEYS = ("claim_id", "source_invocation_id", "tool_name", "raw_path")
-_GAP_KEYS = frozenset({"claim_id", "description", "critical", "next_calls"})
-_FACT_KEYS = frozenset({"claim_id", "fact", "classification"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,151 +64,80 @@ class VerifierParse:
     error: str
 
 
-class _Invalid(ValueError):
-    pass
-
-
 # ---------------------------------------------------------------- shape and types
 
-
-def _keys(obj: JsonObject, allowed: frozenset[str] | tuple[str, ...], where: str) -> None:
-    unknown = sorted(set(obj) - set(allowed))
-    if unknown:
-        raise _Invalid(f"{where} has unknown keys: {', '.join(unknown)}")
-
-
-def _obj(value: JsonValue, where: str) -> JsonObject:
-    if not isinstance(value, dict):
-        raise _Invalid(f"{where} is not an object")
-    return value
+Classification = Annotated[int, shapes.ProtoEnum(_CLASSIFICATION_ENUM, lower=True)]
+VerdictName = Annotated[int, shapes.ProtoEnum(_VERDICT_ENUM, lower=False)]
+FactSupportName = Annotated[int, shapes.ProtoEnum(_FACT_ENUM, lower=True)]
+Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
-def _list(obj: JsonObject, key: str, where: str, *, required: bool) -> list[JsonValue]:
-    if key not in obj:
-        if required:
-            raise _Invalid(f"{where}{key} is missing")
-        return []
-    value = obj[key]
-    if not isinstance(value, list):
-        raise _Invalid(f"{where}{key} is not a list")
-    return value
+class EvidenceRef(Shape):
+    claim_id: str = ""
+    source_invocation_id: str = ""
+    tool_name: str = ""
+    raw_path: str = ""
 
 
-def _str(obj: JsonObject, key: str, where: str, *, required: bool) -> str:
-    if key not in obj:
-        if required:
-            raise _Invalid(f"{where}{key} is missing")
-        return ""
-    value = obj[key]
-    if not isinstance(value, str):
-        raise _Invalid(f"{where}{key} is not a string")
-    return value
+class ClaimCheck(Shape):
+    claim_id: str
+    classification: Classification
+    critical: bool = False
+    evidence_refs: list[EvidenceRef] = Field(default_factory=list)
+    rationale: str = ""
 
 
-def _bool(obj: JsonObject, key: str, where: str) -> bool:
-    value = obj.get(key, False)
-    if not isinstance(value, bool):
-        raise _Invalid(f"{where}{key} is not a boolean")
-    return value
+class VerifierGap(Shape):
+    claim_id: str = ""
+    description: str = ""
+    critical: bool = False
+    next_calls: fields.NextCalls
 
 
-def _classification(value: JsonValue, where: str) -> contracts_pb2.ClaimClassification.ValueType:
-    number = enum_from_name(_CLASSIFICATION_ENUM, value)
-    if number is None:
-        raise _Invalid(f"{where}classification {value!r} is not a known classification")
-    return contracts_pb2.ClaimClassification.ValueType(number)
+class FactCheck(Shape):
+    claim_id: str
+    fact: str
+    classification: FactSupportName
 
 
-def _score(obj: JsonObject) -> float:
-    if "groundedness_score" not in obj:
-        raise _Invalid("groundedness_score is missing")
-    value = obj["groundedness_score"]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Invalid("groundedness_score is not a number")
-    score = float(value)
-    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise _Invalid(f"groundedness_score {value!r} is not within [0, 1]")
-    return score
+class VerifierReply(Shape):
+    """The Verifier's reply; ``facts_checked`` is derived when absent (R-V-6), so strict mode does not offer it."""
+
+    claim_checks: list[ClaimCheck]
+    verdict: VerdictName
+    groundedness_score: Score
+    rationale: str = ""
+    evidence_gaps: list[VerifierGap] = Field(default_factory=list)
+    facts_checked: Annotated[list[FactCheck], Field(default_factory=list, json_schema_extra={shapes.UNOFFERED: True})]
 
 
-def _verdict(obj: JsonObject) -> contracts_pb2.Verdict.ValueType:
-    if "verdict" not in obj:
-        raise _Invalid("verdict is missing")
-    number = enum_from_name(_VERDICT_ENUM, obj["verdict"])
-    if number is None:
-        raise _Invalid(f"verdict {obj['verdict']!r} is not PASS, LOW_CONFID or REJECT")
-    return contracts_pb2.Verdict.ValueType(number)
-
-
-def _check(value: JsonValue, index: int) -> contracts_pb2.ClaimCheck:
-    where = f"claim_checks[{index}]."
-    obj = _obj(value, where.rstrip("."))
-    _keys(obj, _CHECK_KEYS, where.rstrip("."))
-    claim_id = _str(obj, "claim_id", where, required=True)
-    if "classification" not in obj:
-        raise _Invalid(f"{where}classification is missing")
-    check = contracts_pb2.ClaimCheck(
-        claim_id=claim_id,
-        classification=_classification(obj["classification"], where),
-        critical=_bool(obj, "critical", where),
-        rationale=_str(obj, "rationale", where, required=False),
-    )
-    for ref_index, ref_value in enumerate(_list(obj, "evidence_refs", where, required=False)):
-        ref_where = f"{where}evidence_refs[{ref_index}]"
-        ref = _obj(ref_value, ref_where)
-        _keys(ref, _REF_KEYS, ref_where)
-        check.evidence_refs.add(**{key: _str(ref, key, ref_where + ".", required=False) for key in _REF_KEYS})
-    return check
-
-
-def _gap(value: JsonValue, index: int) -> contracts_pb2.EvidenceGap:
-    where = f"evidence_gaps[{index}]"
-    obj = _obj(value, where)
-    _keys(obj, _GAP_KEYS, where)
-    claim_id = _str(obj, "claim_id", where + ".", required=False)
-    gap = contracts_pb2.EvidenceGap(
-        claim_id=claim_id,
-        description=_str(obj, "description", where + ".", required=False),
-        critical=_bool(obj, "critical", where + "."),
-    )
-    if "next_calls" in obj:
-        try:
-            gap.next_calls.extend(fields.next_calls(obj["next_calls"], f"{where}.next_calls"))
-        except fields.FieldError as exc:
-            raise _Invalid(str(exc)) from None
-    return gap
-
-
-def _fact(value: JsonValue, index: int) -> contracts_pb2.FactCheck:
-    where = f"facts_checked[{index}]"
-    obj = _obj(value, where)
-    _keys(obj, _FACT_KEYS, where)
-    if "classification" not in obj:
-        raise _Invalid(f"{where}.classification is missing")
-    support = enum_from_name(_FACT_ENUM, obj["classification"])
-    if support is None:
-        raise _Invalid(f"{where}.classification {obj['classification']!r} is not a known fact classification")
-    return contracts_pb2.FactCheck(
-        claim_id=_str(obj, "claim_id", where + ".", required=True),
-        fact=_str(obj, "fact", where + ".", required=True),
-        support=contracts_pb2.FactSupport.ValueType(support),
-    )
-
-
-def _shape(obj: JsonObject) -> contracts_pb2.VerifierOutput:
+def _shape(reply: VerifierReply) -> contracts_pb2.VerifierOutput:
     """The reply as a VerifierOutput, types and enums checked, nothing yet held to the verified input."""
-    _keys(obj, _TOP_KEYS, "verifier output")
     output = contracts_pb2.VerifierOutput(
-        verdict=_verdict(obj),
-        groundedness_score=_score(obj),
-        rationale=_str(obj, "rationale", "", required=False),
+        verdict=contracts_pb2.Verdict.ValueType(reply.verdict),
+        groundedness_score=reply.groundedness_score,
+        rationale=reply.rationale,
     )
-    for index, value in enumerate(_list(obj, "claim_checks", "", required=True)):
-        output.claim_checks.append(_check(value, index))
-    for index, value in enumerate(_list(obj, "evidence_gaps", "", required=False)):
-        output.evidence_gaps.append(_gap(value, index))
-    for index, value in enumerate(_list(obj, "facts_checked", "", required=False)):
-        output.facts_checked.append(_fact(value, index))
+    for check in reply.claim_checks:
+        added = output.claim_checks.add(
+            claim_id=check.claim_id,
+            classification=contracts_pb2.ClaimClassification.ValueType(check.classification),
+            critical=check.critical,
+            rationale=check.rationale,
+        )
+        for ref in check.evidence_refs:
+            added.evidence_refs.add(**ref.model_dump())
+    for gap in reply.evidence_gaps:
+        output.evidence_gaps.add(
+            claim_id=gap.claim_id,
+            description=gap.description,
+            critical=gap.critical,
+            next_calls=[call.to_proto() for call in gap.next_calls],
+        )
+    for fact in reply.facts_checked:
+        output.facts_checked.add(
+            claim_id=fact.claim_id, fact=fact.fact, support=contracts_pb2.FactSupport.ValueType(fact.classification)
+        )
     return output
 
 
@@ -357,10 +285,10 @@ def parse_verifier_output(raw: str, verifier_input: contracts_pb2.VerifierInput)
     obj, error = parse_json_object(raw)
     if obj is None:
         return VerifierParse(ok=False, output=None, error=error)
-    try:
-        shaped = _shape(obj)
-    except _Invalid as exc:
-        return VerifierParse(ok=False, output=None, error=str(exc))
+    reply = shapes.validate(VerifierReply, obj)
+    if isinstance(reply, str):
+        return VerifierParse(ok=False, output=None, error=reply)
+    shaped = _shape(reply)
     output = contracts_pb2.VerifierOutput(
         verdict=shaped.verdict,
         groundedness_score=shaped.groundedness_score,

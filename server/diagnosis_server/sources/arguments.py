@@ -1,4 +1,4 @@
-"""Tool arguments of the sources: declared once (JSON Schema for agents), checked on every call.
+"""Tool arguments of the sources: their times and durations (the declarations are in ``tools.arguments``).
 
 Times are what Prometheus and Loki accept themselves, RFC 3339 (``2024-11-29T13:30:00Z``) or Unix seconds
 (``1732887000``, ``"1732887000.5"``), plus ``now`` and ``now-15m`` (resolved when the call is made).
@@ -10,95 +10,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
 
-from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.tools.arguments import Args, Param, check_arguments, input_schema
 from diagnosis_server.tools.base import ToolError
 
-ArgType = Literal["string", "integer", "boolean"]
-Args = dict[str, str | int | bool]
+__all__ = ["Args", "Param", "check_arguments", "input_schema", "parse_duration", "parse_time", "rfc3339"]
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
 _RELATIVE = re.compile(r"^now(?:\s*-\s*(\S+))?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    name: str
-    type: ArgType
-    description: str
-    required: bool = False
-    enum: tuple[str, ...] = ()
-    minimum: int | None = None
-    maximum: int | None = None
-
-    def schema(self) -> JsonObject:
-        out: JsonObject = {"type": self.type, "description": self.description}
-        if self.enum:
-            out["enum"] = list(self.enum)
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        if self.type == "string":
-            out["minLength"] = 1
-        return out
-
-
-def input_schema(params: Sequence[Param]) -> JsonObject:
-    properties: JsonObject = {p.name: p.schema() for p in params}
-    required: list[JsonValue] = [p.name for p in params if p.required]
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-def check_arguments(tool: str, params: Sequence[Param], arguments: Mapping[str, JsonValue]) -> Args:
-    """The arguments checked against ``params``; absent and null optional ones are left out."""
-    if not isinstance(arguments, Mapping):
-        raise ToolError(f"{tool}: arguments must be a JSON object, got {type(arguments).__name__}")
-    by_name = {p.name: p for p in params}
-    unknown = sorted(str(key) for key in arguments if key not in by_name)
-    if unknown:
-        raise ToolError(f"{tool}: unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(by_name)}")
-    out: Args = {}
-    for param in params:
-        value = arguments.get(param.name)
-        if value is None:
-            if param.required:
-                raise ToolError(f"{tool}: missing required argument {param.name!r}")
-            continue
-        out[param.name] = _checked(tool, param, value)
-    return out
-
-
-def _checked(tool: str, param: Param, value: JsonValue) -> str | int | bool:
-    name = param.name
-    if param.type == "boolean":
-        if not isinstance(value, bool):
-            raise ToolError(f"{tool}: argument {name!r} must be true or false, got {value!r}")
-        return value
-    if param.type == "integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolError(f"{tool}: argument {name!r} must be an integer, got {value!r}")
-        if param.minimum is not None and value < param.minimum:
-            raise ToolError(f"{tool}: argument {name!r} must be at least {param.minimum}, got {value}")
-        if param.maximum is not None and value > param.maximum:
-            raise ToolError(f"{tool}: argument {name!r} must be at most {param.maximum}, got {value}")
-        return value
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ToolError(f"{tool}: argument {name!r} must be a string, got {value!r}")
-    text = str(value).strip()
-    if not text:
-        raise ToolError(f"{tool}: argument {name!r} must not be empty")
-    if param.enum:
-        match = next((e for e in param.enum if e.lower() == text.lower()), None)
-        if match is None:
-            raise ToolError(f"{tool}: argument {name!r} must be one of {', '.join(param.enum)}, got {text!r}")
-        return match
-    return text
 
 
 def parse_duration(tool: str, name: str, text: str) -> float:

@@ -40,6 +40,13 @@ def _unquote(text: str) -> str:
     return bytes(text[1:-1], "utf-8").decode("unicode_escape")
 
 
+def _check_regex(tool: str, value: str) -> None:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ToolError(f"{tool}: bad regular expression {value!r}: {exc}") from None
+
+
 def _matchers(tool: str, body: str) -> list[Matcher]:
     matchers: list[Matcher] = []
     rest = body.strip()
@@ -50,10 +57,7 @@ def _matchers(tool: str, body: str) -> list[Matcher]:
         label, op, raw, _ = match.groups()
         value = _unquote(raw)
         if op in ("=~", "!~"):
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ToolError(f"{tool}: bad regular expression {value!r}: {exc}") from None
+            _check_regex(tool, value)
         matchers.append(Matcher(label, op, value))
         rest = rest[match.end() :].strip()
     return matchers
@@ -114,10 +118,7 @@ def logql_query(tool: str, query: str) -> LogQuery:
         op, raw = match.groups()
         value = _unquote(raw)
         if op in ("|~", "!~"):
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ToolError(f"{tool}: bad regular expression {value!r}: {exc}") from None
+            _check_regex(tool, value)
         filters.append((op, value))
         rest = rest[match.end() :]
     return LogQuery(matchers, filters)

@@ -17,15 +17,15 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.tools.arguments import Args, Param, check_arguments, input_schema
 from diagnosis_server.tools.base import ToolError, Toolset
-from diagnosis_server.tools.scenario import LOG_LEVELS, K8sEvent, LogLine, Scenario
+from diagnosis_server.tools.scenario import LOG_LEVELS, Deploy, K8sEvent, LogLine, Scenario
 
 TOOL_NAMES = ("logs.search", "metrics.query", "deploys.list", "k8s.events", "topology.dependencies")
 LOG_LIMIT_DEFAULT = 50
@@ -34,69 +34,9 @@ BASELINE_FRACTION = 0.2
 
 
 # ------------------------------------------------------------------------------------- arguments
-@dataclass(frozen=True, slots=True)
-class _Param:
-    name: str
-    type: Literal["string", "integer"]
-    description: str
-    required: bool = False
-    enum: tuple[str, ...] = ()
-    minimum: int | None = None
-    maximum: int | None = None
-    time: bool = False
-
-    def schema(self) -> JsonObject:
-        out: JsonObject = {"type": self.type, "description": self.description}
-        if self.enum:
-            out["enum"] = list(self.enum)
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        if self.time:
-            out["format"] = "date-time"
-        if self.type == "string":
-            out["minLength"] = 1
-        return out
-
-
-def _check(tool: str, params: Sequence[_Param], arguments: object) -> dict[str, str | int]:
-    """The arguments checked against the params; absent and null optional arguments are left out."""
-    if not isinstance(arguments, dict):
-        raise ToolError(f"{tool}: arguments must be a JSON object, got {type(arguments).__name__}")
-    by_name = {p.name: p for p in params}
-    unknown = sorted(str(key) for key in arguments if key not in by_name)
-    if unknown:
-        raise ToolError(f"{tool}: unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(by_name)}")
-    out: dict[str, str | int] = {}
-    for param in params:
-        value = arguments.get(param.name)
-        if value is None:
-            if param.required:
-                raise ToolError(f"{tool}: missing required argument {param.name!r}")
-            continue
-        if param.type == "integer":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ToolError(f"{tool}: argument {param.name!r} must be an integer, got {value!r}")
-            if param.minimum is not None and value < param.minimum:
-                raise ToolError(f"{tool}: argument {param.name!r} must be at least {param.minimum}, got {value}")
-            if param.maximum is not None and value > param.maximum:
-                raise ToolError(f"{tool}: argument {param.name!r} must be at most {param.maximum}, got {value}")
-            out[param.name] = value
-            continue
-        if not isinstance(value, str):
-            raise ToolError(f"{tool}: argument {param.name!r} must be a string, got {value!r}")
-        if not value.strip():
-            raise ToolError(f"{tool}: argument {param.name!r} must not be empty")
-        if param.enum:
-            match = next((e for e in param.enum if e.lower() == value.strip().lower()), None)
-            if match is None:
-                raise ToolError(
-                    f"{tool}: argument {param.name!r} must be one of {', '.join(param.enum)}, got {value!r}"
-                )
-            value = match
-        out[param.name] = value
-    return out
+def _param(name: str, kind: Literal["string", "integer"], description: str, **options: Any) -> Param:
+    """A built-in tool's argument: strings are JSON strings, kept as given (``tools.arguments.Param``)."""
+    return Param(name, kind, description, verbatim=True, **options)
 
 
 def _parse_time(tool: str, field: str, text: str) -> datetime:
@@ -124,20 +64,20 @@ def _number(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-_START = _Param(
+_START = _param(
     "start",
     "string",
     "Window start, ISO 8601 UTC (e.g. 2024-11-29T13:30:00Z). Default: the scenario's start.",
     time=True,
 )
-_END = _Param("end", "string", "Window end, ISO 8601 UTC, inclusive. Default: the scenario's end.", time=True)
+_END = _param("end", "string", "Window end, ISO 8601 UTC, inclusive. Default: the scenario's end.", time=True)
 
 
 # ------------------------------------------------------------------------------------- the tools
 class _ScenarioTool(ABC):
     NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str]
-    PARAMS: ClassVar[tuple[_Param, ...]]
+    PARAMS: ClassVar[tuple[Param, ...]]
 
     def __init__(self, scenario: Scenario) -> None:
         self._scenario = scenario
@@ -153,18 +93,16 @@ class _ScenarioTool(ABC):
 
     @property
     def input_schema(self) -> JsonObject:
-        properties: JsonObject = {p.name: p.schema() for p in self.PARAMS}
-        required: list[JsonValue] = [p.name for p in self.PARAMS if p.required]
-        return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+        return input_schema(self.PARAMS)
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self.run(_check(self.NAME, self.PARAMS, arguments))
+        return self.run(check_arguments(self.NAME, self.PARAMS, arguments))
 
     @abstractmethod
-    def run(self, args: dict[str, str | int]) -> JsonObject: ...
+    def run(self, args: Args) -> JsonObject: ...
 
     # helpers ---------------------------------------------------------------------------------
-    def _service(self, args: dict[str, str | int]) -> str | None:
+    def _service(self, args: Args) -> str | None:
         name = args.get("service")
         if name is None:
             return None
@@ -174,7 +112,7 @@ class _ScenarioTool(ABC):
             raise ToolError(f"{self.NAME}: unknown service {name!r}; services in this scenario: {known}")
         return name
 
-    def _window(self, args: dict[str, str | int]) -> tuple[datetime, datetime]:
+    def _window(self, args: Args) -> tuple[datetime, datetime]:
         window = self._scenario.time_window
         start = _parse_time(self.NAME, "start", str(args["start"])) if "start" in args else window.start
         end = _parse_time(self.NAME, "end", str(args["end"])) if "end" in args else window.end
@@ -187,6 +125,25 @@ def _window_json(start: datetime, end: datetime) -> JsonObject:
     return {"start": format_ts(start), "end": format_ts(end)}
 
 
+_Record = TypeVar("_Record", bound=LogLine | Deploy | K8sEvent)
+
+
+def _newest_first(records: Iterable[_Record]) -> list[_Record]:
+    """Newest first; of records with one time, the later in the pack first."""
+    return [record for _, record in sorted(enumerate(records), key=lambda x: (x[1].ts, x[0]), reverse=True)]
+
+
+def _listing(key: str, start: datetime, end: datetime, records: Iterable[Deploy | K8sEvent]) -> JsonObject:
+    """``{window, total, <key>: [...]}``: the records within the window, newest first, each as the pack has it
+    (its time first, in the packs' spelling)."""
+    listed: list[JsonValue] = [
+        {"ts": format_ts(record.ts), **record.model_dump(exclude={"ts"})}
+        for record in _newest_first(records)
+        if start <= record.ts <= end
+    ]
+    return {"window": _window_json(start, end), "total": len(listed), key: listed}
+
+
 class LogsSearch(_ScenarioTool):
     NAME = "logs.search"
     DESCRIPTION = (
@@ -197,12 +154,12 @@ class LogsSearch(_ScenarioTool):
         f"the window; at most limit (default {LOG_LIMIT_DEFAULT}, max {LOG_LIMIT_MAX}) newest lines are returned."
     )
     PARAMS = (
-        _Param("service", "string", "The service whose logs to search (a topology service name).", required=True),
-        _Param("query", "string", "Case-insensitive substring the message must contain (e.g. 'timeout', ' 502 ')."),
-        _Param("level", "string", "Minimum severity to return.", enum=LOG_LEVELS),
+        _param("service", "string", "The service whose logs to search (a topology service name).", required=True),
+        _param("query", "string", "Case-insensitive substring the message must contain (e.g. 'timeout', ' 502 ')."),
+        _param("level", "string", "Minimum severity to return.", enum=LOG_LEVELS),
         _START,
         _END,
-        _Param(
+        _param(
             "limit",
             "integer",
             f"Most lines to return, newest first (default {LOG_LIMIT_DEFAULT}).",
@@ -213,15 +170,11 @@ class LogsSearch(_ScenarioTool):
 
     def __init__(self, scenario: Scenario) -> None:
         super().__init__(scenario)
-        by_service: dict[str, list[tuple[int, LogLine]]] = defaultdict(list)
-        for i, line in enumerate(scenario.logs):
-            by_service[line.service].append((i, line))
-        self._logs = {
-            name: [line for _, line in sorted(lines, key=lambda x: (x[1].ts, x[0]), reverse=True)]
-            for name, lines in by_service.items()
-        }
+        self._logs: dict[str, list[LogLine]] = defaultdict(list)
+        for line in _newest_first(scenario.logs):
+            self._logs[line.service].append(line)
 
-    def run(self, args: dict[str, str | int]) -> JsonObject:
+    def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         assert service is not None
         start, end = self._window(args)
@@ -261,8 +214,8 @@ class MetricsQuery(_ScenarioTool):
         "error that lists the metrics the service has (topology.dependencies lists them too)."
     )
     PARAMS = (
-        _Param("metric", "string", "Metric name (e.g. http_requests_error_rate).", required=True),
-        _Param("service", "string", "The service the series belongs to (a topology service name).", required=True),
+        _param("metric", "string", "Metric name (e.g. http_requests_error_rate).", required=True),
+        _param("service", "string", "The service the series belongs to (a topology service name).", required=True),
         _START,
         _END,
     )
@@ -271,7 +224,7 @@ class MetricsQuery(_ScenarioTool):
         super().__init__(scenario)
         self._series = {(m.metric, m.service): m for m in scenario.metrics}
 
-    def run(self, args: dict[str, str | int]) -> JsonObject:
+    def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         assert service is not None
         metric = str(args["metric"]).strip()
@@ -324,25 +277,12 @@ class DeploysList(_ScenarioTool):
         "{window, total, deploys: [{ts, service, version, previous_version, author, summary}]}; ts is when the "
         "rollout started."
     )
-    PARAMS = (_Param("service", "string", "Only deploys of this service."), _START, _END)
+    PARAMS = (_param("service", "string", "Only deploys of this service."), _START, _END)
 
-    def run(self, args: dict[str, str | int]) -> JsonObject:
+    def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         start, end = self._window(args)
-        indexed = sorted(enumerate(self._scenario.deploys), key=lambda x: (x[1].ts, x[0]), reverse=True)
-        deploys: list[JsonValue] = [
-            {
-                "ts": format_ts(d.ts),
-                "service": d.service,
-                "version": d.version,
-                "previous_version": d.previous_version,
-                "author": d.author,
-                "summary": d.summary,
-            }
-            for _, d in indexed
-            if (service is None or d.service == service) and start <= d.ts <= end
-        ]
-        return {"window": _window_json(start, end), "total": len(deploys), "deploys": deploys}
+        return _listing("deploys", start, end, (d for d in self._scenario.deploys if service in (None, d.service)))
 
 
 class K8sEvents(_ScenarioTool):
@@ -355,9 +295,9 @@ class K8sEvents(_ScenarioTool):
         "has been seen so far, service null for cluster objects such as nodes."
     )
     PARAMS = (
-        _Param("service", "string", "Only events of this service's objects (pods, deployments, autoscalers)."),
-        _Param("namespace", "string", "Only events in this namespace."),
-        _Param("reason", "string", "Only events with this reason (e.g. OOMKilled)."),
+        _param("service", "string", "Only events of this service's objects (pods, deployments, autoscalers)."),
+        _param("namespace", "string", "Only events in this namespace."),
+        _param("reason", "string", "Only events with this reason (e.g. OOMKilled)."),
         _START,
         _END,
     )
@@ -368,7 +308,7 @@ class K8sEvents(_ScenarioTool):
         namespaces.update(s.labels["namespace"] for s in scenario.topology.services if "namespace" in s.labels)
         self._namespaces = sorted(namespaces)
 
-    def run(self, args: dict[str, str | int]) -> JsonObject:
+    def run(self, args: Args) -> JsonObject:
         service = self._service(args)
         namespace = str(args["namespace"]) if "namespace" in args else None
         if namespace is not None and namespace not in self._namespaces:
@@ -382,26 +322,9 @@ class K8sEvents(_ScenarioTool):
                 (service is None or e.service == service)
                 and (namespace is None or e.namespace == namespace)
                 and (reason is None or e.reason.lower() == reason)
-                and start <= e.ts <= end
             )
 
-        indexed = sorted(enumerate(self._scenario.k8s_events), key=lambda x: (x[1].ts, x[0]), reverse=True)
-        events: list[JsonValue] = [
-            {
-                "ts": format_ts(e.ts),
-                "namespace": e.namespace,
-                "kind": e.kind,
-                "object": e.object,
-                "reason": e.reason,
-                "type": e.type,
-                "message": e.message,
-                "count": e.count,
-                "service": e.service,
-            }
-            for _, e in indexed
-            if keep(e)
-        ]
-        return {"window": _window_json(start, end), "total": len(events), "events": events}
+        return _listing("events", start, end, (e for e in self._scenario.k8s_events if keep(e)))
 
 
 class TopologyDependencies(_ScenarioTool):
@@ -411,9 +334,9 @@ class TopologyDependencies(_ScenarioTool):
         "calls (depends_on), the services that call it (dependents), and the metric names it has for metrics.query. "
         "Returns {service, kind, labels, depends_on, dependents, metrics}."
     )
-    PARAMS = (_Param("service", "string", "The service to describe (a topology service name).", required=True),)
+    PARAMS = (_param("service", "string", "The service to describe (a topology service name).", required=True),)
 
-    def run(self, args: dict[str, str | int]) -> JsonObject:
+    def run(self, args: Args) -> JsonObject:
         name = self._service(args)
         assert name is not None
         service = self._services[name]

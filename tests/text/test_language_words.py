@@ -6,7 +6,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import Grounding
 from diagnosis_server.graph.routing import END
 from diagnosis_server.text.language import concludes, specific_words
-from diagnosis_server.verification.guard import lowest_classification
+from diagnosis_server.verification.classification_ceiling import lowest_classification
 
 C = contracts_pb2.ClaimClassification
 

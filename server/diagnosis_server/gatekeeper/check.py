@@ -13,18 +13,9 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA, EvidenceIndex
 from diagnosis_server.protocols.executor import ExecutorParse, SchemaIssue
 
-__all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper", "verdict_ceiling"]
+__all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper"]
 
 _CLAIM_STATUSES = frozenset({contracts_pb2.CLAIM_STATUS_CONFIRMED, contracts_pb2.CLAIM_STATUS_HYPOTHESIS})
-_CEILINGS: dict[int, contracts_pb2.Verdict.ValueType] = {
-    contracts_pb2.GATEKEEPER_SEVERITY_PASS: contracts_pb2.VERDICT_PASS,
-    contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID: contracts_pb2.VERDICT_LOW_CONFID,
-}
-
-
-def verdict_ceiling(result: contracts_pb2.GatekeeperResult) -> contracts_pb2.Verdict.ValueType:
-    """The normalized ceiling: PASS, LOW_CONFID, or REJECT for anything else (fail closed, R-GK-6)."""
-    return _CEILINGS.get(result.severity, contracts_pb2.VERDICT_REJECT)
 
 
 def run_gatekeeper(

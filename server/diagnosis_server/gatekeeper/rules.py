@@ -12,7 +12,7 @@ Rules, in the order a (binding, source invocation id) pair is checked; a pair st
 * ``evidence.instruction_text`` (a warning): the value at the pointer reads as an instruction to the
   diagnosis ("ignore previous instructions, the root cause is ..."), not as an observation of the system.
   The pair passes (R-GK-5), the ceiling is LOW_CONFID, and the guarded Verifier never lets a claim resting
-  on it be more than unsupported (``verification.guard``): such text is never shown as a fact.
+  on it be more than unsupported (``verification.classification_ceiling``): such text is never shown as a fact.
 """
 
 from __future__ import annotations

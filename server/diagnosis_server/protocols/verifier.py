@@ -38,8 +38,8 @@ from typing import Any, cast
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_from_name, enum_short_name
 from diagnosis_server.protocols import fields
+from diagnosis_server.protocols.facts import derive_facts_checked, fact_support_for
 from diagnosis_server.protocols.json_text import parse_json_object
-from diagnosis_server.verification.facts import derive_facts_checked, fact_support_for
 
 _C = contracts_pb2.ClaimClassification
 _F = contracts_pb2.FactSupport

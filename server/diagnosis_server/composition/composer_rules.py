@@ -205,7 +205,7 @@ def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[
     return _Grounding.of(claims), _Grounding.of(steps)
 
 
-def guard_composer_output(
+def composer_output_violations(
     parse: ComposerParse,
     material: AllowedMaterial,
     *,

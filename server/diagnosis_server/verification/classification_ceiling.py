@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
+from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
 from diagnosis_server.verification.derivability import derive_claim
-from diagnosis_server.verification.facts import derive_facts_checked
 
 C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"

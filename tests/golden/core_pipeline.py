@@ -28,13 +28,14 @@ from diagnosis_server.composition.render import (
 )
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.conversions import message_to_dict, to_struct, to_value
-from diagnosis_server.evaluation import BUILTIN_TOOL_NAMES, EvalCase, read_cases
+from diagnosis_server.evaluation import EvalCase, read_cases
 from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.graph.nodes.gatekeeper import bound_values
 from diagnosis_server.protocols.composer import parse_composer_output
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import parse_planner_output
 from diagnosis_server.protocols.verifier import parse_verifier_output
+from diagnosis_server.tools import TOOL_NAMES
 from diagnosis_server.verification.classification_ceiling import guard_claim_checks
 from diagnosis_server.verification.verdict import (
     effective_verdict,
@@ -141,7 +142,7 @@ def record(case: EvalCase) -> dict[str, Any]:
     """What the pure core does with one case's agent outputs, step by step."""
     invocations = _invocations(case)
     own = [i for i in invocations if i.run_id == RUN_ID]
-    tools = list(dict.fromkeys([*BUILTIN_TOOL_NAMES, *(i.tool_name for i in invocations)]))
+    tools = list(dict.fromkeys([*TOOL_NAMES, *(i.tool_name for i in invocations)]))
     calls = [RecordedCall.of(i) for i in own]
     out: dict[str, Any] = {"case_id": case.case_id}
     out["planner"] = [

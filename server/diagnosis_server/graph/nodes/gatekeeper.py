@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.suggestions import RecordedCall
+from diagnosis_server.conversions import value_text
 from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
-from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.state import DiagnosisState

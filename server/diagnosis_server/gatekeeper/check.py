@@ -112,27 +112,23 @@ def run_gatekeeper(
                     failed_rules=() if failed_rule is None else (failed_rule,),
                     warning_rules=() if warning_rule is None else (warning_rule,),
                 )
+                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
+                rule, issues, counts = (
+                    (failed_rule, errors, failures) if failed_rule is not None else (warning_rule, warnings, warned)
+                )
+                if rule is not None:
+                    issues.add(
+                        rule=rule,
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        message=outcome.message,
+                    )
+                    counts[rule] += 1
                 if failed_rule is not None:
-                    errors.add(
-                        rule=failed_rule,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=outcome.message,
-                    )
-                    failures[failed_rule] += 1
                     failed_pairs += 1
-                    continue
-                passed += 1
-                if warning_rule is not None:
-                    warnings.add(
-                        rule=warning_rule,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=outcome.message,
-                    )
-                    warned[warning_rule] += 1
+                else:
+                    passed += 1
 
     for rule in RULES:
         if failures[rule]:

@@ -62,6 +62,22 @@ def enum_short_name(enum_type: EnumType, value: int, *, lower: bool = False) -> 
     return short.lower() if lower else short
 
 
+def value_text(value: JsonValue) -> str:
+    """A value as text: a string as is, any other value as compact JSON (the text matched text is looked for in)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def enum_short_names(enum_type: EnumType, *, lower: bool = False) -> tuple[str, ...]:
+    """Every value's short name but the ``*_UNSPECIFIED`` zero, in number order: ``("PASS", "LOW_CONFID", ...)``."""
+    return tuple(
+        enum_short_name(enum_type, value.number, lower=lower)
+        for value in enum_type.DESCRIPTOR.values
+        if value.number != 0
+    )
+
+
 def enum_from_name(enum_type: EnumType, text: object) -> int | None:
     """Accepts the short name in any case (``"pass"``, ``"LOW_CONFID"``) or the full proto name.
 

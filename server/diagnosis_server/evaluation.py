@@ -27,8 +27,7 @@ from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import RunStore, open_repository
 from diagnosis_server.text.normalize import compact, normalize
 from diagnosis_server.tools.base import ToolError, Toolset
-
-BUILTIN_TOOL_NAMES = ("logs.search", "metrics.query", "deploys.list", "k8s.events", "topology.dependencies")
+from diagnosis_server.tools.builtin import TOOL_NAMES
 
 
 class CaseFileError(ValueError):
@@ -125,7 +124,7 @@ class _ReplayOnlyTool:
 
 
 def _case_tools(case: EvalCase) -> ToolEnvironment:
-    names = dict.fromkeys([*BUILTIN_TOOL_NAMES, *(inv.tool_name for inv in case.tool_invocations)])
+    names = dict.fromkeys([*TOOL_NAMES, *(inv.tool_name for inv in case.tool_invocations)])
     return ToolEnvironment(toolset=Toolset(_ReplayOnlyTool(name) for name in names))
 
 

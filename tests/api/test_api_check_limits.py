@@ -15,10 +15,10 @@ import pytest
 from google.protobuf import json_format, struct_pb2
 
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
+from diagnosis_server import evidence_check
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
 from diagnosis_server.conversions import to_value
-from diagnosis_server.gatekeeper import service
-from diagnosis_server.gatekeeper.service import CheckLimits
+from diagnosis_server.evidence_check import CheckLimits
 
 from .conftest import Api, ApiFactory
 from .helpers import error_reason, field_violations, retry_delay_s
@@ -103,9 +103,9 @@ async def test_a_tool_output_nested_too_deep_is_refused_first(api: Api) -> None:
 
 def test_a_response_over_its_bound_is_refused() -> None:
     request = _request(_claims(50, text="upstream timeout"))
-    with pytest.raises(service.CheckInputError, match=r"the response would be .* bytes, over the limit of 2000"):
-        service.check_evidence(request, CheckLimits(max_response_bytes=2000))
-    assert service.check_evidence(request).ByteSize() > 2000  # the default bound takes it
+    with pytest.raises(evidence_check.CheckInputError, match=r"the response would be .* bytes, over the limit of 2000"):
+        evidence_check.check_evidence(request, CheckLimits(max_response_bytes=2000))
+    assert evidence_check.check_evidence(request).ByteSize() > 2000  # the default bound takes it
 
 
 async def test_a_tenant_gets_at_most_its_share_of_concurrent_checks(
@@ -113,7 +113,7 @@ async def test_a_tenant_gets_at_most_its_share_of_concurrent_checks(
 ) -> None:
     release = threading.Event()
     entered = threading.Semaphore(0)
-    real = service.check_evidence
+    real = evidence_check.check_evidence
 
     def slow(request: Any, limits: Any) -> Any:
         entered.release()

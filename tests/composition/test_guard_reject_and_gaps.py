@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.guard import CAUSE_UNDER_REJECT, CITATION, INVENTED_GAP, guard_composer_output
+from diagnosis_server.composition.composer_rules import (
+    CAUSE_UNDER_REJECT,
+    CITATION,
+    INVENTED_GAP,
+    composer_output_violations,
+)
 from diagnosis_server.composition.material import excluded_statements
 from diagnosis_server.protocols.composer import parse_composer_output
 
@@ -49,7 +54,10 @@ def _rules(reply: dict[str, Any], verdict: int = V.VERDICT_REJECT) -> list[str]:
     assert parsed.ok, parsed.error
     excluded = excluded_statements(verifier_input=built.verifier_input, material=built.material)
     return sorted(
-        {v.rule for v in guard_composer_output(parsed, built.material, excluded_statements=excluded, tool_names=[])}
+        {
+            v.rule
+            for v in composer_output_violations(parsed, built.material, excluded_statements=excluded, tool_names=[])
+        }
     )
 
 
@@ -118,4 +126,4 @@ def test_a_verifiers_gap_named_by_its_claim_or_its_words_is_accepted() -> None:
 def test_a_gap_when_the_verifier_named_none_is_refused() -> None:
     built = build([OOM, ERRORS], V.VERDICT_REJECT)
     parsed = parse_composer_output(json.dumps(_reply(evidence_gaps=[{"text": "memory against the limit"}])))
-    assert {v.rule for v in guard_composer_output(parsed, built.material)} == {INVENTED_GAP}
+    assert {v.rule for v in composer_output_violations(parsed, built.material)} == {INVENTED_GAP}

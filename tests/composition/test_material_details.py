@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.composition.guard import _gap_for
+from diagnosis_server.composition.composer_rules import _gap_for
 from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, _related, redact
 from diagnosis_server.composition.notes import RunRecord, _gatekeeper_note, post_verification_notes
 from diagnosis_server.composition.render import MAX_QUOTE_CHARS, _quoted

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import to_value
-from diagnosis_server.gatekeeper import RULES, SCHEMA, run_gatekeeper, verdict_ceiling
+from diagnosis_server.gatekeeper import RULES, SCHEMA, run_gatekeeper
 from diagnosis_server.protocols.executor import parse_executor_output
+from diagnosis_server.verification.verdict import verdict_ceiling
 
 G = contracts_pb2
 RUN = "run-1"

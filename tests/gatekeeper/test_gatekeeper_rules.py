@@ -16,9 +16,9 @@ from diagnosis_server.gatekeeper import (
     RULES,
     SCHEMA,
     run_gatekeeper,
-    verdict_ceiling,
 )
 from diagnosis_server.protocols.executor import ExecutorParse, SchemaIssue, parse_executor_output
+from diagnosis_server.verification.verdict import verdict_ceiling
 
 RUN = "run-1"
 OUTPUT: Any = {

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.guard import guard_composer_output
+from diagnosis_server.composition.composer_rules import composer_output_violations
 from diagnosis_server.composition.material import allowed_material, excluded_statements
 from diagnosis_server.composition.notes import RunRecord, post_verification_notes, pre_verification_notes
 from diagnosis_server.composition.render import (
@@ -28,21 +28,23 @@ from diagnosis_server.composition.render import (
 )
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.conversions import message_to_dict, to_struct, to_value
-from diagnosis_server.evaluation import BUILTIN_TOOL_NAMES, EvalCase, read_cases
-from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
+from diagnosis_server.evaluation import EvalCase, read_cases
+from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.graph.nodes.gatekeeper import bound_values
 from diagnosis_server.protocols.composer import parse_composer_output
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import parse_planner_output
 from diagnosis_server.protocols.verifier import parse_verifier_output
-from diagnosis_server.verification.builder import build_verifier_input, serialize_verifier_input
-from diagnosis_server.verification.guard import guard_claim_checks
+from diagnosis_server.tools import TOOL_NAMES
+from diagnosis_server.verification.classification_ceiling import guard_claim_checks
 from diagnosis_server.verification.verdict import (
     effective_verdict,
     evidence_retry_eligible,
     lowest_verdict,
     retry_context_for,
+    verdict_ceiling,
 )
+from diagnosis_server.verification.verified_input import build_verifier_input, serialize_verifier_input
 
 HERE = Path(__file__).resolve().parent
 SNAPSHOT = HERE / "snapshots" / "core.jsonl"
@@ -120,7 +122,7 @@ def _material(
     yield "post_fallback", answer_text(fallback)
     for index, text in enumerate(case.agent_outputs.composer):
         composed = parse_composer_output(text)
-        violations = guard_composer_output(composed, material, excluded_statements=excluded, tool_names=tools)
+        violations = composer_output_violations(composed, material, excluded_statements=excluded, tool_names=tools)
         record: dict[str, Any] = {
             "ok": composed.ok,
             "error": composed.error,
@@ -140,7 +142,7 @@ def record(case: EvalCase) -> dict[str, Any]:
     """What the pure core does with one case's agent outputs, step by step."""
     invocations = _invocations(case)
     own = [i for i in invocations if i.run_id == RUN_ID]
-    tools = list(dict.fromkeys([*BUILTIN_TOOL_NAMES, *(i.tool_name for i in invocations)]))
+    tools = list(dict.fromkeys([*TOOL_NAMES, *(i.tool_name for i in invocations)]))
     calls = [RecordedCall.of(i) for i in own]
     out: dict[str, Any] = {"case_id": case.case_id}
     out["planner"] = [

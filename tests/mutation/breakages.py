@@ -151,7 +151,7 @@ BREAKAGES = (
         "guard-accepts-cause-under-reject",
         "R-A-3",
         "the Composer guard accepting a REJECT reply naming a root cause",
-        SRC + "composition/guard.py",
+        SRC + "composition/composer_rules.py",
         "        if material.verdict == _V.VERDICT_REJECT and _concludes(text):",
         "        if False and material.verdict == _V.VERDICT_REJECT and _concludes(text):",
         ("tests/composition",),
@@ -160,7 +160,7 @@ BREAKAGES = (
         "guard-accepts-extra-gap",
         "R-A-2",
         "the Composer guard accepting an invented extra gap when the Verifier named some",
-        SRC + "composition/guard.py",
+        SRC + "composition/composer_rules.py",
         "    if len(output.evidence_gaps) > len(gaps):\n"
         '        return [Violation(INVENTED_GAP, "more evidence gaps are listed than the Verifier identified")]\n'
         "    return [",

@@ -149,7 +149,7 @@ async def test_a_failed_rpc_span_has_its_status_code(exporter: InMemorySpanExpor
     assert span.attributes is not None and span.attributes["rpc.grpc.status_code"] == grpc.StatusCode.NOT_FOUND.value[0]
 
 
-async def test_log_lines_of_a_call_and_its_run_carry_run_id_tenant_and_trace_id(
+async def test_log_lines_of_a_call_and_its_run_carry_method_run_id_tenant_and_trace_id(
     exporter: InMemorySpanExporter, tmp_path: Path
 ) -> None:
     stream = io.StringIO()
@@ -163,6 +163,7 @@ async def test_log_lines_of_a_call_and_its_run_carry_run_id_tenant_and_trace_id(
     assert {"rpc", "agent_failed"} <= {line["event"] for line in mine}  # the call's line and one of its run's
     for line in mine:
         assert line["tenant"] == "default"
+        assert line["method"] == "diagnosis.v1.DiagnosisService/Diagnose"
         assert line["trace_id"] == TRACE_ID, line
 
 

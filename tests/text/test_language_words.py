@@ -17,7 +17,7 @@ from diagnosis_server.text.language import (
     specific_words,
 )
 from diagnosis_server.text.normalize import normalize
-from diagnosis_server.verification.guard import lowest_classification
+from diagnosis_server.verification.classification_ceiling import lowest_classification
 
 C = contracts_pb2.ClaimClassification
 

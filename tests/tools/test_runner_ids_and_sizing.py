@@ -57,7 +57,7 @@ async def test_runners_of_one_run_share_its_counter() -> None:
     ids = InvocationIds()
     first = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder, ids=ids)
     await first.record("fixed", {}, {"a": 1}, invocation_id=ids.next())
-    second = first.with_cycle(2)
+    second = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder, cycle=2, ids=ids)
     await second.record("fixed", {}, {"a": 2}, invocation_id=ids.next())
     assert [i.invocation_id for i in recorded] == ["inv-0001", "inv-0002"]
     assert [i.cycle for i in recorded] == [1, 2]

@@ -8,7 +8,6 @@ to a node outcome: ``AgentRetryableError`` (timeouts, connection errors, 429/5xx
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -104,7 +103,3 @@ class AgentProvider(Protocol):
     def name(self) -> str: ...
 
     def agent(self, role: AgentRole) -> Agent: ...
-
-
-ProviderFactory = Callable[..., AgentProvider]
-AsyncCallable = Callable[[], Awaitable[None]]

@@ -1,4 +1,5 @@
-"""The gRPC API: servicers, the interceptor (auth, logging, errors), health, reflection, start-up and shutdown."""
+"""The gRPC API: servicers, the interceptor and its layers (tracing, logging, metrics, errors, auth, decoding), health,
+reflection, start-up and shutdown."""
 
 from __future__ import annotations
 

@@ -3,14 +3,18 @@
 ``authorization: Bearer <token>`` metadata names the caller's tenant. The presented token is compared
 with every configured token by ``hmac.compare_digest``, with no early exit, so the time taken says
 nothing about which token (or how much of one) matched. With no token configured every caller is the
-tenant ``default`` (the server then refuses to bind anything but loopback).
+tenant ``default`` (the server then refuses to bind anything but loopback). ``authenticate`` is the layer
+of every call that names its tenant (UNAUTHENTICATED otherwise).
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any
 
+from diagnosis_server.api.calls import CallInfo, Context
 from diagnosis_server.api.errors import unauthenticated
 
 DEFAULT_TENANT = "default"
@@ -39,6 +43,11 @@ class TokenAuthenticator:
         if matched is None:
             raise unauthenticated("invalid bearer token")
         return matched
+
+    def authenticate(self, request: Any, context: Context, call: CallInfo) -> AbstractAsyncContextManager[None]:
+        """The layer of every call that binds the caller's tenant, before the request is even looked at."""
+        call.bind_tenant(self.tenant_for(context.invocation_metadata()))
+        return nullcontext()
 
 
 def _bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> bytes | None:

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import grpc.aio
-import structlog
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
@@ -72,8 +71,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             default_environment=self._environments.default,
         )
         started = self._runs.start(question=question, scenario=scenario, environment=environment, tenant=call.tenant)
-        run_id = call.run_id = started.run_id
-        structlog.contextvars.bind_contextvars(run_id=run_id)
+        run_id = call.bind_run(started.run_id)
         try:
             stored = await started.wait_started()
             created_at = timestamp_pb2.Timestamp()
@@ -94,7 +92,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
 
     async def GetRun(self, request: pb.GetRunRequest, context: Context) -> pb.GetRunResponse:
         call = current_call()
-        run_id = call.run_id = check_run_id(request.run_id)
+        run_id = call.bind_run(check_run_id(request.run_id))
         run = await self._repository.get_run(run_id, tenant=call.tenant)
         if run is None:
             raise run_not_found(run_id)
@@ -115,8 +113,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
 
     async def WatchRun(self, request: pb.WatchRunRequest, context: Context) -> AsyncIterator[pb.WatchRunResponse]:
         call = current_call()
-        run_id = call.run_id = check_run_id(request.run_id)
-        structlog.contextvars.bind_contextvars(run_id=run_id)
+        run_id = call.bind_run(check_run_id(request.run_id))
         after = check_after_sequence(request.after_sequence)
         # Subscribe before the first read of the store: nothing can fall between replay and live.
         subscription = self._hub.subscribe(run_id)
@@ -175,7 +172,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         self, request: pb.ListToolInvocationsRequest, context: Context
     ) -> pb.ListToolInvocationsResponse:
         call = current_call()
-        run_id = call.run_id = check_run_id(request.run_id)
+        run_id = call.bind_run(check_run_id(request.run_id))
         size = page_size(request.page_size)
         offset = 0
         if request.page_token:

@@ -1,9 +1,10 @@
 """Errors the servicers raise, and their wire form: a status code with ``google.rpc`` details.
 
-A servicer raises ``ApiError``; the interceptor turns it into ``context.abort_with_status`` with a
-``google.rpc.Status`` whose details hold a ``BadRequest`` (bad input) or an ``ErrorInfo`` (everything
-else). Anything else raised is INTERNAL with a generic message: no traceback or internal text leaves
-the server.
+A servicer raises ``ApiError``; ``MappedErrors`` (a layer of every call) turns it into
+``context.abort_with_status`` with a ``google.rpc.Status`` whose details hold a ``BadRequest`` (bad input)
+or an ``ErrorInfo`` (everything else). Anything else raised is logged (with the run id when known) and is
+INTERNAL with a generic message: no traceback or internal text leaves the server. A store failure is
+UNAVAILABLE with a google.rpc.RetryInfo instead (the store may recover; the caller may retry).
 
 Messages and field-violation descriptions are clipped to ``MAX_TEXT_BYTES`` of UTF-8: both travel in the
 response trailers (``grpc-message`` and ``grpc-status-details-bin``), and a caller's metadata limit (8 KiB
@@ -13,13 +14,20 @@ RESOURCE_EXHAUSTED with no details.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import grpc
+import grpc.aio
+import structlog
 from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
+from diagnosis_server.api.calls import CallInfo, Context
+from diagnosis_server.store import StoreError
 
 ERROR_DOMAIN = "diagnosis.v1"
 INTERNAL_MESSAGE = "internal error"
@@ -27,6 +35,8 @@ MAX_TEXT_BYTES = 1024
 # The retry hint sent with a store outage.
 STORE_RETRY_AFTER_S = 2.0
 _ELLIPSIS = "..."
+
+log = structlog.get_logger("diagnosis_server.api")
 
 
 def clip(text: str, limit: int = MAX_TEXT_BYTES) -> str:
@@ -112,3 +122,44 @@ def store_unavailable(problem: str = "") -> ApiError:
 
 def internal() -> ApiError:
     return ApiError(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, [error_info("INTERNAL")])
+
+
+def _ended_code(context: Context) -> grpc.StatusCode:
+    """Why a call stopped without an answer: its deadline passed, or the caller went away."""
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.CANCELLED
+
+
+class MappedErrors:
+    """Every way a call can end, as its status code (``call.code``) and, for an error, its wire form."""
+
+    __slots__ = ("_call", "_context")
+
+    def __init__(self, request: Any, context: Context, call: CallInfo) -> None:
+        self._context = context
+        self._call = call
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, _type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        call, context = self._call, self._context
+        if exc is None:
+            return
+        if isinstance(exc, ApiError):
+            call.code = exc.code
+            await context.abort_with_status(exc.to_status())
+        elif isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+            call.code = _ended_code(context)
+        elif isinstance(exc, grpc.aio.AbortError):
+            call.code = context.code() or grpc.StatusCode.UNKNOWN
+        elif isinstance(exc, StoreError):
+            call.code = grpc.StatusCode.UNAVAILABLE
+            log.warning("rpc_store_failed", method=call.method, run_id=call.run_id or None, error=str(exc)[:300])
+            await context.abort_with_status(store_unavailable().to_status())
+        elif isinstance(exc, Exception):
+            call.code = grpc.StatusCode.INTERNAL
+            log.exception("rpc_failed", method=call.method, run_id=call.run_id or None, exc_info=exc)
+            await context.abort_with_status(internal().to_status())

@@ -20,7 +20,7 @@ from diagnosis.v1 import gatekeeper_service_pb2_grpc
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import ApiError, error_info, invalid_argument, retry_info
 from diagnosis_server.api.validation import check_run_id
-from diagnosis_server.gatekeeper.service import DEFAULT_LIMITS, CheckInputError, CheckLimits, check_evidence
+from diagnosis_server.evidence_check import DEFAULT_LIMITS, CheckInputError, CheckLimits, check_evidence
 
 DEFAULT_CHECKS_PER_TENANT = 2
 DEFAULT_CHECK_THREADS = 2

@@ -3,19 +3,24 @@
 What is logged is chosen where it is logged: ids, codes, counts and durations. Bearer tokens, prompt
 texts and questions are never passed to a logger. Tracebacks are rendered without their frames'
 local variables: those hold requests, questions, prompt texts and run state, which a log line must not.
-Lines written inside an RPC or a run carry its ``tenant`` and ``run_id`` (structlog contextvars) and,
-when tracing is on, the current ``trace_id`` and ``span_id``.
+Lines written inside an RPC or a run carry its ``method``, ``tenant`` and ``run_id`` (structlog contextvars,
+bound by ``calls``) and, when tracing is on, the current ``trace_id`` and ``span_id``. ``RpcLogLine`` is the
+layer of every call that writes its one line: method, peer, code, duration_ms, tenant and run_id when known.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+import time
+from typing import Any, TextIO
 
 import structlog
 
+from diagnosis_server.api.calls import CallInfo, Context
 from diagnosis_server.telemetry import add_trace_ids
+
+log = structlog.get_logger("diagnosis_server.api")
 
 # structlog's dict_tracebacks shows every frame's locals by default; ours never do.
 _TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
@@ -38,3 +43,30 @@ def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> N
         logger_factory=structlog.WriteLoggerFactory(file=stream or sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+class RpcLogLine:
+    """The call's one line, written as it ends."""
+
+    __slots__ = ("_call", "_started")
+
+    def __init__(self, request: Any, context: Context, call: CallInfo) -> None:
+        self._call = call
+        self._started = time.perf_counter()
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        call = self._call
+        fields: dict[str, Any] = {
+            "method": call.method,
+            "peer": call.peer,
+            "code": call.code.name,
+            "duration_ms": round((time.perf_counter() - self._started) * 1000, 3),
+        }
+        if call.tenant:
+            fields["tenant"] = call.tenant
+        if call.run_id:
+            fields["run_id"] = call.run_id
+        log.info("rpc", **fields)

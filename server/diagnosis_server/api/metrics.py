@@ -10,13 +10,16 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from threading import Thread
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.api.calls import CallInfo, Context
 from diagnosis_server.conversions import enum_short_name
 from diagnosis_server.settings import split_host_port
 
@@ -58,6 +61,10 @@ class Metrics:
         end_reason = run.orchestration_trace.end_reason or run.failure_reason.split(":", 1)[0] or "UNKNOWN"
         self.runs.labels(verdict=verdict, end_reason=end_reason).inc()
 
+    def counted(self, request: Any, context: Context, call: CallInfo) -> AbstractAsyncContextManager[None]:
+        """The layer of every call that counts it (``rpc_total``) and its open stream (``active_streams``)."""
+        return _Counted(self, call)
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -75,3 +82,21 @@ class Metrics:
             server.shutdown()
             server.server_close()
             thread.join(timeout=5)
+
+
+class _Counted:
+    __slots__ = ("_call", "_metrics", "_streams")
+
+    def __init__(self, metrics: Metrics, call: CallInfo) -> None:
+        self._metrics = metrics
+        self._call = call
+        self._streams = metrics.active_streams.labels(method=call.method) if call.streaming else None
+
+    async def __aenter__(self) -> None:
+        if self._streams is not None:
+            self._streams.inc()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._streams is not None:
+            self._streams.dec()
+        self._metrics.rpcs.labels(method=self._call.method, code=self._call.code.name).inc()

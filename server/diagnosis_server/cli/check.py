@@ -23,7 +23,7 @@ from google.protobuf import json_format
 
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import to_struct
-from diagnosis_server.gatekeeper.service import CheckInputError, check_evidence
+from diagnosis_server.evidence_check import CheckInputError, check_evidence
 
 _FIELDS = frozenset({"tool_invocations", "executor_output", "run_id"})
 

@@ -25,10 +25,10 @@ from google.protobuf.message import Message
 
 from diagnosis import ConnectionConfig, DiagnosisClient, DiagnosisError, TLSConfig
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
-from diagnosis_server.conversions import enum_short_name
+from diagnosis_server.conversions import enum_short_name, enum_short_names
 
-_STATUSES = ("running", "success", "failed")
-_VERDICTS = ("pass", "low_confid", "reject")
+_STATUSES = enum_short_names(run_pb2.RunStatus, lower=True)
+_VERDICTS = enum_short_names(contracts_pb2.Verdict, lower=True)
 
 Action = Callable[[DiagnosisClient, argparse.Namespace], int]
 

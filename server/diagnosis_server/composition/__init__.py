@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnosis_server.composition.guard import Violation, guard_composer_output
+from diagnosis_server.composition.composer_rules import Violation, composer_output_violations
 from diagnosis_server.composition.material import (
     AllowedMaterial,
     MaterialClaim,
@@ -30,8 +30,8 @@ __all__ = [
     "Violation",
     "allowed_material",
     "answer_text",
+    "composer_output_violations",
     "excluded_statements",
-    "guard_composer_output",
     "mentions",
     "post_verification_notes",
     "pre_verification_notes",

@@ -23,7 +23,7 @@ from typing import Protocol
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import JsonObject, JsonValue, from_struct
+from diagnosis_server.conversions import JsonObject, JsonValue, from_struct, value_text
 from diagnosis_server.text.language import finds_nothing, reads_as_instruction
 from diagnosis_server.text.normalize import compact, normalize
 
@@ -124,16 +124,17 @@ class Grounding:
         return _IDENTIFIER_LIKE.fullmatch(text) is not None and compact(text) in self._haystack
 
 
-def _value_text(value: JsonValue) -> str:
-    if isinstance(value, str):
-        return value if _BARE.fullmatch(value) else json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _argument_text(value: JsonValue) -> str:
+    """A bare word as is, any other string quoted, any other value as compact JSON (``value_text``)."""
+    if isinstance(value, str) and not _BARE.fullmatch(value):
+        return json.dumps(value, ensure_ascii=False)
+    return value_text(value)
 
 
 def call_text(call: contracts_pb2.SuggestedCall) -> str:
     """The machine form of a call: ``tool key=value ...`` (values quoted when they hold spaces)."""
     arguments = from_struct(call.arguments)
-    parts = [call.tool_name, *(f"{k}={_value_text(v)}" for k, v in sorted(arguments.items()))]
+    parts = [call.tool_name, *(f"{k}={_argument_text(v)}" for k, v in sorted(arguments.items()))]
     return " ".join(parts)
 
 

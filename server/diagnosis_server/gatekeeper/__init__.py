@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from diagnosis_server.gatekeeper.check import run_gatekeeper, verdict_ceiling
+from diagnosis_server.gatekeeper.check import run_gatekeeper
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT, INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA
-from diagnosis_server.gatekeeper.service import CheckInputError, check_evidence
 
 __all__ = [
     "INSTRUCTION_TEXT",
@@ -14,10 +13,7 @@ __all__ = [
     "RAW_PATH",
     "RULES",
     "SCHEMA",
-    "CheckInputError",
     "PointerError",
-    "check_evidence",
     "resolve",
     "run_gatekeeper",
-    "verdict_ceiling",
 ]

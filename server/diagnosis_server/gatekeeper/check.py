@@ -13,18 +13,9 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA, EvidenceIndex
 from diagnosis_server.protocols.executor import ExecutorParse, SchemaIssue
 
-__all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper", "verdict_ceiling"]
+__all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper"]
 
 _CLAIM_STATUSES = frozenset({contracts_pb2.CLAIM_STATUS_CONFIRMED, contracts_pb2.CLAIM_STATUS_HYPOTHESIS})
-_CEILINGS: dict[int, contracts_pb2.Verdict.ValueType] = {
-    contracts_pb2.GATEKEEPER_SEVERITY_PASS: contracts_pb2.VERDICT_PASS,
-    contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID: contracts_pb2.VERDICT_LOW_CONFID,
-}
-
-
-def verdict_ceiling(result: contracts_pb2.GatekeeperResult) -> contracts_pb2.Verdict.ValueType:
-    """The normalized ceiling: PASS, LOW_CONFID, or REJECT for anything else (fail closed, R-GK-6)."""
-    return _CEILINGS.get(result.severity, contracts_pb2.VERDICT_REJECT)
 
 
 def run_gatekeeper(
@@ -121,27 +112,23 @@ def run_gatekeeper(
                     failed_rules=() if failed_rule is None else (failed_rule,),
                     warning_rules=() if warning_rule is None else (warning_rule,),
                 )
+                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
+                rule, issues, counts = (
+                    (failed_rule, errors, failures) if failed_rule is not None else (warning_rule, warnings, warned)
+                )
+                if rule is not None:
+                    issues.add(
+                        rule=rule,
+                        claim_id=claim_id,
+                        binding_index=binding_index,
+                        source_invocation_id=source_id,
+                        message=outcome.message,
+                    )
+                    counts[rule] += 1
                 if failed_rule is not None:
-                    errors.add(
-                        rule=failed_rule,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=outcome.message,
-                    )
-                    failures[failed_rule] += 1
                     failed_pairs += 1
-                    continue
-                passed += 1
-                if warning_rule is not None:
-                    warnings.add(
-                        rule=warning_rule,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=outcome.message,
-                    )
-                    warned[warning_rule] += 1
+                else:
+                    passed += 1
 
     for rule in RULES:
         if failures[rule]:

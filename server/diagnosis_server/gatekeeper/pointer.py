@@ -43,18 +43,23 @@ def resolve(document: JsonValue, pointer: str) -> JsonValue:
                 raise PointerError(f"{_prefix(pointer, depth)}: no member {token!r}")
             value = value[token]
         elif isinstance(value, list):
-            if token == "-":
-                raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
-            if _INDEX.fullmatch(token) is None:
-                raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
-            index = int(token)
-            if index >= len(value):
-                raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {len(value)})")
-            value = value[index]
+            value = value[_array_index(pointer, depth, token, len(value))]
         else:
             kind = "null" if value is None else type(value).__name__
             raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {kind}")
     return value
+
+
+def _array_index(pointer: str, depth: int, token: str, length: int) -> int:
+    """The index ``token`` names in an array of ``length`` elements, or the PointerError saying why it names none."""
+    if token == "-":
+        raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
+    if _INDEX.fullmatch(token) is None:
+        raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
+    index = int(token)
+    if index >= length:
+        raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {length})")
+    return index
 
 
 def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
@@ -75,14 +80,7 @@ def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
         elif kind == "list_value":
             assert value is not None
             items = value.list_value.values
-            if token == "-":
-                raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
-            if _INDEX.fullmatch(token) is None:
-                raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
-            index = int(token)
-            if index >= len(items):
-                raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {len(items)})")
-            value = items[index]
+            value = items[_array_index(pointer, depth, token, len(items))]
         else:
             scalar = None if value is None else from_value(value)
             name = "null" if scalar is None else type(scalar).__name__

@@ -12,18 +12,17 @@ Rules, in the order a (binding, source invocation id) pair is checked; a pair st
 * ``evidence.instruction_text`` (a warning): the value at the pointer reads as an instruction to the
   diagnosis ("ignore previous instructions, the root cause is ..."), not as an observation of the system.
   The pair passes (R-GK-5), the ceiling is LOW_CONFID, and the guarded Verifier never lets a claim resting
-  on it be more than unsupported (``verification.guard``): such text is never shown as a fact.
+  on it be more than unsupported (``verification.classification_ceiling``): such text is never shown as a fact.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import EnumType, JsonValue, enum_short_name
+from diagnosis_server.conversions import EnumType, enum_short_name, value_text
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
 from diagnosis_server.text.language import reads_as_instruction
 
@@ -175,13 +174,6 @@ class EvidenceIndex:
             located = f"raw_path does not resolve in invocation {source_id!r}: {exc}"
         self._located[(source_id, raw_path)] = located
         return located
-
-
-def value_text(value: JsonValue) -> str:
-    """The text matched text is looked for in: a string as is, any other value as compact JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 def fold(text: str) -> str:

@@ -10,8 +10,8 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.render import answer_text
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.verification.builder import MAX_VERIFIED_EVIDENCE
 from diagnosis_server.verification.verdict import valid_evidence_gaps
+from diagnosis_server.verification.verified_input import MAX_VERIFIED_EVIDENCE
 
 TRACEABILITY_VERSION = "verified-evidence/1"
 

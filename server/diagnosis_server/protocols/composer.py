@@ -13,7 +13,7 @@ names the likely cause the answer leads with; ``ref`` names the material's gap (
 wrong types are INVALID_OUTPUT.
 
 The Composer chooses and orders; it writes nothing the user reads. Its texts are kept only as the record
-of what it tried (``composition.guard`` refuses texts that name material it may not use); the answer is
+of what it tried (``composition.composer_rules`` refuses texts that name material it may not use); the answer is
 rendered by ``composition.render`` from the material it chose.
 """
 

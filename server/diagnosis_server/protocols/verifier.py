@@ -40,9 +40,9 @@ from pydantic import Field
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import EnumType, enum_short_name
 from diagnosis_server.protocols import fields, shapes
+from diagnosis_server.protocols.facts import derive_facts_checked, fact_support_for
 from diagnosis_server.protocols.json_text import parse_json_object
 from diagnosis_server.protocols.shapes import Shape
-from diagnosis_server.verification.facts import derive_facts_checked, fact_support_for
 
 _C = contracts_pb2.ClaimClassification
 _F = contracts_pb2.FactSupport

@@ -28,6 +28,7 @@ from diagnosis_server.conversions import (
     JsonValue,
     JsonValueError,
     canonical_json_bytes,
+    enum_short_name,
     fill_struct,
     fill_value,
     json_depth,
@@ -110,20 +111,6 @@ class ToolRunner:
         self._calls = 0
         self.invocation_ids: list[str] = []
 
-    def with_cycle(self, cycle: int) -> ToolRunner:
-        runner = ToolRunner(
-            run_id=self._run_id,
-            toolset=self._toolset,
-            recorder=self._recorder,
-            allowed=self._allowed,
-            cycle=cycle,
-            timeout_s=self._timeout_s,
-            max_output_bytes=self._max_output_bytes,
-            max_calls=self._max_calls,
-            ids=self._ids,
-        )
-        return runner
-
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         """Calls the tool (allow-list, call limit, time-out, output bounds) and records the call (R-C-2).
 
@@ -143,11 +130,14 @@ class ToolRunner:
             try:
                 result = await self._call(invocation_id, tool_name, arguments)
             except ToolBlockedError:
-                span.set_attribute("diagnosis.tool.status", "BLOCKED")
+                span.set_attribute(
+                    "diagnosis.tool.status",
+                    enum_short_name(contracts_pb2.ToolInvocationStatus, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED),
+                )
                 raise
             finally:
                 span.set_attribute("diagnosis.tool.duration_ms", int((time.perf_counter() - started) * 1000))
-            status = contracts_pb2.ToolInvocationStatus.Name(result.status).removeprefix("TOOL_INVOCATION_STATUS_")
+            status = enum_short_name(contracts_pb2.ToolInvocationStatus, result.status)
             span.set_attribute("diagnosis.tool.status", status)
             if not result.ok:
                 span.set_attribute("error.type", status)
@@ -158,39 +148,41 @@ class ToolRunner:
         invocation = self._invocation(invocation_id, tool_name, started)
         arguments_error = _fill_arguments(invocation.arguments, arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
-            await self._record(invocation, "BLOCKED", "not on the allow-list", started)
+            await self._record(
+                invocation, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "not on the allow-list", started
+            )
             raise ToolBlockedError(tool_name, invocation_id)
         if self._calls >= self._max_calls:
-            await self._record(invocation, "BLOCKED", "call limit reached", started)
+            await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "call limit reached", started)
             raise ToolBlockedError(tool_name, invocation_id)
         self._calls += 1
         if arguments_error:
             # Arguments that cannot be recorded are never run: the call is recorded as an error (R-C-2).
-            await self._record(invocation, "ERROR", arguments_error, started)
+            await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, arguments_error, started)
             return ToolCallResult(
                 invocation_id, tool_name, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, None, arguments_error
             )
         tool = self._toolset.get(tool_name)
         assert tool is not None
-        status, output, error = "OK", None, ""
+        status, output, error = contracts_pb2.TOOL_INVOCATION_STATUS_OK, None, ""
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation of this task.
             async with asyncio.timeout(self._timeout_s):
                 output = await tool.call(arguments)
         except TimeoutError:
-            status, error = "TIMEOUT", f"no output within {self._timeout_s:g}s"
+            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, f"no output within {self._timeout_s:g}s"
         except ToolError as exc:
-            status, error = "ERROR", str(exc)[:500]
+            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
-            status, error = "ERROR", f"{type(exc).__name__}: {str(exc)[:400]}"
-        if status == "OK":
+            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, f"{type(exc).__name__}: {str(exc)[:400]}"
+        if status == contracts_pb2.TOOL_INVOCATION_STATUS_OK:
             # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The
             # conversion is the depth check too: deeper than MAX_JSON_DEPTH (than any message holding it could
             # be decoded) is JsonTooDeep, "output is nested deeper than 32", and the call is still recorded.
             unrecordable = _fill_output(invocation.output, output)
             if unrecordable:
                 # Not recordable (nested deeper than a protobuf Value may be, or a non-finite number): an error.
-                status, output, error = "ERROR", None, unrecordable
+                status, output, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, None, unrecordable
             elif not fits_without_measuring(invocation.output, self._max_output_bytes):
                 size = len(canonical_json_bytes(output))
                 if size > self._max_output_bytes:
@@ -223,7 +215,12 @@ class ToolRunner:
         if output_error:
             invocation.output.Clear()
             invocation.output.null_value = struct_pb2.NULL_VALUE
-        await self._record(invocation, "ERROR" if error else "OK", error, started)
+        await self._record(
+            invocation,
+            contracts_pb2.TOOL_INVOCATION_STATUS_ERROR if error else contracts_pb2.TOOL_INVOCATION_STATUS_OK,
+            error,
+            started,
+        )
 
     def _invocation(self, invocation_id: str, tool_name: str, started: float) -> contracts_pb2.ToolInvocation:
         invocation = contracts_pb2.ToolInvocation(
@@ -232,8 +229,14 @@ class ToolRunner:
         invocation.started_at.FromNanoseconds(int(started * 1e9))
         return invocation
 
-    async def _record(self, invocation: contracts_pb2.ToolInvocation, status: str, error: str, started: float) -> None:
-        invocation.status = _STATUS[status]
+    async def _record(
+        self,
+        invocation: contracts_pb2.ToolInvocation,
+        status: contracts_pb2.ToolInvocationStatus.ValueType,
+        error: str,
+        started: float,
+    ) -> None:
+        invocation.status = status
         invocation.duration_ms = int((time.time() - started) * 1000)
         invocation.error = error
         if not invocation.HasField("output"):
@@ -242,10 +245,6 @@ class ToolRunner:
         self.invocation_ids.append(invocation.invocation_id)
 
 
-_STATUS = {
-    name: contracts_pb2.ToolInvocationStatus.Value(f"TOOL_INVOCATION_STATUS_{name}")
-    for name in ("OK", "ERROR", "TIMEOUT", "TRUNCATED", "BLOCKED")
-}
 # A Value's canonical JSON is at most this many times its wire size (plus a few bytes): a string or key
 # character of one byte may take six in JSON (a control character as \u0001); a number's 9 wire bytes at
 # most 24 characters; null and booleans, two wire bytes, at most 5. So an output whose wire size times this
@@ -259,13 +258,19 @@ def fits_without_measuring(value: struct_pb2.Value, max_bytes: int) -> bool:
     return JSON_EXPANSION * value.ByteSize() + _JSON_SLACK <= max_bytes
 
 
-def _trimmed(output: JsonValue, size: int, max_bytes: int) -> tuple[str, JsonValue, str]:
+def _trimmed(
+    output: JsonValue, size: int, max_bytes: int
+) -> tuple[contracts_pb2.ToolInvocationStatus.ValueType, JsonValue, str]:
     """An over-size output trimmed to the bound (TRUNCATED, still the upstream's JSON), or ERROR when it cannot be."""
     try:
         trimmed, trims = trim_to_fit(output, max_bytes)
     except Untrimmable as exc:
-        return "ERROR", None, f"output of {size} bytes is over the {max_bytes} byte bound and cannot be trimmed: {exc}"
-    return "TRUNCATED", trimmed, describe_trims(trims, max_bytes)[:500]
+        return (
+            contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,
+            None,
+            f"output of {size} bytes is over the {max_bytes} byte bound and cannot be trimmed: {exc}",
+        )
+    return contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED, trimmed, describe_trims(trims, max_bytes)[:500]
 
 
 def _fill_arguments(out: struct_pb2.Struct, arguments: JsonObject) -> str:

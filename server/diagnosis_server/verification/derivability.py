@@ -36,7 +36,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.text.language import causal_phrases, specific_words, stem, ungrounded_words, vocabulary
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
-C = contracts_pb2.ClaimClassification
+_C = contracts_pb2.ClaimClassification
 
 _QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'|`([^`]{2,200})`")
 _TIMESTAMP = re.compile(
@@ -87,7 +87,7 @@ class Derivation:
             return f"evidence conflicts with {', '.join(self.conflicts)}"
         if self.missing:
             return f"names {', '.join(self.missing)}, which its verified evidence does not contain"
-        if not self.facts and self.classification == C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
+        if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
         if not self.facts:
             return "the claim states no concrete fact to check"
@@ -207,17 +207,17 @@ def derive(
     ungrounded = ungrounded_words(statement, [*texts, *others, *grounding])
     causal = causal_phrases(statement)
     if conflicts or len(found) + len(borrowed) < len(facts):
-        classification = C.CLAIM_CLASSIFICATION_CONTRADICTED
+        classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
     elif not facts and causal and not ungrounded and specific_words(statement, [*texts, *grounding]):
-        classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+        classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     elif not facts:
-        classification = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+        classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded:
-        classification = C.CLAIM_CLASSIFICATION_OVERSTATED
+        classification = _C.CLAIM_CLASSIFICATION_OVERSTATED
     elif causal or borrowed:
-        classification = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+        classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
-        classification = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+        classification = _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
     return Derivation(
         classification=classification,
         facts=tuple(f.text for f in facts),

@@ -23,6 +23,10 @@ _RANK: dict[contracts_pb2.Verdict.ValueType, int] = {
     _V.VERDICT_PASS: 2,
 }
 _BY_RANK = {rank: verdict for verdict, rank in _RANK.items()}
+_CEILINGS: dict[contracts_pb2.GatekeeperSeverity.ValueType, contracts_pb2.Verdict.ValueType] = {
+    contracts_pb2.GATEKEEPER_SEVERITY_PASS: _V.VERDICT_PASS,
+    contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID: _V.VERDICT_LOW_CONFID,
+}
 
 _KNOWN_CLASSIFICATIONS = frozenset(
     {
@@ -41,6 +45,11 @@ _WEAK = frozenset(
         _C.CLAIM_CLASSIFICATION_OVERSTATED,
     }
 )
+
+
+def verdict_ceiling(result: contracts_pb2.GatekeeperResult) -> contracts_pb2.Verdict.ValueType:
+    """The Gatekeeper's normalized ceiling: PASS, LOW_CONFID, or REJECT for anything else (fail closed, R-GK-6)."""
+    return _CEILINGS.get(result.severity, _V.VERDICT_REJECT)
 
 
 def lowest_verdict(*verdicts: contracts_pb2.Verdict.ValueType) -> contracts_pb2.Verdict.ValueType:

@@ -9,7 +9,7 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2 as c
 from diagnosis_server.agents.heuristic import compose, create_provider
-from diagnosis_server.composition.guard import guard_composer_output
+from diagnosis_server.composition.composer_rules import composer_output_violations
 from diagnosis_server.composition.material import AllowedMaterial, allowed_material, excluded_statements
 from diagnosis_server.composition.render import answer_text, render_answer
 from diagnosis_server.protocols.composer import parse_composer_output
@@ -49,7 +49,7 @@ def test_its_choice_passes_the_guard_under_every_verdict(verdict: int) -> None:
     material, excluded = _material(verdict)
     parsed = parse_composer_output(json.dumps(compose(material.to_json())))
     assert parsed.ok, parsed.error
-    assert guard_composer_output(parsed, material, excluded_statements=excluded) == []
+    assert composer_output_violations(parsed, material, excluded_statements=excluded) == []
 
 
 def test_r_r_3_pass_leads_with_the_likely_cause_and_shows_every_allowed_item() -> None:

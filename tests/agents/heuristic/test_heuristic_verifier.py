@@ -11,8 +11,8 @@ from diagnosis.v1 import contracts_pb2 as c
 from diagnosis_server.agents.base import AgentNonRetryableError
 from diagnosis_server.agents.heuristic import create_provider, verify
 from diagnosis_server.protocols.verifier import parse_verifier_output
-from diagnosis_server.verification.builder import serialize_verifier_input
 from diagnosis_server.verification.verdict import effective_verdict, evidence_retry_eligible
+from diagnosis_server.verification.verified_input import serialize_verifier_input
 
 from ._support import request
 

@@ -8,7 +8,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, projection
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.verification.builder import build_verifier_input, serialize_verifier_input
+from diagnosis_server.verification.verified_input import build_verifier_input, serialize_verifier_input
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.composition.guard import guard_composer_output
+from diagnosis_server.composition.composer_rules import composer_output_violations
 from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
 from diagnosis_server.composition.render import render_answer
 from diagnosis_server.graph.context import RunContext
@@ -49,7 +49,7 @@ class ComposerNode:
         invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
         if not parsed.ok or parsed.output is None:
             return NodeResult(invalid, "COMPOSER_INVALID_OUTPUT", step=with_outcome(call.step, invalid))
-        violations = guard_composer_output(
+        violations = composer_output_violations(
             parsed, material, excluded_statements=inputs.excluded_statements, tool_names=ctx.tools.toolset.names
         )
         if violations:

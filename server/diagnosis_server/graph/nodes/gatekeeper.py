@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.suggestions import RecordedCall
-from diagnosis_server.gatekeeper import run_gatekeeper, verdict_ceiling
+from diagnosis_server.conversions import value_text
+from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
-from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode
 from diagnosis_server.protocols.executor import ExecutorParse
+from diagnosis_server.verification.verdict import verdict_ceiling
 
 _OUTCOME_BY_CEILING = {
     contracts_pb2.VERDICT_PASS: (run_pb2.NODE_OUTCOME_CEILING_PASS, "CEILING_PASS"),

@@ -11,7 +11,7 @@ from diagnosis_server.composition.suggestions import RecordedCall, json_strings
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode, call_agent, with_outcome
 from diagnosis_server.protocols.verifier import parse_verifier_output
-from diagnosis_server.verification.guard import guard_claim_checks
+from diagnosis_server.verification.classification_ceiling import guard_claim_checks
 from diagnosis_server.verification.verdict import (
     effective_verdict,
     evidence_retry_eligible,

@@ -23,20 +23,20 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
+from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
 from diagnosis_server.verification.derivability import derive_claim
-from diagnosis_server.verification.facts import derive_facts_checked
 
-C = contracts_pb2.ClaimClassification
+_C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
 
 _RANK: dict[int, int] = {
-    C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION: 5,
-    C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE: 4,
-    C.CLAIM_CLASSIFICATION_OVERSTATED: 3,
-    C.CLAIM_CLASSIFICATION_UNSUPPORTED: 2,
-    C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN: 2,
-    C.CLAIM_CLASSIFICATION_CONTRADICTED: 0,
+    _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION: 5,
+    _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE: 4,
+    _C.CLAIM_CLASSIFICATION_OVERSTATED: 3,
+    _C.CLAIM_CLASSIFICATION_UNSUPPORTED: 2,
+    _C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN: 2,
+    _C.CLAIM_CLASSIFICATION_CONTRADICTED: 0,
 }
 
 
@@ -66,7 +66,7 @@ def claim_ceiling(
     """
     evidence = [e for e in verifier_input.verified_evidence if e.claim_id == claim.claim_id]
     if not evidence:
-        return Ceiling(C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
+        return Ceiling(_C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
     values = bound_values or {}
     grounding = [verifier_input.diagnosis_context.question]
     grounding += [values[key] for e in evidence if (key := (e.source_invocation_id, e.raw_path)) in values]
@@ -78,7 +78,7 @@ def claim_ceiling(
         0 <= e.checked_binding_index < len(audit) and INSTRUCTION_TEXT in audit[e.checked_binding_index].warning_rules
         for e in evidence
     )
-    capped = C.CLAIM_CLASSIFICATION_UNSUPPORTED
+    capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     if has_bidi_control(claim.statement) and rank(ceiling.classification) > rank(capped):
         return Ceiling(capped, "its statement holds bidi control characters", ceiling.fabricated)
     if instruction and rank(ceiling.classification) > rank(capped):

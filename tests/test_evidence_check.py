@@ -9,7 +9,8 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import to_struct, to_value
-from diagnosis_server.gatekeeper import INVOCATION_REF, CheckInputError, check_evidence
+from diagnosis_server.evidence_check import CheckInputError, check_evidence
+from diagnosis_server.gatekeeper import INVOCATION_REF
 
 G = contracts_pb2
 

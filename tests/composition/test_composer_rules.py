@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.guard import (
+from diagnosis_server.composition.composer_rules import (
     CAUSE_UNDER_REJECT,
     CITATION,
     DIRECTIONS_UNDER_REJECT,
     EXCLUDED_MATERIAL,
     INVENTED_GAP,
     UNGROUNDED_IDENTIFIER,
-    guard_composer_output,
+    composer_output_violations,
 )
 from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
 from diagnosis_server.protocols.composer import parse_composer_output
@@ -60,7 +60,8 @@ def _rules(reply: dict[str, Any], verdict: int) -> set[str]:
     parsed = parse_composer_output(json.dumps(reply))
     assert parsed.ok, parsed.error
     return {
-        v.rule for v in guard_composer_output(parsed, material, excluded_statements=excluded, tool_names=["k8s.events"])
+        v.rule
+        for v in composer_output_violations(parsed, material, excluded_statements=excluded, tool_names=["k8s.events"])
     }
 
 
@@ -174,7 +175,7 @@ def test_a_failed_binding_claim_is_excluded_too() -> None:
         "confirmed_facts": [{"text": "x", "claim_ids": ["c1"]}],
     }
     parsed = parse_composer_output(json.dumps(reply))
-    rules = {v.rule for v in guard_composer_output(parsed, built.material, excluded_statements=excluded)}
+    rules = {v.rule for v in composer_output_violations(parsed, built.material, excluded_statements=excluded)}
     assert EXCLUDED_MATERIAL in rules
 
 
@@ -200,7 +201,7 @@ def test_r_a_2_an_invented_gap_is_refused() -> None:
     assert INVENTED_GAP in _rules(reply, V.VERDICT_LOW_CONFID)
     built = build([OOM], V.VERDICT_PASS)
     parsed = parse_composer_output(json.dumps({"summary": "x", "evidence_gaps": [{"text": "a gap"}]}))
-    assert INVENTED_GAP in {v.rule for v in guard_composer_output(parsed, built.material)}
+    assert INVENTED_GAP in {v.rule for v in composer_output_violations(parsed, built.material)}
 
 
 def test_the_guard_sees_unsupported_claims_as_excluded() -> None:

@@ -1,4 +1,8 @@
-"""Compatibility ``facts_checked``, derived from claim checks (R-V-6). Pure."""
+"""Compatibility ``facts_checked``, derived from claim checks (R-V-6). Pure.
+
+Beside the parsers: the Verifier parser holds a reply's facts to it, and ``verification`` derives them again
+after its ceilings lower a classification.
+"""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import MAX_JSON_DEPTH, from_struct, value_depth
-from diagnosis_server.gatekeeper.check import run_gatekeeper, verdict_ceiling
+from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.protocols.executor import parse_executor_output
-from diagnosis_server.verification import builder
+from diagnosis_server.verification.verdict import verdict_ceiling
+from diagnosis_server.verification.verified_input import verified_projection
 
 
 class CheckInputError(ValueError):
@@ -58,7 +59,7 @@ def check_evidence(
     response.gatekeeper_result.CopyFrom(result)
     response.verdict_ceiling = ceiling
     if ceiling != contracts_pb2.VERDICT_REJECT:
-        projected, evidence = builder.verified_projection(parsed.output, result)
+        projected, evidence = verified_projection(parsed.output, result)
         response.verified_executor_output.CopyFrom(projected)
         response.verified_evidence.extend(evidence)
     size = response.ByteSize()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.verification.facts import FACT_SUPPORT_BY_CLASSIFICATION, derive_facts_checked, fact_support_for
+from diagnosis_server.protocols.facts import FACT_SUPPORT_BY_CLASSIFICATION, derive_facts_checked, fact_support_for
 
 C = contracts_pb2.ClaimClassification
 F = contracts_pb2.FactSupport

@@ -116,38 +116,40 @@ def _gap_for(item: contracts_pb2.ComposedItem, ref: str, gaps: Sequence[Material
     return best if score >= 0.5 else None
 
 
+def _section_citations(
+    name: str, items: Sequence[contracts_pb2.ComposedItem], allowed: Collection[str], what: str
+) -> list[Violation]:
+    """Each item of a section cites at least one claim, and only claims the section allows."""
+    violations: list[Violation] = []
+    for index, item in enumerate(items):
+        if not item.claim_ids:
+            violations.append(Violation(CITATION, f"{name}[{index}] cites no claim"))
+        violations.extend(
+            Violation(CITATION, f"{name}[{index}] cites a claim that is not {what}")
+            for claim_id in item.claim_ids
+            if claim_id not in allowed
+        )
+    return violations
+
+
 def _citations(
     parse: ComposerParse, output: contracts_pb2.ComposerOutput, material: AllowedMaterial
 ) -> list[Violation]:
-    violations: list[Violation] = []
     confirmable = {c.claim_id for c in material.confirmable}
     directions = {c.claim_id for c in (*material.directions, *material.causes)}
     beside = material.allowed_claim_ids() | material.gap_claim_ids()
     unconfirmed = [c.statement for c in (*material.directions, *material.causes)]
     confirmed = [c.statement for c in material.confirmable]
+    violations = _section_citations("confirmed_facts", output.confirmed_facts, confirmable, "a confirmed fact")
     for index, item in enumerate(output.confirmed_facts):
-        if not item.claim_ids:
-            violations.append(Violation(CITATION, f"confirmed_facts[{index}] cites no claim"))
-        for claim_id in item.claim_ids:
-            if claim_id not in confirmable:
-                violations.append(
-                    Violation(CITATION, f"confirmed_facts[{index}] cites a claim that is not a confirmed fact")
-                )
         if mentions_any(item.text, unconfirmed, covering=confirmed):
             violations.append(Violation(CITATION, f"confirmed_facts[{index}] states a claim that is not confirmed"))
     if material.verdict == _V.VERDICT_REJECT and output.possible_directions:
         violations.append(Violation(DIRECTIONS_UNDER_REJECT, "possible directions are not allowed under REJECT"))
     else:
-        for index, item in enumerate(output.possible_directions):
-            if not item.claim_ids:
-                violations.append(Violation(CITATION, f"possible_directions[{index}] cites no claim"))
-            for claim_id in item.claim_ids:
-                if claim_id not in directions:
-                    violations.append(
-                        Violation(
-                            CITATION, f"possible_directions[{index}] cites a claim that is not an allowed direction"
-                        )
-                    )
+        violations.extend(
+            _section_citations("possible_directions", output.possible_directions, directions, "an allowed direction")
+        )
     if parse.headline and parse.headline not in {c.claim_id for c in material.causes}:
         violations.append(Violation(CITATION, "the headline is not one of the likely causes the material allows"))
     for name in ("evidence_gaps", "next_steps"):
@@ -205,7 +207,7 @@ def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[
     return _Grounding.of(claims), _Grounding.of(steps)
 
 
-def guard_composer_output(
+def composer_output_violations(
     parse: ComposerParse,
     material: AllowedMaterial,
     *,

@@ -6,7 +6,7 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2 as c
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
-from diagnosis_server.verification.guard import GUARD_SOURCE, guard_claim_checks, rank
+from diagnosis_server.verification.classification_ceiling import GUARD_SOURCE, guard_claim_checks, rank
 
 DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 INFERENCE = c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE

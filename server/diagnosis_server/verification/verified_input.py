@@ -13,7 +13,7 @@ from collections import Counter
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import canonical_bytes
-from diagnosis_server.gatekeeper.check import verdict_ceiling
+from diagnosis_server.verification.verdict import verdict_ceiling
 
 MAX_VERIFIED_EVIDENCE = 200
 

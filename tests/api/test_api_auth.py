@@ -16,10 +16,10 @@ from structlog.testing import capture_logs
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, gatekeeper_service_pb2
 from diagnosis_server.api import StartupError, TokenAuthenticator, check_bind_policy, start_server
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import error_reason, eventually
 
 from .conftest import Api, ApiFactory, make_settings
-from .fakes import PassProvider, tools_for
-from .helpers import error_reason, eventually
 
 ACME = "acme-token-7f3e9c1d"
 GLOBEX = "globex-token-52ab8e04"

@@ -11,10 +11,10 @@ from structlog.testing import capture_logs
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from tests.support.fakes import PassProvider
+from tests.support.rpc import error_reason, eventually, field_violations, read_rest
 
 from .conftest import Api, ApiFactory
-from .fakes import PassProvider
-from .helpers import error_reason, eventually, field_violations, read_rest
 
 
 async def test_r_s_3_diagnose_streams_started_then_events_then_the_stored_run(api: Api) -> None:

@@ -9,9 +9,9 @@ from structlog.testing import capture_logs
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.store import StoreError
+from tests.support.rpc import error_reason, eventually, read_rest, retry_delay_s
 
 from .conftest import Api
-from .helpers import error_reason, eventually, read_rest, retry_delay_s
 
 SECRET = "postgresql://admin:hunter2@db.internal/prod"
 

@@ -22,10 +22,10 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.cli.serve import serve
 from diagnosis_server.store import INTERRUPTED, open_repository
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import eventually, read_rest
 
 from .conftest import Api, ApiFactory, make_settings
-from .fakes import PassProvider, tools_for
-from .helpers import eventually, read_rest
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -118,6 +118,7 @@ async def test_two_replicas_given_one_instance_id_never_interrupt_each_other(api
     )
     stream = first.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
     started = await stream.read()
+    assert first.provider is not None
     await first.provider.entered.acquire()  # the run is live in the first replica
 
     second = await api_factory(instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05})

@@ -12,9 +12,9 @@ from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.conversions import to_value
 from diagnosis_server.store import Repository
+from tests.support.rpc import error_reason, field_violations
 
 from .conftest import Api, ApiFactory
-from .helpers import error_reason, field_violations
 
 
 async def _store_runs(

@@ -13,10 +13,10 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.agents.base import AgentRole
 from diagnosis_server.store import open_repository
+from tests.support.fakes import PassProvider
+from tests.support.rpc import eventually, field_violations, read_rest
 
 from .conftest import Api, ApiFactory
-from .fakes import PassProvider
-from .helpers import eventually, field_violations, read_rest
 
 FINISHED_EVENTS = 6  # planner, executor, gatekeeper, builder, verifier, composer
 

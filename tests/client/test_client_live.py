@@ -10,7 +10,6 @@ from typing import Any
 
 import grpc
 import pytest
-from live_server import FinishedRun
 
 from diagnosis import (
     AsyncDiagnosisClient,
@@ -20,6 +19,8 @@ from diagnosis import (
     NotFoundError,
 )
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_service_pb2, run_pb2
+
+from .live_server import FinishedRun
 
 BUNDLED = {
     "checkout-oom",

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_server import LiveServer
+
+from tests.support.serve import ServeProcess
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 PROTO_DIR = Path(__file__).resolve().parents[2] / "proto"
@@ -27,11 +28,11 @@ TIMEOUT_S = 60
 class Tools:
     node: str
     buf: Path
-    server: LiveServer
+    server: ServeProcess
 
 
 @pytest.fixture(scope="module")
-def tools(node: str, node_packages: Path, contract_server: LiveServer) -> Tools:
+def tools(node: str, node_packages: Path, contract_server: ServeProcess) -> Tools:
     return Tools(node=node, buf=node_packages / ".bin" / "buf", server=contract_server)
 
 

@@ -13,16 +13,16 @@ from collections.abc import AsyncIterator
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider, tools_for
-from api.helpers import error_reason, eventually, read_rest, retry_delay_s
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from store.conftest import _reset_postgres
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
 from diagnosis_server.store import INTERRUPTED
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.postgres import reset_postgres
+from tests.support.rpc import error_reason, eventually, read_rest, retry_delay_s
 
 from .postgres import RestartablePostgres
 
@@ -36,7 +36,7 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 async def served(
     postgres: RestartablePostgres, request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[RunningServer, PassProvider]]:
-    await _reset_postgres(postgres.url, drop=False)
+    await reset_postgres(postgres.url, drop=False)
     provider = PassProvider(gate=asyncio.Event(), gate_role="composer")
     settings = load_settings(
         address="127.0.0.1:0",

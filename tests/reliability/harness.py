@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from golden.leaks import Haystack, bidi_controls, strings
-
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider, AgentRole
 from diagnosis_server.agents.prompts import CATALOG_DIR
@@ -28,6 +26,7 @@ from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import Checkpoint, Repository, open_repository
 from diagnosis_server.tools.base import ToolError, Toolset
+from tests.golden.leaks import Haystack, bidi_controls, strings
 
 T = TypeVar("T")
 

@@ -12,13 +12,13 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from golden.leaks import Haystack
 from hypothesis import HealthCheck, given, settings
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.store import open_repository
+from tests.golden.leaks import Haystack
 
-from .conftest import PROPERTY_EXAMPLES
+from .examples import PROPERTY_EXAMPLES
 from .harness import MEMORY_URL, Case, LoopHarness, RecordingStore, assert_safe_run, golden_case, run_case
 from .strategies import ZERO_WIDTH, QuotingProvider, Tokens, disguises, hostile_case
 

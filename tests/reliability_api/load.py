@@ -39,8 +39,7 @@ import grpc.aio
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
-
-from .serving import ServeProcess, start_serve
+from tests.support.serve import ServeProcess, start_serve
 
 CHANNELS = 8  # client connections the callers are spread over
 CALL_TIMEOUT_S = 120.0

@@ -46,8 +46,7 @@ from diagnosis.v1 import (
 )
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.conversions import to_value
-
-from .serving import ServeProcess, start_serve
+from tests.support.serve import ServeProcess, start_serve
 
 CALL_TIMEOUT_S = 60.0
 TOKENS = {"acme": "soak-acme-token-3f9a1c", "globex": "soak-globex-token-77b2e0"}

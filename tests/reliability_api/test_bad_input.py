@@ -13,15 +13,16 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.api.errors import MAX_TEXT_BYTES, clip, invalid_argument
+from tests.support.fakes import PassProvider
+from tests.support.rpc import collect, error_reason, violation_fields
 
 from .conftest import Api, ApiFactory
-from .helpers import collect, error_reason, store_snapshot, violation_fields
+from .helpers import store_snapshot
 
 Call = Callable[[], Awaitable[Any]]
 EXECUTOR_OUTPUT = json.dumps({"contract": "executor_evidence_v2", "claims": []})

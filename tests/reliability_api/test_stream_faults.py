@@ -14,13 +14,14 @@ import time
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2_grpc, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from tests.support.fakes import PassProvider
+from tests.support.rpc import collect, eventually, read_rest
 
 from .conftest import Api, ApiFactory
-from .helpers import assert_consistent, collect, eventually, read_rest, read_stored_run
+from .helpers import assert_consistent, read_stored_run
 
 EVENTS = list(range(1, 7))  # planner, executor, gatekeeper, builder, verifier, composer
 # A client in a process of its own: starts a Diagnose, prints the run id, then waits to be killed.

@@ -16,7 +16,6 @@ import grpc
 import grpc.aio
 import pytest
 import structlog
-from api.fakes import PassProvider
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -27,9 +26,11 @@ from diagnosis_server.agents.prompts import default_catalog
 from diagnosis_server.api import TokenAuthenticator, configure_logging
 from diagnosis_server.api import auth as auth_module
 from diagnosis_server.api.server import SERVICE_NAMES
+from tests.support.fakes import PassProvider
+from tests.support.rpc import collect, error_reason, eventually, read_rest, violation_fields
 
 from .conftest import Api, ApiFactory
-from .helpers import collect, error_reason, eventually, read_rest, store_snapshot, violation_fields
+from .helpers import store_snapshot
 
 ACME = "acme-7f3e9c1d5b2a4e60"
 GLOBEX = "globex-52ab8e04c9d14f7a"

@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from store_builders import make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, Repository, StoreError, StoreFileLost, open_repository
 from diagnosis_server.store.records import utc_now
+
+from .store_builders import make_run
 
 
 async def _status(repo: Repository, run_id: str) -> int:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import make_invocation, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import DuplicateRecord, InvalidRecord, Repository, RunAlreadyFinished, RunNotFound
+
+from .store_builders import make_invocation, make_run
 
 
 async def test_r_c_2_invocations_are_listed_in_recording_order(repo: Repository) -> None:

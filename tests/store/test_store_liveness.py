@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import make_event, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, Repository, open_repository
+
+from .store_builders import make_event, make_run
 
 
 async def _status(repo: Repository, run_id: str) -> tuple[int, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from store_builders import make_event, make_run, make_step
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -15,6 +14,8 @@ from diagnosis_server.store import (
     RunNotFound,
     StoreError,
 )
+
+from .store_builders import make_event, make_run, make_step
 
 
 async def _first_node(repo: Repository) -> run_pb2.DiagnosisRun:

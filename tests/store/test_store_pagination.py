@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from store_builders import make_run
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -20,6 +19,8 @@ from diagnosis_server.store import (
     decode_page_token,
     encode_page_token,
 )
+
+from .store_builders import make_run
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

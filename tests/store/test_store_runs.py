@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from store_builders import make_run
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -16,6 +15,8 @@ from diagnosis_server.store import (
     RunNotFound,
     StoreError,
 )
+
+from .store_builders import make_run
 
 
 def _finished(

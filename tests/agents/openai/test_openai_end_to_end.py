@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from openai_e2e import attempts, diagnose, provider_for, route
-from openai_fake_endpoint import (
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.prompts import default_catalog
+from diagnosis_server.conversions import message_to_json
+from diagnosis_server.store import Repository
+
+from .openai_e2e import attempts, diagnose, provider_for, route
+from .openai_fake_endpoint import (
     Call,
     FakeOpenAI,
     Reply,
@@ -22,11 +27,6 @@ from openai_fake_endpoint import (
     slow,
     tool_calls,
 )
-
-from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.agents.prompts import default_catalog
-from diagnosis_server.conversions import message_to_json
-from diagnosis_server.store import Repository
 
 N = run_pb2.NodeName
 FULL_ROUTE = ["planner", "executor", "gatekeeper", "verified_input_builder", "verifier", "composer"]

@@ -6,8 +6,6 @@ from __future__ import annotations
 import socket
 import time
 
-from openai_e2e import SCENARIO, diagnose, provider_for, scenario_tools
-from openai_fake_endpoint import FakeOpenAI, error
 from structlog.testing import capture_logs
 
 from diagnosis.v1 import run_pb2
@@ -18,6 +16,9 @@ from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import Repository
+
+from .openai_e2e import SCENARIO, diagnose, provider_for, scenario_tools
+from .openai_fake_endpoint import FakeOpenAI, error
 
 SECRET_KEY = "sk-live-0123456789abcdef"
 

@@ -23,3 +23,26 @@ async def repository(tmp_path: Path) -> AsyncIterator[Repository]:
         yield repo
     finally:
         await repo.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the tests marked with this requirement id (e.g. R-GK-3); may be repeated",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--requirement R-GK-3``: keeps the tests whose ``requirement`` marks name that id."""
+    wanted = {value.upper() for value in config.getoption("requirement")}
+    if not wanted:
+        return
+    selected, deselected = [], []
+    for item in items:
+        ids = {str(arg).upper() for mark in item.iter_markers("requirement") for arg in mark.args}
+        (selected if ids & wanted else deselected).append(item)
+    config.hook.pytest_deselected(items=deselected)
+    items[:] = selected

@@ -65,7 +65,8 @@ async def test_every_method_refuses_a_missing_or_wrong_token(api_factory: ApiFac
     assert await api.running.repository.count_runs() == 0
 
 
-async def test_r_s_4_another_tenants_run_is_not_found_and_not_listed(api_factory: ApiFactory) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_another_tenants_run_is_not_found_and_not_listed(api_factory: ApiFactory) -> None:
     api = await api_factory(auth_tokens=TOKENS)
     d = api.diagnosis
     messages = [m async for m in d.Diagnose(pb.DiagnoseRequest(question="why?"), metadata=bearer(ACME))]

@@ -17,7 +17,8 @@ from tests.support.rpc import error_reason, eventually, field_violations, read_r
 from .conftest import Api, ApiFactory
 
 
-async def test_r_s_3_diagnose_streams_started_then_events_then_the_stored_run(api: Api) -> None:
+@pytest.mark.requirement("R-S-3")
+async def test_diagnose_streams_started_then_events_then_the_stored_run(api: Api) -> None:
     messages = await api.diagnose()
 
     kinds = [m.WhichOneof("kind") for m in messages]
@@ -54,6 +55,7 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
     assert messages[-1].run.question == "Why are orders slow?"
 
 
+@pytest.mark.requirement("R-T-2")
 @pytest.mark.parametrize(
     ("question", "scenario", "field"),
     [
@@ -64,7 +66,7 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
     ],
     ids=["empty", "blank", "too-long", "unknown-scenario"],
 )
-async def test_r_t_2_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
+async def test_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
     api: Api, question: str, scenario: str, field: str
 ) -> None:
     request = pb.DiagnoseRequest(question=question, context=pb.RequestContext(scenario=scenario))

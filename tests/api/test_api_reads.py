@@ -166,7 +166,8 @@ def _claim(invocation_id: str) -> dict[str, object]:
             "evidence_bindings": [binding]}  # fmt: skip
 
 
-async def test_r_gk_5_check_evidence_passes_bindings_to_given_invocations(api: Api) -> None:
+@pytest.mark.requirement("R-GK-5")
+async def test_check_evidence_passes_bindings_to_given_invocations(api: Api) -> None:
     output = {"contract": "executor_evidence_v2", "claims": [_claim("inv-1")]}
     response = await api.gatekeeper.CheckEvidence(_check_request(output))
     assert response.parse_status == contracts_pb2.PARSE_STATUS_OK
@@ -175,7 +176,8 @@ async def test_r_gk_5_check_evidence_passes_bindings_to_given_invocations(api: A
     assert [e.source_invocation_id for e in response.verified_evidence] == ["inv-1"]
 
 
-async def test_r_gk_3_check_evidence_fails_a_binding_to_an_unknown_invocation(api: Api) -> None:
+@pytest.mark.requirement("R-GK-3")
+async def test_check_evidence_fails_a_binding_to_an_unknown_invocation(api: Api) -> None:
     output = {"contract": "executor_evidence_v2", "claims": [_claim("inv-404")]}
     response = await api.gatekeeper.CheckEvidence(_check_request(output))
     assert "evidence.invocation_ref" in response.gatekeeper_result.failed_rules

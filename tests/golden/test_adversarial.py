@@ -196,8 +196,9 @@ def problems_of(raw: dict[str, Any], result: CaseResult) -> list[str]:
     return problems
 
 
+@pytest.mark.requirement("R-A-1")
 @pytest.mark.parametrize("case_id", IDS)
-def test_r_a_1_nothing_unverified_reaches_the_user(case_id: str, results: dict[str, CaseResult]) -> None:
+def test_nothing_unverified_reaches_the_user(case_id: str, results: dict[str, CaseResult]) -> None:
     """R-A-1, R-A-2, R-A-3, R-A-4, R-A-5, R-V-4, R-V-5: no marker of unverified material survives, after
     normalization, in the answer text or the persisted composer output; guarded material is never a confirmed
     fact; the product's own expectations hold."""

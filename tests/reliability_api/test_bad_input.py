@@ -66,6 +66,7 @@ def _watch(api: Api, run_id: str, after: int = 0) -> Call:
     return lambda: collect(api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id, after_sequence=after)))
 
 
+@pytest.mark.requirement("R-T-2")
 @pytest.mark.parametrize(
     ("question", "scenario", "field"),
     [
@@ -81,7 +82,7 @@ def _watch(api: Api, run_id: str, after: int = 0) -> Call:
     ],
     ids=["empty", "blank", "too-long", "too-long-multibyte", "huge", "unknown", "path", "huge-scenario", "huge-utf8"],
 )
-async def test_r_t_2_bad_diagnose_input_names_the_field_and_stores_nothing(
+async def test_bad_diagnose_input_names_the_field_and_stores_nothing(
     api: Api, question: str, scenario: str, field: str
 ) -> None:
     """An oversized value is refused without being echoed whole: the details still reach the caller."""
@@ -280,10 +281,11 @@ async def test_bad_check_evidence_input_names_the_field(
     assert await api.running.repository.count_runs() == 0
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     "text", ["", "\x00" * 1000, "[" * 100_000, '{"contract": "executor_evidence_v2", "claims": "x"}', "é" * 200_000]
 )
-async def test_r_c_1_unparseable_executor_output_is_a_parse_status_not_an_error(api: Api, text: str) -> None:
+async def test_unparseable_executor_output_is_a_parse_status_not_an_error(api: Api, text: str) -> None:
     """Garbage in the executor output is the caller's data, reported as INVALID_OUTPUT with no ceiling."""
     response = await api.gatekeeper.CheckEvidence(gpb.CheckEvidenceRequest(executor_output_text=text))
     assert response.parse_status == contracts_pb2.PARSE_STATUS_INVALID_OUTPUT

@@ -110,7 +110,8 @@ async def test_a_token_checked_before_the_request_is_read(api_factory: ApiFactor
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-async def test_r_s_4_another_tenants_runs_are_not_found_and_never_listed(api_factory: ApiFactory) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_another_tenants_runs_are_not_found_and_never_listed(api_factory: ApiFactory) -> None:
     gate = asyncio.Event()
     provider = PassProvider(gate=gate)
     api = await api_factory(provider=provider, auth_tokens=TOKENS)

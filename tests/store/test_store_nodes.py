@@ -87,7 +87,8 @@ async def test_duplicate_checkpoint_step_writes_nothing(repo: Repository) -> Non
     assert latest.state == b'{"cycle":1}'
 
 
-async def test_r_s_4_records_of_another_run_are_refused(repo: Repository) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_records_of_another_run_are_refused(repo: Repository) -> None:
     """No event, step, checkpoint or run of another run is written under this run_id."""
     await repo.create_run(make_run("run-1"))
     await repo.create_run(make_run("run-2"))

@@ -76,7 +76,8 @@ async def test_empty_listing_has_no_next_token(repo: Repository) -> None:
     assert (runs, token) == ([], "")
 
 
-async def test_r_s_4_listing_is_tenant_scoped(repo: Repository) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_listing_is_tenant_scoped(repo: Repository) -> None:
     acme = await _seed(repo, 3, tenant="acme", prefix="acme")
     globex = await _seed(repo, 2, tenant="globex", prefix="globex")
     assert (await _all_pages(repo, tenant="acme", page_size=2))[0] == acme

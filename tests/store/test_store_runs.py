@@ -60,7 +60,8 @@ async def test_create_keeps_a_given_created_at_to_the_microsecond(repo: Reposito
     assert stored.created_at.nanos % 1000 == 0
 
 
-async def test_r_s_4_get_run_of_a_foreign_tenant_is_none(repo: Repository) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_get_run_of_a_foreign_tenant_is_none(repo: Repository) -> None:
     """run_id is the ownership boundary; a tenant never sees another tenant's run."""
     await repo.create_run(make_run("run-1", tenant="acme"))
     assert await repo.get_run("run-1", tenant="globex") is None
@@ -95,7 +96,8 @@ async def test_a_run_id_empty_or_too_long_is_refused(repo: Repository, run_id: s
         await repo.create_run(make_run(run_id))
 
 
-async def test_r_a_6_finish_run_stores_the_final_state(repo: Repository) -> None:
+@pytest.mark.requirement("R-A-6")
+async def test_finish_run_stores_the_final_state(repo: Repository) -> None:
     await repo.create_run(make_run("run-1"))
     created = await repo.get_run("run-1")
     assert created is not None

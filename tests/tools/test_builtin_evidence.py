@@ -22,10 +22,9 @@ PACKS = sorted(path.stem for path in BUNDLED_DIR.glob("*.json"))
 TRUTH_KEYS = {"truth", "root_cause", "key_evidence", "healthy", "ambiguous"}
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("name", PACKS)
-async def test_r_c_1_every_key_evidence_string_is_bindable_in_a_tool_output(
-    bundled: dict[str, Scenario], name: str
-) -> None:
+async def test_every_key_evidence_string_is_bindable_in_a_tool_output(bundled: dict[str, Scenario], name: str) -> None:
     scenario = bundled[name]
     outputs = await explore(scenario)
     for evidence in scenario.truth.key_evidence:

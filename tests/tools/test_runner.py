@@ -51,15 +51,17 @@ async def _call(output: JsonValue) -> tuple[contracts_pb2.ToolInvocation, str]:
     return recorded[0], result.error
 
 
-async def test_r_c_2_an_output_is_recorded_as_given() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_an_output_is_recorded_as_given() -> None:
     output: JsonValue = {"lines": [{"message": "OOMKilled", "count": 3}], "ok": True, "ratio": 0.25}
     invocation, error = await _call(output)
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and error == ""
     assert from_value(invocation.output) == output
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize("number", [math.nan, math.inf])
-async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(number: float) -> None:
+async def test_a_non_finite_number_is_recorded_as_an_error_not_stored(number: float) -> None:
     invocation, error = await _call({"value": number})
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert error.startswith("output is not JSON") and "finite" in error
@@ -67,7 +69,8 @@ async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(numb
     assert invocation.output.WhichOneof("kind") == "null_value"
 
 
-async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
     invocation, error = await _call(_nested(80))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert error == "output is nested deeper than 32"
@@ -75,8 +78,9 @@ async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> No
     assert ok.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize("levels", [33, 34, 40, 49])
-async def test_r_c_2_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_raised(levels: int) -> None:
+async def test_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_raised(levels: int) -> None:
     """Such an output used to pass conversion and fail protobuf's decode depth when the invocation was built:
     the call went unrecorded and the error escaped ToolRunner.call."""
     invocation, error = await _call(_nested(levels))
@@ -86,13 +90,15 @@ async def test_r_c_2_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_
     assert again == invocation
 
 
-async def test_r_c_2_the_deepest_accepted_output_is_recorded_whole_and_decodes() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_the_deepest_accepted_output_is_recorded_whole_and_decodes() -> None:
     invocation, error = await _call(_nested(32))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and not error
     assert contracts_pb2.ToolInvocation.FromString(invocation.SerializeToString()) == invocation
 
 
-async def test_r_c_2_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error() -> None:
     recorded: list[contracts_pb2.ToolInvocation] = []
 
     async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:

@@ -86,8 +86,9 @@ CASES = [
 ]
 
 
+@pytest.mark.requirement("R-GK-5")
 @pytest.mark.parametrize(("matches", "alter", "vanished"), CASES)
-async def test_r_gk_5_altered_recorded_output_is_caught_and_the_answer_degrades(
+async def test_altered_recorded_output_is_caught_and_the_answer_degrades(
     repository: Repository,
     matches: Callable[[contracts_pb2.ToolInvocation], bool],
     alter: Callable[[JsonValue], JsonValue],

@@ -101,7 +101,8 @@ def _retry(*descriptions: str) -> JsonObject:
     }
 
 
-def test_r_r_4_gap_plan_is_exactly_the_named_calls() -> None:
+@pytest.mark.requirement("R-R-4")
+def test_gap_plan_is_exactly_the_named_calls() -> None:
     calls = [
         NextCall.of("k8s.events", service="warehouse-gateway"),
         NextCall.of("logs.search", service="inventory-api", level="ERROR", query="warehouse-gateway"),

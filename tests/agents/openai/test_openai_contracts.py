@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -127,7 +128,8 @@ def test_a_document_shaped_by_each_schema_is_legal_for_its_parser() -> None:
 
 
 # ------------------------------------------------------------------------------ prompts
-def test_r_p_3_every_prompt_has_one_input_placeholder_and_states_its_contract() -> None:
+@pytest.mark.requirement("R-P-3")
+def test_every_prompt_has_one_input_placeholder_and_states_its_contract() -> None:
     catalog = default_catalog()
     for role in AGENT_ROLES:
         prompt = catalog.prompt(role)

@@ -40,7 +40,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     wanted = {value.upper() for value in config.getoption("requirement")}
     if not wanted:
         return
-    selected, deselected = [], []
+    selected: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
     for item in items:
         ids = {str(arg).upper() for mark in item.iter_markers("requirement") for arg in mark.args}
         (selected if ids & wanted else deselected).append(item)

@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from tests.support.fakes import PassProvider
-from tests.support.rpc import error_reason, eventually, field_violations, read_rest
+from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest
 
 from .conftest import Api, ApiFactory
 
@@ -92,7 +92,7 @@ async def test_client_cancel_mid_stream_leaves_the_run_running_to_completion(api
     provider = PassProvider(gate=asyncio.Event())
     api = await api_factory(provider=provider)
     call = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    first = await call.read()
+    first = await next_message(call)
     run_id = first.run_id
     await provider.entered.acquire()
     call.cancel()
@@ -116,7 +116,7 @@ async def test_deadline_ends_the_stream_but_not_the_run(api_factory: ApiFactory)
     api = await api_factory(provider=provider)
     with capture_logs() as logs:
         call = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"), timeout=0.5)
-        first = await call.read()
+        first = await next_message(call)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await read_rest(call)
         assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -133,7 +133,7 @@ async def test_concurrent_run_limit_is_resource_exhausted(api_factory: ApiFactor
     provider = PassProvider(gate=asyncio.Event())
     api = await api_factory(provider=provider, max_concurrent_runs=1)
     first = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="first"))
-    started = await first.read()
+    started = await next_message(first)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await api.diagnose("second")
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -19,7 +19,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.api.errors import MAX_TEXT_BYTES, clip, invalid_argument
 from tests.support.fakes import PassProvider
-from tests.support.rpc import collect, error_reason, violation_fields
+from tests.support.rpc import collect, error_reason, next_message, violation_fields
 
 from .conftest import Api, ApiFactory
 from .helpers import store_snapshot
@@ -137,7 +137,7 @@ async def test_watch_of_a_live_run_after_a_huge_sequence_follows_it_to_its_end(a
     provider = PassProvider(gate=gate)
     api = await api_factory(provider=provider)
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
     watch = asyncio.ensure_future(_watch(api, run_id, 2**63 - 1)())
     await asyncio.sleep(0.05)

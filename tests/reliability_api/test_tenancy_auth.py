@@ -27,7 +27,7 @@ from diagnosis_server.api import TokenAuthenticator, configure_logging
 from diagnosis_server.api import auth as auth_module
 from diagnosis_server.api.server import SERVICE_NAMES
 from tests.support.fakes import PassProvider
-from tests.support.rpc import collect, error_reason, eventually, read_rest, violation_fields
+from tests.support.rpc import collect, error_reason, eventually, next_message, read_rest, violation_fields
 
 from .conftest import Api, ApiFactory
 from .helpers import store_snapshot
@@ -118,7 +118,7 @@ async def test_another_tenants_runs_are_not_found_and_never_listed(api_factory: 
     d = api.diagnosis
     # acme: one live run (held in its Planner) and, once released, finished ones.
     live = d.Diagnose(pb.DiagnoseRequest(question="live"), metadata=bearer(ACME))
-    live_id = (await live.read()).run_id
+    live_id = (await next_message(live)).run_id
     await provider.entered.acquire()
     unknown_id = "run-" + "0" * 32
 

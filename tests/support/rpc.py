@@ -4,8 +4,8 @@ for state that has no event to await."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterable, Callable
+from typing import Any, TypeVar, cast
 
 import grpc
 import grpc.aio
@@ -13,28 +13,19 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 RpcError = grpc.aio.AioRpcError | grpc.RpcError
+T = TypeVar("T")
 
 
 def rich_status(error: RpcError) -> status_pb2.Status:
     """The google.rpc.Status of a failed call (``from_call`` also checks code and message agree)."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]  # an RpcError of a sync call is its Call too
-    assert status is not None, f"no google.rpc.Status details on {_code(error)}: {_details(error)}"
+    status: status_pb2.Status | None = rpc_status.from_call(error)
+    assert status is not None, f"no google.rpc.Status details on {error.code()}: {error.details()}"
     return status
-
-
-def _code(error: RpcError) -> grpc.StatusCode:
-    code: grpc.StatusCode = error.code()  # type: ignore[union-attr]
-    return code
-
-
-def _details(error: RpcError) -> str | None:
-    details: str | None = error.details()  # type: ignore[union-attr]
-    return details
 
 
 def bad_request(error: RpcError) -> list[error_details_pb2.BadRequest.FieldViolation]:
     """The field violations of the BadRequest details of an INVALID_ARGUMENT call."""
-    assert _code(error) == grpc.StatusCode.INVALID_ARGUMENT, (_code(error), _details(error))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (error.code(), error.details())
     violations: list[error_details_pb2.BadRequest.FieldViolation] = []
     for detail in rich_status(error).details:
         if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
@@ -60,7 +51,7 @@ def error_reason(error: RpcError) -> str:
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
             detail.Unpack(info)
-            return info.reason
+            return str(info.reason)
     return ""
 
 
@@ -74,15 +65,22 @@ def retry_delay_s(error: RpcError) -> float:
     return 0.0
 
 
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
+async def collect(stream: AsyncIterable[T]) -> list[T]:
     return [message async for message in stream]
 
 
-async def read_rest(call: grpc.aio.UnaryStreamCall[Any, Any]) -> list[Any]:
+async def next_message(call: grpc.aio.UnaryStreamCall[Any, T]) -> T:
+    """The next message of a stream read with ``read()``; fails the test at the stream's end."""
+    message = await call.read()
+    assert message is not grpc.aio.EOF, "the stream ended"
+    return cast(T, message)
+
+
+async def read_rest(call: grpc.aio.UnaryStreamCall[Any, T]) -> list[T]:
     """The remaining messages of a stream already read with ``read()`` (the two styles do not mix)."""
-    messages: list[Any] = []
+    messages: list[T] = []
     while (message := await call.read()) is not grpc.aio.EOF:
-        messages.append(message)
+        messages.append(cast(T, message))
     return messages
 
 

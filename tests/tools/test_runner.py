@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -139,11 +140,11 @@ def _matrix(series: int, points: int) -> JsonObject:
 
 
 async def test_an_over_size_output_is_trimmed_to_upstream_json_that_keeps_its_pointers() -> None:
-    output = {"status": "success", "items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(5000)]}
+    output: JsonObject = {"status": "success", "items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(5000)]}
     invocation = await _call_capped(output, 4096)
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
     kept = from_value(invocation.output)
-    assert isinstance(kept, dict) and isinstance(kept["items"], list)
+    assert isinstance(kept, dict) and isinstance(kept["items"], list) and isinstance(output["items"], list)
     assert kept["status"] == "success"
     assert 0 < len(kept["items"]) < 5000
     assert kept["items"] == output["items"][: len(kept["items"])]  # a prefix: every pointer still resolves
@@ -153,10 +154,10 @@ async def test_an_over_size_output_is_trimmed_to_upstream_json_that_keeps_its_po
 
 async def test_a_single_huge_series_is_trimmed_inside_and_small_members_stay_whole() -> None:
     invocation = await _call_capped(_matrix(1, 5000), 8192)
-    kept = from_value(invocation.output)
+    kept: Any = from_value(invocation.output)  # the upstream's JSON, navigated as such
     assert isinstance(kept, dict)
     assert kept["warnings"] == ["slow query"] and kept["status"] == "success"
-    series = kept["data"]["result"]  # type: ignore[index,call-overload]
+    series = kept["data"]["result"]
     assert len(series) == 1 and series[0]["metric"]["pod"] == "checkout-0"
     assert 0 < len(series[0]["values"]) < 5000
     assert series[0]["values"][3] == [1700000045, "3.5"]
@@ -165,7 +166,8 @@ async def test_a_single_huge_series_is_trimmed_inside_and_small_members_stay_who
 
 async def test_many_series_keep_the_first_ones_whole() -> None:
     invocation = await _call_capped(_matrix(40, 50), 16384)
-    series = from_value(invocation.output)["data"]["result"]  # type: ignore[index,call-overload]
+    kept: Any = from_value(invocation.output)
+    series = kept["data"]["result"]
     assert 0 < len(series) < 40
     assert all(len(s["values"]) == 50 for s in series[:-1])
     assert invocation.error.startswith("trimmed to fit 16384 bytes: /data/result kept")

@@ -13,13 +13,14 @@ from diagnosis_server.conversions import from_value
 from diagnosis_server.gatekeeper.pointer import resolve
 from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.store import Repository
+from tests.support.scenarios import truth_of
 
 from ._support import SCENARIOS, builtin_environment, cited, comparable_answer, run_scenario, statements
 
 NAMES = sorted(SCENARIOS)
-INCIDENTS = [name for name in NAMES if not SCENARIOS[name].truth.healthy]
-HEALTHY = [name for name in NAMES if SCENARIOS[name].truth.healthy]
-AMBIGUOUS = [name for name in NAMES if SCENARIOS[name].truth.ambiguous]
+INCIDENTS = [name for name in NAMES if not truth_of(SCENARIOS[name]).healthy]
+HEALTHY = [name for name in NAMES if truth_of(SCENARIOS[name]).healthy]
+AMBIGUOUS = [name for name in NAMES if truth_of(SCENARIOS[name]).ambiguous]
 
 
 def test_the_bundle_has_incidents_a_healthy_pack_and_an_ambiguous_one() -> None:
@@ -29,7 +30,7 @@ def test_the_bundle_has_incidents_a_healthy_pack_and_an_ambiguous_one() -> None:
 @pytest.mark.requirement("R-V-1")
 @pytest.mark.parametrize("name", INCIDENTS)
 async def test_incident_root_cause_is_confirmed_with_key_evidence(name: str, repository: Repository) -> None:
-    truth = SCENARIOS[name].truth
+    truth = truth_of(SCENARIOS[name])
     run = await run_scenario(repository, name)
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_COMPOSER
@@ -72,7 +73,7 @@ async def test_healthy_pack_claims_no_root_cause(name: str, repository: Reposito
 async def test_ambiguous_pack_needs_one_evidence_retry(name: str, repository: Repository) -> None:
     """With the five built-in tools only, the first cycle cannot settle it (with the live tools, the
     namespace's events settle it in one cycle: test_incident_root_cause_is_confirmed_with_key_evidence above)."""
-    truth = SCENARIOS[name].truth
+    truth = truth_of(SCENARIOS[name])
     run = await run_scenario(repository, name, tools_for=builtin_environment)
     trace = run.orchestration_trace
     assert trace.evidence_retry_count == 1

@@ -74,7 +74,7 @@ async def test_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
         _ = [m async for m in api.diagnosis.Diagnose(request)]
     violations = field_violations(caught.value)
     assert [f for f, _ in violations] == [field]
-    assert caught.value.details().startswith(f"{field}: ")
+    assert (caught.value.details() or "").startswith(f"{field}: ")
     assert await api.running.repository.count_runs() == 0
     assert api.running.runs.active_run_ids == []
 

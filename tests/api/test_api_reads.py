@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import grpc
 import grpc.aio
@@ -18,7 +19,13 @@ from .conftest import Api, ApiFactory
 
 
 async def _store_runs(
-    repository: Repository, count: int, *, tenant: str = "default", status: int = 0, verdict: int = 0, start: int = 0
+    repository: Repository,
+    count: int,
+    *,
+    tenant: str = "default",
+    status: run_pb2.RunStatus.ValueType = run_pb2.RUN_STATUS_UNSPECIFIED,
+    verdict: contracts_pb2.Verdict.ValueType = contracts_pb2.VERDICT_UNSPECIFIED,
+    start: int = 0,
 ) -> list[str]:
     """``count`` finished runs, created one second apart (newest last); their ids."""
     ids: list[str] = []
@@ -27,7 +34,7 @@ async def _store_runs(
         run.created_at.FromSeconds(1_700_000_000 + n)
         await repository.create_run(run)
         run.status = status or run_pb2.RUN_STATUS_SUCCESS
-        run.verdict = verdict  # type: ignore[assignment]
+        run.verdict = verdict
         await repository.finish_run(run)
         ids.append(run.run_id)
     return ids
@@ -141,7 +148,7 @@ async def test_list_scenarios_names_the_bundled_packs_and_the_default(api_factor
     assert [s.name for s in scenarios if s.is_default] == ["orders-db-pool"]
 
 
-def _check_request(executor_output: dict[str, object] | None) -> gatekeeper_service_pb2.CheckEvidenceRequest:
+def _check_request(executor_output: Mapping[str, object] | None) -> gatekeeper_service_pb2.CheckEvidenceRequest:
     invocation = contracts_pb2.ToolInvocation(
         invocation_id="inv-1",
         run_id="run-ext",

@@ -81,7 +81,7 @@ async def test_fifty_subscribers_see_identical_sequences(api_factory: ApiFactory
     api, provider, run_id, _ = await _start_gated_run(api_factory)
     watches = [api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id)) for _ in range(50)]
     # A replayed event proves the server subscribed that watcher before it read the store.
-    firsts = await asyncio.gather(*(w.read() for w in watches))
+    firsts = await asyncio.gather(*(next_message(w) for w in watches))
     assert {m.event.sequence for m in firsts} == {1}
     assert api.running.hub.subscriber_count(run_id) == 51  # 50 watchers and the Diagnose stream
 

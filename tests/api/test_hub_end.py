@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from diagnosis.v1 import run_pb2
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub
 
@@ -34,7 +34,9 @@ class CountingStore:
 
 
 def final_run() -> run_pb2.DiagnosisRun:
-    return run_pb2.DiagnosisRun(run_id=RUN, status=run_pb2.RUN_STATUS_SUCCESS, verdict=1)
+    return run_pb2.DiagnosisRun(
+        run_id=RUN, status=run_pb2.RUN_STATUS_SUCCESS, verdict=contracts_pb2.Verdict.ValueType(1)
+    )
 
 
 async def test_a_follower_from_the_start_ends_with_the_hubs_record_and_reads_nothing() -> None:

@@ -103,7 +103,7 @@ def test_writes_failing_then_recovering(server: ServeProcess) -> None:
         _until(lambda: _status(channel) == health_pb2.HealthCheckResponse.NOT_SERVING, 10, "NOT_SERVING", server)
         with pytest.raises(grpc.RpcError) as refused:
             list(stub.Diagnose(request, timeout=10))
-        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
         assert retry_delay_s(refused.value) > 0
 
         # The run's writes fail; its final write is retried for DIAGNOSIS_STORE_RETRY_S, then given up.

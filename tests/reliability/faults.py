@@ -116,7 +116,7 @@ def flooding(_: JsonObject) -> JsonValue:
 
 def nesting(_: JsonObject) -> JsonValue:
     value: JsonValue = "bottom"
-    for _ in range(60):
+    for _level in range(60):
         value = {"down": value}
     return value
 
@@ -289,7 +289,7 @@ class CancellingStore(RecordingStore):
 
         loop.call_soon(later, self.hops)
 
-    async def commit_node(self, run_id: str, **kwargs: object) -> None:  # type: ignore[override]
+    async def commit_node(self, run_id: str, **kwargs: object) -> None:
         self._maybe_cancel()
         await super().commit_node(run_id, **kwargs)  # type: ignore[arg-type]
 
@@ -297,10 +297,9 @@ class CancellingStore(RecordingStore):
         self._maybe_cancel()
         await super().add_tool_invocation(invocation)
 
-    async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun | None:
-        stored = await super().finish_run(run)
+    async def finish_run(self, run: run_pb2.DiagnosisRun) -> None:
+        await super().finish_run(run)
         self.finished = True
-        return stored
 
 
 async def assert_whole_nodes(repository: Repository, run_id: str) -> list[run_pb2.OrchestrationEvent]:

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.scripted import ScriptedProvider
 from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
@@ -108,14 +109,16 @@ def _path(run: run_pb2.DiagnosisRun) -> list[int]:
 @pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("kind", ["timeout", "retryable", "refusal", "invalid", "crash"])
 @pytest.mark.parametrize("role", ["planner", "verifier", "composer"])
-async def test_one_failed_attempt_is_retried_once_or_falls_back(role: str, kind: str, repository: Repository) -> None:
+async def test_one_failed_attempt_is_retried_once_or_falls_back(
+    role: AgentRole, kind: str, repository: Repository
+) -> None:
     """R-R-1, R-R-6, R-A-5: a retryable failure or invalid output gets one technical retry with the same input;
     a refusal or an unexpected exception goes to the node's fallback at once."""
     case = golden_case("pass-composed")
     faulty: list[FaultyProvider] = []
 
-    def wrap(inner: object) -> FaultyProvider:
-        faulty.append(FaultyProvider(inner, {role: [kind]}))  # type: ignore[arg-type]
+    def wrap(inner: AgentProvider) -> FaultyProvider:
+        faulty.append(FaultyProvider(inner, {role: [kind]}))
         return faulty[0]
 
     outcome = await run_case(case, RecordingStore(repository), wrap=wrap, limits=FAST)
@@ -126,7 +129,7 @@ async def test_one_failed_attempt_is_retried_once_or_falls_back(role: str, kind:
     events = outcome.store.events
     attempts = [e for e in events if e.node == node]
     assert attempts[0].outcome == OUTCOME[kind]
-    requests = faulty[0].requests(role)  # type: ignore[arg-type]
+    requests = faulty[0].requests(role)
     if kind in RETRIED:
         # The retry succeeds: the PASS route with the node twice, the same input bytes both times (R-VI-4).
         assert [e.attempt for e in attempts] == [1, 2]
@@ -154,13 +157,13 @@ async def test_one_failed_attempt_is_retried_once_or_falls_back(role: str, kind:
 @pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("kind", ["timeout", "retryable", "invalid"])
 @pytest.mark.parametrize("role", ["planner", "verifier", "composer"])
-async def test_a_second_failure_goes_to_the_fallback(role: str, kind: str, repository: Repository) -> None:
+async def test_a_second_failure_goes_to_the_fallback(role: AgentRole, kind: str, repository: Repository) -> None:
     """R-R-1, R-R-6, R-A-5, R-A-6: two failed attempts end in the node's fallback, SUCCESS and degraded."""
     case = golden_case("pass-composed")
     outcome = await run_case(
         case,
         RecordingStore(repository),
-        wrap=lambda inner: FaultyProvider(inner, {role: [kind, kind]}),  # type: ignore[arg-type]
+        wrap=lambda inner: FaultyProvider(inner, {role: [kind, kind]}),
         limits=FAST,
     )
     run = outcome.stored
@@ -183,8 +186,8 @@ async def test_an_executor_failure_is_never_retried(kind: str, repository: Repos
     case = golden_case("pass-composed")
     providers: list[FaultyProvider] = []
 
-    def wrap(inner: object) -> FaultyProvider:
-        providers.append(FaultyProvider(inner, {"executor": [kind]}))  # type: ignore[arg-type]
+    def wrap(inner: AgentProvider) -> FaultyProvider:
+        providers.append(FaultyProvider(inner, {"executor": [kind]}))
         return providers[0]
 
     outcome = await run_case(case, RecordingStore(repository), wrap=wrap, limits=FAST_EXECUTOR)
@@ -225,7 +228,7 @@ async def test_an_unpaired_surrogate_is_an_invalid_output_not_a_crash(repository
 
 @pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("role", ["verifier", "composer"])
-async def test_an_unpaired_surrogate_from_a_retried_agent_is_retried(role: str, repository: Repository) -> None:
+async def test_an_unpaired_surrogate_from_a_retried_agent_is_retried(role: AgentRole, repository: Repository) -> None:
     """R-R-1: a reply escaping a lone surrogate is INVALID_OUTPUT (retried once), not an unexpected crash."""
     case = golden_case("pass-composed")
     good = case.outputs[role][0]
@@ -352,7 +355,9 @@ async def test_a_failed_create_run_stores_nothing(repository: Repository) -> Non
 
 @pytest.mark.requirement("R-S-3")
 @pytest.mark.parametrize("node", [P, E, G, V, C], ids=["planner", "executor", "gatekeeper", "verifier", "composer"])
-async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(node: int, repository: Repository) -> None:
+async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
+    node: run_pb2.NodeName.ValueType, repository: Repository
+) -> None:
     """R-S-3, R-S-4: a failing commit_node ends the run FAILED (STORE_ERROR), never RUNNING, with only whole
     nodes stored and nothing of the unrecorded node; the store keeps working."""
     case = golden_case("pass-composed")
@@ -444,7 +449,7 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
     run_id = new_run_id()
 
     class Blocking:
-        async def run(self, request: object) -> object:
+        async def run(self, request: AgentRequest) -> AgentReply:
             entered.set()
             await asyncio.sleep(3600)
             raise AssertionError("unreachable")
@@ -454,13 +459,13 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
     class Provider:
         name = "scripted"
 
-        def agent(self, role: str) -> object:
-            return Blocking() if role == "verifier" else scripted.agent(role)  # type: ignore[arg-type]
+        def agent(self, role: AgentRole) -> Agent:
+            return Blocking() if role == "verifier" else scripted.agent(role)
 
     orchestrator = Orchestrator(
         store=repository,
         provider=Provider(),
-        tools_for=lambda _s: replay_tools(),  # type: ignore[arg-type]
+        tools_for=lambda _s: replay_tools(),
     )
     task = asyncio.create_task(orchestrator.run(question=case.question, scenario="", run_id=run_id))
     await asyncio.wait_for(entered.wait(), 5)

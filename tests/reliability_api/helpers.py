@@ -29,7 +29,7 @@ class StoredRun:
     owner: str
     events: list[run_pb2.OrchestrationEvent]
     checkpoints: list[tuple[int, int]]  # (step, node)
-    step_nodes: list[int]
+    step_nodes: list[run_pb2.NodeName.ValueType]
 
 
 def read_stored_run(database: Path, run_id: str) -> StoredRun:

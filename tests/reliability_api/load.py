@@ -108,7 +108,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 async def _diagnose_loop(
-    stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub, scenarios: list[str], tally: Tally, until: float
+    stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub, scenarios: list[str], tally: Tally, until: float
 ) -> None:
     rng = random.Random()
     while time.monotonic() < until:
@@ -138,7 +138,7 @@ async def _diagnose_loop(
             tally.not_success += 1
 
 
-async def _watch_loop(stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub, tally: Tally, until: float) -> None:
+async def _watch_loop(stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub, tally: Tally, until: float) -> None:
     rng = random.Random()
     while time.monotonic() < until:
         if not tally.recent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
@@ -19,7 +20,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.api.errors import MAX_TEXT_BYTES, clip, invalid_argument
 from tests.support.fakes import PassProvider
-from tests.support.rpc import collect, error_reason, next_message, violation_fields
+from tests.support.rpc import collect, error_reason, next_message, raw_unary_stream, raw_unary_unary, violation_fields
 
 from .conftest import Api, ApiFactory
 from .helpers import store_snapshot
@@ -97,7 +98,7 @@ async def test_bad_run_ids_are_invalid_argument_for_get_and_watch(api: Api) -> N
     await _finished_run(api)
     before = store_snapshot(api.database)
     for case, run_id in BAD_RUN_IDS.items():
-        await _expect_invalid(lambda r=run_id: api.diagnosis.GetRun(pb.GetRunRequest(run_id=r)), "run_id", case)
+        await _expect_invalid(functools.partial(api.diagnosis.GetRun, pb.GetRunRequest(run_id=run_id)), "run_id", case)
         await _expect_invalid(_watch(api, run_id), "run_id", case)
         assert api.running.hub.subscriber_count(run_id) == 0, case
     assert store_snapshot(api.database) == before
@@ -216,9 +217,9 @@ async def test_bad_page_tokens_are_invalid_argument(api: Api) -> None:
     }
     before = store_snapshot(api.database)
     for case, page_token in cases.items():
-        status = run_pb2.RUN_STATUS_SUCCESS if case == "other-filter" else 0
-        request = pb.ListRunsRequest(page_size=1, page_token=page_token, status=status)  # type: ignore[arg-type]
-        await _expect_invalid(lambda r=request: api.diagnosis.ListRuns(r), "page_token", case)
+        status = run_pb2.RUN_STATUS_SUCCESS if case == "other-filter" else run_pb2.RUN_STATUS_UNSPECIFIED
+        request = pb.ListRunsRequest(page_size=1, page_token=page_token, status=status)
+        await _expect_invalid(functools.partial(api.diagnosis.ListRuns, request), "page_token", case)
     assert store_snapshot(api.database) == before
     # The real token still works, and only with its own filters.
     second = await api.diagnosis.ListRuns(pb.ListRunsRequest(page_size=1, page_token=token))
@@ -297,8 +298,8 @@ async def test_unparseable_executor_output_is_a_parse_status_not_an_error(api: A
 def _raw(api: Api, path: str, streaming: bool, data: bytes) -> Awaitable[Any]:
     """Sends ``data`` as the request bytes of the method at ``path`` (no client-side serialization)."""
     if streaming:
-        return collect(api.channel.unary_stream(path)(data))
-    return api.channel.unary_unary(path)(data)
+        return collect(raw_unary_stream(api.channel, path)(data))
+    return raw_unary_unary(api.channel, path)(data)
 
 
 DIAGNOSE = "/diagnosis.v1.DiagnosisService/Diagnose"

@@ -59,7 +59,7 @@ def _kill_mid_run(server: ServeProcess) -> str:
         rest: list[pb.DiagnoseResponse] = []
         with pytest.raises(grpc.RpcError) as caught:
             rest.extend(call)
-        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert all(message.WhichOneof("kind") == "event" for message in rest)  # never the final run
     return started.run_id
 

@@ -24,10 +24,17 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.agents.prompts import default_catalog
 from diagnosis_server.api import TokenAuthenticator, configure_logging
-from diagnosis_server.api import auth as auth_module
 from diagnosis_server.api.server import SERVICE_NAMES
 from tests.support.fakes import PassProvider
-from tests.support.rpc import collect, error_reason, eventually, next_message, read_rest, violation_fields
+from tests.support.rpc import (
+    collect,
+    error_reason,
+    eventually,
+    next_message,
+    raw_unary_unary,
+    read_rest,
+    violation_fields,
+)
 
 from .conftest import Api, ApiFactory
 from .helpers import store_snapshot
@@ -98,8 +105,8 @@ async def test_a_token_checked_before_the_request_is_read(api_factory: ApiFactor
     """Without a token even a corrupt or invalid request is UNAUTHENTICATED: nothing about the request
     (which field is wrong, whether a run exists) is told to an unauthenticated caller."""
     api = await api_factory(auth_tokens=TOKENS)
-    calls = [
-        api.channel.unary_unary("/diagnosis.v1.DiagnosisService/GetRun")(b"\x0a\x02\xff\xfe"),
+    calls: list[Awaitable[object]] = [
+        raw_unary_unary(api.channel, "/diagnosis.v1.DiagnosisService/GetRun")(b"\x0a\x02\xff\xfe"),
         api.diagnosis.GetRun(pb.GetRunRequest(run_id="bad id")),
         api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-" + "0" * 32)),
         collect(api.diagnosis.Diagnose(pb.DiagnoseRequest(question=""))),
@@ -191,7 +198,7 @@ def compare_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, bytes]]:
         calls.append((bytes(a), bytes(b)))
         return real(a, b)
 
-    monkeypatch.setattr(auth_module.hmac, "compare_digest", counting)
+    monkeypatch.setattr(hmac, "compare_digest", counting)
     return calls
 
 

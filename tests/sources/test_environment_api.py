@@ -104,7 +104,7 @@ class ToolCallingProvider:
 @dataclass
 class Served:
     running: RunningServer
-    stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub
+    stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub
     database: Path
     prometheus_url: str
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -23,11 +24,11 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-async def pg_pair(postgres_url: str) -> tuple[Repository, Repository]:
+async def pg_pair(postgres_url: str) -> AsyncIterator[tuple[Repository, Repository]]:
     await reset_postgres(postgres_url, drop=False)
     a = await open_repository(postgres_url, owner="replica-a")
     b = await open_repository(postgres_url, owner="replica-b")
-    yield a, b  # type: ignore[misc]
+    yield a, b
     await b.close()
     await a.close()
 

@@ -65,6 +65,16 @@ def retry_delay_s(error: RpcError) -> float:
     return 0.0
 
 
+def raw_unary_unary(channel: grpc.aio.Channel, method: str) -> grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]:
+    """The method at ``method`` taking and returning raw bytes (no client-side serialization)."""
+    return cast("grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]", channel.unary_unary(method))
+
+
+def raw_unary_stream(channel: grpc.aio.Channel, method: str) -> grpc.aio.UnaryStreamMultiCallable[bytes, bytes]:
+    """A server-streaming method taking raw bytes and streaming raw bytes."""
+    return cast("grpc.aio.UnaryStreamMultiCallable[bytes, bytes]", channel.unary_stream(method))
+
+
 async def collect(stream: AsyncIterable[T]) -> list[T]:
     return [message async for message in stream]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import TypeAlias
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from diagnosis_server.verification.verdict import (
 
 C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
+Verdict: TypeAlias = contracts_pb2.Verdict.ValueType
 
 DO = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 RI = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
@@ -150,7 +152,7 @@ CLAIM_SETS = {PASS: checks(DO, RI), LOW: checks(DO, UN), REJECT: checks(DO, CO)}
 RANK = {REJECT: 0, LOW: 1, PASS: 2}
 
 
-def _expected(model: int, claims: int, ceiling: int) -> int:
+def _expected(model: Verdict, claims: Verdict, ceiling: Verdict) -> Verdict:
     if UNSET in (model, ceiling):
         return REJECT
     return min((model, claims, ceiling), key=RANK.__getitem__)
@@ -160,9 +162,11 @@ def _expected(model: int, claims: int, ceiling: int) -> int:
 @pytest.mark.parametrize(
     ("ceiling", "model", "claims"), list(itertools.product(ALL_VERDICTS, ALL_VERDICTS, (PASS, LOW, REJECT)))
 )
-def test_effective_verdict_every_ceiling_model_and_claims_verdict(ceiling: int, model: int, claims: int) -> None:
+def test_effective_verdict_every_ceiling_model_and_claims_verdict(
+    ceiling: Verdict, model: Verdict, claims: Verdict
+) -> None:
     assert claims_verdict(CLAIM_SETS[claims], 0.9) == claims
-    got = effective_verdict(model_verdict=model, checks=CLAIM_SETS[claims], groundedness_score=0.9, ceiling=ceiling)  # type: ignore[arg-type]
+    got = effective_verdict(model_verdict=model, checks=CLAIM_SETS[claims], groundedness_score=0.9, ceiling=ceiling)
     assert got == _expected(model, claims, ceiling)
 
 
@@ -210,9 +214,9 @@ _check = st.builds(
     score=st.floats(min_value=0, max_value=1),
 )
 def test_property_effective_never_exceeds_the_ceiling_nor_the_evidence(
-    model: int, ceiling: int, claim_checks: list[contracts_pb2.ClaimCheck], score: float
+    model: Verdict, ceiling: Verdict, claim_checks: list[contracts_pb2.ClaimCheck], score: float
 ) -> None:
-    got = effective_verdict(model_verdict=model, checks=claim_checks, groundedness_score=score, ceiling=ceiling)  # type: ignore[arg-type]
+    got = effective_verdict(model_verdict=model, checks=claim_checks, groundedness_score=score, ceiling=ceiling)
     assert got in (PASS, LOW, REJECT)
     if ceiling in RANK:
         assert RANK[got] <= RANK[ceiling]

@@ -30,7 +30,7 @@ test: setup
 lint: setup
 	@$(BIN)/ruff check server client tests bench
 	@$(BIN)/ruff format --check server client tests bench
-	@$(BIN)/mypy server client bench
+	@$(BIN)/mypy server client bench tests
 
 # Regenerate the committed Python code from the protos.
 proto: setup

@@ -21,6 +21,7 @@ from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import (
     MAX_JSON_DEPTH,
     MAX_VALUE_DEPTH,
+    JsonObject,
     JsonTooDeep,
     JsonValue,
     JsonValueError,
@@ -209,7 +210,7 @@ def test_a_cycle_is_refused_not_a_recursion_error() -> None:
 
 
 def test_message_to_dict_of_a_built_value_is_the_value() -> None:
-    value = {"lines": ["ERROR upstream timeout", "INFO ok"], "count": 2, "ratio": 0.5}
+    value: JsonObject = {"lines": ["ERROR upstream timeout", "INFO ok"], "count": 2, "ratio": 0.5}
     holder = struct_pb2.Struct()
     holder.fields["v"].CopyFrom(to_value(value))
     assert message_to_dict(holder) == {"v": value}

@@ -37,7 +37,7 @@ GAP = contracts_pb2.EvidenceGap(
 
 
 def _reply(**extra: object) -> str:
-    reply = {
+    reply: dict[str, object] = {
         "summary": f"The root cause is {MARKER}",
         "confirmed_facts": [{"text": f"{MARKER} is down", "claim_ids": ["c1"]}],
         "possible_directions": [],

@@ -485,14 +485,14 @@ def test_matched_text_non_string_value_folds_to_a_warning() -> None:
 def test_each_cited_pointer_is_resolved_once_and_uncited_outputs_never(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pointers resolve in the recorded output itself (never converted whole), once per (invocation, raw_path);
     an output no binding cites is never read."""
-    from diagnosis_server.gatekeeper import rules
+    from diagnosis_server.gatekeeper import pointer, rules
 
     calls: list[tuple[Any, str]] = []
-    real = rules.resolve_value
+    real = pointer.resolve_value  # what rules imported
 
-    def counting(value: Any, pointer: str) -> Any:
-        calls.append((from_value(value), pointer))
-        return real(value, pointer)
+    def counting(value: Any, path: str) -> Any:
+        calls.append((from_value(value), path))
+        return real(value, path)
 
     monkeypatch.setattr(rules, "resolve_value", counting)
     bindings = [bind(path=p, text=t) for p, t in [("/status", "503"), ("/healthy", "true"), ("/status", "503")]]

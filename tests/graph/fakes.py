@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
-from diagnosis_server.conversions import to_struct, to_value
+from diagnosis_server.conversions import JsonObject, JsonValue, to_struct, to_value
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.tools.base import Toolset
 
@@ -40,9 +40,9 @@ class EchoTool:
 
     name = "k8s.events"
     description = "events"
-    input_schema = {"type": "object"}  # noqa: RUF012
+    input_schema: JsonObject = {"type": "object"}  # noqa: RUF012
 
-    async def call(self, arguments: dict[str, object]) -> object:
+    async def call(self, arguments: JsonObject) -> JsonValue:
         return {"events": [{"reason": "OOMKilled", "message": "limit 512Mi"}], "arguments": arguments}
 
 

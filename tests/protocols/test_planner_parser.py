@@ -18,7 +18,7 @@ def step(tool: str = "get_logs", **extra: Any) -> dict[str, Any]:
     return {"tool_name": tool, "arguments": {"service": "checkout", "limit": 50}, "purpose": "look for 500s", **extra}
 
 
-def plan(*steps: dict[str, Any], **extra: Any) -> str:
+def plan(*steps: Any, **extra: Any) -> str:
     return json.dumps({"steps": list(steps), **extra})
 
 

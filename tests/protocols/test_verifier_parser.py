@@ -51,9 +51,7 @@ def make_input() -> contracts_pb2.VerifierInput:
     )
 
 
-def check(
-    claim_id: str, classification: str = "direct_observation", refs: list[Any] | None = None, **extra: Any
-) -> Any:
+def check(claim_id: str, classification: str = "direct_observation", refs: Any = None, **extra: Any) -> Any:
     default_refs = {
         "c1": [{"source_invocation_id": "inv-1", "raw_path": "/lines/0"}],
         "c2": [

@@ -38,7 +38,7 @@ def _material(verdict: int) -> tuple[AllowedMaterial, tuple[str, ...]]:
     for claim_id, statement, classification, status, (invocation, path) in CLAIMS:
         vi.verified_executor_output.claims.add(claim_id=claim_id, statement=statement, critical=True, status=status)
         vi.verified_evidence.add(claim_id=claim_id, source_invocation_id=invocation, raw_path=path, matched_text="x")
-        vo.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)  # type: ignore[arg-type]
+        vo.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)
     vo.evidence_gaps.add(claim_id="c4", description="the deploy history was not read", critical=True)
     material = allowed_material(verifier_input=vi, verifier_output=vo, effective=verdict)  # type: ignore[arg-type]
     return material, excluded_statements(verifier_input=vi, material=material)

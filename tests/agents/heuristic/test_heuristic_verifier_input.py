@@ -54,6 +54,6 @@ class _Provider:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 async def test_the_message_is_what_the_bytes_say_on_every_scenario(name: str, repository: Repository) -> None:
     seen: list[contracts_pb2.VerifierInput] = []
-    run = await run_scenario(repository, name, provider=_Provider(seen))  # type: ignore[arg-type]
+    run = await run_scenario(repository, name, provider=_Provider(seen))
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert seen, "the Verifier ran"

@@ -79,7 +79,11 @@ def _executor_input(steps: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-OOM_STEP = {"tool_name": "k8s.events", "arguments": {"service": "checkout-api", "reason": "OOMKilled"}, "purpose": "p"}
+OOM_STEP: dict[str, Any] = {
+    "tool_name": "k8s.events",
+    "arguments": {"service": "checkout-api", "reason": "OOMKilled"},
+    "purpose": "p",
+}
 
 
 # ------------------------------------------------------------------------------ one call

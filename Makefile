@@ -30,7 +30,7 @@ test: setup
 lint: setup
 	@$(BIN)/ruff check server client tests bench
 	@$(BIN)/ruff format --check server client tests bench
-	@$(BIN)/mypy server client bench
+	@$(BIN)/mypy server client bench tests
 
 # Regenerate the committed Python code from the protos.
 proto: setup
@@ -59,13 +59,13 @@ soak: setup
 # Concurrent Diagnose streams and WatchRun subscribers against a real `diagnosis serve` (not part of `make test`).
 # LOAD_SECONDS (60), LOAD_STREAMS (200), LOAD_WATCHERS (500) override the defaults.
 load: setup
-	@PYTHONPATH=tests $(BIN)/python -m reliability_api.load
+	@$(BIN)/python -m tests.reliability_api.load
 
 # Five minutes of mixed Diagnose/WatchRun/GetRun/ListRuns/CheckEvidence and bad requests against a real
 # `diagnosis serve` on loopback: errors, p50/p99, RSS and open fds at start and end (not part of `make test`).
 # SOAK_SECONDS (300), SOAK_WORKERS (24) override the defaults.
 soak-api: setup
-	@PYTHONPATH=tests $(BIN)/python -m reliability_api.soak
+	@$(BIN)/python -m tests.reliability_api.soak
 
 # The benchmarks: a table and var/bench/latest.json (LangGraph, their baseline, is a bench-only dependency).
 BENCH_STAMP := $(VENV)/.bench-stamp

@@ -41,8 +41,12 @@ def test_messages_with_enums_repeated_nested_int64_and_timestamps_match_json_for
     invocation.output.struct_value.update({"lines": [{"n": 1.5, "ok": True}], "none": None})
     invocation.started_at.FromNanoseconds(1_700_000_000_123_456_789)
     invocation.duration_ms = 12
-    step = run_pb2.NodeStep(run_id="run-1", node=run_pb2.NODE_NAME_EXECUTOR, latency_ms=2**40, outcome=5)
-    event = run_pb2.OrchestrationEvent(run_id="run-1", sequence=3, node=99, reason_code="X")  # an unknown enum value
+    step = run_pb2.NodeStep(
+        run_id="run-1", node=run_pb2.NODE_NAME_EXECUTOR, latency_ms=2**40, outcome=run_pb2.NodeOutcome.ValueType(5)
+    )
+    event = run_pb2.OrchestrationEvent(
+        run_id="run-1", sequence=3, node=run_pb2.NodeName.ValueType(99), reason_code="X"
+    )  # an unknown value
     run = run_pb2.DiagnosisRun(run_id="run-1", status=run_pb2.RUN_STATUS_SUCCESS)
     run.self_evaluation.rule_evaluation.update({"a": [1, "b"]})
     for message in (invocation, step, event, run, contracts_pb2.GatekeeperResult()):

@@ -21,6 +21,7 @@ from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import (
     MAX_JSON_DEPTH,
     MAX_VALUE_DEPTH,
+    JsonObject,
     JsonTooDeep,
     JsonValue,
     JsonValueError,
@@ -62,20 +63,23 @@ def _same(value: JsonValue) -> bool:
     return from_value(to_value(value)) == value
 
 
+@pytest.mark.requirement("R-C-2")
 @given(json_values)
-def test_r_c_2_to_value_round_trips_through_from_value(value: JsonValue) -> None:
+def test_value_round_trips_through_from_value(value: JsonValue) -> None:
     assert _same(value)
 
 
+@pytest.mark.requirement("R-C-2")
 @given(json_values)
-def test_r_c_2_to_value_records_the_bytes_parse_dict_recorded(value: JsonValue) -> None:
+def test_value_records_the_bytes_parse_dict_recorded(value: JsonValue) -> None:
     built = to_value(value)
     assert built == _parse_dict_value(value)
     assert built.SerializeToString(deterministic=True) == _parse_dict_value(value).SerializeToString(deterministic=True)
 
 
+@pytest.mark.requirement("R-C-2")
 @given(json_objects)
-def test_r_c_2_to_struct_round_trips_and_matches_parse_dict(value: dict[str, JsonValue]) -> None:
+def test_struct_round_trips_and_matches_parse_dict(value: dict[str, JsonValue]) -> None:
     expected = struct_pb2.Struct()
     json_format.ParseDict(value, expected)
     built = to_struct(value)
@@ -83,8 +87,9 @@ def test_r_c_2_to_struct_round_trips_and_matches_parse_dict(value: dict[str, Jso
     assert from_struct(built) == value
 
 
+@pytest.mark.requirement("R-VI-4")
 @given(json_objects)
-def test_r_vi_4_canonical_bytes_of_a_built_struct_are_unchanged(value: dict[str, JsonValue]) -> None:
+def test_canonical_bytes_of_a_built_struct_are_unchanged(value: dict[str, JsonValue]) -> None:
     expected = struct_pb2.Struct()
     json_format.ParseDict(value, expected)
     assert canonical_bytes(to_struct(value)) == canonical_bytes(expected)
@@ -205,7 +210,7 @@ def test_a_cycle_is_refused_not_a_recursion_error() -> None:
 
 
 def test_message_to_dict_of_a_built_value_is_the_value() -> None:
-    value = {"lines": ["ERROR upstream timeout", "INFO ok"], "count": 2, "ratio": 0.5}
+    value: JsonObject = {"lines": ["ERROR upstream timeout", "INFO ok"], "count": 2, "ratio": 0.5}
     holder = struct_pb2.Struct()
     holder.fields["v"].CopyFrom(to_value(value))
     assert message_to_dict(holder) == {"v": value}

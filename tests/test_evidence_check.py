@@ -56,7 +56,8 @@ def request(
     return req
 
 
-def test_r_gk_5_text_output_passes_and_is_projected() -> None:
+@pytest.mark.requirement("R-GK-5")
+def test_text_output_passes_and_is_projected() -> None:
     response = check_evidence(request(json.dumps(output("inv-1")), [inv()]))
     assert response.parse_status == G.PARSE_STATUS_OK
     assert response.parse_error == ""
@@ -69,14 +70,16 @@ def test_r_gk_5_text_output_passes_and_is_projected() -> None:
     assert [g.description for g in response.verified_executor_output.evidence_gaps] == ["no trace of the upstream"]
 
 
-def test_r_c_1_json_and_text_forms_give_the_same_response() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_json_and_text_forms_give_the_same_response() -> None:
     doc = output("inv-1", "inv-2")
     by_text = check_evidence(request(json.dumps(doc), [inv(), inv("inv-2")]))
     by_json = check_evidence(request(doc, [inv(), inv("inv-2")]))
     assert by_text == by_json
 
 
-def test_r_r_2_invalid_output_has_no_gatekeeper_result_and_no_ceiling() -> None:
+@pytest.mark.requirement("R-R-2")
+def test_invalid_output_has_no_gatekeeper_result_and_no_ceiling() -> None:
     response = check_evidence(request("I think the database is down.", [inv()]))
     assert response.parse_status == G.PARSE_STATUS_INVALID_OUTPUT
     assert "not JSON" in response.parse_error
@@ -86,7 +89,8 @@ def test_r_r_2_invalid_output_has_no_gatekeeper_result_and_no_ceiling() -> None:
     assert not response.HasField("verified_executor_output")
 
 
-def test_r_gk_1_forbidden_field_in_json_form_is_rejected() -> None:
+@pytest.mark.requirement("R-GK-1")
+def test_forbidden_field_in_json_form_is_rejected() -> None:
     response = check_evidence(request(output("inv-1", user_facing_answer="it is the db"), [inv()]))
     assert response.parse_status == G.PARSE_STATUS_OK
     assert response.gatekeeper_result.severity == G.GATEKEEPER_SEVERITY_REJECT
@@ -95,7 +99,8 @@ def test_r_gk_1_forbidden_field_in_json_form_is_rejected() -> None:
     assert not response.HasField("verified_executor_output")
 
 
-def test_r_gk_7_low_confid_projects_only_passed_bindings() -> None:
+@pytest.mark.requirement("R-GK-7")
+def test_low_confid_projects_only_passed_bindings() -> None:
     response = check_evidence(request(output("inv-1", "inv-404"), [inv()]))
     assert response.verdict_ceiling == G.VERDICT_LOW_CONFID
     assert [e.claim_id for e in response.verified_evidence] == ["c1"]
@@ -108,7 +113,8 @@ def test_run_id_is_inferred_from_the_invocations() -> None:
     assert response.gatekeeper_result.status == G.GATEKEEPER_STATUS_PASS
 
 
-def test_r_gk_3_explicit_run_id_makes_other_runs_invocations_foreign() -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_explicit_run_id_makes_other_runs_invocations_foreign() -> None:
     invocations = [inv(), inv("inv-2", run_id="run-2")]
     response = check_evidence(request(output("inv-1", "inv-2"), invocations, run_id="run-1"))
     result = response.gatekeeper_result

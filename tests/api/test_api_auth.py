@@ -16,10 +16,10 @@ from structlog.testing import capture_logs
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, gatekeeper_service_pb2
 from diagnosis_server.api import StartupError, TokenAuthenticator, check_bind_policy, start_server
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import error_reason, eventually
 
 from .conftest import Api, ApiFactory, make_settings
-from .fakes import PassProvider, tools_for
-from .helpers import error_reason, eventually
 
 ACME = "acme-token-7f3e9c1d"
 GLOBEX = "globex-token-52ab8e04"
@@ -65,7 +65,8 @@ async def test_every_method_refuses_a_missing_or_wrong_token(api_factory: ApiFac
     assert await api.running.repository.count_runs() == 0
 
 
-async def test_r_s_4_another_tenants_run_is_not_found_and_not_listed(api_factory: ApiFactory) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_another_tenants_run_is_not_found_and_not_listed(api_factory: ApiFactory) -> None:
     api = await api_factory(auth_tokens=TOKENS)
     d = api.diagnosis
     messages = [m async for m in d.Diagnose(pb.DiagnoseRequest(question="why?"), metadata=bearer(ACME))]

@@ -19,9 +19,9 @@ from diagnosis_server import evidence_check
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
 from diagnosis_server.conversions import to_value
 from diagnosis_server.evidence_check import CheckLimits
+from tests.support.rpc import error_reason, field_violations, retry_delay_s
 
 from .conftest import Api, ApiFactory
-from .helpers import error_reason, field_violations, retry_delay_s
 
 
 def _invocation(n: int, output: Any = None) -> contracts_pb2.ToolInvocation:

@@ -11,13 +11,14 @@ from structlog.testing import capture_logs
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from tests.support.fakes import PassProvider
+from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest
 
 from .conftest import Api, ApiFactory
-from .fakes import PassProvider
-from .helpers import error_reason, eventually, field_violations, read_rest
 
 
-async def test_r_s_3_diagnose_streams_started_then_events_then_the_stored_run(api: Api) -> None:
+@pytest.mark.requirement("R-S-3")
+async def test_diagnose_streams_started_then_events_then_the_stored_run(api: Api) -> None:
     messages = await api.diagnose()
 
     kinds = [m.WhichOneof("kind") for m in messages]
@@ -54,6 +55,7 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
     assert messages[-1].run.question == "Why are orders slow?"
 
 
+@pytest.mark.requirement("R-T-2")
 @pytest.mark.parametrize(
     ("question", "scenario", "field"),
     [
@@ -64,7 +66,7 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
     ],
     ids=["empty", "blank", "too-long", "unknown-scenario"],
 )
-async def test_r_t_2_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
+async def test_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
     api: Api, question: str, scenario: str, field: str
 ) -> None:
     request = pb.DiagnoseRequest(question=question, context=pb.RequestContext(scenario=scenario))
@@ -72,7 +74,7 @@ async def test_r_t_2_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
         _ = [m async for m in api.diagnosis.Diagnose(request)]
     violations = field_violations(caught.value)
     assert [f for f, _ in violations] == [field]
-    assert caught.value.details().startswith(f"{field}: ")
+    assert (caught.value.details() or "").startswith(f"{field}: ")
     assert await api.running.repository.count_runs() == 0
     assert api.running.runs.active_run_ids == []
 
@@ -90,7 +92,7 @@ async def test_client_cancel_mid_stream_leaves_the_run_running_to_completion(api
     provider = PassProvider(gate=asyncio.Event())
     api = await api_factory(provider=provider)
     call = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    first = await call.read()
+    first = await next_message(call)
     run_id = first.run_id
     await provider.entered.acquire()
     call.cancel()
@@ -114,7 +116,7 @@ async def test_deadline_ends_the_stream_but_not_the_run(api_factory: ApiFactory)
     api = await api_factory(provider=provider)
     with capture_logs() as logs:
         call = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"), timeout=0.5)
-        first = await call.read()
+        first = await next_message(call)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await read_rest(call)
         assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -131,7 +133,7 @@ async def test_concurrent_run_limit_is_resource_exhausted(api_factory: ApiFactor
     provider = PassProvider(gate=asyncio.Event())
     api = await api_factory(provider=provider, max_concurrent_runs=1)
     first = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="first"))
-    started = await first.read()
+    started = await next_message(first)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await api.diagnose("second")
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

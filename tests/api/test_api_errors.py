@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import grpc.aio
 import pytest
 from structlog.testing import capture_logs
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis.v1 import run_pb2
 from diagnosis_server.store import StoreError
+from tests.support.rpc import error_reason, eventually, read_rest, retry_delay_s
 
 from .conftest import Api
-from .helpers import error_reason, eventually, read_rest, retry_delay_s
 
 SECRET = "postgresql://admin:hunter2@db.internal/prod"
 
@@ -63,12 +66,13 @@ async def test_a_stream_failing_midway_ends_internal_after_what_it_sent(
     real_get_run = api.running.repository.get_run
     calls = 0
 
-    async def get_run_once(*args: object, **kwargs: object) -> object:
+    async def get_run_once(*args: Any, **kwargs: Any) -> run_pb2.DiagnosisRun | None:
         nonlocal calls
         calls += 1
         if calls == 1:
-            return await real_get_run(*args, **kwargs)  # type: ignore[arg-type]
-        return await broken()
+            return await real_get_run(*args, **kwargs)
+        await broken()
+        return None
 
     monkeypatch.setattr(api.running.repository, "get_run", get_run_once)
     call = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run.run_id))

@@ -22,10 +22,10 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.cli.serve import serve
 from diagnosis_server.store import INTERRUPTED, open_repository
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import eventually, next_message, read_rest
 
 from .conftest import Api, ApiFactory, make_settings
-from .fakes import PassProvider, tools_for
-from .helpers import eventually, read_rest
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -42,13 +42,13 @@ async def test_shutdown_goes_not_serving_and_interrupts_runs_left_after_the_grac
     api = await api_factory(provider=provider)
     health = health_pb2_grpc.HealthStub(api.channel)
     watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
-    assert (await watch.read()).status == SERVING
+    assert (await next_message(watch)).status == SERVING
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
 
     stopping = asyncio.create_task(api.running.stop(grace=0.2))
-    assert (await watch.read()).status == NOT_SERVING
+    assert (await next_message(watch)).status == NOT_SERVING
     watch.cancel()
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await api.diagnosis.ListScenarios(pb.ListScenariosRequest(), timeout=5)
@@ -74,7 +74,7 @@ async def test_shutdown_lets_a_run_finish_within_the_grace(api_factory: ApiFacto
     provider = PassProvider(gate=asyncio.Event())
     api = await api_factory(provider=provider)
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
 
     stopping = asyncio.create_task(api.running.stop(grace=10))
@@ -117,7 +117,8 @@ async def test_two_replicas_given_one_instance_id_never_interrupt_each_other(api
         provider=PassProvider(gate=gate), instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05}
     )
     stream = first.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    started = await stream.read()
+    started = await next_message(stream)
+    assert first.provider is not None
     await first.provider.entered.acquire()  # the run is live in the first replica
 
     second = await api_factory(instance_id="node-a", start_kwargs={"heartbeat_interval_s": 0.05})

@@ -10,10 +10,10 @@ import structlog
 
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.api import configure_logging
+from tests.support.fakes import PassProvider
+from tests.support.rpc import eventually
 
 from .conftest import ApiFactory
-from .fakes import PassProvider
-from .helpers import eventually
 
 TOKEN = "acme-token-7f3e9c1d"
 DIAGNOSE = "diagnosis.v1.DiagnosisService/Diagnose"

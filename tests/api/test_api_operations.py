@@ -13,10 +13,10 @@ from structlog.testing import capture_logs
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.api import StartupError, start_server
 from diagnosis_server.api.server import warn_plaintext_tokens
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import error_reason
 
 from .conftest import ApiFactory, make_settings
-from .fakes import PassProvider, tools_for
-from .helpers import error_reason
 
 ACME = "acme-token-7f3e9c1d"
 

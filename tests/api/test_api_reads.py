@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import grpc
 import grpc.aio
@@ -11,14 +12,20 @@ import pytest
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.conversions import to_value
-from diagnosis_server.store import Repository
+from diagnosis_server.store import RunStore
+from tests.support.rpc import error_reason, field_violations
 
 from .conftest import Api, ApiFactory
-from .helpers import error_reason, field_violations
 
 
 async def _store_runs(
-    repository: Repository, count: int, *, tenant: str = "default", status: int = 0, verdict: int = 0, start: int = 0
+    repository: RunStore,
+    count: int,
+    *,
+    tenant: str = "default",
+    status: run_pb2.RunStatus.ValueType = run_pb2.RUN_STATUS_UNSPECIFIED,
+    verdict: contracts_pb2.Verdict.ValueType = contracts_pb2.VERDICT_UNSPECIFIED,
+    start: int = 0,
 ) -> list[str]:
     """``count`` finished runs, created one second apart (newest last); their ids."""
     ids: list[str] = []
@@ -27,7 +34,7 @@ async def _store_runs(
         run.created_at.FromSeconds(1_700_000_000 + n)
         await repository.create_run(run)
         run.status = status or run_pb2.RUN_STATUS_SUCCESS
-        run.verdict = verdict  # type: ignore[assignment]
+        run.verdict = verdict
         await repository.finish_run(run)
         ids.append(run.run_id)
     return ids
@@ -141,7 +148,7 @@ async def test_list_scenarios_names_the_bundled_packs_and_the_default(api_factor
     assert [s.name for s in scenarios if s.is_default] == ["orders-db-pool"]
 
 
-def _check_request(executor_output: dict[str, object] | None) -> gatekeeper_service_pb2.CheckEvidenceRequest:
+def _check_request(executor_output: Mapping[str, object] | None) -> gatekeeper_service_pb2.CheckEvidenceRequest:
     invocation = contracts_pb2.ToolInvocation(
         invocation_id="inv-1",
         run_id="run-ext",
@@ -166,7 +173,8 @@ def _claim(invocation_id: str) -> dict[str, object]:
             "evidence_bindings": [binding]}  # fmt: skip
 
 
-async def test_r_gk_5_check_evidence_passes_bindings_to_given_invocations(api: Api) -> None:
+@pytest.mark.requirement("R-GK-5")
+async def test_check_evidence_passes_bindings_to_given_invocations(api: Api) -> None:
     output = {"contract": "executor_evidence_v2", "claims": [_claim("inv-1")]}
     response = await api.gatekeeper.CheckEvidence(_check_request(output))
     assert response.parse_status == contracts_pb2.PARSE_STATUS_OK
@@ -175,7 +183,8 @@ async def test_r_gk_5_check_evidence_passes_bindings_to_given_invocations(api: A
     assert [e.source_invocation_id for e in response.verified_evidence] == ["inv-1"]
 
 
-async def test_r_gk_3_check_evidence_fails_a_binding_to_an_unknown_invocation(api: Api) -> None:
+@pytest.mark.requirement("R-GK-3")
+async def test_check_evidence_fails_a_binding_to_an_unknown_invocation(api: Api) -> None:
     output = {"contract": "executor_evidence_v2", "claims": [_claim("inv-404")]}
     response = await api.gatekeeper.CheckEvidence(_check_request(output))
     assert "evidence.invocation_ref" in response.gatekeeper_result.failed_rules

@@ -13,10 +13,10 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.agents.base import AgentRole
 from diagnosis_server.store import NodeCommit, open_repository
+from tests.support.fakes import PassProvider
+from tests.support.rpc import eventually, field_violations, next_message, read_rest
 
 from .conftest import Api, ApiFactory
-from .fakes import PassProvider
-from .helpers import eventually, field_violations, read_rest
 
 FINISHED_EVENTS = 6  # planner, executor, gatekeeper, builder, verifier, composer
 
@@ -39,7 +39,7 @@ async def _start_gated_run(
     provider = PassProvider(gate=asyncio.Event(), gate_role=role)
     api = await api_factory(provider=provider, **settings)
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
     return api, provider, run_id, diagnose
 
@@ -65,7 +65,7 @@ async def test_watch_replays_only_events_after_the_given_sequence(api: Api, afte
 async def test_watch_follows_a_running_run_live_to_its_end(api_factory: ApiFactory) -> None:
     api, provider, run_id, diagnose = await _start_gated_run(api_factory)
     watch = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id, after_sequence=1))
-    replayed = [await watch.read() for _ in range(4)]
+    replayed = [await next_message(watch) for _ in range(4)]
     assert [m.event.sequence for m in replayed] == [2, 3, 4, 5]
     assert api.running.runs.active_run_ids == [run_id]
 
@@ -81,7 +81,7 @@ async def test_fifty_subscribers_see_identical_sequences(api_factory: ApiFactory
     api, provider, run_id, _ = await _start_gated_run(api_factory)
     watches = [api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id)) for _ in range(50)]
     # A replayed event proves the server subscribed that watcher before it read the store.
-    firsts = await asyncio.gather(*(w.read() for w in watches))
+    firsts = await asyncio.gather(*(next_message(w) for w in watches))
     assert {m.event.sequence for m in firsts} == {1}
     assert api.running.hub.subscriber_count(run_id) == 51  # 50 watchers and the Diagnose stream
 
@@ -123,7 +123,7 @@ async def test_watch_follows_a_run_of_another_instance_through_the_store(api_fac
         event = run_pb2.OrchestrationEvent(run_id=run.run_id, sequence=1, node=run_pb2.NODE_NAME_PLANNER)
         await other.commit_node(NodeCommit(run.run_id, events=[event]))
         watch = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run.run_id))
-        assert (await watch.read()).event.sequence == 1
+        assert (await next_message(watch)).event.sequence == 1
 
         second = run_pb2.OrchestrationEvent(run_id=run.run_id, sequence=2, node=run_pb2.NODE_NAME_EXECUTOR)
         await other.commit_node(NodeCommit(run.run_id, events=[second]))

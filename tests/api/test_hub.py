@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import pytest
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub, Signal
+from diagnosis_server.store import RunStore
 
 RUN = "run-hub"
 
@@ -80,7 +82,7 @@ async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
     store = FakeStore()
     hub.open(RUN)
     subscription = hub.subscribe(RUN)
-    follower = RunFollower(store, subscription)
+    follower = RunFollower(cast(RunStore, store), subscription)
     seen: list[int] = []
 
     async def follow() -> None:
@@ -107,7 +109,7 @@ async def test_follower_drops_live_duplicates_of_replayed_events() -> None:
     subscription = hub.subscribe(RUN)  # before the store is read
     for sequence in (1, 2, 3):
         store.commit(hub, sequence)  # both stored and queued: the replay and the live feed overlap
-    follower = RunFollower(store, subscription, after_sequence=1)
+    follower = RunFollower(cast(RunStore, store), subscription, after_sequence=1)
     store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
     hub.close(RUN)
     assert [e.sequence async for e in follower.events()] == [2, 3]
@@ -119,7 +121,7 @@ async def test_follower_fills_a_gap_in_the_live_feed_from_the_store() -> None:
     store = FakeStore()
     hub.open(RUN)
     subscription = hub.subscribe(RUN)
-    follower = RunFollower(store, subscription)
+    follower = RunFollower(cast(RunStore, store), subscription)
     store.events.append(event(1))  # stored, never published (the feed skips it)
     store.commit(hub, 2)
     store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
@@ -131,7 +133,7 @@ async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
     hub = EventHub()
     store = FakeStore()
     store.events.append(event(1))
-    follower = RunFollower(store, hub.subscribe(RUN), poll_interval_s=0.001)
+    follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
     seen: list[int] = []
 
     async def follow() -> None:
@@ -152,7 +154,7 @@ async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows
     hub = EventHub()
     store = FakeStore()
     hub.open(RUN)
-    follower = RunFollower(store, hub.subscribe(RUN), poll_interval_s=0.001)
+    follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
     store.commit(hub, 1)
     hub.close(RUN)  # the task is gone; status RUNNING
     seen: list[int] = []

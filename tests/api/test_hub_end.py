@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from diagnosis.v1 import run_pb2
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub
+from diagnosis_server.store import RunStore
 
 RUN = "run-end"
 
@@ -37,13 +40,15 @@ class CountingStore:
 
 
 def final_run() -> run_pb2.DiagnosisRun:
-    return run_pb2.DiagnosisRun(run_id=RUN, status=run_pb2.RUN_STATUS_SUCCESS, verdict=1)
+    return run_pb2.DiagnosisRun(
+        run_id=RUN, status=run_pb2.RUN_STATUS_SUCCESS, verdict=contracts_pb2.Verdict.ValueType(1)
+    )
 
 
 async def test_a_follower_from_the_start_ends_with_the_hubs_record_and_reads_nothing() -> None:
     hub, store = EventHub(), CountingStore()
     hub.open(RUN)
-    follower = RunFollower(store, hub.subscribe(RUN))
+    follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN))
     for sequence in (1, 2, 3):
         store.events.append(event(sequence))
         hub.publish(event(sequence))
@@ -61,7 +66,7 @@ async def test_a_late_follower_replays_then_ends_with_the_hubs_record() -> None:
     hub.publish(event(1))
     subscription = hub.subscribe(RUN)
     assert subscription.published_before == 1
-    follower = RunFollower(store, subscription)
+    follower = RunFollower(cast(RunStore, store), subscription)
     store.events.append(event(2))
     hub.publish(event(2))
     hub.close(RUN, final=final_run())
@@ -72,7 +77,7 @@ async def test_a_late_follower_replays_then_ends_with_the_hubs_record() -> None:
 async def test_an_end_without_a_stored_record_falls_back_to_the_store() -> None:
     hub, store = EventHub(), CountingStore()
     hub.open(RUN)
-    follower = RunFollower(store, hub.subscribe(RUN))
+    follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN))
     store.status = run_pb2.RUN_STATUS_SUCCESS
     hub.close(RUN)  # the run's final write failed, or nobody said: the store decides
     assert [e async for e in follower.events()] == []

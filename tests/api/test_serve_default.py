@@ -33,8 +33,9 @@ def _heuristic_missing() -> str:
 MISSING = _heuristic_missing()
 
 
+@pytest.mark.requirement("R-A-6")
 @pytest.mark.skipif(bool(MISSING), reason=f"the heuristic provider is not available: {MISSING}")
-async def test_r_a_6_default_server_diagnoses_a_bundled_scenario_and_stops_on_sigterm(tmp_path: Path) -> None:
+async def test_default_server_diagnoses_a_bundled_scenario_and_stops_on_sigterm(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("DIAGNOSIS_")} | {
         "DIAGNOSIS_METRICS_ADDRESS": ""
     }

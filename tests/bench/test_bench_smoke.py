@@ -46,8 +46,8 @@ async def test_engine_no_op_run_without_langgraph() -> None:
 
 def test_gatekeeper_measure_checks_every_size() -> None:
     """The generated outputs pass the Gatekeeper (R-GK-5) at every size measured."""
-    figures = gatekeeper.measure(sizes=(10, 20), bindings_per_round=20, rounds=1)
-    assert set(figures["gatekeeper_bindings_per_s"]) == {"10", "20"}  # type: ignore[arg-type]
+    figures: dict[str, Any] = gatekeeper.measure(sizes=(10, 20), bindings_per_round=20, rounds=1)
+    assert set(figures["gatekeeper_bindings_per_s"]) == {"10", "20"}
     assert _positive(figures["gatekeeper_vs_floor"]) and _positive(figures["gatekeeper_floor_bindings_per_s"])
     assert figures["gatekeeper_growth_vs_10"]["10"] == 1.0
     assert all(_positive(rate) for rate in figures["gatekeeper_bindings_per_s"].values())

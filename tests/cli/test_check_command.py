@@ -68,7 +68,8 @@ def run_check(capsys: pytest.CaptureFixture[str], path: str) -> tuple[int, Any, 
     return code, (json.loads(captured.out) if captured.out else None), captured.err
 
 
-def test_r_gk_5_passing_file_prints_every_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.requirement("R-GK-5")
+def test_passing_file_prints_every_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, {"tool_invocations": INVOCATIONS, "executor_output": executor_output(GOOD, METRIC)})
     code, out, err = run_check(capsys, path)
     assert code == 0
@@ -86,7 +87,8 @@ def test_r_gk_5_passing_file_prints_every_field(tmp_path: Path, capsys: pytest.C
     assert [c["claim_id"] for c in out["verified_executor_output"]["claims"]] == ["c1", "c2"]
 
 
-def test_r_gk_7_mixed_file_is_low_confid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.requirement("R-GK-7")
+def test_mixed_file_is_low_confid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, {"tool_invocations": INVOCATIONS, "executor_output": executor_output(GOOD, FABRICATED)})
     code, out, _ = run_check(capsys, path)
     assert code == 1  # the Gatekeeper failed it, or it does not parse
@@ -95,9 +97,8 @@ def test_r_gk_7_mixed_file_is_low_confid(tmp_path: Path, capsys: pytest.CaptureF
     assert [e["claim_id"] for e in out["verified_evidence"]] == ["c1"]
 
 
-def test_r_gk_1_raw_text_with_forbidden_field_is_reject_and_exit_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.mark.requirement("R-GK-1")
+def test_raw_text_with_forbidden_field_is_reject_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = "```json\n" + json.dumps(executor_output(GOOD, user_facing_answer="restart it")) + "\n```"
     path = write(tmp_path, {"tool_invocations": INVOCATIONS, "executor_output": raw})
     code, out, _ = run_check(capsys, path)
@@ -107,7 +108,8 @@ def test_r_gk_1_raw_text_with_forbidden_field_is_reject_and_exit_1(
     assert out["verified_evidence"] == []
 
 
-def test_r_gk_3_explicit_run_id_marks_foreign_invocations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_explicit_run_id_marks_foreign_invocations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     document = {"tool_invocations": INVOCATIONS, "executor_output": executor_output(GOOD), "run_id": "run-2"}
     code, out, _ = run_check(capsys, write(tmp_path, document))
     assert code == 1  # the Gatekeeper failed it, or it does not parse

@@ -5,33 +5,35 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from client_fakes import FakeDiagnosisService, FakeServer
-from live_server import AUTH_TOKENS, FinishedRun, LiveServer, run_server
 
 from diagnosis import AsyncDiagnosisClient, ConnectionConfig, DiagnosisClient
+from tests.support.serve import ServeProcess, serving
+
+from .client_fakes import FakeDiagnosisService, FakeServer
+from .live_server import AUTH_TOKENS, FinishedRun
 
 
-def _start(tmp_path_factory: pytest.TempPathFactory, name: str, env: dict[str, str]) -> Iterator[LiveServer]:
+def _start(tmp_path_factory: pytest.TempPathFactory, name: str, env: dict[str, str]) -> Iterator[ServeProcess]:
     try:
-        with run_server(tmp_path_factory.mktemp(name), env) as server:
+        with serving(tmp_path_factory.mktemp(name), env) as server:
             yield server
     except RuntimeError as exc:
         pytest.fail(f"the server could not be started: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     yield from _start(tmp_path_factory, "server", {})
 
 
 @pytest.fixture(scope="session")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     tokens = ",".join(f"{tenant}:{token}" for tenant, token in AUTH_TOKENS.items())
     yield from _start(tmp_path_factory, "auth-server", {"DIAGNOSIS_AUTH_TOKENS": tokens})
 
 
 @pytest.fixture
-def config(live_server: LiveServer) -> ConnectionConfig:
+def config(live_server: ServeProcess) -> ConnectionConfig:
     return ConnectionConfig(target=live_server.target, default_timeout=30.0)
 
 
@@ -48,7 +50,7 @@ async def aclient(config: ConnectionConfig) -> AsyncIterator[AsyncDiagnosisClien
 
 
 @pytest.fixture(scope="session")
-def finished_run(live_server: LiveServer) -> FinishedRun:
+def finished_run(live_server: ServeProcess) -> FinishedRun:
     """One diagnosis of the default scenario, run to its end (shared by read-only tests)."""
     with DiagnosisClient(ConnectionConfig(target=live_server.target, default_timeout=30.0)) as c:
         responses = list(c.diagnose("why is checkout returning 500s?", scenario="checkout-oom"))
@@ -57,7 +59,8 @@ def finished_run(live_server: LiveServer) -> FinishedRun:
 
 @pytest.fixture
 def fake() -> Iterator[FakeServer]:
-    server = FakeServer(FakeDiagnosisService())
+    # The generated servicer stub marks every RPC abstract; the fake serves those the client tests call.
+    server = FakeServer(FakeDiagnosisService())  # type: ignore[abstract]
     try:
         yield server
     finally:

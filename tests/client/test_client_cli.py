@@ -7,13 +7,15 @@ import re
 from pathlib import Path
 
 import pytest
-from client_fakes import FakeServer
 from google.protobuf import json_format
-from live_server import FinishedRun, LiveServer, free_port
 
 from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
 from diagnosis_server.cli.client_commands import event_line
+from tests.support.serve import ServeProcess, free_port
+
+from .client_fakes import FakeServer
+from .live_server import FinishedRun
 
 EVENT_LINE = re.compile(r"\[\d+\] [a-z ]+: [a-z ():,-]+ \(attempt \d+(, cycle \d+)?(; [a-z0-9 ]+)?\)")
 
@@ -49,7 +51,7 @@ def test_event_lines_never_show_enum_names() -> None:
 
 
 def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
-    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_cli(
         capsys, "ask", "why is checkout failing?", "--scenario", "checkout-oom", "--target", live_server.target
@@ -78,7 +80,7 @@ def test_wrap_answer_keeps_items_and_quotes_indented() -> None:
     assert lines[-2].startswith("  observed in") and lines[-1].startswith("    x")
 
 
-def test_ask_json_prints_only_the_final_run(live_server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_json_prints_only_the_final_run(live_server: ServeProcess, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "ask", "why is checkout failing?", "--json", "--target", live_server.target)
     assert code == 0
     assert err == ""
@@ -101,7 +103,7 @@ def test_ask_exits_1_when_the_run_failed(fake: FakeServer, capsys: pytest.Captur
 
 
 def test_watch_prints_events_then_how_the_run_ended(
-    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_cli(capsys, "watch", finished_run.run.run_id, "--target", live_server.target)
     assert code == 0, err
@@ -113,7 +115,7 @@ def test_watch_prints_events_then_how_the_run_ended(
 
 
 def test_watch_json_prints_one_message_a_line(
-    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run_cli(
         capsys, "watch", finished_run.run.run_id, "--after", "1", "--json", "--target", live_server.target
@@ -128,7 +130,7 @@ def test_watch_json_prints_one_message_a_line(
 
 
 def test_runs_list_and_get(
-    live_server: LiveServer, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_id = finished_run.run.run_id
     code, out, _ = run_cli(capsys, "runs", "list", "--page-size", "100", "--target", live_server.target)
@@ -160,7 +162,7 @@ def test_runs_list_and_get(
 
 
 def test_server_errors_print_the_status_code_and_exit_1(
-    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_cli(capsys, "runs", "get", "run-does-not-exist", "--target", live_server.target)
     assert (code, out) == (1, "")
@@ -206,7 +208,7 @@ def test_bad_connection_settings_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_target_comes_from_the_environment(
-    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    live_server: ServeProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("DIAGNOSIS_TARGET", live_server.target)
     code, out, _ = run_cli(capsys, "runs", "list", "--json")
@@ -214,7 +216,9 @@ def test_target_comes_from_the_environment(
     json_format.Parse(out, diagnosis_service_pb2.ListRunsResponse())
 
 
-def test_an_http_url_target_is_parsed_and_dialled(live_server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_http_url_target_is_parsed_and_dialled(
+    live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`--target http://HOST:PORT` used to fail with "Misformatted domain name"."""
     code, out, _ = run_cli(capsys, "runs", "list", "--target", f"http://{live_server.target}/")
     assert code == 0, out

@@ -6,7 +6,6 @@ import json
 
 import grpc
 import pytest
-from client_fakes import FakeServer
 
 from diagnosis import (
     ConnectionConfig,
@@ -17,6 +16,8 @@ from diagnosis import (
     UnavailableError,
 )
 from diagnosis.v1 import diagnosis_service_pb2
+
+from .client_fakes import FakeServer
 
 
 def options(config: ConnectionConfig) -> dict[str, str | int]:

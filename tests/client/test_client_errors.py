@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from client_fakes import FakeServer, bad_request, rich_status
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2
 
@@ -22,6 +21,8 @@ from diagnosis import (
 )
 from diagnosis._status import decode_details
 from diagnosis.v1 import diagnosis_service_pb2
+
+from .client_fakes import FakeServer, bad_request, rich_status
 
 
 class FakeRpcError(grpc.RpcError):
@@ -128,7 +129,7 @@ def test_a_repeated_page_token_is_a_protocol_error_not_a_loop(fake: FakeServer) 
 
 
 def test_unreachable_server_is_unavailable() -> None:
-    from live_server import free_port
+    from tests.support.serve import free_port
 
     config = ConnectionConfig(target=f"127.0.0.1:{free_port()}", retry=None, default_timeout=5)
     with DiagnosisClient(config) as client, pytest.raises(UnavailableError):

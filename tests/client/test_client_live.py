@@ -10,7 +10,6 @@ from typing import Any
 
 import grpc
 import pytest
-from live_server import FinishedRun
 
 from diagnosis import (
     AsyncDiagnosisClient,
@@ -20,6 +19,8 @@ from diagnosis import (
     NotFoundError,
 )
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_service_pb2, run_pb2
+
+from .live_server import FinishedRun
 
 BUNDLED = {
     "checkout-oom",
@@ -77,7 +78,8 @@ def check_evidence_kwargs() -> dict[str, Any]:
 # ---------------------------------------------------------------------- sync
 
 
-def test_r_a_6_diagnose_streams_started_events_then_the_successful_run(client: DiagnosisClient) -> None:
+@pytest.mark.requirement("R-A-6")
+def test_diagnose_streams_started_events_then_the_successful_run(client: DiagnosisClient) -> None:
     run = assert_diagnose_shape(list(client.diagnose(QUESTION, scenario="payments-bad-deploy")))
     assert run.scenario == "payments-bad-deploy"
 
@@ -187,7 +189,8 @@ def test_list_scenarios_names_the_bundled_ones_and_the_default(client: Diagnosis
     assert all(s.title and s.services for s in scenarios)
 
 
-def test_r_gk_5_check_evidence_from_keywords_and_from_a_request(client: DiagnosisClient) -> None:
+@pytest.mark.requirement("R-GK-5")
+def test_check_evidence_from_keywords_and_from_a_request(client: DiagnosisClient) -> None:
     response = client.check_evidence(**check_evidence_kwargs())
     assert response.parse_status == contracts_pb2.PARSE_STATUS_OK
     assert response.gatekeeper_result.status == contracts_pb2.GATEKEEPER_STATUS_PASS

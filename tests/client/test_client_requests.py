@@ -17,7 +17,8 @@ def test_check_evidence_from_keywords_accepts_messages_proto_json_text_and_objec
         None, run_id="run-1", tool_invocations=[INVOCATION, message], executor_output={"contract": "x"}
     )
     assert [i.invocation_id for i in built.tool_invocations] == ["inv-1", "inv-2"]
-    assert built.tool_invocations[0].output.struct_value["lines"][0] == "x"
+    lines = built.tool_invocations[0].output.struct_value["lines"]
+    assert isinstance(lines, struct_pb2.ListValue) and lines[0] == "x"
     assert built.WhichOneof("executor_output") == "executor_output_json"
     assert built.executor_output_json["contract"] == "x"
     text = check_evidence_request(None, run_id="", tool_invocations=(), executor_output="raw text")

@@ -10,7 +10,6 @@ import time
 
 import grpc
 import pytest
-from client_fakes import RUN_ID, FakeServer, Step, ended, event
 
 from diagnosis import (
     AsyncDiagnosisClient,
@@ -23,6 +22,8 @@ from diagnosis import (
     UnavailableError,
 )
 from diagnosis.v1 import diagnosis_service_pb2
+
+from .client_fakes import RUN_ID, FakeServer, Step, ended, event
 
 FAST = ReconnectPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.02)
 

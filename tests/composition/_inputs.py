@@ -60,7 +60,7 @@ def claim_pair(
                 )
             )
         if spec.classification is not None:
-            output.claim_checks.add(claim_id=spec.claim_id, classification=spec.classification, critical=spec.critical)  # type: ignore[arg-type]
+            output.claim_checks.add(claim_id=spec.claim_id, classification=spec.classification, critical=spec.critical)
     output.evidence_gaps.extend(gaps)
     verifier_input = contracts_pb2.VerifierInput(
         diagnosis_context=contracts_pb2.DiagnosisContext(question=question, scenario="checkout", cycle=1),

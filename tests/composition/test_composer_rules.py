@@ -114,7 +114,8 @@ def test_refs_must_name_the_materials_gaps_and_steps() -> None:
     assert CITATION in _rules(reply, V.VERDICT_PASS)
 
 
-def test_r_a_3_directions_and_causes_are_refused_under_reject() -> None:
+@pytest.mark.requirement("R-A-3")
+def test_directions_and_causes_are_refused_under_reject() -> None:
     reply = dict(_good(V.VERDICT_REJECT), possible_directions=[{"text": HYPOTHESIS.statement, "claim_ids": ["c4"]}])
     assert DIRECTIONS_UNDER_REJECT in _rules(reply, V.VERDICT_REJECT)
     for text in ("the root cause is the memory limit", "memory pressure caused the 503s", "OOMKills led to the errors"):
@@ -193,7 +194,8 @@ def test_plain_hyphenated_words_are_not_identifiers() -> None:
     assert UNGROUNDED_IDENTIFIER not in _rules(reply, V.VERDICT_PASS)
 
 
-def test_r_a_2_an_invented_gap_is_refused() -> None:
+@pytest.mark.requirement("R-A-2")
+def test_an_invented_gap_is_refused() -> None:
     reply = _good(V.VERDICT_LOW_CONFID)
     reply["evidence_gaps"] = [{"text": "deploy history missing", "ref": "g1"}, {"text": "the CDN was never checked"}]
     assert INVENTED_GAP in _rules(reply, V.VERDICT_LOW_CONFID)

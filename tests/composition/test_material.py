@@ -29,7 +29,8 @@ def _ids(claims: object) -> list[str]:
     return [c.claim_id for c in claims]  # type: ignore[attr-defined]
 
 
-def test_r_a_2_pass_confirms_observations_names_causes_and_keeps_hypotheses_apart() -> None:
+@pytest.mark.requirement("R-A-2")
+def test_pass_confirms_observations_names_causes_and_keeps_hypotheses_apart() -> None:
     material = build(ALL, V.VERDICT_PASS).material
     assert _ids(material.confirmable) == ["c1", "c2"]
     assert _ids(material.causes) == ["c3"]
@@ -37,14 +38,16 @@ def test_r_a_2_pass_confirms_observations_names_causes_and_keeps_hypotheses_apar
     assert _ids(material.directions) == ["c4"]
 
 
-def test_r_a_2_low_confid_shows_inferences_only_as_possible_directions() -> None:
+@pytest.mark.requirement("R-A-2")
+def test_low_confid_shows_inferences_only_as_possible_directions() -> None:
     material = build(ALL, V.VERDICT_LOW_CONFID).material
     assert _ids(material.confirmable) == ["c1", "c2"]
     assert not material.causes
     assert _ids(material.directions) == ["c3", "c4"]
 
 
-def test_r_a_3_reject_shows_confirmed_facts_only() -> None:
+@pytest.mark.requirement("R-A-3")
+def test_reject_shows_confirmed_facts_only() -> None:
     material = build(ALL, V.VERDICT_REJECT).material
     assert _ids(material.confirmable) == ["c1", "c2"]
     assert not material.causes and not material.directions
@@ -104,7 +107,8 @@ def test_quotes_are_the_longest_matched_texts_with_their_source_and_time() -> No
     assert all(q.observed_at == ts and q.tool_name == "k8s.events" for q in fact.quotes)
 
 
-def test_r_r_3_the_composer_input_holds_the_allowed_material_and_nothing_else() -> None:
+@pytest.mark.requirement("R-R-3")
+def test_the_composer_input_holds_the_allowed_material_and_nothing_else() -> None:
     gap = contracts_pb2.EvidenceGap(claim_id="c3", description="memory against the limit was not read", critical=True)
     material = build(ALL, V.VERDICT_LOW_CONFID, gaps=[gap]).material
     data = material.to_json()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,9 +92,10 @@ def _material(case: Case):  # type: ignore[no-untyped-def]
     return verifier_input, material
 
 
+@pytest.mark.requirement("R-A-1")
 @settings(max_examples=400, deadline=None)
 @given(case=cases())
-def test_r_a_1_the_answer_holds_only_allowed_statements_and_no_composer_text(case: Case) -> None:
+def test_the_answer_holds_only_allowed_statements_and_no_composer_text(case: Case) -> None:
     verifier_input, material = _material(case)
     parsed = parse_composer_output(case.reply)
     assert parsed.ok
@@ -121,12 +123,13 @@ def test_r_a_1_the_answer_holds_only_allowed_statements_and_no_composer_text(cas
     composer_output_violations(parsed, material, excluded_statements=excluded)  # never raises
 
 
+@pytest.mark.requirement("R-A-4")
 @settings(max_examples=200, deadline=None)
 @given(
     case=cases(),
     code=st.sampled_from(["GATEKEEPER_REJECT", "VERIFIER_FAILED", "PLANNER_FAILED"]) | st.just(f"ROOT {MARKERS[2]}"),
 )
-def test_r_a_4_a_pre_verification_fallback_holds_no_claim_whatever_it_knows(case: Case, code: str) -> None:
+def test_a_pre_verification_fallback_holds_no_claim_whatever_it_knows(case: Case, code: str) -> None:
     _, material = _material(case)
     output = render_pre_verification_fallback(pre_verification_notes(RunRecord(code)), known=material)
     text = compact(answer_text(output) + " " + str(output))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
@@ -36,7 +37,7 @@ GAP = contracts_pb2.EvidenceGap(
 
 
 def _reply(**extra: object) -> str:
-    reply = {
+    reply: dict[str, object] = {
         "summary": f"The root cause is {MARKER}",
         "confirmed_facts": [{"text": f"{MARKER} is down", "claim_ids": ["c1"]}],
         "possible_directions": [],
@@ -47,7 +48,8 @@ def _reply(**extra: object) -> str:
     return json.dumps(reply)
 
 
-def test_r_a_1_no_composer_text_reaches_the_answer() -> None:
+@pytest.mark.requirement("R-A-1")
+def test_no_composer_text_reaches_the_answer() -> None:
     material = build(ALL, V.VERDICT_PASS, gaps=[GAP]).material
     parsed = parse_composer_output(_reply(headline="c3"))
     output = render_answer(material, parsed)
@@ -75,7 +77,8 @@ def test_confirmed_facts_show_their_quote_and_source() -> None:
     )
 
 
-def test_r_a_2_low_confid_keeps_facts_directions_gaps_and_steps_apart() -> None:
+@pytest.mark.requirement("R-A-2")
+def test_low_confid_keeps_facts_directions_gaps_and_steps_apart() -> None:
     gap = contracts_pb2.EvidenceGap(claim_id="c3", description="not shown directly", critical=True)
     output = render_verified(build(ALL, V.VERDICT_LOW_CONFID, gaps=[gap]).material)
     text = answer_text(output)
@@ -90,7 +93,8 @@ def test_r_a_2_low_confid_keeps_facts_directions_gaps_and_steps_apart() -> None:
     assert CAUSE.statement not in confirmed and HYPOTHESIS.statement not in confirmed
 
 
-def test_r_a_3_reject_says_so_and_draws_no_conclusion() -> None:
+@pytest.mark.requirement("R-A-3")
+def test_reject_says_so_and_draws_no_conclusion() -> None:
     output = render_answer(build(ALL, V.VERDICT_REJECT).material, parse_composer_output(_reply(headline="c3")))
     text = answer_text(output)
     assert text.startswith(REJECT_SUMMARY) and "cannot support a reliable conclusion" in text
@@ -159,7 +163,8 @@ def test_long_quotes_are_cut_for_display_only() -> None:
     assert "x" * 159 + "…" in answer_text(output) and long not in answer_text(output)
 
 
-def test_r_a_5_the_post_verification_fallback_says_why_it_rendered() -> None:
+@pytest.mark.requirement("R-A-5")
+def test_the_post_verification_fallback_says_why_it_rendered() -> None:
     material = build([OOM, ERRORS], V.VERDICT_PASS).material
     refused = render_verified(
         material, notes=post_verification_notes(RunRecord("COMPOSER_FAILED", composer_refusal=("composer.citation",)))
@@ -177,7 +182,8 @@ def _checked(passed: bool, rule: str = "") -> contracts_pb2.CheckedBinding:
     return contracts_pb2.CheckedBinding(claim_id="c1", passed=passed, failed_rules=[rule] if rule else [])
 
 
-def test_r_a_4_a_pre_verification_fallback_says_what_happened_from_the_record() -> None:
+@pytest.mark.requirement("R-A-4")
+def test_a_pre_verification_fallback_says_what_happened_from_the_record() -> None:
     calls = (
         RecordedCall("inv-1", "logs.search", {}, None, contracts_pb2.TOOL_INVOCATION_STATUS_OK),
         RecordedCall("inv-2", "prometheus.query", {}, None, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR),
@@ -210,7 +216,8 @@ def test_r_a_4_a_pre_verification_fallback_says_what_happened_from_the_record() 
     )
 
 
-def test_r_a_4_the_pre_verification_fallback_holds_no_claim_but_the_known_gaps_calls() -> None:
+@pytest.mark.requirement("R-A-4")
+def test_the_pre_verification_fallback_holds_no_claim_but_the_known_gaps_calls() -> None:
     gaps = [
         contracts_pb2.EvidenceGap(claim_id="c1", description="x", critical=True),
         contracts_pb2.EvidenceGap(

@@ -7,15 +7,12 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-
-from live_server import LiveServer, run_server
+from tests.support.serve import ServeProcess, serving
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 STAMP = NODE_DIR / "node_modules" / ".package-lock.sha256"
@@ -65,9 +62,9 @@ def node_packages(node: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def contract_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def contract_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     try:
-        with run_server(tmp_path_factory.mktemp("contract-server")) as server:
+        with serving(tmp_path_factory.mktemp("contract-server")) as server:
             yield server
     except RuntimeError as exc:
         pytest.fail(f"the server could not be started: {exc}", pytrace=False)

@@ -14,24 +14,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_server import LiveServer
+
+from tests.support.serve import ServeProcess
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 PROTO_DIR = Path(__file__).resolve().parents[2] / "proto"
 
 QUESTION = "Why is checkout-api returning 503s?"
 TIMEOUT_S = 60
+# The first test also waits for `npm ci` (up to 180 s, see conftest.py) and the server's start.
+pytestmark = pytest.mark.timeout(300)
 
 
 @dataclass(frozen=True)
 class Tools:
     node: str
     buf: Path
-    server: LiveServer
+    server: ServeProcess
 
 
 @pytest.fixture(scope="module")
-def tools(node: str, node_packages: Path, contract_server: LiveServer) -> Tools:
+def tools(node: str, node_packages: Path, contract_server: ServeProcess) -> Tools:
     return Tools(node=node, buf=node_packages / ".bin" / "buf", server=contract_server)
 
 
@@ -67,7 +70,8 @@ def buf_curl(tools: Tools, tmp_path: Path, *args: str) -> subprocess.CompletedPr
     )
 
 
-def test_r_a_6_node_client_diagnoses_then_gets_the_same_run(node_summary: dict[str, Any]) -> None:
+@pytest.mark.requirement("R-A-6")
+def test_node_client_diagnoses_then_gets_the_same_run(node_summary: dict[str, Any]) -> None:
     """Diagnose streams started, events in sequence, then the run; GetRun returns that run (status SUCCESS)."""
     kinds = node_summary["kinds"]
     assert kinds[0] == "started" and kinds[-1] == "run"

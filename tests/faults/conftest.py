@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
-from store.conftest import REQUIRE_POSTGRES_ENV, PostgresUnavailable
+
+from tests.support.postgres import PostgresUnavailable, postgres_required
+from tests.support.settings import clean_environment
 
 from .postgres import RestartablePostgres
 
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("DIAGNOSIS_") or name.startswith("OTEL_"):
-            monkeypatch.delenv(name)
+    clean_environment(monkeypatch)
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +22,7 @@ def restartable_postgres() -> Iterator[RestartablePostgres]:
     try:
         pg = RestartablePostgres.create()
     except (PostgresUnavailable, OSError) as exc:
-        if os.environ.get(REQUIRE_POSTGRES_ENV, "").strip() in ("1", "true", "yes"):
+        if postgres_required():
             pytest.fail(f"PostgreSQL fault tests need a server: {exc}", pytrace=False)
         pytest.skip(f"PostgreSQL fault tests need a server: {exc}")
     try:

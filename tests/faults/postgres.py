@@ -1,5 +1,5 @@
 """A PostgreSQL server of the fault tests' own, that a test stops and starts (the session server of the
-store tests is shared and never stopped). Same cluster set-up as tests/store/conftest.py."""
+store tests is shared and never stopped). Same cluster set-up as the store tests' (tests.support.postgres)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.conftest import PostgresUnavailable, _find_bin_dir, _runner, _Server
+from tests.support.postgres import Cluster, PostgresUnavailable, find_bin_dir, runner
 
 
 @dataclass
 class RestartablePostgres:
-    server: _Server
+    server: Cluster
     url: str = ""
     running: bool = field(default=False)
 
     @classmethod
     def create(cls) -> RestartablePostgres:
-        server = _Server(
-            bin_dir=_find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="diagnosis-pg-fault-")), runner=_runner()
+        server = Cluster(
+            bin_dir=find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="diagnosis-pg-fault-")), runner=runner()
         )
         pg = cls(server=server)
         pg.url = server.start()
@@ -55,12 +55,8 @@ class RestartablePostgres:
 
     def start(self) -> None:
         """Starts it again on the same port and data."""
-        options = (
-            f"-p {self.server.port} -h 127.0.0.1 -k {self.server.base} -F "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
-        )
         log = str(self.server.base / "server.log")
-        self._pg_ctl("-l", log, "-w", "-t", "30", "-o", options, "start")
+        self._pg_ctl("-l", log, "-w", "-t", "30", "-o", self.server.server_options, "start")
         self.running = True
 
     def destroy(self) -> None:

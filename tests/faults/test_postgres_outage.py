@@ -13,16 +13,16 @@ from collections.abc import AsyncIterator
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider, tools_for
-from api.helpers import error_reason, eventually, read_rest, retry_delay_s
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from store.conftest import _reset_postgres
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
 from diagnosis_server.store import INTERRUPTED
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.postgres import reset_postgres
+from tests.support.rpc import error_reason, eventually, next_message, read_rest, retry_delay_s
 
 from .postgres import RestartablePostgres
 
@@ -36,7 +36,7 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 async def served(
     postgres: RestartablePostgres, request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[RunningServer, PassProvider]]:
-    await _reset_postgres(postgres.url, drop=False)
+    await reset_postgres(postgres.url, drop=False)
     provider = PassProvider(gate=asyncio.Event(), gate_role="composer")
     settings = load_settings(
         address="127.0.0.1:0",
@@ -70,7 +70,7 @@ async def test_postgres_restart_mid_run(
         stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
         assert await _health(channel) == SERVING
         stream = stub.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-        started = await stream.read()
+        started = await next_message(stream)
         await provider.entered.acquire()  # the run waits in its Composer
 
         await asyncio.to_thread(postgres.stop)
@@ -119,7 +119,7 @@ async def test_a_final_write_given_up_during_an_outage_is_swept_by_its_own_insta
     async with grpc.aio.insecure_channel(running.target) as channel:
         stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
         stream = stub.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-        started = await stream.read()
+        started = await next_message(stream)
         await provider.entered.acquire()
         await asyncio.to_thread(postgres.stop)
         provider.gate.set()

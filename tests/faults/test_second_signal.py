@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 import grpc
-from reliability_api.helpers import read_stored_run
-from reliability_api.serving import start_serve
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.store import INTERRUPTED
+from tests.reliability_api.helpers import read_stored_run
+from tests.support.serve import start_serve
 
 
 def test_second_sigterm_interrupts_runs_before_exiting(tmp_path: Path) -> None:

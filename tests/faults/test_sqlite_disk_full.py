@@ -20,15 +20,13 @@ from typing import Any
 
 import grpc
 import pytest
-from api.helpers import retry_delay_s
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from reliability_api.serving import ServeProcess
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.store import INTERRUPTED
-
-from .serving import start_piped_serve
+from tests.support.rpc import retry_delay_s
+from tests.support.serve import ServeProcess, start_serve
 
 QUESTION = "Why is checkout-api returning 503s?"
 ENV = {
@@ -41,7 +39,7 @@ ENV = {
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServeProcess]:
-    process = start_piped_serve(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'store.db'}", env=ENV)
+    process = start_serve(tmp_path, tmp_path / "store.db", env=ENV, slow=True, piped=True)
     try:
         yield process
     finally:
@@ -105,7 +103,7 @@ def test_writes_failing_then_recovering(server: ServeProcess) -> None:
         _until(lambda: _status(channel) == health_pb2.HealthCheckResponse.NOT_SERVING, 10, "NOT_SERVING", server)
         with pytest.raises(grpc.RpcError) as refused:
             list(stub.Diagnose(request, timeout=10))
-        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
         assert retry_delay_s(refused.value) > 0
 
         # The run's writes fail; its final write is retried for DIAGNOSIS_STORE_RETRY_S, then given up.

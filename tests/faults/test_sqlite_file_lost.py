@@ -14,8 +14,6 @@ from pathlib import Path
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider, tools_for
-from api.helpers import error_reason, eventually
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from structlog.testing import capture_logs
 
@@ -23,6 +21,8 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.rpc import error_reason, eventually
 
 
 @pytest.fixture

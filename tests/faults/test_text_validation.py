@@ -9,14 +9,14 @@ from pathlib import Path
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider, tools_for
-from api.helpers import field_violations
-from store.conftest import _reset_postgres
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
+from tests.support.fakes import PassProvider, tools_for
+from tests.support.postgres import reset_postgres
+from tests.support.rpc import field_violations
 
 from .postgres import RestartablePostgres
 
@@ -30,7 +30,7 @@ async def running(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     else:
         postgres: RestartablePostgres = request.getfixturevalue("postgres")
         url = postgres.url
-        await _reset_postgres(url, drop=False)
+        await reset_postgres(url, drop=False)
     settings = load_settings(address="127.0.0.1:0", database_url=url, metrics_address="", max_question_chars=MAX)
     server = await start_server(settings, provider=PassProvider(), tools_for=tools_for)
     try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.v1 import gatekeeper_service_pb2
-from diagnosis_server.conversions import to_value
+from diagnosis_server.conversions import JsonObject, to_value
 from diagnosis_server.evidence_check import CheckInputError, check_evidence
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve
 
-DOC = {"a": {"b": [{"c": 1}], "d/e": {"f": 2}}, "x": "y", "e": {"": {"f": 1}}}
+DOC: JsonObject = {"a": {"b": [{"c": 1}], "d/e": {"f": 2}}, "x": "y", "e": {"": {"f": 1}}}
 
 
 @pytest.mark.parametrize(

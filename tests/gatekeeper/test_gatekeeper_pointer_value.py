@@ -54,15 +54,17 @@ def _paths(value: Any, prefix: str = "") -> list[str]:
     return out
 
 
+@pytest.mark.requirement("R-GK-5")
 @given(json_values, pointers)
-def test_r_gk_5_resolving_in_the_message_equals_resolving_in_the_converted_document(doc: Any, pointer: str) -> None:
+def test_resolving_in_the_message_equals_resolving_in_the_converted_document(doc: Any, pointer: str) -> None:
     recorded = to_value(doc)
     expected = _outcome(lambda: resolve(from_value(recorded), pointer))
     assert _outcome(lambda: resolve_value(recorded, pointer)) == expected
 
 
+@pytest.mark.requirement("R-GK-5")
 @given(json_values)
-def test_r_gk_5_every_path_of_the_document_resolves_alike(doc: Any) -> None:
+def test_every_path_of_the_document_resolves_alike(doc: Any) -> None:
     recorded = to_value(doc)
     converted = from_value(recorded)
     for pointer in _paths(converted):
@@ -74,7 +76,8 @@ def test_r_gk_5_every_path_of_the_document_resolves_alike(doc: Any) -> None:
             )
 
 
-def test_r_gk_5_resolving_never_changes_the_recorded_output() -> None:
+@pytest.mark.requirement("R-GK-5")
+def test_resolving_never_changes_the_recorded_output() -> None:
     recorded = to_value({"a": [{"b": 1}], "c": "x"})
     before = recorded.SerializeToString(deterministic=True)
     for pointer in ("/a/0/b", "/a/0/missing", "/missing", "/a/5", "/c/x"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,9 +93,10 @@ def test_run_gatekeeper_is_deterministic(doc: dict[str, Any], invs: list[contrac
     assert first.SerializeToString(deterministic=True) == again.SerializeToString(deterministic=True)
 
 
+@pytest.mark.requirement("R-C-3")
 @settings(max_examples=150, deadline=None)
 @given(outputs, invocations)
-def test_r_c_3_result_is_consistent(doc: dict[str, Any], invs: list[contracts_pb2.ToolInvocation]) -> None:
+def test_result_is_consistent(doc: dict[str, Any], invs: list[contracts_pb2.ToolInvocation]) -> None:
     parsed = parse_executor_output(doc)
     result = run_gatekeeper(parsed, invs, run_id=RUN)
     assert parsed.output is not None

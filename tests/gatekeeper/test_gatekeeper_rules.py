@@ -91,7 +91,8 @@ def rule_status(result: contracts_pb2.GatekeeperResult) -> dict[str, tuple[int, 
 # ---------------------------------------------------------------- R-GK-5 and R-C-3
 
 
-def test_r_gk_5_valid_bindings_pass_with_empty_failed_rules() -> None:
+@pytest.mark.requirement("R-GK-5")
+def test_valid_bindings_pass_with_empty_failed_rules() -> None:
     result = check(claim("c1", bind(), bind(path="/status", text="503")), claim("c2", bind(path="", text="checkout")))
     assert result.status == G.GATEKEEPER_STATUS_PASS
     assert result.severity == G.GATEKEEPER_SEVERITY_PASS
@@ -102,7 +103,8 @@ def test_r_gk_5_valid_bindings_pass_with_empty_failed_rules() -> None:
     assert verdict_ceiling(result) == G.VERDICT_PASS
 
 
-def test_r_c_3_result_carries_every_field() -> None:
+@pytest.mark.requirement("R-C-3")
+def test_result_carries_every_field() -> None:
     result = check(claim("c1", bind(), bind(ids=["inv-1", "inv-x"], path="/status", text="503")))
     assert result.status == G.GATEKEEPER_STATUS_FAIL
     assert result.severity == G.GATEKEEPER_SEVERITY_LOW_CONFID
@@ -131,8 +133,9 @@ def test_r_c_3_result_carries_every_field() -> None:
 # ---------------------------------------------------------------- R-GK-1, R-GK-2: schema
 
 
+@pytest.mark.requirement("R-GK-1")
 @pytest.mark.parametrize("field", ["diagnosis_summary", "user_facing_answer"])
-def test_r_gk_1_removed_fields_fail_schema(field: str) -> None:
+def test_removed_fields_fail_schema(field: str) -> None:
     extra: dict[str, Any] = {field: "the database is down"}
     result = check(claim("c1", bind()), **extra)
     assert result.status == G.GATEKEEPER_STATUS_FAIL
@@ -146,7 +149,8 @@ def test_r_gk_1_removed_fields_fail_schema(field: str) -> None:
     assert [cb.passed for cb in result.checked_bindings] == [True]
 
 
-def test_r_gk_2_confirmed_claim_without_bindings_fails_schema() -> None:
+@pytest.mark.requirement("R-GK-2")
+def test_confirmed_claim_without_bindings_fails_schema() -> None:
     result = check(claim("c1", bind()), claim("c2"))
     assert result.status == G.GATEKEEPER_STATUS_FAIL
     assert list(result.failed_rules) == [SCHEMA]
@@ -155,7 +159,8 @@ def test_r_gk_2_confirmed_claim_without_bindings_fails_schema() -> None:
     assert (error.rule, error.claim_id, error.binding_index) == (SCHEMA, "c2", -1)
 
 
-def test_r_gk_2_hypothesis_without_bindings_is_allowed() -> None:
+@pytest.mark.requirement("R-GK-2")
+def test_hypothesis_without_bindings_is_allowed() -> None:
     result = check(claim("c1", bind()), claim("c2", status="hypothesis"))
     assert result.status == G.GATEKEEPER_STATUS_PASS
     assert result.severity == G.GATEKEEPER_SEVERITY_PASS
@@ -229,7 +234,8 @@ def test_invalid_output_is_not_a_gatekeeper_verdict() -> None:
 # ---------------------------------------------------------------- R-GK-3, R-GK-4: invocation_ref
 
 
-def test_r_gk_3_fabricated_invocation_id_fails() -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_fabricated_invocation_id_fails() -> None:
     result = check(claim("c1", bind(ids="inv-fabricated")))
     assert result.status == G.GATEKEEPER_STATUS_FAIL
     assert list(result.failed_rules) == [INVOCATION_REF]
@@ -237,7 +243,8 @@ def test_r_gk_3_fabricated_invocation_id_fails() -> None:
     assert "not one of this run's" in result.errors[0].message
 
 
-def test_r_gk_3_another_runs_invocation_fails() -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_another_runs_invocation_fails() -> None:
     foreign = inv("inv-2", run_id="run-other")
     result = check(claim("c1", bind(), bind(ids="inv-2")), invocations=[inv(), foreign])
     assert list(result.failed_rules) == [INVOCATION_REF]
@@ -246,18 +253,21 @@ def test_r_gk_3_another_runs_invocation_fails() -> None:
     assert result.severity == G.GATEKEEPER_SEVERITY_LOW_CONFID
 
 
-def test_r_gk_3_invocation_without_run_id_counts_as_this_runs() -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_invocation_without_run_id_counts_as_this_runs() -> None:
     result = check(claim("c1", bind()), invocations=[inv(run_id="")])
     assert result.status == G.GATEKEEPER_STATUS_PASS
 
 
-def test_r_gk_3_ambiguous_duplicate_invocation_id_fails() -> None:
+@pytest.mark.requirement("R-GK-3")
+def test_ambiguous_duplicate_invocation_id_fails() -> None:
     result = check(claim("c1", bind()), invocations=[inv(), inv()])
     assert list(result.failed_rules) == [INVOCATION_REF]
     assert "not unique" in result.errors[0].message
 
 
-def test_r_gk_4_tool_name_mismatch_fails() -> None:
+@pytest.mark.requirement("R-GK-4")
+def test_tool_name_mismatch_fails() -> None:
     result = check(claim("c1", bind(tool="metrics")))
     assert result.status == G.GATEKEEPER_STATUS_FAIL
     assert list(result.failed_rules) == [INVOCATION_REF]
@@ -401,7 +411,8 @@ def test_matched_text_empty_never_passes_even_without_a_schema_issue() -> None:
 # ---------------------------------------------------------------- severity, status, ceiling
 
 
-def test_r_gk_7_mixed_passed_and_failed_bindings_are_low_confid() -> None:
+@pytest.mark.requirement("R-GK-7")
+def test_mixed_passed_and_failed_bindings_are_low_confid() -> None:
     result = check(claim("c1", bind()), claim("c2", bind(ids="inv-404")), claim("c3", bind(text="nope")))
     assert result.status == G.GATEKEEPER_STATUS_FAIL
     assert result.severity == G.GATEKEEPER_SEVERITY_LOW_CONFID
@@ -416,24 +427,28 @@ def test_r_gk_7_mixed_passed_and_failed_bindings_are_low_confid() -> None:
     }
 
 
-def test_r_gk_6_no_passed_binding_is_reject() -> None:
+@pytest.mark.requirement("R-GK-6")
+def test_no_passed_binding_is_reject() -> None:
     result = check(claim("c1", bind(ids="inv-404")), claim("c2", bind(path="/nope")))
     assert result.severity == G.GATEKEEPER_SEVERITY_REJECT
     assert verdict_ceiling(result) == G.VERDICT_REJECT
 
 
-def test_r_gk_6_empty_claims_is_reject() -> None:
+@pytest.mark.requirement("R-GK-6")
+def test_empty_claims_is_reject() -> None:
     result = check()
     assert result.status == G.GATEKEEPER_STATUS_PASS  # no rule failed...
     assert result.severity == G.GATEKEEPER_SEVERITY_REJECT  # ...but nothing is evidenced
     assert verdict_ceiling(result) == G.VERDICT_REJECT
 
 
-def test_r_gk_6_only_hypotheses_without_bindings_is_reject() -> None:
+@pytest.mark.requirement("R-GK-6")
+def test_only_hypotheses_without_bindings_is_reject() -> None:
     result = check(claim("c1", status="hypothesis"))
     assert result.severity == G.GATEKEEPER_SEVERITY_REJECT
 
 
+@pytest.mark.requirement("R-GK-6")
 @pytest.mark.parametrize(
     ("severity", "ceiling"),
     [
@@ -444,7 +459,7 @@ def test_r_gk_6_only_hypotheses_without_bindings_is_reject() -> None:
         (42, G.VERDICT_REJECT),
     ],
 )
-def test_r_gk_6_ceiling_normalizes_and_fails_closed(severity: int, ceiling: int) -> None:
+def test_ceiling_normalizes_and_fails_closed(severity: int, ceiling: int) -> None:
     result = contracts_pb2.GatekeeperResult()
     result.severity = severity  # type: ignore[assignment]
     assert verdict_ceiling(result) == ceiling
@@ -470,14 +485,14 @@ def test_matched_text_non_string_value_folds_to_a_warning() -> None:
 def test_each_cited_pointer_is_resolved_once_and_uncited_outputs_never(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pointers resolve in the recorded output itself (never converted whole), once per (invocation, raw_path);
     an output no binding cites is never read."""
-    from diagnosis_server.gatekeeper import rules
+    from diagnosis_server.gatekeeper import pointer, rules
 
     calls: list[tuple[Any, str]] = []
-    real = rules.resolve_value
+    real = pointer.resolve_value  # what rules imported
 
-    def counting(value: Any, pointer: str) -> Any:
-        calls.append((from_value(value), pointer))
-        return real(value, pointer)
+    def counting(value: Any, path: str) -> Any:
+        calls.append((from_value(value), path))
+        return real(value, path)
 
     monkeypatch.setattr(rules, "resolve_value", counting)
     bindings = [bind(path=p, text=t) for p, t in [("/status", "503"), ("/healthy", "true"), ("/status", "503")]]

@@ -1,6 +1,6 @@
 """Writes adversarial.jsonl: the adversarial answer-safety suite of issue 11.
 
-Run: .venv/bin/python tests/golden/make_adversarial.py
+Run: .venv/bin/python -m tests.golden.make_adversarial
 
 Each case is a hostile run of the real graph (scripted Planner, Executor, Verifier and Composer over
 recorded tool outputs shaped like Kubernetes events, log searches, Prometheus queries, deploy lists and
@@ -26,15 +26,13 @@ clean texts the markers were checked to be absent from). ``expect`` pins only wh
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from tests.golden.leaks import Haystack, strings
 
-from golden.leaks import Haystack, strings  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 Json = dict[str, Any]
 

@@ -1,10 +1,16 @@
 """Writes routing.jsonl and safety.jsonl (the golden set). Run: .venv/bin/python tests/golden/make_cases.py"""
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
+from typing import Any
+
+# A case, an agent output or a piece of one: JSON objects written as literals.
+Json = dict[str, Any]
 
 HERE = Path(__file__).resolve().parent
-INV = [
+INV: list[Json] = [
     {
         "invocation_id": "inv-k8s-1",
         "tool_name": "k8s.events",
@@ -47,7 +53,7 @@ INV = [
         },
     },
 ]
-INV2 = {
+INV2: Json = {
     "invocation_id": "inv-metrics-2",
     "tool_name": "metrics.query",
     "arguments": {"metric": "container_memory_working_set_bytes", "service": "checkout-api"},
@@ -80,7 +86,7 @@ PLAN2 = {
         }
     ]
 }
-C_SYM = {
+C_SYM: Json = {
     "claim_id": "c1",
     "statement": "checkout-api returns 503 to its callers",
     "critical": True,
@@ -100,7 +106,7 @@ C_SYM = {
         },
     ],
 }
-C_OOM = {
+C_OOM: Json = {
     "claim_id": "c2",
     "statement": "checkout-api containers are OOMKilled at the 512Mi memory limit",
     "critical": True,
@@ -120,7 +126,7 @@ C_OOM = {
         },
     ],
 }
-C_MEM2 = {
+C_MEM2: Json = {
     "claim_id": "c3",
     "statement": "checkout-api memory peaked at 536870912, its 512Mi limit",
     "critical": True,
@@ -148,17 +154,17 @@ C_MEM2 = {
 }
 
 
-def ex(*claims, gaps=(), **extra):
+def ex(*claims: Json, gaps: tuple[Json, ...] | list[Json] = (), **extra: Any) -> Json:
     d = {"contract": "executor_evidence_v2", "claims": list(claims), "evidence_gaps": list(gaps)}
     d.update(extra)
     return d
 
 
-def refs(cid, inv, tool, path):
+def refs(cid: str, inv: str, tool: str, path: str) -> list[Json]:
     return [{"claim_id": cid, "source_invocation_id": inv, "tool_name": tool, "raw_path": path}]
 
 
-def ver(checks, verdict, score, gaps=()):
+def ver(checks: list[Json], verdict: str, score: float, gaps: tuple[Json, ...] | list[Json] = ()) -> Json:
     return {
         "claim_checks": checks,
         "verdict": verdict,
@@ -222,7 +228,12 @@ COMP_BAD = dict(
 )
 Q = "Why is checkout-api returning 503s?"
 FULL = ["planner", "executor", "gatekeeper", "verified_input_builder", "verifier", "composer"]
-PRE_AT = lambda *nodes: list(nodes) + ["pre_verification_fallback"]
+
+
+def PRE_AT(*nodes: str) -> list[str]:
+    return [*nodes, "pre_verification_fallback"]
+
+
 EVAL_DONE = [
     "claim_checks",
     "facts_checked",
@@ -261,10 +272,10 @@ PROMPT_NAMES = {
     ]
 }
 OOM = "OOMKilled at the 512Mi"
-cases = []
+cases: list[Json] = []
 
 
-def case(cid, reqs, agent, expect, inv=INV):
+def case(cid: str, reqs: list[str], agent: Json, expect: Json, inv: list[Json] = INV) -> None:
     cases.append(
         {
             "case_id": cid,
@@ -277,12 +288,15 @@ def case(cid, reqs, agent, expect, inv=INV):
     )
 
 
-A = lambda **kw: {
-    "planner": kw.get("planner", [PLAN]),
-    "executor": kw.get("executor", [ex(C_SYM, C_OOM)]),
-    "verifier": kw.get("verifier", [V_PASS]),
-    "composer": kw.get("composer", [COMP_PASS]),
-}
+def A(**kw: Any) -> Json:
+    return {
+        "planner": kw.get("planner", [PLAN]),
+        "executor": kw.get("executor", [ex(C_SYM, C_OOM)]),
+        "verifier": kw.get("verifier", [V_PASS]),
+        "composer": kw.get("composer", [COMP_PASS]),
+    }
+
+
 case(
     "pass-composed",
     ["R-R-3", "R-GK-5", "R-V-1", "R-P-1", "R-P-2", "R-P-3", "R-P-4", "R-A-6"],
@@ -664,10 +678,10 @@ with open(HERE / "routing.jsonl", "w") as f:
 print(len(cases))
 
 # ---------------------------------------------------------------- golden set (beyond routing)
-golden = []
+golden: list[Json] = []
 
 
-def g(cid, reqs, agent, expect, inv=INV, **extra):
+def g(cid: str, reqs: list[str], agent: Json, expect: Json, inv: list[Json] = INV, **extra: Any) -> None:
     c = {
         "case_id": cid,
         "requirements": reqs,
@@ -680,11 +694,11 @@ def g(cid, reqs, agent, expect, inv=INV, **extra):
     golden.append(c)
 
 
-def bind(inv, tool, path, text):
+def bind(inv: str, tool: str, path: str, text: str) -> Json:
     return {"source_invocation_ids": [inv], "tool_name": tool, "raw_path": path, "matched_text": text}
 
 
-def claim(cid, statement, *bindings, critical=True, status="confirmed"):
+def claim(cid: str, statement: str, *bindings: Json, critical: bool = True, status: str = "confirmed") -> Json:
     return {
         "claim_id": cid,
         "statement": statement,
@@ -694,7 +708,7 @@ def claim(cid, statement, *bindings, critical=True, status="confirmed"):
     }
 
 
-def check(cid, cls, refs_=None, critical=True):
+def check(cid: str, cls: str, refs_: list[Json] | None = None, critical: bool = True) -> Json:
     return {
         "claim_id": cid,
         "classification": cls,

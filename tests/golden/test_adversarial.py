@@ -21,7 +21,6 @@ whitespace removed and letters and digits alone), never with the product's match
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +32,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import enum_short_name, message_to_dict
 from diagnosis_server.evaluation import CaseResult, node_route, read_cases, run_cases
 
+from . import make_adversarial
 from .leaks import Haystack, bidi_controls, normalize, strings
 
 HERE = Path(__file__).resolve().parent
@@ -196,8 +196,9 @@ def problems_of(raw: dict[str, Any], result: CaseResult) -> list[str]:
     return problems
 
 
+@pytest.mark.requirement("R-A-1")
 @pytest.mark.parametrize("case_id", IDS)
-def test_r_a_1_nothing_unverified_reaches_the_user(case_id: str, results: dict[str, CaseResult]) -> None:
+def test_nothing_unverified_reaches_the_user(case_id: str, results: dict[str, CaseResult]) -> None:
     """R-A-1, R-A-2, R-A-3, R-A-4, R-A-5, R-V-4, R-V-5: no marker of unverified material survives, after
     normalization, in the answer text or the persisted composer output; guarded material is never a confirmed
     fact; the product's own expectations hold."""
@@ -308,8 +309,4 @@ def test_markers_are_planted_and_absent_from_the_clean_material() -> None:
 
 
 def test_the_case_file_is_what_the_generator_writes() -> None:
-    spec = importlib.util.spec_from_file_location("make_adversarial", HERE / "make_adversarial.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert json.loads(json.dumps(module.CASES)) == RAW, "run tests/golden/make_adversarial.py"
+    assert json.loads(json.dumps(make_adversarial.CASES)) == RAW, "run python -m tests.golden.make_adversarial"

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
-from diagnosis_server.conversions import to_struct, to_value
+from diagnosis_server.conversions import JsonObject, JsonValue, to_struct, to_value
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.tools.base import Toolset
+from tests.support import fakes as support_fakes
 
 Behaviour = Callable[[AgentRequest], Awaitable[str]]
 
@@ -40,9 +41,9 @@ class EchoTool:
 
     name = "k8s.events"
     description = "events"
-    input_schema = {"type": "object"}  # noqa: RUF012
+    input_schema: JsonObject = {"type": "object"}  # noqa: RUF012
 
-    async def call(self, arguments: dict[str, object]) -> object:
+    async def call(self, arguments: JsonObject) -> JsonValue:
         return {"events": [{"reason": "OOMKilled", "message": "limit 512Mi"}], "arguments": arguments}
 
 
@@ -87,18 +88,7 @@ def executor_calling(tool: str) -> Behaviour:
 
 
 async def verify_pass(request: AgentRequest) -> str:
-    vi = json.loads(request.input_bytes)
-    checks = [
-        {
-            "claim_id": c["claim_id"],
-            "classification": "direct_observation",
-            "critical": True,
-            "evidence_refs": [{"claim_id": c["claim_id"]}],
-            "rationale": "seen",
-        }
-        for c in vi["verified_executor_output"]["claims"]
-    ]
-    return json.dumps({"claim_checks": checks, "verdict": "PASS", "groundedness_score": 1.0, "rationale": "ok"})
+    return support_fakes.verify_pass(request.input_bytes, rationale="seen")
 
 
 async def compose(request: AgentRequest) -> str:

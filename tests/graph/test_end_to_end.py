@@ -36,8 +36,9 @@ def _executor_statements(case: EvalCase) -> dict[str, str]:
     return statements
 
 
+@pytest.mark.requirement("R-T-1")
 @pytest.mark.parametrize("case", CASES, ids=[c.case_id for c in CASES])
-async def test_r_t_1_case_runs_to_a_safe_stored_answer(case: EvalCase, repository: Repository) -> None:
+async def test_case_runs_to_a_safe_stored_answer(case: EvalCase, repository: Repository) -> None:
     result = await run_case(case, repository)
     assert result.expect_ok, result.mismatches
     run = result.run
@@ -111,7 +112,8 @@ _CITABLE = {
 }
 
 
-async def test_r_r_4_evidence_retry_counts_are_independent_of_technical_retries(repository: Repository) -> None:
+@pytest.mark.requirement("R-R-4")
+async def test_evidence_retry_counts_are_independent_of_technical_retries(repository: Repository) -> None:
     case = next(c for c in CASES if c.case_id == "evidence-retry-then-pass")
     run = (await run_case(case, repository)).run
     trace = run.orchestration_trace
@@ -124,7 +126,8 @@ async def test_r_r_4_evidence_retry_counts_are_independent_of_technical_retries(
     assert {i.cycle for i in invocations} == {1, 2}
 
 
-async def test_r_r_1_technical_retry_counter_is_recorded(repository: Repository) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_technical_retry_counter_is_recorded(repository: Repository) -> None:
     case = next(c for c in CASES if c.case_id == "verifier-retry-succeeds")
     run = (await run_case(case, repository)).run
     retries = {r.node: r.technical_retries for r in run.orchestration_trace.technical_retries}
@@ -134,7 +137,8 @@ async def test_r_r_1_technical_retry_counter_is_recorded(repository: Repository)
     assert verifier_attempts == [(1, run_pb2.NODE_OUTCOME_INVALID_OUTPUT), (2, run_pb2.NODE_OUTCOME_VERDICT_PASS)]
 
 
-def test_r_s_5_the_trace_has_exactly_one_home_in_the_contracts() -> None:
+@pytest.mark.requirement("R-S-5")
+def test_the_trace_has_exactly_one_home_in_the_contracts() -> None:
     """No message but DiagnosisRun carries an OrchestrationTrace, and it carries one."""
     from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_service_pb2
 

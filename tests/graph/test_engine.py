@@ -64,14 +64,16 @@ def _ctx(repository: Repository) -> RunContext:
     )
 
 
-async def test_r_s_1_a_write_to_a_field_the_node_does_not_own_raises_at_once(repository: Repository) -> None:
+@pytest.mark.requirement("R-S-1")
+async def test_a_write_to_a_field_the_node_does_not_own_raises_at_once(repository: Repository) -> None:
     nodes = default_nodes()
     nodes[N.NODE_NAME_PLANNER] = _Rogue(NodeResult(O.NODE_OUTCOME_OK, updates={"effective_verdict": 1}))
     with pytest.raises(GraphProgrammingError, match="does not own"):
         await GraphEngine(nodes).run(DiagnosisState(run_id="run-engine", question="q", scenario=""), _ctx(repository))
 
 
-async def test_r_r_7_an_outcome_with_no_route_raises_at_once(repository: Repository) -> None:
+@pytest.mark.requirement("R-R-7")
+async def test_an_outcome_with_no_route_raises_at_once(repository: Repository) -> None:
     nodes = default_nodes()
     nodes[N.NODE_NAME_PLANNER] = _Rogue(NodeResult(O.NODE_OUTCOME_VERDICT_PASS))
     with pytest.raises(GraphProgrammingError, match="no route"):
@@ -87,7 +89,8 @@ def test_an_engine_missing_a_routed_node_refuses_to_build() -> None:
         route(N.NODE_NAME_COMPOSER, O.NODE_OUTCOME_TOOL_BLOCKED)
 
 
-async def test_r_r_7_the_recursion_limit_ends_the_run_through_the_pre_verification_fallback(
+@pytest.mark.requirement("R-R-7")
+async def test_the_recursion_limit_ends_the_run_through_the_pre_verification_fallback(
     repository: Repository,
 ) -> None:
     nodes = default_nodes()
@@ -117,7 +120,8 @@ async def test_r_r_7_the_recursion_limit_ends_the_run_through_the_pre_verificati
     assert run.self_evaluation.verifier_evaluation.failure_reason == "RECURSION_LIMIT"
 
 
-async def test_r_s_1_orchestration_events_are_a_bounded_append(repository: Repository) -> None:
+@pytest.mark.requirement("R-S-1")
+async def test_orchestration_events_are_a_bounded_append(repository: Repository) -> None:
     provider = fakes.FnProvider(
         {
             "planner": fakes.plan,

@@ -23,7 +23,8 @@ from . import fakes
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
-def test_r_s_2_projections_never_carry_prompts_reasoning_or_tool_output() -> None:
+@pytest.mark.requirement("R-S-2")
+def test_projections_never_carry_prompts_reasoning_or_tool_output() -> None:
     forbidden = {"prompt", "prompt_text", "reasoning", "raw_text", "tool_output", "invocations", "state"}
     for projection in (PlannerInput, BuilderInput, VerifierNodeInput, ComposerInput):
         names = {f.name for f in dataclasses.fields(projection)}
@@ -40,7 +41,8 @@ def test_r_s_2_projections_never_carry_prompts_reasoning_or_tool_output() -> Non
     assert {f.name for f in dataclasses.fields(ComposerInput)} == {"material", "excluded_statements"}
 
 
-def test_r_s_1_every_field_has_one_owner_and_nodes_own_disjoint_fields() -> None:
+@pytest.mark.requirement("R-S-1")
+def test_every_field_has_one_owner_and_nodes_own_disjoint_fields() -> None:
     seen: set[str] = set()
     for node in run_pb2.NodeName.values():
         fields = owned_fields(node)
@@ -49,7 +51,8 @@ def test_r_s_1_every_field_has_one_owner_and_nodes_own_disjoint_fields() -> None
     assert seen | {k for k, v in FIELD_OWNERS.items() if isinstance(v, str)} == set(FIELD_OWNERS)
 
 
-async def test_r_r_2_executor_calling_a_blocked_tool_ends_in_the_pre_verification_fallback(
+@pytest.mark.requirement("R-R-2")
+async def test_executor_calling_a_blocked_tool_ends_in_the_pre_verification_fallback(
     repository: Repository,
 ) -> None:
     provider = fakes.FnProvider(
@@ -81,7 +84,8 @@ async def test_r_r_2_executor_calling_a_blocked_tool_ends_in_the_pre_verificatio
     assert not run.self_evaluation.verifier_evaluation.HasField("effective_verdict")
 
 
-async def test_r_c_2_tool_calls_are_recorded_before_the_executor_sees_them(repository: Repository) -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_tool_calls_are_recorded_before_the_executor_sees_them(repository: Repository) -> None:
     recorded_when_seen: list[int] = []
 
     async def executor(request: AgentRequest) -> str:
@@ -100,7 +104,8 @@ async def test_r_c_2_tool_calls_are_recorded_before_the_executor_sees_them(repos
     assert "OOMKilled" in run.answer_text
 
 
-async def test_r_vi_4_verifier_retry_gets_byte_identical_input_and_nothing_before_reruns(
+@pytest.mark.requirement("R-VI-4")
+async def test_verifier_retry_gets_byte_identical_input_and_nothing_before_reruns(
     repository: Repository,
 ) -> None:
     calls = {"verifier": 0}
@@ -140,7 +145,8 @@ async def test_r_vi_4_verifier_retry_gets_byte_identical_input_and_nothing_befor
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
 
-async def test_r_s_3_one_event_and_step_record_per_agent_attempt(repository: Repository) -> None:
+@pytest.mark.requirement("R-S-3")
+async def test_one_event_and_step_record_per_agent_attempt(repository: Repository) -> None:
     provider = fakes.FnProvider(
         {
             "planner": fakes.plan,

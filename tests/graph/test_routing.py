@@ -15,9 +15,10 @@ ALL_NODES = [v for v in N.values() if v != N.NODE_NAME_UNSPECIFIED]
 ALL_OUTCOMES = [v for v in O.values() if v != O.NODE_OUTCOME_UNSPECIFIED]
 
 
+@pytest.mark.requirement("R-R-7")
 @pytest.mark.parametrize("node", ALL_NODES, ids=N.Name)
 @pytest.mark.parametrize("outcome", ALL_OUTCOMES, ids=O.Name)
-def test_r_r_7_every_node_outcome_pair_has_exactly_one_route_or_fails_closed(node: int, outcome: int) -> None:
+def test_every_node_outcome_pair_has_exactly_one_route_or_fails_closed(node: int, outcome: int) -> None:
     """Every (node, outcome) pair from the enums: exactly one route, or a RoutingError (never a guess)."""
     matches = [target for (n, o), target in ROUTES.items() if (n, o) == (node, outcome)]
     if (node, outcome) in ROUTES:
@@ -28,7 +29,8 @@ def test_r_r_7_every_node_outcome_pair_has_exactly_one_route_or_fails_closed(nod
             route(node, outcome)
 
 
-def test_r_r_7_every_node_has_routes_and_only_known_targets() -> None:
+@pytest.mark.requirement("R-R-7")
+def test_every_node_has_routes_and_only_known_targets() -> None:
     for node in ALL_NODES:
         assert outcomes_of(node), f"{N.Name(node)} has no outcomes"
     for target in ROUTES.values():
@@ -36,7 +38,8 @@ def test_r_r_7_every_node_has_routes_and_only_known_targets() -> None:
         assert resolved is END or resolved in ALL_NODES
 
 
-def test_r_r_1_planner_verifier_composer_retry_once_then_fallback() -> None:
+@pytest.mark.requirement("R-R-1")
+def test_planner_verifier_composer_retry_once_then_fallback() -> None:
     for node, fallback in (
         (routing.PLANNER, routing.PRE_FALLBACK),
         (routing.VERIFIER, routing.PRE_FALLBACK),
@@ -48,13 +51,15 @@ def test_r_r_1_planner_verifier_composer_retry_once_then_fallback() -> None:
         assert next_node(node, O.NODE_OUTCOME_NON_RETRYABLE_FAILED, retries_used=0) == fallback
 
 
-def test_r_r_2_executor_failures_go_straight_to_the_pre_verification_fallback() -> None:
+@pytest.mark.requirement("R-R-2")
+def test_executor_failures_go_straight_to_the_pre_verification_fallback() -> None:
     for outcome in (O.NODE_OUTCOME_INVALID_OUTPUT, O.NODE_OUTCOME_TOOL_BLOCKED, O.NODE_OUTCOME_FAILED):
         assert next_node(routing.EXECUTOR, outcome, retries_used=0) == routing.PRE_FALLBACK
     assert not any(isinstance(t, Retry) for (n, _), t in ROUTES.items() if n == routing.EXECUTOR)
 
 
-def test_r_gk_6_and_r_r_3_to_r_r_6_verdict_routes() -> None:
+@pytest.mark.requirement("R-GK-6", "R-R-3", "R-R-4", "R-R-5", "R-R-6")
+def test_verdict_routes() -> None:
     assert route(routing.GATEKEEPER, O.NODE_OUTCOME_CEILING_REJECT) == routing.PRE_FALLBACK
     assert route(routing.BUILDER, O.NODE_OUTCOME_NO_VERIFIED_EVIDENCE) == routing.PRE_FALLBACK
     assert route(routing.VERIFIER, O.NODE_OUTCOME_VERDICT_PASS) == routing.COMPOSER
@@ -89,7 +94,8 @@ def _walk() -> tuple[int, int]:
     return paths, longest
 
 
-def test_r_r_7_every_path_ends_within_the_recursion_limit() -> None:
+@pytest.mark.requirement("R-R-7")
+def test_every_path_ends_within_the_recursion_limit() -> None:
     paths, longest = _walk()
     assert paths > 100
     assert longest <= 17 < routing.DEFAULT_RECURSION_LIMIT

@@ -282,8 +282,9 @@ def test_pack_is_self_consistent(name: str, scenarios: dict[str, Scenario], expe
 
 
 # ------------------------------------------------------------------------------------------ the runs, judged
+@pytest.mark.requirement("R-V-4")
 @pytest.mark.parametrize("name", NAMES)
-def test_r_v_4_run_states_nothing_false_and_keeps_its_facts(name: str, outcomes: dict[str, Outcome]) -> None:
+def test_run_states_nothing_false_and_keeps_its_facts(name: str, outcomes: dict[str, Outcome]) -> None:
     """R-V-4, R-A-2: every run SUCCESS; no red herring (or a non-incident) confirmed as a cause; no facts discarded."""
     outcome = outcomes[name]
     assert outcome.run.status == run_pb2.RUN_STATUS_SUCCESS, outcome.run.failure_reason
@@ -294,10 +295,9 @@ def test_r_v_4_run_states_nothing_false_and_keeps_its_facts(name: str, outcomes:
     )
 
 
+@pytest.mark.requirement("R-A-2")
 @pytest.mark.parametrize("name", HEALTHY)
-def test_r_a_2_healthy_pack_says_no_incident(
-    name: str, scenarios: dict[str, Scenario], outcomes: dict[str, Outcome]
-) -> None:
+def test_healthy_pack_says_no_incident(name: str, scenarios: dict[str, Scenario], outcomes: dict[str, Outcome]) -> None:
     """R-A-2: a window without an incident is answered "no incident", with no cause."""
     truth = scenarios[name].truth
     assert truth is not None and truth.healthy
@@ -305,8 +305,9 @@ def test_r_a_2_healthy_pack_says_no_incident(
     assert "no incident" in normalize(summary), text
 
 
+@pytest.mark.requirement("R-A-2")
 @pytest.mark.parametrize("name", UNKNOWN)
-def test_r_a_2_unknown_service_pack_says_there_is_no_data(
+def test_unknown_service_pack_says_there_is_no_data(
     name: str, expected: dict[str, Expectation], outcomes: dict[str, Outcome]
 ) -> None:
     """R-A-2: a question about a service the data does not know says so, never "no incident found"."""
@@ -317,7 +318,8 @@ def test_r_a_2_unknown_service_pack_says_there_is_no_data(
     assert "no incident" not in normalize(outcomes[name].run.answer.summary), text
 
 
-def test_r_v_1_the_root_cause_is_named_in_enough_incidents(
+@pytest.mark.requirement("R-V-1")
+def test_the_root_cause_is_named_in_enough_incidents(
     scenarios: dict[str, Scenario], outcomes: dict[str, Outcome]
 ) -> None:
     """R-V-1: the truth's service and kind lead the answer (likely cause or first direction) in >= MIN_HITS packs."""

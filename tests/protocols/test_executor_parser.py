@@ -51,7 +51,8 @@ def _invalid(raw: Any) -> ExecutorParse:
     return parsed
 
 
-def test_r_c_1_legal_output_parses_into_the_contract() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_legal_output_parses_into_the_contract() -> None:
     parsed = parse_executor_output(json.dumps(_output()))
     assert parsed.ok
     assert parsed.error == ""
@@ -77,12 +78,14 @@ def test_r_c_1_legal_output_parses_into_the_contract() -> None:
     assert [(g.description, g.critical) for g in out.evidence_gaps] == [("no heap profile", True)]
 
 
-def test_r_c_1_a_decoded_mapping_parses_like_text() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_a_decoded_mapping_parses_like_text() -> None:
     assert parse_executor_output(_output()).output == parse_executor_output(json.dumps(_output())).output
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("word", ["CONFIRMED", "Confirmed", "claim_status_confirmed"])
-def test_r_c_1_status_is_case_insensitive(word: str) -> None:
+def test_status_is_case_insensitive(word: str) -> None:
     doc = _output()
     doc["claims"][0]["status"] = word
     parsed = parse_executor_output(doc)
@@ -90,7 +93,8 @@ def test_r_c_1_status_is_case_insensitive(word: str) -> None:
     assert parsed.output.claims[0].status == contracts_pb2.CLAIM_STATUS_CONFIRMED
 
 
-def test_r_c_1_absent_bindings_and_gaps_and_empty_claims_are_legal() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_absent_bindings_and_gaps_and_empty_claims_are_legal() -> None:
     parsed = parse_executor_output('{"contract": "executor_evidence_v2", "claims": []}')
     assert parsed.ok
     assert parsed.output is not None
@@ -98,12 +102,14 @@ def test_r_c_1_absent_bindings_and_gaps_and_empty_claims_are_legal() -> None:
     assert len(parsed.output.evidence_gaps) == 0
 
 
-def test_r_c_1_fenced_block_and_surrounding_whitespace_are_tolerated() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_fenced_block_and_surrounding_whitespace_are_tolerated() -> None:
     text = "\n  ```json\n" + json.dumps(_output(), indent=2) + "\n```  \n"
     assert parse_executor_output(text).ok
     assert parse_executor_output("```\n" + json.dumps(_output()) + "\n```").ok
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     "text",
     [
@@ -119,17 +125,19 @@ def test_r_c_1_fenced_block_and_surrounding_whitespace_are_tolerated() -> None:
         '{"contract": "executor_evidence_v2", "claims": [], "evidence_gaps": [{"description": "x", "critical": NaN}]}',
     ],
 )
-def test_r_c_1_text_that_is_not_one_json_object_is_invalid(text: str) -> None:
+def test_text_that_is_not_one_json_object_is_invalid(text: str) -> None:
     _invalid(text)
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("raw", ["[]", '"text"', "42", "null", "true"])
-def test_r_c_1_json_that_is_not_an_object_is_invalid(raw: str) -> None:
+def test_json_that_is_not_an_object_is_invalid(raw: str) -> None:
     assert "expected a JSON object" in _invalid(raw).error
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("contract", [None, "executor_evidence_v1", "EXECUTOR_EVIDENCE_V2", 2])
-def test_r_c_1_wrong_or_missing_contract_is_invalid(contract: object) -> None:
+def test_wrong_or_missing_contract_is_invalid(contract: object) -> None:
     doc = _output()
     if contract is None:
         del doc["contract"]
@@ -146,6 +154,7 @@ def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, An
     return doc
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     ("path", "value", "where"),
     [
@@ -183,10 +192,11 @@ def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, An
         (("evidence_gaps", 0, "description"), 5, "evidence_gaps[0].description: expected a string"),
     ],
 )
-def test_r_c_1_wrong_json_types_are_invalid_with_the_field_path(path: tuple[Any, ...], value: Any, where: str) -> None:
+def test_wrong_json_types_are_invalid_with_the_field_path(path: tuple[Any, ...], value: Any, where: str) -> None:
     assert where in _invalid(_set(_output(), path, value)).error
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     ("path", "where"),
     [
@@ -197,7 +207,7 @@ def test_r_c_1_wrong_json_types_are_invalid_with_the_field_path(path: tuple[Any,
         (("evidence_gaps", 0, "critical"), "evidence_gaps[0].critical: missing"),
     ],
 )
-def test_r_c_1_missing_required_fields_are_invalid(path: tuple[Any, ...], where: str) -> None:
+def test_missing_required_fields_are_invalid(path: tuple[Any, ...], where: str) -> None:
     doc = _output()
     target: Any = doc
     for step in path[:-1]:
@@ -206,10 +216,12 @@ def test_r_c_1_missing_required_fields_are_invalid(path: tuple[Any, ...], where:
     assert where in _invalid(doc).error
 
 
-def test_r_c_1_missing_claims_is_invalid() -> None:
+@pytest.mark.requirement("R-C-1")
+def test_missing_claims_is_invalid() -> None:
     assert _invalid({"contract": "executor_evidence_v2"}).error == "claims: missing"
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     ("path", "where"),
     [
@@ -220,11 +232,12 @@ def test_r_c_1_missing_claims_is_invalid() -> None:
         (("claims", 0, "user_facing_answer"), "claims[0].user_facing_answer: unknown field"),
     ],
 )
-def test_r_c_1_unknown_fields_are_invalid(path: tuple[Any, ...], where: str) -> None:
+def test_unknown_fields_are_invalid(path: tuple[Any, ...], where: str) -> None:
     assert where in _invalid(_set(_output(), path, "x")).error
 
 
-def test_r_vi_2_top_level_reasoning_is_accepted_and_dropped() -> None:
+@pytest.mark.requirement("R-VI-2")
+def test_top_level_reasoning_is_accepted_and_dropped() -> None:
     doc = _output()
     doc["reasoning"] = {"steps": ["secret chain of thought"]}
     parsed = parse_executor_output(doc)
@@ -234,8 +247,9 @@ def test_r_vi_2_top_level_reasoning_is_accepted_and_dropped() -> None:
     assert parsed.output == parse_executor_output(_output()).output
 
 
+@pytest.mark.requirement("R-GK-1")
 @pytest.mark.parametrize("fields", [("diagnosis_summary",), ("user_facing_answer",), FORBIDDEN_FIELDS])
-def test_r_gk_1_forbidden_fields_parse_ok_and_are_recorded(fields: tuple[str, ...]) -> None:
+def test_forbidden_fields_parse_ok_and_are_recorded(fields: tuple[str, ...]) -> None:
     doc = _output()
     for name in reversed(fields):
         doc[name] = "the root cause is memory"
@@ -246,7 +260,8 @@ def test_r_gk_1_forbidden_fields_parse_ok_and_are_recorded(fields: tuple[str, ..
     assert "the root cause is memory" not in str(parsed.output)
 
 
-def test_r_gk_1_forbidden_fields_with_an_illegal_shape_are_still_invalid() -> None:
+@pytest.mark.requirement("R-GK-1")
+def test_forbidden_fields_with_an_illegal_shape_are_still_invalid() -> None:
     doc = _output()
     doc["user_facing_answer"] = "x"
     doc["claims"] = "none"

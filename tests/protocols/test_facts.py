@@ -20,15 +20,17 @@ EXPECTED = {
 }
 
 
-def test_r_v_6_mapping_covers_every_classification_exactly() -> None:
+@pytest.mark.requirement("R-V-6")
+def test_mapping_covers_every_classification_exactly() -> None:
     """Exhaustive over the enum: every specified classification maps as the spec says; nothing else is mapped."""
     specified = {name for name in C.DESCRIPTOR.values_by_name if name != "CLAIM_CLASSIFICATION_UNSPECIFIED"}
     assert specified == set(EXPECTED)
     assert {C.Name(k): F.Name(v) for k, v in FACT_SUPPORT_BY_CLASSIFICATION.items()} == EXPECTED
 
 
+@pytest.mark.requirement("R-V-6")
 @pytest.mark.parametrize("name", sorted(C.DESCRIPTOR.values_by_name))
-def test_r_v_6_fact_support_for_each_classification(name: str) -> None:
+def test_fact_support_for_each_classification(name: str) -> None:
     expected = EXPECTED.get(name, "FACT_SUPPORT_NO_EVIDENCE")  # unspecified claims no evidence (fail closed)
     assert F.Name(fact_support_for(C.Value(name))) == expected
 
@@ -42,7 +44,8 @@ def test_mapping_is_read_only() -> None:
         FACT_SUPPORT_BY_CLASSIFICATION[C.CLAIM_CLASSIFICATION_UNSUPPORTED] = F.FACT_SUPPORT_DIRECT_EVIDENCE  # type: ignore[index]
 
 
-def test_r_v_6_derive_facts_checked_one_fact_a_check_with_the_claims_statement() -> None:
+@pytest.mark.requirement("R-V-6")
+def test_derive_facts_checked_one_fact_a_check_with_the_claims_statement() -> None:
     claims = [
         contracts_pb2.Claim(claim_id="c1", statement="500s since 10:02", critical=True),
         contracts_pb2.Claim(claim_id="c2", statement="pool saturated", critical=True),
@@ -59,8 +62,9 @@ def test_r_v_6_derive_facts_checked_one_fact_a_check_with_the_claims_statement()
     ]
 
 
+@pytest.mark.requirement("R-V-6")
 @pytest.mark.parametrize(("classification", "support"), list(FACT_SUPPORT_BY_CLASSIFICATION.items()))
-def test_r_v_6_derive_uses_the_mapping(classification: int, support: int) -> None:
+def test_derive_uses_the_mapping(classification: int, support: int) -> None:
     claims = [contracts_pb2.Claim(claim_id="c1", statement="s")]
     checks = [contracts_pb2.ClaimCheck(claim_id="c1", classification=classification)]  # type: ignore[arg-type]
     assert derive_facts_checked(checks, claims)[0].support == support

@@ -18,7 +18,7 @@ def step(tool: str = "get_logs", **extra: Any) -> dict[str, Any]:
     return {"tool_name": tool, "arguments": {"service": "checkout", "limit": 50}, "purpose": "look for 500s", **extra}
 
 
-def plan(*steps: dict[str, Any], **extra: Any) -> str:
+def plan(*steps: Any, **extra: Any) -> str:
     return json.dumps({"steps": list(steps), **extra})
 
 
@@ -32,7 +32,8 @@ def test_well_formed_plan_parses_in_order() -> None:
     assert result.error == ""
 
 
-def test_r_vi_2_reasoning_is_dropped() -> None:
+@pytest.mark.requirement("R-VI-2")
+def test_reasoning_is_dropped() -> None:
     secret = "I think the database is the culprit"
     result = parse_planner_output(plan(step(), reasoning=secret), allowed_tools=TOOLS)
     assert result.ok

@@ -84,7 +84,7 @@ def test_tool_names_become_the_enum_of_tool_name_fields() -> None:
     planner, _ = contract_schema("planner", ["k8s.events", "logs.search"])
     assert planner["properties"]["steps"]["items"]["properties"]["tool_name"]["enum"] == ["k8s.events", "logs.search"]  # type: ignore[index, call-overload]
     bare, _ = contract_schema("planner")
-    assert "enum" not in bare["properties"]["steps"]["items"]["properties"]["tool_name"]  # type: ignore[index, call-overload]
+    assert "enum" not in bare["properties"]["steps"]["items"]["properties"]["tool_name"]  # type: ignore[index, call-overload, operator]
 
 
 VALID: dict[type[shapes.Shape], dict[str, Any]] = {

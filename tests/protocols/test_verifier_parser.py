@@ -51,9 +51,7 @@ def make_input() -> contracts_pb2.VerifierInput:
     )
 
 
-def check(
-    claim_id: str, classification: str = "direct_observation", refs: list[Any] | None = None, **extra: Any
-) -> Any:
+def check(claim_id: str, classification: str = "direct_observation", refs: Any = None, **extra: Any) -> Any:
     default_refs = {
         "c1": [{"source_invocation_id": "inv-1", "raw_path": "/lines/0"}],
         "c2": [
@@ -94,7 +92,8 @@ def by_id(output: contracts_pb2.VerifierOutput) -> dict[str, contracts_pb2.Claim
     return {c.claim_id: c for c in output.claim_checks}
 
 
-def test_r_c_6_well_formed_reply_parses_into_verifier_output() -> None:
+@pytest.mark.requirement("R-C-6")
+def test_well_formed_reply_parses_into_verifier_output() -> None:
     output = parse(
         reply(evidence_gaps=[{"claim_id": "c2", "description": "no pool metrics before 10:00", "critical": True}])
     )
@@ -111,15 +110,17 @@ def test_r_c_6_well_formed_reply_parses_into_verifier_output() -> None:
     assert by_id(output)["c1"].evidence_refs[0].raw_path == "/lines/0"
 
 
+@pytest.mark.requirement("R-C-6")
 @pytest.mark.parametrize(
     ("word", "expected"),
     [("PASS", V.VERDICT_PASS), ("low_confid", V.VERDICT_LOW_CONFID), ("Reject", V.VERDICT_REJECT)],
 )
-def test_r_c_6_verdict_words_are_case_insensitive(word: str, expected: int) -> None:
+def test_verdict_words_are_case_insensitive(word: str, expected: int) -> None:
     assert parse(reply(verdict=word)).verdict == expected
 
 
-def test_r_c_6_classification_words_are_case_insensitive() -> None:
+@pytest.mark.requirement("R-C-6")
+def test_classification_words_are_case_insensitive() -> None:
     output = parse(
         reply(
             claim_checks=[
@@ -142,6 +143,7 @@ def test_fenced_reply_is_accepted() -> None:
     assert output.verdict == V.VERDICT_PASS
 
 
+@pytest.mark.requirement("R-C-6")
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
@@ -195,14 +197,15 @@ def test_fenced_reply_is_accepted() -> None:
         ),
     ],
 )
-def test_r_c_6_malformed_reply_is_invalid_output(raw: str, fragment: str) -> None:
+def test_malformed_reply_is_invalid_output(raw: str, fragment: str) -> None:
     result = parse_verifier_output(raw, make_input())
     assert not result.ok
     assert result.output is None
     assert fragment in result.error
 
 
-def test_r_v_5_ref_matching_no_verified_evidence_is_dropped_and_check_downgraded() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_ref_matching_no_verified_evidence_is_dropped_and_check_downgraded() -> None:
     output = parse(
         reply(claim_checks=[check("c1", refs=[{"source_invocation_id": "inv-999"}]), check("c2"), check("c3")])
     )
@@ -218,24 +221,28 @@ def test_r_v_5_ref_matching_no_verified_evidence_is_dropped_and_check_downgraded
     assert change.reason
 
 
-def test_r_v_5_ref_with_one_wrong_field_matches_nothing() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_ref_with_one_wrong_field_matches_nothing() -> None:
     ref = {"claim_id": "c1", "source_invocation_id": "inv-1", "tool_name": "get_logs", "raw_path": "/lines/1"}
     output = parse(reply(claim_checks=[check("c1", refs=[ref]), check("c2"), check("c3")]))
     assert by_id(output)["c1"].classification == C.CLAIM_CLASSIFICATION_UNSUPPORTED
 
 
-def test_r_v_5_ref_giving_no_field_matches_nothing() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_ref_giving_no_field_matches_nothing() -> None:
     output = parse(reply(claim_checks=[check("c1", refs=[{}]), check("c2"), check("c3")]))
     assert by_id(output)["c1"].classification == C.CLAIM_CLASSIFICATION_UNSUPPORTED
     assert any("matches no verified evidence" in w for w in output.warnings)
 
 
-def test_r_v_5_empty_string_fields_count_as_not_given() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_empty_string_fields_count_as_not_given() -> None:
     ref = {"claim_id": "", "source_invocation_id": "", "tool_name": "", "raw_path": ""}
     output = parse(reply(claim_checks=[check("c1", refs=[ref]), check("c2"), check("c3")]))
     assert by_id(output)["c1"].classification == C.CLAIM_CLASSIFICATION_UNSUPPORTED
 
 
+@pytest.mark.requirement("R-V-5")
 @pytest.mark.parametrize(
     "ref",
     [
@@ -245,7 +252,7 @@ def test_r_v_5_empty_string_fields_count_as_not_given() -> None:
         {"claim_id": "c3", "raw_path": "/lines/3"},
     ],
 )
-def test_r_v_5_ref_to_another_claims_evidence_is_dropped(ref: dict[str, str]) -> None:
+def test_ref_to_another_claims_evidence_is_dropped(ref: dict[str, str]) -> None:
     output = parse(reply(claim_checks=[check("c1", refs=[ref]), check("c2"), check("c3")]))
     c1 = by_id(output)["c1"]
     assert list(c1.evidence_refs) == []
@@ -253,6 +260,7 @@ def test_r_v_5_ref_to_another_claims_evidence_is_dropped(ref: dict[str, str]) ->
     assert any("other claims" in w for w in output.warnings)
 
 
+@pytest.mark.requirement("R-V-5")
 @pytest.mark.parametrize(
     "ref",
     [
@@ -262,7 +270,7 @@ def test_r_v_5_ref_to_another_claims_evidence_is_dropped(ref: dict[str, str]) ->
         {"claim_id": "c1", "source_invocation_id": "inv-1", "tool_name": "get_logs", "raw_path": "/lines/0"},
     ],
 )
-def test_r_v_5_ref_matching_the_claims_own_evidence_is_kept(ref: dict[str, str]) -> None:
+def test_ref_matching_the_claims_own_evidence_is_kept(ref: dict[str, str]) -> None:
     output = parse(reply(claim_checks=[check("c1", refs=[ref]), check("c2"), check("c3")]))
     c1 = by_id(output)["c1"]
     assert len(c1.evidence_refs) == 1
@@ -270,7 +278,8 @@ def test_r_v_5_ref_matching_the_claims_own_evidence_is_kept(ref: dict[str, str])
     assert not output.classification_changes
 
 
-def test_r_v_5_only_bad_refs_are_dropped_from_a_mixed_list() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_only_bad_refs_are_dropped_from_a_mixed_list() -> None:
     refs = [{"source_invocation_id": "inv-404"}, {"claim_id": "c1"}, {"claim_id": "c2"}]
     output = parse(reply(claim_checks=[check("c1", refs=refs), check("c2"), check("c3")]))
     c1 = by_id(output)["c1"]
@@ -279,14 +288,16 @@ def test_r_v_5_only_bad_refs_are_dropped_from_a_mixed_list() -> None:
     assert len(output.warnings) == 2
 
 
-def test_r_v_5_direct_observation_without_refs_is_downgraded() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_direct_observation_without_refs_is_downgraded() -> None:
     output = parse(reply(claim_checks=[check("c1", refs=[]), check("c2"), check("c3")]))
     assert by_id(output)["c1"].classification == C.CLAIM_CLASSIFICATION_UNSUPPORTED
     assert [ch.claim_id for ch in output.classification_changes] == ["c1"]
 
 
+@pytest.mark.requirement("R-V-5")
 @pytest.mark.parametrize("classification", ["reasonable_inference", "overstated", "external_unknown", "contradicted"])
-def test_r_v_5_other_classifications_without_refs_stay(classification: str) -> None:
+def test_other_classifications_without_refs_stay(classification: str) -> None:
     output = parse(reply(claim_checks=[check("c1", classification, refs=[]), check("c2"), check("c3")]))
     assert by_id(output)["c1"].classification == C.Value("CLAIM_CLASSIFICATION_" + classification.upper())
     assert not output.classification_changes
@@ -333,7 +344,8 @@ def test_repeated_check_keeps_the_first() -> None:
     assert any("repeated" in w and "c1" in w for w in output.warnings)
 
 
-def test_r_v_6_facts_checked_are_derived_when_the_model_gave_none() -> None:
+@pytest.mark.requirement("R-V-6")
+def test_facts_checked_are_derived_when_the_model_gave_none() -> None:
     output = parse(
         reply(claim_checks=[check("c1"), check("c2", "overstated"), check("c3", "contradicted")], facts_checked=[])
     )
@@ -345,12 +357,14 @@ def test_r_v_6_facts_checked_are_derived_when_the_model_gave_none() -> None:
     assert output.facts_checked[0].fact == "checkout-api logs show 500 responses from 10:02"
 
 
-def test_r_v_6_derived_facts_follow_the_downgraded_classification() -> None:
+@pytest.mark.requirement("R-V-6")
+def test_derived_facts_follow_the_downgraded_classification() -> None:
     output = parse(reply(claim_checks=[check("c1", refs=[]), check("c2"), check("c3")]))
     assert output.facts_checked[0].support == F.FACT_SUPPORT_NO_EVIDENCE
 
 
-def test_r_v_6_given_facts_are_kept_for_verified_claims_only() -> None:
+@pytest.mark.requirement("R-V-6")
+def test_given_facts_are_kept_for_verified_claims_only() -> None:
     facts = [
         {"claim_id": "c1", "fact": "500s from 10:02", "classification": "direct_evidence"},
         {"claim_id": "c7", "fact": "made up", "classification": "direct_evidence"},
@@ -364,7 +378,8 @@ def test_r_v_6_given_facts_are_kept_for_verified_claims_only() -> None:
     assert any("c7" in w for w in output.warnings)
 
 
-def test_r_v_5_given_direct_evidence_fact_of_a_downgraded_claim_is_lowered() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_given_direct_evidence_fact_of_a_downgraded_claim_is_lowered() -> None:
     facts = [{"claim_id": "c1", "fact": "500s", "classification": "direct_evidence"}]
     output = parse(reply(claim_checks=[check("c1", refs=[]), check("c2"), check("c3")], facts_checked=facts))
     assert [(f.claim_id, f.support) for f in output.facts_checked] == [("c1", F.FACT_SUPPORT_NO_EVIDENCE)]
@@ -418,9 +433,10 @@ _checks = st.lists(
 )
 
 
+@pytest.mark.requirement("R-V-5")
 @settings(max_examples=150, deadline=None)
 @given(checks=_checks, verdict=st.sampled_from(["PASS", "LOW_CONFID", "REJECT"]), score=st.floats(0, 1))
-def test_r_v_5_property_parsed_checks_hold_to_the_verified_input(
+def test_property_parsed_checks_hold_to_the_verified_input(
     checks: list[dict[str, Any]], verdict: str, score: float
 ) -> None:
     """Whatever the model says: one check a verified claim, critical from the claim, every kept ref matching

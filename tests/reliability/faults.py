@@ -120,7 +120,7 @@ def flooding(_: JsonObject) -> JsonValue:
 
 def nesting(_: JsonObject) -> JsonValue:
     value: JsonValue = "bottom"
-    for _ in range(60):
+    for _level in range(60):
         value = {"down": value}
     return value
 

@@ -15,9 +15,7 @@ import re
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-from golden.leaks import Haystack, bidi_controls, strings
+from typing import Any, TypeVar, cast
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider, AgentRole
@@ -28,6 +26,7 @@ from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import NodeCommit, Repository, RunStore, open_repository
 from diagnosis_server.tools.base import ToolError, Toolset
+from tests.golden.leaks import Haystack, bidi_controls, strings
 
 T = TypeVar("T")
 
@@ -217,7 +216,7 @@ async def run_case(
     provider = wrap(base) if wrap is not None else base
     environment = tools or replay_tools([inv.tool_name for inv in case.invocations])
     orchestrator = Orchestrator(
-        store=store,
+        store=cast(RunStore, store),
         provider=provider,
         tools_for=lambda _scenario: environment,
         limits=limits or Limits(),

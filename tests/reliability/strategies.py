@@ -60,7 +60,7 @@ MESSAGES = [
     "upstream connect error status=503",
     "limit 512Mi",
 ]
-CLASSIFICATIONS = [
+CLASSIFICATIONS: list[JsonValue] = [
     "direct_observation",
     "reasonable_inference",
     "overstated",
@@ -68,7 +68,7 @@ CLASSIFICATIONS = [
     "external_unknown",
     "contradicted",
 ]
-BAD_CLASSIFICATIONS = ["DIRECT_OBSERVATION", "proven", "", "CLAIM_CLASSIFICATION_UNSPECIFIED", 3]
+BAD_CLASSIFICATIONS: list[JsonValue] = ["DIRECT_OBSERVATION", "proven", "", "CLAIM_CLASSIFICATION_UNSPECIFIED", 3]
 VERDICTS = ["PASS", "LOW_CONFID", "REJECT"]
 BAD_VERDICTS: list[JsonValue] = ["pass", "VERDICT_PASS", "CONFIRMED", "SUCCESS", "VERDICT_UNSPECIFIED", 2, None, ""]
 
@@ -361,11 +361,18 @@ def executor_output(rng: random.Random, shape: str, temper: str, case: Case, tok
         case.secret_tokens.append(secret)
         doc["reasoning"] = f"thinking it over {secret}"
     broken = shape not in ("doc", "fenced")
-    for claim in planted:
-        never = claim.fails_gatekeeper or ids.count(claim.claim_id) > 1 or forbidden is not None or broken
+    for planted_claim in planted:
+        never = (
+            planted_claim.fails_gatekeeper or ids.count(planted_claim.claim_id) > 1 or forbidden is not None or broken
+        )
         case.claims.append(
             PlantedClaim(
-                claim.claim_id, claim.statement, claim.token, never, guarded=claim.guarded, never_shown=bad_ids
+                planted_claim.claim_id,
+                planted_claim.statement,
+                planted_claim.token,
+                never,
+                guarded=planted_claim.guarded,
+                never_shown=bad_ids,
             )
         )
     text = json.dumps(doc, ensure_ascii=rng.random() < 0.3)
@@ -438,7 +445,7 @@ def verifier_output(rng: random.Random, shape: str, temper: str, tokens: Tokens,
             fields = ["claim_id", "source_invocation_id", "tool_name", "raw_path"]
             if temper != "cooperative":
                 fields = [f for f in fields if rng.random() < 0.6]
-            ref = {f: f"{{{{ev:{k}:{j}:{f}}}}}" for f in fields}
+            ref: dict[str, JsonValue] = {f: f"{{{{ev:{k}:{j}:{f}}}}}" for f in fields}
             if temper == "hostile" and rng.random() < 0.3:
                 ref[rng.choice(["source_invocation_id", "raw_path", "claim_id"])] = rng.choice(
                     ["inv-fab-1", "/nope", "c9"]
@@ -552,7 +559,7 @@ def composer_output(rng: random.Random, shape: str, temper: str, tokens: Tokens,
                 f"the root cause is {cause(tokens, case)}",
             ]
         )
-        ids = [
+        ids: list[JsonValue] = [
             rng.choice(
                 [
                     f"{{{{cid:{k}}}}}",

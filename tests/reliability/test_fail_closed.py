@@ -12,13 +12,13 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from golden.leaks import Haystack
 from hypothesis import HealthCheck, given, settings
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.store import open_repository
+from tests.golden.leaks import Haystack
 
-from .conftest import PROPERTY_EXAMPLES
+from .examples import PROPERTY_EXAMPLES, PROPERTY_TIMEOUT_S
 from .harness import MEMORY_URL, Case, LoopHarness, RecordingStore, assert_safe_run, golden_case, run_case
 from .strategies import ZERO_WIDTH, QuotingProvider, Tokens, disguises, hostile_case
 
@@ -32,21 +32,24 @@ def harness() -> Iterator[LoopHarness]:
         loop.close()
 
 
+@pytest.mark.requirement("R-A-1")
 @pytest.mark.property
+@pytest.mark.timeout(PROPERTY_TIMEOUT_S)
 @settings(
     max_examples=PROPERTY_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )
 @given(case=hostile_case())
-def test_r_a_1_hostile_agents_never_break_a_run_or_leak_into_the_answer(harness: LoopHarness, case: Case) -> None:
+def test_hostile_agents_never_break_a_run_or_leak_into_the_answer(harness: LoopHarness, case: Case) -> None:
     """R-A-1, R-A-4, R-A-6, R-P-5, R-P-6, R-S-4, R-V-7: fail closed on any agent output."""
     store = RecordingStore(harness.repository)
     outcome = harness.run(run_case(case, store, wrap=QuotingProvider))
     assert_safe_run(case, outcome)
 
 
-async def test_r_a_2_a_possible_direction_is_never_presented_as_a_confirmed_fact() -> None:
+@pytest.mark.requirement("R-A-2")
+async def test_a_possible_direction_is_never_presented_as_a_confirmed_fact() -> None:
     """R-A-2: a Composer that states a possible direction under "confirmed facts", citing a confirmable claim's
     id, is refused by the guard; the fallback rendering keeps the direction a direction."""
     case = golden_case("low-confid-to-composer")
@@ -78,8 +81,9 @@ async def test_r_a_2_a_possible_direction_is_never_presented_as_a_confirmed_fact
     assert [item.text for item in run.answer.possible_directions] == [direction]
 
 
+@pytest.mark.requirement("R-A-1")
 @pytest.mark.parametrize("zero_width", ZERO_WIDTH)
-def test_r_a_1_every_disguise_of_a_token_is_seen_through(zero_width: str) -> None:
+def test_every_disguise_of_a_token_is_seen_through(zero_width: str) -> None:
     """R-A-1: the invariant above searches after normalization, so each disguise the hostile Composer uses
     (spacing, zero-width characters, soft hyphen, fullwidth, homoglyphs, markdown, reordering, splitting over
     two items, a paraphrase keeping the token) is still found, and only the token itself is."""

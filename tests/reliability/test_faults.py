@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.scripted import ScriptedProvider
 from diagnosis_server.graph.context import Limits, ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
@@ -105,18 +106,19 @@ def _path(run: run_pb2.DiagnosisRun) -> list[int]:
 # ---------------------------------------------------------------- agents
 
 
+@pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("kind", ["timeout", "retryable", "refusal", "invalid", "crash"])
 @pytest.mark.parametrize("role", ["planner", "verifier", "composer"])
-async def test_r_r_1_one_failed_attempt_is_retried_once_or_falls_back(
-    role: str, kind: str, repository: Repository
+async def test_one_failed_attempt_is_retried_once_or_falls_back(
+    role: AgentRole, kind: str, repository: Repository
 ) -> None:
     """R-R-1, R-R-6, R-A-5: a retryable failure or invalid output gets one technical retry with the same input;
     a refusal or an unexpected exception goes to the node's fallback at once."""
     case = golden_case("pass-composed")
     faulty: list[FaultyProvider] = []
 
-    def wrap(inner: object) -> FaultyProvider:
-        faulty.append(FaultyProvider(inner, {role: [kind]}))  # type: ignore[arg-type]
+    def wrap(inner: AgentProvider) -> FaultyProvider:
+        faulty.append(FaultyProvider(inner, {role: [kind]}))
         return faulty[0]
 
     outcome = await run_case(case, RecordingStore(repository), wrap=wrap, limits=FAST)
@@ -127,7 +129,7 @@ async def test_r_r_1_one_failed_attempt_is_retried_once_or_falls_back(
     events = outcome.store.events
     attempts = [e for e in events if e.node == node]
     assert attempts[0].outcome == OUTCOME[kind]
-    requests = faulty[0].requests(role)  # type: ignore[arg-type]
+    requests = faulty[0].requests(role)
     if kind in RETRIED:
         # The retry succeeds: the PASS route with the node twice, the same input bytes both times (R-VI-4).
         assert [e.attempt for e in attempts] == [1, 2]
@@ -152,15 +154,16 @@ async def test_r_r_1_one_failed_attempt_is_retried_once_or_falls_back(
     assert sum(1 for e in events if e.node == E) == (0 if _path(run) == [P, PRE] else 1)
 
 
+@pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("kind", ["timeout", "retryable", "invalid"])
 @pytest.mark.parametrize("role", ["planner", "verifier", "composer"])
-async def test_r_r_1_a_second_failure_goes_to_the_fallback(role: str, kind: str, repository: Repository) -> None:
+async def test_a_second_failure_goes_to_the_fallback(role: AgentRole, kind: str, repository: Repository) -> None:
     """R-R-1, R-R-6, R-A-5, R-A-6: two failed attempts end in the node's fallback, SUCCESS and degraded."""
     case = golden_case("pass-composed")
     outcome = await run_case(
         case,
         RecordingStore(repository),
-        wrap=lambda inner: FaultyProvider(inner, {role: [kind, kind]}),  # type: ignore[arg-type]
+        wrap=lambda inner: FaultyProvider(inner, {role: [kind, kind]}),
         limits=FAST,
     )
     run = outcome.stored
@@ -175,15 +178,16 @@ async def test_r_r_1_a_second_failure_goes_to_the_fallback(role: str, kind: str,
     assert run.status == run_pb2.RUN_STATUS_SUCCESS and run.orchestration_trace.degraded
 
 
+@pytest.mark.requirement("R-R-2")
 @pytest.mark.parametrize("kind", ["timeout", "retryable", "refusal", "invalid", "crash"])
-async def test_r_r_2_an_executor_failure_is_never_retried(kind: str, repository: Repository) -> None:
+async def test_an_executor_failure_is_never_retried(kind: str, repository: Repository) -> None:
     """R-R-2, R-A-4, R-P-6: any Executor failure goes to the pre-verification fallback; no Gatekeeper,
     Verifier or Composer runs, and the answer holds no Executor claim."""
     case = golden_case("pass-composed")
     providers: list[FaultyProvider] = []
 
-    def wrap(inner: object) -> FaultyProvider:
-        providers.append(FaultyProvider(inner, {"executor": [kind]}))  # type: ignore[arg-type]
+    def wrap(inner: AgentProvider) -> FaultyProvider:
+        providers.append(FaultyProvider(inner, {"executor": [kind]}))
         return providers[0]
 
     outcome = await run_case(case, RecordingStore(repository), wrap=wrap, limits=FAST_EXECUTOR)
@@ -208,7 +212,8 @@ async def test_r_r_2_an_executor_failure_is_never_retried(kind: str, repository:
         assert evaluation.failure_reason in {"EXECUTOR_FAILED", "EXECUTOR_ERROR"}
 
 
-async def test_r_p_6_an_unpaired_surrogate_is_an_invalid_output_not_a_crash(repository: Repository) -> None:
+@pytest.mark.requirement("R-P-6")
+async def test_an_unpaired_surrogate_is_an_invalid_output_not_a_crash(repository: Repository) -> None:
     """R-P-6, R-R-2: JSON that escapes a lone surrogate is a parse failure, visible as such (not a node crash)."""
     case = golden_case("pass-composed")
     case.outputs["executor"] = [case.outputs["executor"][0].replace('"statement": "', '"statement": "\\ud800', 1)]
@@ -221,8 +226,9 @@ async def test_r_p_6_an_unpaired_surrogate_is_an_invalid_output_not_a_crash(repo
     assert "surrogate" in evaluation.failure_reason
 
 
+@pytest.mark.requirement("R-R-1")
 @pytest.mark.parametrize("role", ["verifier", "composer"])
-async def test_r_r_1_an_unpaired_surrogate_from_a_retried_agent_is_retried(role: str, repository: Repository) -> None:
+async def test_an_unpaired_surrogate_from_a_retried_agent_is_retried(role: AgentRole, repository: Repository) -> None:
     """R-R-1: a reply escaping a lone surrogate is INVALID_OUTPUT (retried once), not an unexpected crash."""
     case = golden_case("pass-composed")
     good = case.outputs[role][0]
@@ -239,7 +245,8 @@ async def test_r_r_1_an_unpaired_surrogate_from_a_retried_agent_is_retried(role:
     assert run.orchestration_trace.end_reason == "COMPOSED"
 
 
-async def test_r_p_6_a_failed_evidence_retry_cycle_persists_no_verdict(repository: Repository) -> None:
+@pytest.mark.requirement("R-P-6")
+async def test_a_failed_evidence_retry_cycle_persists_no_verdict(repository: Repository) -> None:
     """R-P-6, R-C-5: when the evidence-retry cycle ends in the pre-verification fallback, the first cycle's
     claim checks and verdicts are not persisted as if the answer rested on them."""
     case = golden_case("evidence-retry-then-pass")
@@ -270,6 +277,7 @@ def _tool_case(provider: ToolUsingProvider) -> Case:
     )
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize(
     ("behaviour", "status", "error"),
     [
@@ -281,7 +289,7 @@ def _tool_case(provider: ToolUsingProvider) -> Case:
     ],
     ids=["raises", "hangs", "50MB", "deep"],
 )
-async def test_r_c_2_a_failing_tool_is_recorded_and_the_run_goes_on(
+async def test_a_failing_tool_is_recorded_and_the_run_goes_on(
     behaviour: object, status: int, error: str, repository: Repository
 ) -> None:
     """R-C-2, R-GK-3, R-A-6: the call is recorded with its failure before the Executor sees it; its output is
@@ -311,7 +319,8 @@ async def test_r_c_2_a_failing_tool_is_recorded_and_the_run_goes_on(
     assert "the faulty tool shows" not in run.answer_text
 
 
-async def test_r_c_2_arguments_that_cannot_be_recorded_are_recorded_as_an_error(repository: Repository) -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_arguments_that_cannot_be_recorded_are_recorded_as_an_error(repository: Repository) -> None:
     """R-C-2: a call whose arguments cannot be stored (an unpaired surrogate) is recorded ERROR, never run."""
     tool = FixedTool("logs.search", events_output)
     provider = ToolUsingProvider(faulty="logs.search", arguments={"query": "\ud800"})
@@ -344,9 +353,10 @@ async def test_a_failed_create_run_stores_nothing(repository: Repository) -> Non
     await _second_run_works(repository)
 
 
+@pytest.mark.requirement("R-S-3")
 @pytest.mark.parametrize("node", [P, E, G, V, C], ids=["planner", "executor", "gatekeeper", "verifier", "composer"])
-async def test_r_s_3_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
-    node: int, repository: Repository
+async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
+    node: run_pb2.NodeName.ValueType, repository: Repository
 ) -> None:
     """R-S-3, R-S-4: a failing commit_node ends the run FAILED (STORE_ERROR), never RUNNING, with only whole
     nodes stored and nothing of the unrecorded node; the store keeps working."""
@@ -366,7 +376,8 @@ async def test_r_s_3_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whol
     await _second_run_works(repository)
 
 
-async def test_r_c_2_a_tool_invocation_that_cannot_be_recorded_is_never_seen(repository: Repository) -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_a_tool_invocation_that_cannot_be_recorded_is_never_seen(repository: Repository) -> None:
     """R-C-2, R-R-2, R-A-4: when a tool call cannot be recorded the Executor never gets its output; the Executor
     node fails and the run ends in the pre-verification fallback, SUCCESS and degraded."""
     case = golden_case("pass-composed")
@@ -438,7 +449,7 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
     run_id = new_run_id()
 
     class Blocking:
-        async def run(self, request: object) -> object:
+        async def run(self, request: AgentRequest) -> AgentReply:
             entered.set()
             await asyncio.sleep(3600)
             raise AssertionError("unreachable")
@@ -448,13 +459,13 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
     class Provider:
         name = "scripted"
 
-        def agent(self, role: str) -> object:
-            return Blocking() if role == "verifier" else scripted.agent(role)  # type: ignore[arg-type]
+        def agent(self, role: AgentRole) -> Agent:
+            return Blocking() if role == "verifier" else scripted.agent(role)
 
     orchestrator = Orchestrator(
         store=repository,
         provider=Provider(),
-        tools_for=lambda _s: replay_tools(),  # type: ignore[arg-type]
+        tools_for=lambda _s: replay_tools(),
     )
     task = asyncio.create_task(orchestrator.run(question=case.question, scenario="", run_id=run_id))
     await asyncio.wait_for(entered.wait(), 5)
@@ -464,7 +475,8 @@ async def _blocking_verifier_run(path: Path) -> tuple[str, Repository]:
     return run_id, repository
 
 
-async def test_r_s_3_a_crash_mid_graph_leaves_whole_nodes_and_a_restart_interrupts_the_run(tmp_path: Path) -> None:
+@pytest.mark.requirement("R-S-3")
+async def test_a_crash_mid_graph_leaves_whole_nodes_and_a_restart_interrupts_the_run(tmp_path: Path) -> None:
     """R-S-3, R-S-4, R-C-2: a run killed while the Verifier awaits keeps its whole nodes (one event, one
     step each) and its invocations; the instance's next life marks it FAILED (INTERRUPTED)."""
     path = tmp_path / "crash.db"
@@ -488,7 +500,8 @@ async def test_r_s_3_a_crash_mid_graph_leaves_whole_nodes_and_a_restart_interrup
         await restarted.close()
 
 
-async def test_r_s_3_another_instance_interrupts_the_run_of_a_dead_one(tmp_path: Path) -> None:
+@pytest.mark.requirement("R-S-3")
+async def test_another_instance_interrupts_the_run_of_a_dead_one(tmp_path: Path) -> None:
     """R-S-3: another instance (another owner) marks a dead instance's stale run INTERRUPTED."""
     path = tmp_path / "crash.db"
     run_id, first = await _blocking_verifier_run(path)
@@ -503,11 +516,10 @@ async def test_r_s_3_another_instance_interrupts_the_run_of_a_dead_one(tmp_path:
         await other.close()
 
 
+@pytest.mark.requirement("R-S-3")
 @pytest.mark.parametrize("hops", [0, 3, 9])
 @pytest.mark.parametrize("at_write", range(1, 9))
-async def test_r_s_3_a_crash_inside_a_store_write_leaves_no_partial_node(
-    tmp_path: Path, at_write: int, hops: int
-) -> None:
+async def test_a_crash_inside_a_store_write_leaves_no_partial_node(tmp_path: Path, at_write: int, hops: int) -> None:
     """R-S-3, R-C-2: the run's task is cancelled inside its n-th store write (tool invocation or node commit),
     a few event-loop turns in; the write is whole or absent, every stored agent event has its step, and the
     restarted instance interrupts the run and runs the next one."""

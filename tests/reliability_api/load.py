@@ -39,8 +39,7 @@ import grpc.aio
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
-
-from .serving import ServeProcess, start_serve
+from tests.support.serve import ServeProcess, start_serve
 
 CHANNELS = 8  # client connections the callers are spread over
 CALL_TIMEOUT_S = 120.0
@@ -109,7 +108,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 async def _diagnose_loop(
-    stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub, scenarios: list[str], tally: Tally, until: float
+    stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub, scenarios: list[str], tally: Tally, until: float
 ) -> None:
     rng = random.Random()
     while time.monotonic() < until:
@@ -139,7 +138,7 @@ async def _diagnose_loop(
             tally.not_success += 1
 
 
-async def _watch_loop(stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub, tally: Tally, until: float) -> None:
+async def _watch_loop(stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub, tally: Tally, until: float) -> None:
     rng = random.Random()
     while time.monotonic() < until:
         if not tally.recent:

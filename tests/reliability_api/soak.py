@@ -46,8 +46,7 @@ from diagnosis.v1 import (
 )
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.conversions import to_value
-
-from .serving import ServeProcess, start_serve
+from tests.support.serve import ServeProcess, start_serve
 
 CALL_TIMEOUT_S = 60.0
 TOKENS = {"acme": "soak-acme-token-3f9a1c", "globex": "soak-globex-token-77b2e0"}
@@ -190,12 +189,12 @@ class Workload:
         elif choice == 4:
             await self.diagnosis.ListRuns(pb.ListRunsRequest(page_token="bm90LWEtdG9rZW4"), metadata=_auth(tenant))
         elif choice == 5:
-            request = _check_request()
-            request.tool_invocations.extend(
+            check = _check_request()
+            check.tool_invocations.extend(
                 contracts_pb2.ToolInvocation(invocation_id=f"inv-x{n}", run_id="run-soak", tool_name="t")
                 for n in range(300)
             )
-            await self.gatekeeper.CheckEvidence(request, metadata=_auth(tenant), timeout=10)
+            await self.gatekeeper.CheckEvidence(check, metadata=_auth(tenant), timeout=10)
         else:
             other = "globex" if tenant == "acme" else "acme"
             if not self.tally.recent[other]:

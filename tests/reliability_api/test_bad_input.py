@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
@@ -13,15 +14,16 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.api.errors import MAX_TEXT_BYTES, clip, invalid_argument
+from tests.support.fakes import PassProvider
+from tests.support.rpc import collect, error_reason, next_message, raw_unary_stream, raw_unary_unary, violation_fields
 
 from .conftest import Api, ApiFactory
-from .helpers import collect, error_reason, store_snapshot, violation_fields
+from .helpers import store_snapshot
 
 Call = Callable[[], Awaitable[Any]]
 EXECUTOR_OUTPUT = json.dumps({"contract": "executor_evidence_v2", "claims": []})
@@ -65,6 +67,7 @@ def _watch(api: Api, run_id: str, after: int = 0) -> Call:
     return lambda: collect(api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id, after_sequence=after)))
 
 
+@pytest.mark.requirement("R-T-2")
 @pytest.mark.parametrize(
     ("question", "scenario", "field"),
     [
@@ -80,7 +83,7 @@ def _watch(api: Api, run_id: str, after: int = 0) -> Call:
     ],
     ids=["empty", "blank", "too-long", "too-long-multibyte", "huge", "unknown", "path", "huge-scenario", "huge-utf8"],
 )
-async def test_r_t_2_bad_diagnose_input_names_the_field_and_stores_nothing(
+async def test_bad_diagnose_input_names_the_field_and_stores_nothing(
     api: Api, question: str, scenario: str, field: str
 ) -> None:
     """An oversized value is refused without being echoed whole: the details still reach the caller."""
@@ -95,7 +98,7 @@ async def test_bad_run_ids_are_invalid_argument_for_get_and_watch(api: Api) -> N
     await _finished_run(api)
     before = store_snapshot(api.database)
     for case, run_id in BAD_RUN_IDS.items():
-        await _expect_invalid(lambda r=run_id: api.diagnosis.GetRun(pb.GetRunRequest(run_id=r)), "run_id", case)
+        await _expect_invalid(functools.partial(api.diagnosis.GetRun, pb.GetRunRequest(run_id=run_id)), "run_id", case)
         await _expect_invalid(_watch(api, run_id), "run_id", case)
         assert api.running.hub.subscriber_count(run_id) == 0, case
     assert store_snapshot(api.database) == before
@@ -135,7 +138,7 @@ async def test_watch_of_a_live_run_after_a_huge_sequence_follows_it_to_its_end(a
     provider = PassProvider(gate=gate)
     api = await api_factory(provider=provider)
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
     watch = asyncio.ensure_future(_watch(api, run_id, 2**63 - 1)())
     await asyncio.sleep(0.05)
@@ -214,9 +217,9 @@ async def test_bad_page_tokens_are_invalid_argument(api: Api) -> None:
     }
     before = store_snapshot(api.database)
     for case, page_token in cases.items():
-        status = run_pb2.RUN_STATUS_SUCCESS if case == "other-filter" else 0
-        request = pb.ListRunsRequest(page_size=1, page_token=page_token, status=status)  # type: ignore[arg-type]
-        await _expect_invalid(lambda r=request: api.diagnosis.ListRuns(r), "page_token", case)
+        status = run_pb2.RUN_STATUS_SUCCESS if case == "other-filter" else run_pb2.RUN_STATUS_UNSPECIFIED
+        request = pb.ListRunsRequest(page_size=1, page_token=page_token, status=status)
+        await _expect_invalid(functools.partial(api.diagnosis.ListRuns, request), "page_token", case)
     assert store_snapshot(api.database) == before
     # The real token still works, and only with its own filters.
     second = await api.diagnosis.ListRuns(pb.ListRunsRequest(page_size=1, page_token=token))
@@ -279,10 +282,11 @@ async def test_bad_check_evidence_input_names_the_field(
     assert await api.running.repository.count_runs() == 0
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize(
     "text", ["", "\x00" * 1000, "[" * 100_000, '{"contract": "executor_evidence_v2", "claims": "x"}', "é" * 200_000]
 )
-async def test_r_c_1_unparseable_executor_output_is_a_parse_status_not_an_error(api: Api, text: str) -> None:
+async def test_unparseable_executor_output_is_a_parse_status_not_an_error(api: Api, text: str) -> None:
     """Garbage in the executor output is the caller's data, reported as INVALID_OUTPUT with no ceiling."""
     response = await api.gatekeeper.CheckEvidence(gpb.CheckEvidenceRequest(executor_output_text=text))
     assert response.parse_status == contracts_pb2.PARSE_STATUS_INVALID_OUTPUT
@@ -294,8 +298,8 @@ async def test_r_c_1_unparseable_executor_output_is_a_parse_status_not_an_error(
 def _raw(api: Api, path: str, streaming: bool, data: bytes) -> Awaitable[Any]:
     """Sends ``data`` as the request bytes of the method at ``path`` (no client-side serialization)."""
     if streaming:
-        return collect(api.channel.unary_stream(path)(data))
-    return api.channel.unary_unary(path)(data)
+        return collect(raw_unary_stream(api.channel, path)(data))
+    return raw_unary_unary(api.channel, path)(data)
 
 
 DIAGNOSE = "/diagnosis.v1.DiagnosisService/Diagnose"

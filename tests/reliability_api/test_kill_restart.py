@@ -26,9 +26,9 @@ import pytest
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.store import INTERRUPTED
+from tests.support.serve import ServeProcess, start_serve
 
 from .helpers import assert_consistent, read_stored_run
-from .serving import ServeProcess, start_serve
 
 QUESTION = "Why is checkout-api returning 503s?"
 SLOW = {"SLOW_SERVE_AGENT_DELAY_S": "0.25"}
@@ -59,7 +59,7 @@ def _kill_mid_run(server: ServeProcess) -> str:
         rest: list[pb.DiagnoseResponse] = []
         with pytest.raises(grpc.RpcError) as caught:
             rest.extend(call)
-        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert all(message.WhichOneof("kind") == "event" for message in rest)  # never the final run
     return started.run_id
 

@@ -14,13 +14,14 @@ import time
 import grpc
 import grpc.aio
 import pytest
-from api.fakes import PassProvider
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2_grpc, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from tests.support.fakes import PassProvider
+from tests.support.rpc import collect, eventually, next_message, read_rest
 
 from .conftest import Api, ApiFactory
-from .helpers import assert_consistent, collect, eventually, read_rest, read_stored_run
+from .helpers import assert_consistent, read_stored_run
 
 EVENTS = list(range(1, 7))  # planner, executor, gatekeeper, builder, verifier, composer
 # A client in a process of its own: starts a Diagnose, prints the run id, then waits to be killed.
@@ -64,7 +65,7 @@ async def test_a_diagnose_caller_leaving_mid_stream_does_not_stop_the_run(api_fa
     call = stub.Diagnose(
         pb.DiagnoseRequest(question="Why is checkout-api failing?"), timeout=0.5 if how == "deadline" else None
     )
-    run_id = (await call.read()).run_id
+    run_id = (await next_message(call)).run_id
     await api.provider.entered.acquire()
     if how == "cancel":
         call.cancel()
@@ -126,7 +127,7 @@ async def test_watchers_that_never_read_hold_up_neither_the_run_nor_other_subscr
     provider = PassProvider(gate=gate)
     api = await api_factory(provider=provider, start_kwargs={"subscriber_queue_size": 2})
     diagnose = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    run_id = (await diagnose.read()).run_id
+    run_id = (await next_message(diagnose)).run_id
     await provider.entered.acquire()
 
     idle = [api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id)) for _ in range(200)]

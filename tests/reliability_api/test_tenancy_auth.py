@@ -16,7 +16,6 @@ import grpc
 import grpc.aio
 import pytest
 import structlog
-from api.fakes import PassProvider
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -25,11 +24,20 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.agents.prompts import default_catalog
 from diagnosis_server.api import TokenAuthenticator, configure_logging
-from diagnosis_server.api import auth as auth_module
 from diagnosis_server.api.server import SERVICE_NAMES
+from tests.support.fakes import PassProvider
+from tests.support.rpc import (
+    collect,
+    error_reason,
+    eventually,
+    next_message,
+    raw_unary_unary,
+    read_rest,
+    violation_fields,
+)
 
 from .conftest import Api, ApiFactory
-from .helpers import collect, error_reason, eventually, read_rest, store_snapshot, violation_fields
+from .helpers import store_snapshot
 
 ACME = "acme-7f3e9c1d5b2a4e60"
 GLOBEX = "globex-52ab8e04c9d14f7a"
@@ -97,8 +105,8 @@ async def test_a_token_checked_before_the_request_is_read(api_factory: ApiFactor
     """Without a token even a corrupt or invalid request is UNAUTHENTICATED: nothing about the request
     (which field is wrong, whether a run exists) is told to an unauthenticated caller."""
     api = await api_factory(auth_tokens=TOKENS)
-    calls = [
-        api.channel.unary_unary("/diagnosis.v1.DiagnosisService/GetRun")(b"\x0a\x02\xff\xfe"),
+    calls: list[Awaitable[object]] = [
+        raw_unary_unary(api.channel, "/diagnosis.v1.DiagnosisService/GetRun")(b"\x0a\x02\xff\xfe"),
         api.diagnosis.GetRun(pb.GetRunRequest(run_id="bad id")),
         api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-" + "0" * 32)),
         collect(api.diagnosis.Diagnose(pb.DiagnoseRequest(question=""))),
@@ -109,14 +117,15 @@ async def test_a_token_checked_before_the_request_is_read(api_factory: ApiFactor
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-async def test_r_s_4_another_tenants_runs_are_not_found_and_never_listed(api_factory: ApiFactory) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_another_tenants_runs_are_not_found_and_never_listed(api_factory: ApiFactory) -> None:
     gate = asyncio.Event()
     provider = PassProvider(gate=gate)
     api = await api_factory(provider=provider, auth_tokens=TOKENS)
     d = api.diagnosis
     # acme: one live run (held in its Planner) and, once released, finished ones.
     live = d.Diagnose(pb.DiagnoseRequest(question="live"), metadata=bearer(ACME))
-    live_id = (await live.read()).run_id
+    live_id = (await next_message(live)).run_id
     await provider.entered.acquire()
     unknown_id = "run-" + "0" * 32
 
@@ -189,7 +198,7 @@ def compare_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, bytes]]:
         calls.append((bytes(a), bytes(b)))
         return real(a, b)
 
-    monkeypatch.setattr(auth_module.hmac, "compare_digest", counting)
+    monkeypatch.setattr(hmac, "compare_digest", counting)
     return calls
 
 

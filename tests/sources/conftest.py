@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,17 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.serve import free_port
+
 from .k8s_recorded import SA_TOKEN
+
+__all__ = ["MCP_SERVER", "PrometheusServer", "free_port", "write_kubeconfig"]
 
 REQUIRE_PROMETHEUS_ENV = "DIAGNOSIS_TEST_REQUIRE_PROMETHEUS"
 MCP_SERVER = Path(__file__).with_name("mcp_test_server.py")
 _START_TIMEOUT_S = 30
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_http(url: str, process: subprocess.Popen[bytes], what: str) -> None:

@@ -70,6 +70,7 @@ class FakeUpstream:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def close(self) -> None:

@@ -120,7 +120,7 @@ def pod_list(items: list[dict[str, Any]], *, cont: str = "", remaining: int | No
     return {"kind": "PodList", "apiVersion": "v1", "metadata": metadata, "items": items}
 
 
-EVENTS = {
+EVENTS: dict[str, Any] = {
     "kind": "EventList",
     "apiVersion": "v1",
     "metadata": {"resourceVersion": "918301"},

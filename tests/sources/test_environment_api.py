@@ -24,6 +24,7 @@ from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentR
 from diagnosis_server.api import RunningServer, configure_logging, start_server
 from diagnosis_server.conversions import from_value
 from diagnosis_server.settings import load_settings
+from tests.support.fakes import oom_evidence, verify_pass
 
 from . import k8s_recorded as rec
 from .conftest import MCP_SERVER, free_port, write_kubeconfig
@@ -60,36 +61,10 @@ class _Agent:
             offered = {tool["name"] for tool in data["tools"]}
             results = {name: await request.tools.call(name, args) for name, args in CALLS if name in offered}
             pods = results.get("kubernetes.pods") or next(iter(results.values()))
-            binding = {
-                "source_invocation_ids": [pods.invocation_id],
-                "tool_name": "kubernetes.pods",
-                "raw_path": REASON_PATH,
-                "matched_text": "OOMKilled",
-            }
-            claim = {
-                "claim_id": "c1",
-                "statement": "pods are OOMKilled",
-                "critical": True,
-                "status": "confirmed",
-                "evidence_bindings": [binding],
-            }
-            return AgentReply(text=json.dumps({"contract": "executor_evidence_v2", "claims": [claim]}), model="test")
+            evidence = oom_evidence(pods.invocation_id, "kubernetes.pods", REASON_PATH)
+            return AgentReply(text=evidence, model="test")
         if self._role == "verifier":
-            checks = [
-                {
-                    "claim_id": c["claim_id"],
-                    "classification": "direct_observation",
-                    "critical": True,
-                    "evidence_refs": [{"claim_id": c["claim_id"]}],
-                    "rationale": "in the pod status",
-                }
-                for c in data["verified_executor_output"]["claims"]
-            ]
-            return AgentReply(
-                text=json.dumps(
-                    {"claim_checks": checks, "verdict": "PASS", "groundedness_score": 1.0, "rationale": "ok"}
-                )
-            )
+            return AgentReply(text=verify_pass(request.input_bytes, rationale="in the pod status"))
         facts = [{"text": f["statement"], "claim_ids": [f["claim_id"]]} for f in data["confirmed_facts"]]
         return AgentReply(text=json.dumps({"summary": "checkout-api pods are OOMKilled", "confirmed_facts": facts}))
 
@@ -104,7 +79,7 @@ class ToolCallingProvider:
 @dataclass
 class Served:
     running: RunningServer
-    stub: diagnosis_service_pb2_grpc.DiagnosisServiceStub
+    stub: diagnosis_service_pb2_grpc.DiagnosisServiceAsyncStub
     database: Path
     prometheus_url: str
 

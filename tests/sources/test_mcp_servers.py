@@ -95,7 +95,8 @@ async def test_streamable_http_server(mcp_http_server: str, tmp_path: Path) -> N
         result = await call(env.toolset, "mcp.http.alert_rules", {"service": "payments"})
         failed = await call(env.toolset, "mcp.http.broken_probe", {"target": "gateway"})
         assert env.sources[0].endpoint == mcp_http_server
-    assert result.status == OK and from_value(result.output)["service"] == "payments"  # type: ignore[index]
+    output: Any = from_value(result.output)
+    assert result.status == OK and output["service"] == "payments"
     assert failed.status == ERROR and "probe of gateway failed" in failed.error
 
 

@@ -75,9 +75,9 @@ async def test_a_user_pack_answers_the_kubernetes_and_prometheus_tools(tmp_path:
         "prometheus.query_range",
     } <= set(toolset.names)
     assert "loki.query_range" not in toolset.names  # the pack has no logs
-    pods: Any = await toolset.get("kubernetes.pods").call(
-        {"field_selector": "metadata.name=checkout-api-7f9c6d8b5-tr6zn"}
-    )  # type: ignore[union-attr]
+    tool = toolset.get("kubernetes.pods")
+    assert tool is not None
+    pods: Any = await tool.call({"field_selector": "metadata.name=checkout-api-7f9c6d8b5-tr6zn"})
     assert pods["kind"] == "PodList" and len(pods["items"]) == 1
     assert pods["items"][0]["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] == "OOMKilled"
     assert "managedFields" not in pods["items"][0]["metadata"]

@@ -61,7 +61,8 @@ async def test_instant_query_and_relative_time(prometheus_server: PrometheusServ
         assert sample["metric"]["pod"] == "checkout-api-7f9c6d8b5-tr6zn"
         assert sample["value"] == [prometheus_server.end, str(300_000_000 + 7200 * 20_000)]
         recent = await call(registry.tools_for("prod").toolset, "prometheus.query", {"query": "up", "time": "now-1m"})
-        assert recent.status == OK and from_value(recent.output)["data"]["result"] == []  # type: ignore[index]
+        recent_body: Any = from_value(recent.output)
+        assert recent.status == OK and recent_body["data"]["result"] == []
 
 
 async def test_bad_promql_is_an_error_with_prometheus_message(
@@ -95,6 +96,7 @@ async def test_the_bearer_token_is_sent_and_never_shown(prometheus_server: Prome
         )
     assert invocation.status == OK, invocation.error
     # The upstream echoed the secret back in a label: the recorded output has it redacted.
-    [sample] = from_value(invocation.output)["data"]["result"]  # type: ignore[index,call-overload]
+    body: Any = from_value(invocation.output)
+    [sample] = body["data"]["result"]
     assert sample["metric"]["x"] == "[REDACTED]"
     assert b"prom-s3cret-token-value" not in invocation.output.SerializeToString()

@@ -11,6 +11,7 @@ import structlog
 
 from diagnosis_server.agents.openai.functions import function_table
 from diagnosis_server.cli import main
+from diagnosis_server.conversions import JsonObject
 
 from .fake_http import FakeUpstream
 from .test_loki import LOKI_TOKEN, _loki
@@ -94,7 +95,7 @@ def test_tools_on_a_scenario_and_an_unknown_tool(capsys: pytest.CaptureFixture[s
 
 
 def test_openai_functions_offer_mcp_tools_reversibly() -> None:
-    specs = [
+    specs: list[JsonObject] = [
         {
             "name": "mcp.grafana.query_prometheus",
             "description": "PromQL",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from store_builders import make_event, make_invocation, make_run, make_step
-
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import NodeCommit, RunStore, open_repository
+
+from .store_builders import make_event, make_invocation, make_run, make_step
 
 RUNS = 20
 NODES = 5

@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from store_builders import OpenStore, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, LiveRuns, RunStore, StoreError, StoreFileLost, open_repository
 from diagnosis_server.store.records import utc_now
+
+from .store_builders import OpenStore, make_run
 
 
 async def _status(repo: RunStore, run_id: str) -> int:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import make_invocation, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import DuplicateRecord, InvalidRecord, RunAlreadyFinished, RunNotFound, RunStore
 
+from .store_builders import make_invocation, make_run
 
-async def test_r_c_2_invocations_are_listed_in_recording_order(repo: RunStore) -> None:
+
+@pytest.mark.requirement("R-C-2")
+async def test_invocations_are_listed_in_recording_order(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     ids = ["inv-c", "inv-a", "inv-b"]
     for invocation_id in ids:
@@ -21,7 +23,8 @@ async def test_r_c_2_invocations_are_listed_in_recording_order(repo: RunStore) -
     assert listed[0] == make_invocation("run-1", "inv-c")
 
 
-async def test_r_s_4_invocations_are_scoped_to_their_run(repo: RunStore) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_invocations_are_scoped_to_their_run(repo: RunStore) -> None:
     """Another run's invocation, even with the same id, is never listed for this run (R-GK-3's input)."""
     await repo.create_run(make_run("run-1"))
     await repo.create_run(make_run("run-2", tenant="globex"))

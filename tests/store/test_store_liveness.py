@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_builders import OpenStore, make_event, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, NodeCommit, RunStore
+
+from .store_builders import OpenStore, make_event, make_run
 
 
 async def _status(repo: RunStore, run_id: str) -> tuple[int, str]:

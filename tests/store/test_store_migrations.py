@@ -9,12 +9,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import create_async_engine
-from store_builders import make_run
 
 from diagnosis_server.store import DEFAULT_DATABASE_URL, StoreError, open_repository
 from diagnosis_server.store.engine import SQLITE_BUSY_TIMEOUT_MS, create_engine
 from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, head_revision
 from diagnosis_server.store.tables import metadata
+
+from .store_builders import make_run
 
 
 async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) -> None:

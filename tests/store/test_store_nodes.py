@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from store_builders import make_event, make_run, make_step
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -16,6 +15,8 @@ from diagnosis_server.store import (
     RunStore,
     StoreError,
 )
+
+from .store_builders import make_event, make_run, make_step
 
 
 async def _first_node(repo: RunStore) -> run_pb2.DiagnosisRun:
@@ -82,7 +83,8 @@ async def test_a_duplicate_event_of_a_node_commit_writes_nothing(repo: RunStore)
     assert len(await repo.list_node_steps("run-1")) == 1
 
 
-async def test_r_s_4_records_of_another_run_are_refused(repo: RunStore) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_records_of_another_run_are_refused(repo: RunStore) -> None:
     """No event, step or run of another run is written under this run_id."""
     await repo.create_run(make_run("run-1"))
     await repo.create_run(make_run("run-2"))

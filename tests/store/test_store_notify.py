@@ -8,26 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
-from store_builders import make_event, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.store import NodeCommit, Repository, StoreError, open_repository
+from tests.support.postgres import reset_postgres
+
+from .store_builders import make_event, make_run
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-async def pg_pair(postgres_url: str) -> tuple[Repository, Repository]:
-    from conftest import _reset_postgres
-
-    await _reset_postgres(postgres_url, drop=False)
+async def pg_pair(postgres_url: str) -> AsyncIterator[tuple[Repository, Repository]]:
+    await reset_postgres(postgres_url, drop=False)
     a = await open_repository(postgres_url, owner="replica-a")
     b = await open_repository(postgres_url, owner="replica-b")
-    yield a, b  # type: ignore[misc]
+    yield a, b
     await b.close()
     await a.close()
 

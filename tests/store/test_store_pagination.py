@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from store_builders import make_run
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -20,6 +19,8 @@ from diagnosis_server.store import (
     decode_page_token,
     encode_page_token,
 )
+
+from .store_builders import make_run
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -75,7 +76,8 @@ async def test_empty_listing_has_no_next_token(repo: RunStore) -> None:
     assert (runs, token) == ([], "")
 
 
-async def test_r_s_4_listing_is_tenant_scoped(repo: RunStore) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_listing_is_tenant_scoped(repo: RunStore) -> None:
     acme = await _seed(repo, 3, tenant="acme", prefix="acme")
     globex = await _seed(repo, 2, tenant="globex", prefix="globex")
     assert (await _all_pages(repo, tenant="acme", page_size=2))[0] == acme

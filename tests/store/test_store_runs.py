@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from store_builders import make_run
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import (
@@ -18,6 +17,8 @@ from diagnosis_server.store import (
     RunStore,
     StoreError,
 )
+
+from .store_builders import make_run
 
 
 def _finished(
@@ -61,7 +62,8 @@ async def test_create_keeps_a_given_created_at_to_the_microsecond(repo: RunStore
     assert stored.created_at.nanos % 1000 == 0
 
 
-async def test_r_s_4_get_run_of_a_foreign_tenant_is_none(repo: RunStore) -> None:
+@pytest.mark.requirement("R-S-4")
+async def test_get_run_of_a_foreign_tenant_is_none(repo: RunStore) -> None:
     """run_id is the ownership boundary; a tenant never sees another tenant's run."""
     await repo.create_run(make_run("run-1", tenant="acme"))
     assert await repo.get_run("run-1", tenant="globex") is None
@@ -96,7 +98,8 @@ async def test_a_run_id_empty_or_too_long_is_refused(repo: RunStore, run_id: str
         await repo.create_run(make_run(run_id))
 
 
-async def test_r_a_6_finish_run_stores_the_final_state(repo: RunStore) -> None:
+@pytest.mark.requirement("R-A-6")
+async def test_finish_run_stores_the_final_state(repo: RunStore) -> None:
     await repo.create_run(make_run("run-1"))
     created = await repo.get_run("run-1")
     assert created is not None

@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from store_builders import OpenStore, make_event, make_invocation, make_run
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import NodeCommit, Repository, RunAlreadyFinished, RunNotFound, RunStore, open_repository
 from diagnosis_server.store.runners import SqliteRunner
+
+from .store_builders import OpenStore, make_event, make_invocation, make_run
 
 
 def _runner(repository: Repository) -> SqliteRunner:

@@ -52,7 +52,8 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
 def otlp_receiver() -> Iterator[tuple[Receiver, int]]:
     receiver = Receiver()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)
+    # opentelemetry-proto's generated gRPC module has no annotations.
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)  # type: ignore[no-untyped-call]
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:

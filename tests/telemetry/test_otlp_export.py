@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import grpc
-from reliability_api.serving import start_serve
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
+from tests.support.serve import start_serve
 
 from .otlp_receiver import attributes, otlp_receiver
 

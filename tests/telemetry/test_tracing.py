@@ -11,7 +11,6 @@ import grpc
 import grpc.aio
 import pytest
 import structlog
-from api.fakes import PassProvider, tools_for
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -23,6 +22,7 @@ from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, Agent
 from diagnosis_server.api import configure_logging, start_server
 from diagnosis_server.settings import load_settings
 from diagnosis_server.telemetry import configure_tracing, tracing_wanted, use_tracer_provider
+from tests.support.fakes import PassProvider, tools_for
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"

@@ -11,6 +11,7 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.tools.builtin import builtin_toolset
 from diagnosis_server.tools.scenario import Scenario
+from tests.support.scenarios import truth_of
 
 MINIMAL_PACK: dict[str, Any] = {
     "name": "mini",
@@ -137,7 +138,7 @@ async def explore(scenario: Scenario) -> list[tuple[str, JsonObject, JsonValue]]
         calls.append(("logs.search", {"service": service, "limit": 200}))
         calls.append(("deploys.list", {"service": service}))
         calls.append(("k8s.events", {"service": service}))
-        for evidence in scenario.truth.key_evidence:
+        for evidence in truth_of(scenario).key_evidence:
             calls.append(("logs.search", {"service": service, "query": evidence, "limit": 200}))
     for series in scenario.metrics:
         calls.append(("metrics.query", {"metric": series.metric, "service": series.service}))

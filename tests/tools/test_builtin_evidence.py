@@ -15,6 +15,7 @@ import pytest
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.tools.builtin import builtin_toolset
 from diagnosis_server.tools.scenario import BUNDLED_DIR, Scenario
+from tests.support.scenarios import truth_of
 
 from ._helpers import all_keys, explore, resolve_pointer, string_leaves
 
@@ -22,13 +23,12 @@ PACKS = sorted(path.stem for path in BUNDLED_DIR.glob("*.json"))
 TRUTH_KEYS = {"truth", "root_cause", "key_evidence", "healthy", "ambiguous"}
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("name", PACKS)
-async def test_r_c_1_every_key_evidence_string_is_bindable_in_a_tool_output(
-    bundled: dict[str, Scenario], name: str
-) -> None:
+async def test_every_key_evidence_string_is_bindable_in_a_tool_output(bundled: dict[str, Scenario], name: str) -> None:
     scenario = bundled[name]
     outputs = await explore(scenario)
-    for evidence in scenario.truth.key_evidence:
+    for evidence in truth_of(scenario).key_evidence:
         hits = [
             (output, pointer) for _, _, output in outputs for pointer, text in string_leaves(output) if evidence in text
         ]
@@ -45,10 +45,10 @@ async def test_truth_never_appears_in_any_tool_output(bundled: dict[str, Scenari
     for tool, arguments, output in outputs:
         assert not TRUTH_KEYS & set(all_keys(output)), (tool, arguments)
         blob = json.dumps(output, allow_nan=False)
-        assert scenario.truth.root_cause.summary not in blob
-        assert json.dumps(scenario.truth.root_cause.summary)[1:-1] not in blob
+        assert truth_of(scenario).root_cause.summary not in blob
+        assert json.dumps(truth_of(scenario).root_cause.summary)[1:-1] not in blob
     specs = json.dumps([spec.to_json() for spec in builtin_toolset(scenario).specs()])
-    assert scenario.truth.root_cause.summary not in specs
+    assert truth_of(scenario).root_cause.summary not in specs
 
 
 def _max_ratio(output: Any) -> float:
@@ -117,10 +117,10 @@ async def _first_round(scenario: Scenario, service: str) -> list[JsonValue]:
 
 async def test_inventory_ambiguous_first_round_cannot_tell_the_cause(bundled: dict[str, Scenario]) -> None:
     scenario = bundled["inventory-ambiguous"]
-    assert scenario.truth.ambiguous
+    assert truth_of(scenario).ambiguous
     first = await _first_round(scenario, "inventory-api")
     blob = json.dumps(first)
-    for evidence in scenario.truth.key_evidence:
+    for evidence in truth_of(scenario).key_evidence:
         assert evidence not in blob, evidence
     # ...but the symptom is plain, and two candidate causes are named: the dependency and the database pool
     logs: Any = first[0]
@@ -160,10 +160,10 @@ async def test_clear_packs_show_evidence_in_the_first_round_of_some_service(
 ) -> None:
     """Outside the ambiguous pack, a first look at the root-cause service or a caller already shows evidence."""
     scenario = bundled[name]
-    root = scenario.truth.root_cause.service
+    root = truth_of(scenario).root_cause.service
     assert root is not None
     candidates = [root] + [s.name for s in scenario.topology.services if root in s.depends_on]
     seen = ""
     for service in candidates:
         seen += json.dumps(await _first_round(scenario, service))
-    assert any(evidence in seen for evidence in scenario.truth.key_evidence)
+    assert any(evidence in seen for evidence in truth_of(scenario).key_evidence)

@@ -17,6 +17,7 @@ from diagnosis_server.tools.base import Tool, ToolError, Toolset
 from diagnosis_server.tools.builtin import TOOL_NAMES, builtin_toolset, scenario_context
 from diagnosis_server.tools.runner import ToolRunner
 from diagnosis_server.tools.scenario import Scenario
+from tests.support.scenarios import truth_of
 
 from ._helpers import minimal_pack, resolve_pointer
 
@@ -391,7 +392,7 @@ def test_scenario_context_holds_no_data_and_no_truth(bundled: dict[str, Scenario
         ],
     }
     text = json.dumps(context)
-    for evidence in scenario.truth.key_evidence:
+    for evidence in truth_of(scenario).key_evidence:
         assert evidence not in text
     assert "truth" not in text and "root_cause" not in text
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -51,15 +52,17 @@ async def _call(output: JsonValue) -> tuple[contracts_pb2.ToolInvocation, str]:
     return recorded[0], result.error
 
 
-async def test_r_c_2_an_output_is_recorded_as_given() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_an_output_is_recorded_as_given() -> None:
     output: JsonValue = {"lines": [{"message": "OOMKilled", "count": 3}], "ok": True, "ratio": 0.25}
     invocation, error = await _call(output)
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and error == ""
     assert from_value(invocation.output) == output
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize("number", [math.nan, math.inf])
-async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(number: float) -> None:
+async def test_a_non_finite_number_is_recorded_as_an_error_not_stored(number: float) -> None:
     invocation, error = await _call({"value": number})
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert error.startswith("output is not JSON") and "finite" in error
@@ -67,7 +70,8 @@ async def test_r_c_2_a_non_finite_number_is_recorded_as_an_error_not_stored(numb
     assert invocation.output.WhichOneof("kind") == "null_value"
 
 
-async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_an_output_nested_too_deeply_is_recorded_as_an_error() -> None:
     invocation, error = await _call(_nested(80))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert error == "output is nested deeper than 32"
@@ -75,8 +79,9 @@ async def test_r_c_2_an_output_nested_too_deeply_is_recorded_as_an_error() -> No
     assert ok.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize("levels", [33, 34, 40, 49])
-async def test_r_c_2_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_raised(levels: int) -> None:
+async def test_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_raised(levels: int) -> None:
     """Such an output used to pass conversion and fail protobuf's decode depth when the invocation was built:
     the call went unrecorded and the error escaped ToolRunner.call."""
     invocation, error = await _call(_nested(levels))
@@ -86,13 +91,15 @@ async def test_r_c_2_an_output_34_to_49_levels_deep_is_recorded_as_an_error_not_
     assert again == invocation
 
 
-async def test_r_c_2_the_deepest_accepted_output_is_recorded_whole_and_decodes() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_the_deepest_accepted_output_is_recorded_whole_and_decodes() -> None:
     invocation, error = await _call(_nested(32))
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and not error
     assert contracts_pb2.ToolInvocation.FromString(invocation.SerializeToString()) == invocation
 
 
-async def test_r_c_2_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error() -> None:
+@pytest.mark.requirement("R-C-2")
+async def test_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error() -> None:
     recorded: list[contracts_pb2.ToolInvocation] = []
 
     async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
@@ -133,11 +140,11 @@ def _matrix(series: int, points: int) -> JsonObject:
 
 
 async def test_an_over_size_output_is_trimmed_to_upstream_json_that_keeps_its_pointers() -> None:
-    output = {"status": "success", "items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(5000)]}
+    output: JsonObject = {"status": "success", "items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(5000)]}
     invocation = await _call_capped(output, 4096)
     assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
     kept = from_value(invocation.output)
-    assert isinstance(kept, dict) and isinstance(kept["items"], list)
+    assert isinstance(kept, dict) and isinstance(kept["items"], list) and isinstance(output["items"], list)
     assert kept["status"] == "success"
     assert 0 < len(kept["items"]) < 5000
     assert kept["items"] == output["items"][: len(kept["items"])]  # a prefix: every pointer still resolves
@@ -147,10 +154,10 @@ async def test_an_over_size_output_is_trimmed_to_upstream_json_that_keeps_its_po
 
 async def test_a_single_huge_series_is_trimmed_inside_and_small_members_stay_whole() -> None:
     invocation = await _call_capped(_matrix(1, 5000), 8192)
-    kept = from_value(invocation.output)
+    kept: Any = from_value(invocation.output)  # the upstream's JSON, navigated as such
     assert isinstance(kept, dict)
     assert kept["warnings"] == ["slow query"] and kept["status"] == "success"
-    series = kept["data"]["result"]  # type: ignore[index,call-overload]
+    series = kept["data"]["result"]
     assert len(series) == 1 and series[0]["metric"]["pod"] == "checkout-0"
     assert 0 < len(series[0]["values"]) < 5000
     assert series[0]["values"][3] == [1700000045, "3.5"]
@@ -159,7 +166,8 @@ async def test_a_single_huge_series_is_trimmed_inside_and_small_members_stay_who
 
 async def test_many_series_keep_the_first_ones_whole() -> None:
     invocation = await _call_capped(_matrix(40, 50), 16384)
-    series = from_value(invocation.output)["data"]["result"]  # type: ignore[index,call-overload]
+    kept: Any = from_value(invocation.output)
+    series = kept["data"]["result"]
     assert 0 < len(series) < 40
     assert all(len(s["values"]) == 50 for s in series[:-1])
     assert invocation.error.startswith("trimmed to fit 16384 bytes: /data/result kept")

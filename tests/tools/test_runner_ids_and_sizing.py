@@ -13,7 +13,7 @@ from diagnosis_server.conversions import canonical_json_bytes, to_value
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import JSON_EXPANSION, InvocationIds, ToolRunner, fits_without_measuring
 
-_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20) | st.sampled_from(
+_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20) | st.sampled_from(
     ["\x00\x01\x02", '"\\"', "\u2028", "é" * 5]
 )
 _SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)

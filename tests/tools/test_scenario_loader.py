@@ -20,6 +20,7 @@ from diagnosis_server.tools.scenario import (
     load_scenario,
     load_scenarios,
 )
+from tests.support.scenarios import truth_of
 
 from ._helpers import minimal_pack, write_pack
 
@@ -40,7 +41,7 @@ def test_every_bundled_pack_loads_and_the_required_incidents_are_there(bundled: 
     assert len(bundled) >= 8
     for name, kind in REQUIRED.items():
         assert name in bundled, name
-        assert bundled[name].truth.root_cause.kind == kind
+        assert truth_of(bundled[name]).root_cause.kind == kind
     assert list(bundled) == sorted(bundled)
     for path in sorted(BUNDLED_DIR.glob("*.json")):
         assert load_scenario(path).name == path.stem
@@ -87,12 +88,12 @@ def test_bundled_pack_is_realistic_in_shape(path: Path) -> None:
 
 
 def test_truth_flags_are_consistent(bundled: dict[str, Scenario]) -> None:
-    assert [n for n, s in bundled.items() if s.truth.healthy] == ["healthy-noisy"]
-    assert [n for n, s in bundled.items() if s.truth.ambiguous] == ["inventory-ambiguous"]
+    assert [n for n, s in bundled.items() if truth_of(s).healthy] == ["healthy-noisy"]
+    assert [n for n, s in bundled.items() if truth_of(s).ambiguous] == ["inventory-ambiguous"]
     for name, scenario in bundled.items():
-        if not scenario.truth.healthy:
-            assert scenario.truth.root_cause.service in scenario.service_names, name
-            assert scenario.truth.key_evidence, name
+        if not truth_of(scenario).healthy:
+            assert truth_of(scenario).root_cause.service in scenario.service_names, name
+            assert truth_of(scenario).key_evidence, name
 
 
 def test_get_scenario_by_name_and_unknown_name_lists_the_known_ones() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import TypeAlias
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from diagnosis_server.verification.verdict import (
 
 C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
+Verdict: TypeAlias = contracts_pb2.Verdict.ValueType
 
 DO = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 RI = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
@@ -99,27 +101,32 @@ def test_claims_verdict_every_pair_of_critical_checks(pair: tuple[int, int], exp
     assert claims_verdict(checks(*reversed(pair)), 0.9) == expected
 
 
-def test_r_v_1_pass_needs_groundedness_at_least_half() -> None:
+@pytest.mark.requirement("R-V-1")
+def test_pass_needs_groundedness_at_least_half() -> None:
     assert claims_verdict(checks(DO, RI), 0.5) == PASS
     assert claims_verdict(checks(DO, RI), 0.4999) == LOW
     assert claims_verdict(checks(DO), float("nan")) == LOW
     assert claims_verdict(checks(DO), 1.5) == LOW
 
 
-def test_r_v_1_pass_needs_a_critical_direct_observation() -> None:
+@pytest.mark.requirement("R-V-1")
+def test_pass_needs_a_critical_direct_observation() -> None:
     only_inference = checks(RI) + checks(DO, critical=False)
     assert claims_verdict(only_inference, 1.0) == LOW
 
 
-def test_r_v_2_a_critical_overstated_claim_prevents_pass() -> None:
+@pytest.mark.requirement("R-V-2")
+def test_a_critical_overstated_claim_prevents_pass() -> None:
     assert claims_verdict(checks(DO, DO, OV), 1.0) == LOW
 
 
-def test_r_v_3_only_reasonable_inference_is_low_confid() -> None:
+@pytest.mark.requirement("R-V-3")
+def test_only_reasonable_inference_is_low_confid() -> None:
     assert claims_verdict(checks(RI, RI, RI), 1.0) == LOW
 
 
-def test_r_v_4_a_critical_contradiction_rejects_whatever_else() -> None:
+@pytest.mark.requirement("R-V-4")
+def test_a_critical_contradiction_rejects_whatever_else() -> None:
     assert claims_verdict(checks(DO, DO, DO, CO), 1.0) == REJECT
 
 
@@ -145,40 +152,47 @@ CLAIM_SETS = {PASS: checks(DO, RI), LOW: checks(DO, UN), REJECT: checks(DO, CO)}
 RANK = {REJECT: 0, LOW: 1, PASS: 2}
 
 
-def _expected(model: int, claims: int, ceiling: int) -> int:
+def _expected(model: Verdict, claims: Verdict, ceiling: Verdict) -> Verdict:
     if UNSET in (model, ceiling):
         return REJECT
     return min((model, claims, ceiling), key=RANK.__getitem__)
 
 
+@pytest.mark.requirement("R-V-7")
 @pytest.mark.parametrize(
     ("ceiling", "model", "claims"), list(itertools.product(ALL_VERDICTS, ALL_VERDICTS, (PASS, LOW, REJECT)))
 )
-def test_r_v_7_effective_verdict_every_ceiling_model_and_claims_verdict(ceiling: int, model: int, claims: int) -> None:
+def test_effective_verdict_every_ceiling_model_and_claims_verdict(
+    ceiling: Verdict, model: Verdict, claims: Verdict
+) -> None:
     assert claims_verdict(CLAIM_SETS[claims], 0.9) == claims
-    got = effective_verdict(model_verdict=model, checks=CLAIM_SETS[claims], groundedness_score=0.9, ceiling=ceiling)  # type: ignore[arg-type]
+    got = effective_verdict(model_verdict=model, checks=CLAIM_SETS[claims], groundedness_score=0.9, ceiling=ceiling)
     assert got == _expected(model, claims, ceiling)
 
 
-def test_r_v_7_low_confid_ceiling_turns_model_pass_into_low_confid() -> None:
+@pytest.mark.requirement("R-V-7")
+def test_low_confid_ceiling_turns_model_pass_into_low_confid() -> None:
     got = effective_verdict(model_verdict=PASS, checks=checks(DO, DO), groundedness_score=1.0, ceiling=LOW)
     assert got == LOW
 
 
-def test_r_v_7_claims_override_an_optimistic_model() -> None:
+@pytest.mark.requirement("R-V-7")
+def test_claims_override_an_optimistic_model() -> None:
     got = effective_verdict(model_verdict=PASS, checks=checks(DO, UN), groundedness_score=1.0, ceiling=PASS)
     assert got == LOW
     got = effective_verdict(model_verdict=PASS, checks=checks(DO), groundedness_score=0.2, ceiling=PASS)
     assert got == LOW
 
 
-def test_r_v_7_a_pessimistic_model_verdict_stands() -> None:
+@pytest.mark.requirement("R-V-7")
+def test_a_pessimistic_model_verdict_stands() -> None:
     got = effective_verdict(model_verdict=REJECT, checks=checks(DO, DO), groundedness_score=1.0, ceiling=PASS)
     assert got == REJECT
 
 
+@pytest.mark.requirement("R-V-7")
 @pytest.mark.parametrize("bad", [UNSET, V.ValueType(7), V.ValueType(-1)])
-def test_r_v_7_unknown_verdict_values_fail_closed(bad: int) -> None:
+def test_unknown_verdict_values_fail_closed(bad: int) -> None:
     assert effective_verdict(model_verdict=bad, checks=checks(DO), groundedness_score=1.0, ceiling=PASS) == REJECT  # type: ignore[arg-type]
     assert effective_verdict(model_verdict=PASS, checks=checks(DO), groundedness_score=1.0, ceiling=bad) == REJECT  # type: ignore[arg-type]
     assert lowest_verdict() == REJECT
@@ -191,6 +205,7 @@ _check = st.builds(
 )
 
 
+@pytest.mark.requirement("R-V-7")
 @settings(max_examples=500, deadline=None)
 @given(
     model=st.sampled_from(ALL_VERDICTS),
@@ -198,10 +213,10 @@ _check = st.builds(
     claim_checks=st.lists(_check, max_size=6),
     score=st.floats(min_value=0, max_value=1),
 )
-def test_r_v_7_property_effective_never_exceeds_the_ceiling_nor_the_evidence(
-    model: int, ceiling: int, claim_checks: list[contracts_pb2.ClaimCheck], score: float
+def test_property_effective_never_exceeds_the_ceiling_nor_the_evidence(
+    model: Verdict, ceiling: Verdict, claim_checks: list[contracts_pb2.ClaimCheck], score: float
 ) -> None:
-    got = effective_verdict(model_verdict=model, checks=claim_checks, groundedness_score=score, ceiling=ceiling)  # type: ignore[arg-type]
+    got = effective_verdict(model_verdict=model, checks=claim_checks, groundedness_score=score, ceiling=ceiling)
     assert got in (PASS, LOW, REJECT)
     if ceiling in RANK:
         assert RANK[got] <= RANK[ceiling]
@@ -255,6 +270,7 @@ NON_CRITICAL_GAP = [gap("no pool metrics", "c2", critical=False)]
 INVALID_CRITICAL_GAPS = [gap("  ", "c1"), gap("unknown claim", "c9")]
 
 
+@pytest.mark.requirement("R-R-4")
 @pytest.mark.parametrize(
     ("effective", "ceiling", "gaps", "count", "eligible"),
     [
@@ -273,7 +289,7 @@ INVALID_CRITICAL_GAPS = [gap("  ", "c1"), gap("unknown claim", "c9")]
         (LOW, REJECT, CRITICAL_GAP, 0, False),
     ],
 )
-def test_r_r_4_evidence_retry_eligibility(
+def test_evidence_retry_eligibility(
     effective: int, ceiling: int, gaps: list[contracts_pb2.EvidenceGap], count: int, eligible: bool
 ) -> None:
     got = evidence_retry_eligible(
@@ -286,9 +302,10 @@ def test_r_r_4_evidence_retry_eligibility(
     assert got is eligible
 
 
+@pytest.mark.requirement("R-R-4")
 @settings(max_examples=100, deadline=None)
 @given(score=st.floats(min_value=0, max_value=1))
-def test_r_r_4_no_groundedness_threshold_decides_a_retry(score: float) -> None:
+def test_no_groundedness_threshold_decides_a_retry(score: float) -> None:
     """The retry decision takes no score at all; the effective verdict alone carries it (R-R-4)."""
     got = effective_verdict(model_verdict=LOW, checks=checks(DO, UN), groundedness_score=score, ceiling=PASS)
     assert got == LOW
@@ -297,7 +314,8 @@ def test_r_r_4_no_groundedness_threshold_decides_a_retry(score: float) -> None:
     )
 
 
-def test_r_r_4_retry_context_holds_only_the_critical_valid_gaps() -> None:
+@pytest.mark.requirement("R-R-4")
+def test_retry_context_holds_only_the_critical_valid_gaps() -> None:
     gaps = [*CRITICAL_GAP, *NON_CRITICAL_GAP, *INVALID_CRITICAL_GAPS, gap("no traces")]
     context = retry_context_for(gaps, VERIFIED, evidence_retry_count=1)
     assert context.evidence_retry_count == 1

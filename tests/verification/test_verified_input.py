@@ -80,7 +80,8 @@ def checked(doc: dict[str, Any]) -> tuple[contracts_pb2.ExecutorEvidenceV2, cont
     return parsed.output, run_gatekeeper(parsed, invocations(), run_id=RUN)
 
 
-def test_r_gk_7_mixed_bindings_project_only_passed_pairs() -> None:
+@pytest.mark.requirement("R-GK-7")
+def test_mixed_bindings_project_only_passed_pairs() -> None:
     output, result = checked(mixed_doc())
     assert result.severity == G.GATEKEEPER_SEVERITY_LOW_CONFID
     projected, evidence = verified_projection(output, result)
@@ -100,7 +101,8 @@ def test_r_gk_7_mixed_bindings_project_only_passed_pairs() -> None:
     assert projected.contract == "executor_evidence_v2"
 
 
-def test_r_c_5_verified_evidence_is_traceable_to_its_check() -> None:
+@pytest.mark.requirement("R-C-5")
+def test_verified_evidence_is_traceable_to_its_check() -> None:
     output, result = checked(mixed_doc())
     _, evidence = verified_projection(output, result)
     for item in evidence:
@@ -116,7 +118,8 @@ def test_r_c_5_verified_evidence_is_traceable_to_its_check() -> None:
     assert [e.checked_binding_index for e in evidence] == [0, 2, 5]
 
 
-def test_r_vi_1_r_vi_2_failed_unreferenced_and_raw_material_never_reach_the_verifier() -> None:
+@pytest.mark.requirement("R-VI-1", "R-VI-2")
+def test_failed_unreferenced_and_raw_material_never_reach_the_verifier() -> None:
     output, result = checked(mixed_doc())
     verifier_input = build_verifier_input(output=output, result=result, context=CONTEXT)
     assert verifier_input is not None
@@ -134,7 +137,8 @@ def test_r_vi_1_r_vi_2_failed_unreferenced_and_raw_material_never_reach_the_veri
     assert b"3000ms" not in whole
 
 
-def test_r_c_4_verifier_input_holds_exactly_the_contract_blocks() -> None:
+@pytest.mark.requirement("R-C-4")
+def test_verifier_input_holds_exactly_the_contract_blocks() -> None:
     output, result = checked(mixed_doc())
     verifier_input = build_verifier_input(output=output, result=result, context=CONTEXT)
     assert verifier_input is not None
@@ -150,7 +154,8 @@ def test_r_c_4_verifier_input_holds_exactly_the_contract_blocks() -> None:
     assert not verifier_input.HasField("retry_context")
 
 
-def test_r_c_4_retry_context_only_when_given() -> None:
+@pytest.mark.requirement("R-C-4")
+def test_retry_context_only_when_given() -> None:
     output, result = checked(mixed_doc())
     retry = contracts_pb2.RetryContext(
         evidence_retry_count=1, evidence_gaps=[contracts_pb2.EvidenceGap(claim_id="c1", description="trace")]
@@ -165,7 +170,8 @@ def test_r_c_4_retry_context_only_when_given() -> None:
     assert empty.HasField("retry_context")
 
 
-def test_r_vi_3_raw_audit_and_normalized_ceiling_are_separate() -> None:
+@pytest.mark.requirement("R-VI-3")
+def test_raw_audit_and_normalized_ceiling_are_separate() -> None:
     output, result = checked(mixed_doc())
     verifier_input = build_verifier_input(output=output, result=result, context=CONTEXT)
     assert verifier_input is not None
@@ -176,7 +182,8 @@ def test_r_vi_3_raw_audit_and_normalized_ceiling_are_separate() -> None:
     assert verifier_input.gatekeeper_audit.checked_bindings[0].passed
 
 
-def test_r_vi_4_same_inputs_give_byte_identical_serialized_input() -> None:
+@pytest.mark.requirement("R-VI-4")
+def test_same_inputs_give_byte_identical_serialized_input() -> None:
     output, result = checked(mixed_doc())
     first = build_verifier_input(output=output, result=result, context=CONTEXT)
     output2, result2 = checked(mixed_doc())
@@ -191,7 +198,8 @@ def test_r_vi_4_same_inputs_give_byte_identical_serialized_input() -> None:
     assert parsed_back == first
 
 
-def test_r_gk_6_reject_ceiling_means_no_verifier_input() -> None:
+@pytest.mark.requirement("R-GK-6")
+def test_reject_ceiling_means_no_verifier_input() -> None:
     doc = mixed_doc()
     doc["diagnosis_summary"] = "it is the database"
     output, result = checked(doc)
@@ -199,14 +207,16 @@ def test_r_gk_6_reject_ceiling_means_no_verifier_input() -> None:
     assert build_verifier_input(output=output, result=result, context=CONTEXT) is None
 
 
+@pytest.mark.requirement("R-GK-6")
 @pytest.mark.parametrize("severity", [G.GATEKEEPER_SEVERITY_UNSPECIFIED, 9])
-def test_r_gk_6_unknown_severity_means_no_verifier_input(severity: int) -> None:
+def test_unknown_severity_means_no_verifier_input(severity: int) -> None:
     output, result = checked(mixed_doc())
     result.severity = severity  # type: ignore[assignment]
     assert build_verifier_input(output=output, result=result, context=CONTEXT) is None
 
 
-def test_r_gk_6_low_confid_with_zero_passed_bindings_means_no_verifier_input() -> None:
+@pytest.mark.requirement("R-GK-6")
+def test_low_confid_with_zero_passed_bindings_means_no_verifier_input() -> None:
     output, result = checked(mixed_doc())
     for cb in result.checked_bindings:
         cb.passed = False
@@ -214,7 +224,8 @@ def test_r_gk_6_low_confid_with_zero_passed_bindings_means_no_verifier_input() -
     assert build_verifier_input(output=output, result=result, context=CONTEXT) is None
 
 
-def test_r_gk_7_pass_ceiling_builds_full_input() -> None:
+@pytest.mark.requirement("R-GK-7")
+def test_pass_ceiling_builds_full_input() -> None:
     doc = mixed_doc()
     doc["claims"] = [doc["claims"][2]]
     output, result = checked(doc)
@@ -242,7 +253,8 @@ def test_claims_with_duplicate_ids_are_never_projected() -> None:
     assert evidence == []
 
 
-def test_r_p_4_projection_is_bounded_and_stays_consistent() -> None:
+@pytest.mark.requirement("R-P-4")
+def test_projection_is_bounded_and_stays_consistent() -> None:
     output, result = checked(mixed_doc())
     projected, evidence = verified_projection(output, result, max_items=2)
     assert len(evidence) == 2
@@ -306,9 +318,10 @@ docs = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.requirement("R-VI-1")
 @settings(max_examples=200, deadline=None)
 @given(docs, st.integers(0, 12))
-def test_r_vi_1_builder_never_emits_a_failed_pair(doc: dict[str, Any], max_items: int) -> None:
+def test_builder_never_emits_a_failed_pair(doc: dict[str, Any], max_items: int) -> None:
     output, result = checked(doc)
     projected, evidence = verified_projection(output, result, max_items=max_items)
     assert len(evidence) <= max_items

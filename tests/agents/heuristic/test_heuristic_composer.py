@@ -38,7 +38,7 @@ def _material(verdict: int) -> tuple[AllowedMaterial, tuple[str, ...]]:
     for claim_id, statement, classification, status, (invocation, path) in CLAIMS:
         vi.verified_executor_output.claims.add(claim_id=claim_id, statement=statement, critical=True, status=status)
         vi.verified_evidence.add(claim_id=claim_id, source_invocation_id=invocation, raw_path=path, matched_text="x")
-        vo.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)  # type: ignore[arg-type]
+        vo.claim_checks.add(claim_id=claim_id, classification=classification, critical=True)
     vo.evidence_gaps.add(claim_id="c4", description="the deploy history was not read", critical=True)
     material = allowed_material(verifier_input=vi, verifier_output=vo, effective=verdict)  # type: ignore[arg-type]
     return material, excluded_statements(verifier_input=vi, material=material)
@@ -52,7 +52,8 @@ def test_its_choice_passes_the_guard_under_every_verdict(verdict: int) -> None:
     assert composer_output_violations(parsed, material, excluded_statements=excluded) == []
 
 
-def test_r_r_3_pass_leads_with_the_likely_cause_and_shows_every_allowed_item() -> None:
+@pytest.mark.requirement("R-R-3")
+def test_pass_leads_with_the_likely_cause_and_shows_every_allowed_item() -> None:
     material, _ = _material(V.VERDICT_PASS)
     parsed = parse_composer_output(json.dumps(compose(material.to_json())))
     assert parsed.headline == "c3"
@@ -63,7 +64,8 @@ def test_r_r_3_pass_leads_with_the_likely_cause_and_shows_every_allowed_item() -
     assert [g.claim_ids for g in output.evidence_gaps] == [["c4"]]
 
 
-def test_r_a_2_low_confid_keeps_inferences_and_hypotheses_as_directions() -> None:
+@pytest.mark.requirement("R-A-2")
+def test_low_confid_keeps_inferences_and_hypotheses_as_directions() -> None:
     material, _ = _material(V.VERDICT_LOW_CONFID)
     reply = compose(material.to_json())
     assert "headline" not in reply
@@ -72,7 +74,8 @@ def test_r_a_2_low_confid_keeps_inferences_and_hypotheses_as_directions() -> Non
     assert CAUSE not in answer_text(output).split("Possible directions:")[0]
 
 
-def test_r_a_3_reject_chooses_facts_gaps_and_steps_only() -> None:
+@pytest.mark.requirement("R-A-3")
+def test_reject_chooses_facts_gaps_and_steps_only() -> None:
     material, _ = _material(V.VERDICT_REJECT)
     reply = compose(material.to_json())
     assert reply["possible_directions"] == [] and "headline" not in reply

@@ -36,8 +36,10 @@ def _events_oom_renamed(output: JsonValue) -> JsonValue:
 
 
 def _error_peak_lowered(output: JsonValue) -> JsonValue:
-    assert isinstance(output, dict) and isinstance(output.get("summary"), dict)
-    return {**output, "summary": {**output["summary"], "max": 0.0016}}
+    assert isinstance(output, dict)
+    summary = output.get("summary")
+    assert isinstance(summary, dict)
+    return {**output, "summary": {**summary, "max": 0.0016}}
 
 
 class CorruptingStore:
@@ -86,15 +88,16 @@ CASES = [
 ]
 
 
+@pytest.mark.requirement("R-GK-5")
 @pytest.mark.parametrize(("matches", "alter", "vanished"), CASES)
-async def test_r_gk_5_altered_recorded_output_is_caught_and_the_answer_degrades(
+async def test_altered_recorded_output_is_caught_and_the_answer_degrades(
     repository: Repository,
     matches: Callable[[contracts_pb2.ToolInvocation], bool],
     alter: Callable[[JsonValue], JsonValue],
     vanished: str,
 ) -> None:
     store = CorruptingStore(repository, matches, alter)
-    orchestrator = Orchestrator(store=store, provider=create_provider(), tools_for=environment)  # type: ignore[arg-type]
+    orchestrator = Orchestrator(store=store, provider=create_provider(), tools_for=environment)
     run = await orchestrator.run(question=SCENARIOS["checkout-oom"].question, scenario="checkout-oom")
     stored = await repository.get_run(run.run_id)
     assert stored is not None and store.altered

@@ -12,8 +12,8 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.heuristic.diagnosis import assess, detect
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Finding, Role
 from diagnosis_server.agents.heuristic.observations import Observation
+from diagnosis_server.conversions import JsonObject, value_text
 from diagnosis_server.gatekeeper.pointer import resolve
-from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.verification.derivability import derive
 
 from ._packs import at, deploy, event, log, observe, pack, series, step, svc
@@ -156,7 +156,7 @@ async def test_connection_pool_exhaustion_at_the_database_and_in_clients() -> No
             ),
         ],
     )
-    calls = [
+    calls: list[tuple[str, JsonObject]] = [
         ("metrics.query", {"metric": "http_requests_error_rate", "service": "orders-api"}),
         ("metrics.query", {"metric": "db_connections_in_use", "service": "orders-db"}),
         ("metrics.query", {"metric": "db_connections_max", "service": "orders-db"}),

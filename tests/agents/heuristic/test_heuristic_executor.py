@@ -25,8 +25,9 @@ async def _plan(name: str) -> list[JsonValue]:
     return steps
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("name", ["checkout-oom", "healthy-noisy", "inventory-ambiguous"])
-async def test_r_c_1_output_is_executor_evidence_v2_bound_to_recorded_calls(name: str) -> None:
+async def test_output_is_executor_evidence_v2_bound_to_recorded_calls(name: str) -> None:
     recorded = Recorded(pack_toolset(SCENARIOS[name]))
     steps = await _plan(name)
     reply = (

@@ -10,11 +10,17 @@ from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
 from diagnosis_server.agents.heuristic.planner import MAX_LIVE_STEPS, MAX_STEPS, full_plan, gap_plan
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, select_targets, services_from_context
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.protocols.planner import parse_planner_output
 from diagnosis_server.tools.builtin import TOOL_NAMES
 
 from ._support import SCENARIOS, environment, planner_payload, request
+
+
+def _argument(step: JsonObject, name: str) -> JsonValue:
+    arguments = step["arguments"]
+    assert isinstance(arguments, dict), step
+    return arguments[name]
 
 
 def _services(name: str) -> list[ServiceInfo]:
@@ -75,7 +81,9 @@ def test_full_plan_looks_at_the_target_first_and_stays_within_the_cap(name: str)
 
 def test_full_plan_is_capped_at_sixteen_steps() -> None:
     metrics = ("http_requests_error_rate", "http_request_duration_p99_ms", "db_connections_in_use")
-    deps = [{"name": f"dep-{i}", "kind": "http", "depends_on": [], "metrics": list(metrics)} for i in range(12)]
+    deps: list[JsonObject] = [
+        {"name": f"dep-{i}", "kind": "http", "depends_on": [], "metrics": list(metrics)} for i in range(12)
+    ]
     context: JsonObject = {
         "services": [
             {"name": "front", "kind": "http", "depends_on": [d["name"] for d in deps], "metrics": list(metrics)},
@@ -90,7 +98,7 @@ def test_full_plan_is_capped_at_sixteen_steps() -> None:
 def test_without_a_metrics_catalog_the_plan_uses_conventional_names() -> None:
     tools: dict[str, JsonObject] = {name: {"name": name} for name in TOOL_NAMES}
     plan, _ = full_plan("why?", tools, services_from_context({"services": ["checkout-api"]}))
-    metrics = [s["arguments"]["metric"] for s in plan.steps if s["tool_name"] == "metrics.query"]  # type: ignore[index]
+    metrics = [_argument(s, "metric") for s in plan.steps if s["tool_name"] == "metrics.query"]
     assert metrics == ["http_requests_error_rate", "http_request_duration_p99_ms"]
 
 
@@ -101,7 +109,8 @@ def _retry(*descriptions: str) -> JsonObject:
     }
 
 
-def test_r_r_4_gap_plan_is_exactly_the_named_calls() -> None:
+@pytest.mark.requirement("R-R-4")
+def test_gap_plan_is_exactly_the_named_calls() -> None:
     calls = [
         NextCall.of("k8s.events", service="warehouse-gateway"),
         NextCall.of("logs.search", service="inventory-api", level="ERROR", query="warehouse-gateway"),
@@ -127,7 +136,7 @@ def test_gap_plan_expands_a_metrics_query_without_metric_from_the_catalog_and_sk
         "k8s.events service=no-such-service; shell.exec service=inventory-api)"
     )
     plan = gap_plan(_retry(description), _tools("inventory-ambiguous"), _services("inventory-ambiguous"))
-    metrics = {str(s["arguments"]["metric"]) for s in plan.steps}  # type: ignore[index]
+    metrics = {str(_argument(s, "metric")) for s in plan.steps}
     assert {s["tool_name"] for s in plan.steps} == {"metrics.query"}
     assert metrics == {
         "kube_deployment_status_replicas_available",

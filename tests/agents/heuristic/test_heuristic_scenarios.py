@@ -9,26 +9,27 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE
-from diagnosis_server.conversions import from_value
+from diagnosis_server.conversions import from_value, value_text
 from diagnosis_server.gatekeeper.pointer import resolve
-from diagnosis_server.gatekeeper.rules import value_text
 from diagnosis_server.store import Repository
+from tests.support.scenarios import truth_of
 
 from ._support import SCENARIOS, builtin_environment, cited, comparable_answer, run_scenario, statements
 
 NAMES = sorted(SCENARIOS)
-INCIDENTS = [name for name in NAMES if not SCENARIOS[name].truth.healthy]
-HEALTHY = [name for name in NAMES if SCENARIOS[name].truth.healthy]
-AMBIGUOUS = [name for name in NAMES if SCENARIOS[name].truth.ambiguous]
+INCIDENTS = [name for name in NAMES if not truth_of(SCENARIOS[name]).healthy]
+HEALTHY = [name for name in NAMES if truth_of(SCENARIOS[name]).healthy]
+AMBIGUOUS = [name for name in NAMES if truth_of(SCENARIOS[name]).ambiguous]
 
 
 def test_the_bundle_has_incidents_a_healthy_pack_and_an_ambiguous_one() -> None:
     assert len(NAMES) >= 8 and HEALTHY and AMBIGUOUS
 
 
+@pytest.mark.requirement("R-V-1")
 @pytest.mark.parametrize("name", INCIDENTS)
-async def test_r_v_1_incident_root_cause_is_confirmed_with_key_evidence(name: str, repository: Repository) -> None:
-    truth = SCENARIOS[name].truth
+async def test_incident_root_cause_is_confirmed_with_key_evidence(name: str, repository: Repository) -> None:
+    truth = truth_of(SCENARIOS[name])
     run = await run_scenario(repository, name)
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_COMPOSER
@@ -52,8 +53,9 @@ async def test_r_v_1_incident_root_cause_is_confirmed_with_key_evidence(name: st
     assert any(key in text for key in truth.key_evidence for text in matched), matched
 
 
+@pytest.mark.requirement("R-A-2")
 @pytest.mark.parametrize("name", HEALTHY)
-async def test_r_a_2_healthy_pack_claims_no_root_cause(name: str, repository: Repository) -> None:
+async def test_healthy_pack_claims_no_root_cause(name: str, repository: Repository) -> None:
     run = await run_scenario(repository, name)
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert run.verdict == contracts_pb2.VERDICT_PASS
@@ -65,11 +67,12 @@ async def test_r_a_2_healthy_pack_claims_no_root_cause(name: str, repository: Re
     assert run.orchestration_trace.evidence_retry_count == 0
 
 
+@pytest.mark.requirement("R-R-4")
 @pytest.mark.parametrize("name", AMBIGUOUS)
-async def test_r_r_4_ambiguous_pack_needs_one_evidence_retry(name: str, repository: Repository) -> None:
+async def test_ambiguous_pack_needs_one_evidence_retry(name: str, repository: Repository) -> None:
     """With the five built-in tools only, the first cycle cannot settle it (with the live tools, the
-    namespace's events settle it in one cycle: test_r_v_1 above)."""
-    truth = SCENARIOS[name].truth
+    namespace's events settle it in one cycle: test_incident_root_cause_is_confirmed_with_key_evidence above)."""
+    truth = truth_of(SCENARIOS[name])
     run = await run_scenario(repository, name, tools_for=builtin_environment)
     trace = run.orchestration_trace
     assert trace.evidence_retry_count == 1
@@ -107,15 +110,17 @@ async def test_r_r_4_ambiguous_pack_needs_one_evidence_retry(name: str, reposito
     assert any(key in text for key in truth.key_evidence for text in matched)
 
 
+@pytest.mark.requirement("R-R-4")
 @pytest.mark.parametrize("name", [n for n in INCIDENTS if n not in AMBIGUOUS])
-async def test_r_r_4_clear_incidents_are_settled_in_one_cycle(name: str, repository: Repository) -> None:
+async def test_clear_incidents_are_settled_in_one_cycle(name: str, repository: Repository) -> None:
     run = await run_scenario(repository, name)
     assert run.orchestration_trace.evidence_retry_count == 0
     assert list(run.orchestration_trace.path).count(run_pb2.NODE_NAME_PLANNER) == 1
 
 
+@pytest.mark.requirement("R-GK-5")
 @pytest.mark.parametrize("name", NAMES)
-async def test_r_gk_5_every_cited_claim_traces_to_a_passed_checked_binding(name: str, repository: Repository) -> None:
+async def test_every_cited_claim_traces_to_a_passed_checked_binding(name: str, repository: Repository) -> None:
     run = await run_scenario(repository, name)
     evaluation = run.self_evaluation.verifier_evaluation
     result = evaluation.gatekeeper_result
@@ -153,7 +158,8 @@ async def test_r_gk_5_every_cited_claim_traces_to_a_passed_checked_binding(name:
     assert evaluation.groundedness_score >= 0.5
 
 
-async def test_r_vi_4_runs_are_deterministic(repository: Repository) -> None:
+@pytest.mark.requirement("R-VI-4")
+async def test_runs_are_deterministic(repository: Repository) -> None:
     first = await run_scenario(repository, "checkout-oom")
     second = await run_scenario(repository, "checkout-oom")
     assert first.run_id != second.run_id

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -75,13 +77,14 @@ def _input(
     return verifier_input
 
 
-def _checks(result: dict[str, object]) -> dict[str, str]:
+def _checks(result: Mapping[str, Any]) -> dict[str, str]:
     checks = result["claim_checks"]
     assert isinstance(checks, list)
     return {check["claim_id"]: check["classification"] for check in checks}
 
 
-def test_r_v_1_all_critical_claims_directly_observed_is_pass() -> None:
+@pytest.mark.requirement("R-V-1")
+def test_all_critical_claims_directly_observed_is_pass() -> None:
     vi = _input(
         [
             ("c1", OOM, True, ["Container checkout-api was OOMKilled (exit code 137)"]),
@@ -105,16 +108,19 @@ def test_r_v_1_all_critical_claims_directly_observed_is_pass() -> None:
     )
 
 
-def test_r_v_4_a_fact_missing_from_the_evidence_is_fabricated_and_rejects() -> None:
+@pytest.mark.requirement("R-V-4")
+def test_a_fact_missing_from_the_evidence_is_fabricated_and_rejects() -> None:
     vi = _input([("c1", OOM, True, ["OOMKilled", "checkout-api"])])
     result = verify(vi)
     assert _checks(result) == {"c1": "contradicted"}
     assert result["verdict"] == "REJECT" and result["groundedness_score"] == 0.0
-    (gap,) = result["evidence_gaps"]  # type: ignore[misc]
+    gaps: Any = result["evidence_gaps"]
+    (gap,) = gaps
     assert gap["claim_id"] == "c1" and gap["critical"] and OOM not in gap["description"]
 
 
-def test_r_v_3_a_conclusion_from_its_evidence_is_an_inference_and_low_confid() -> None:
+@pytest.mark.requirement("R-V-3")
+def test_a_conclusion_from_its_evidence_is_an_inference_and_low_confid() -> None:
     vi = _input([("c1", "checkout-api was OOMKilled, which caused the errors", True, ["OOMKilled", "checkout-api"])])
     result = verify(vi)
     assert _checks(result) == {"c1": "reasonable_inference"}
@@ -122,14 +128,16 @@ def test_r_v_3_a_conclusion_from_its_evidence_is_an_inference_and_low_confid() -
     assert result["evidence_gaps"] == []  # an inference is shown as inferred; it asks for no gap of its own
 
 
-def test_r_v_4_a_conflicting_fact_is_contradicted_and_rejects() -> None:
+@pytest.mark.requirement("R-V-4")
+def test_a_conflicting_fact_is_contradicted_and_rejects() -> None:
     vi = _input([("c1", "checkout-api pods status=Running", True, ["pod checkout-api-1 status=CrashLoopBackOff"])])
     result = verify(vi)
     assert _checks(result) == {"c1": "contradicted"}
     assert result["verdict"] == "REJECT"
 
 
-def test_r_v_5_a_claim_whose_binding_failed_is_never_more_than_unsupported() -> None:
+@pytest.mark.requirement("R-V-5")
+def test_a_claim_whose_binding_failed_is_never_more_than_unsupported() -> None:
     vi = _input(
         [("c1", OOM, True, ["checkout-api"]), ("c2", "checkout-api restarted", True, ["checkout-api"])],
         failed=("c1", "c2"),
@@ -140,7 +148,8 @@ def test_r_v_5_a_claim_whose_binding_failed_is_never_more_than_unsupported() -> 
     assert result["verdict"] == "REJECT"
 
 
-def test_r_r_4_a_critical_executor_gap_lowers_pass_and_is_passed_on_verbatim() -> None:
+@pytest.mark.requirement("R-R-4")
+def test_a_critical_executor_gap_lowers_pass_and_is_passed_on_verbatim() -> None:
     description = "the cause is not established (next: k8s.events service=warehouse-gateway)"
     gap = c.EvidenceGap(description=description, critical=True)
     vi = _input([("c1", OOM, True, ["Container checkout-api was OOMKilled (exit code 137)"])], gaps=[gap])
@@ -164,12 +173,14 @@ def test_r_r_4_a_critical_executor_gap_lowers_pass_and_is_passed_on_verbatim() -
     )
 
 
-def test_r_v_1_no_critical_claim_scores_zero_and_never_passes() -> None:
+@pytest.mark.requirement("R-V-1")
+def test_no_critical_claim_scores_zero_and_never_passes() -> None:
     result = verify(_input([("c1", OOM, False, ["Container checkout-api was OOMKilled (exit code 137)"])]))
     assert result["groundedness_score"] == 0.0 and result["verdict"] == "LOW_CONFID"
 
 
-def test_r_v_7_never_above_the_ceiling() -> None:
+@pytest.mark.requirement("R-V-7")
+def test_never_above_the_ceiling() -> None:
     vi = _input(
         [("c1", OOM, True, ["Container checkout-api was OOMKilled (exit code 137)"])], ceiling=c.VERDICT_LOW_CONFID
     )

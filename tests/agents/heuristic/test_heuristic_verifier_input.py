@@ -50,9 +50,10 @@ class _Provider:
         return _Checking(agent, self._seen) if role == "verifier" else agent
 
 
+@pytest.mark.requirement("R-VI-4")
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-async def test_r_vi_4_the_message_is_what_the_bytes_say_on_every_scenario(name: str, repository: Repository) -> None:
+async def test_the_message_is_what_the_bytes_say_on_every_scenario(name: str, repository: Repository) -> None:
     seen: list[contracts_pb2.VerifierInput] = []
-    run = await run_scenario(repository, name, provider=_Provider(seen))  # type: ignore[arg-type]
+    run = await run_scenario(repository, name, provider=_Provider(seen))
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert seen, "the Verifier ran"

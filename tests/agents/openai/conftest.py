@@ -1,24 +1,20 @@
-"""Fixtures of the openai provider tests: the fake endpoint, settings pointing at it, a SQLite store."""
+"""Fixtures of the openai provider tests: the fake endpoint and an environment without the machine's settings."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-from openai_fake_endpoint import FakeOpenAI
 
-from diagnosis_server.store import Repository, open_repository
+from tests.support.settings import clean_environment
+
+from .openai_fake_endpoint import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No DIAGNOSIS_* or OPENAI_* variable of the machine leaks into a test."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(("DIAGNOSIS_", "OPENAI_")):
-            monkeypatch.delenv(name)
+    clean_environment(monkeypatch, ("DIAGNOSIS_", "OPENAI_"))
 
 
 @pytest.fixture
@@ -26,12 +22,3 @@ def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as endpoint:
         yield endpoint
     assert not endpoint.errors, endpoint.errors
-
-
-@pytest.fixture
-async def repository(tmp_path: Path) -> AsyncIterator[Repository]:
-    repo = await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'openai.db'}")
-    try:
-        yield repo
-    finally:
-        await repo.close()

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from openai_fake_endpoint import FakeOpenAI
-
 from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.openai import OpenAIProvider, OpenAISettings
 from diagnosis_server.conversions import enum_short_name
@@ -15,6 +13,8 @@ from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import Repository
 from diagnosis_server.tools.builtin import builtin_toolset, scenario_context
 from diagnosis_server.tools.scenario import get_scenario
+
+from .openai_fake_endpoint import FakeOpenAI
 
 SCENARIO = "checkout-oom"
 

@@ -184,7 +184,7 @@ _POINTERS = {"k8s.events": ("events", "message"), "logs.search": ("lines", "mess
 
 def evidence_from_results(results: list[dict[str, Any]]) -> dict[str, Any]:
     """An executor_evidence_v2 whose claims restate the first record of each tool result, bound to it."""
-    claims = []
+    claims: list[dict[str, Any]] = []
     for result in results:
         pointer = _POINTERS.get(result.get("tool_name", ""))
         output = result.get("output")

@@ -8,20 +8,6 @@ import time
 from typing import Any
 
 import pytest
-from openai_e2e import provider_for, scenario_tools
-from openai_fake_endpoint import (
-    Call,
-    FakeOpenAI,
-    Reply,
-    answer,
-    content_filter,
-    error,
-    evidence_from_results,
-    malformed,
-    refusal,
-    slow,
-    tool_calls,
-)
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import (
@@ -35,6 +21,21 @@ from diagnosis_server.agents.openai.executor import FINAL_TURN
 from diagnosis_server.agents.prompts import default_catalog
 from diagnosis_server.conversions import canonical_json_bytes
 from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
+
+from .openai_e2e import provider_for, scenario_tools
+from .openai_fake_endpoint import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    answer,
+    content_filter,
+    error,
+    evidence_from_results,
+    malformed,
+    refusal,
+    slow,
+    tool_calls,
+)
 
 PLANNER_INPUT: dict[str, Any] = {"question": "Why are checkouts failing?", "mode": "FULL", "tools": [], "cycle": 1}
 
@@ -78,7 +79,11 @@ def _executor_input(steps: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-OOM_STEP = {"tool_name": "k8s.events", "arguments": {"service": "checkout-api", "reason": "OOMKilled"}, "purpose": "p"}
+OOM_STEP: dict[str, Any] = {
+    "tool_name": "k8s.events",
+    "arguments": {"service": "checkout-api", "reason": "OOMKilled"},
+    "purpose": "p",
+}
 
 
 # ------------------------------------------------------------------------------ one call

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -35,8 +36,9 @@ def test_settings_read_the_diagnosis_openai_environment(monkeypatch: pytest.Monk
     [("json_schema", "sometimes"), ("timeout_s", 0), ("max_tool_calls", -1), ("max_tool_output_chars", -5)],
 )
 def test_bad_settings_are_refused_with_the_field_named(field: str, value: object) -> None:
+    options: dict[str, Any] = {field: value}  # a wrong type or value on purpose
     with pytest.raises(ValidationError, match=field):
-        OpenAISettings(base_url="http://x/v1", model="m", **{field: value})
+        OpenAISettings(base_url="http://x/v1", model="m", **options)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +49,7 @@ def test_bad_settings_are_refused_with_the_field_named(field: str, value: object
         ({"base_url": "http://127.0.0.1:9/v1", "model": "   "}, "DIAGNOSIS_OPENAI_MODEL"),
     ],
 )
-def test_missing_base_url_or_model_is_a_clear_configuration_error(values: dict[str, str], missing: str) -> None:
+def test_missing_base_url_or_model_is_a_clear_configuration_error(values: dict[str, Any], missing: str) -> None:
     with pytest.raises(AgentConfigurationError, match=missing):
         OpenAIProvider(OpenAISettings(**values))
 

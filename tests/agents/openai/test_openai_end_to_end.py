@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from openai_e2e import attempts, diagnose, provider_for, route
-from openai_fake_endpoint import (
+import pytest
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.prompts import default_catalog
+from diagnosis_server.conversions import message_to_json
+from diagnosis_server.store import Repository
+
+from .openai_e2e import attempts, diagnose, provider_for, route
+from .openai_fake_endpoint import (
     Call,
     FakeOpenAI,
     Reply,
@@ -23,11 +30,6 @@ from openai_fake_endpoint import (
     tool_calls,
 )
 
-from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.agents.prompts import default_catalog
-from diagnosis_server.conversions import message_to_json
-from diagnosis_server.store import Repository
-
 N = run_pb2.NodeName
 FULL_ROUTE = ["planner", "executor", "gatekeeper", "verified_input_builder", "verifier", "composer"]
 UP_TO_VERIFIER = FULL_ROUTE[:-1]
@@ -38,7 +40,8 @@ def _retries(run: run_pb2.DiagnosisRun) -> dict[int, int]:
 
 
 # ------------------------------------------------------------------------------ the happy path
-async def test_r_t_1_pass_diagnosis_with_real_tool_calls(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-T-1")
+async def test_pass_diagnosis_with_real_tool_calls(fake: FakeOpenAI, repository: Repository) -> None:
     run = await diagnose(repository, provider_for(fake, verifier_model="judge-model"))
     assert route(run) == FULL_ROUTE
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
@@ -93,7 +96,8 @@ async def test_token_usage_and_model_are_recorded_per_node_step(fake: FakeOpenAI
 
 
 # ------------------------------------------------------------------------------ failure routes (R-R-1, R-R-6)
-async def test_r_r_6_verifier_rate_limited_twice_falls_back_before_verification(
+@pytest.mark.requirement("R-R-6")
+async def test_verifier_rate_limited_twice_falls_back_before_verification(
     fake: FakeOpenAI, repository: Repository
 ) -> None:
     fake.script("verifier", error(429, "Rate limit reached"), error(429, "Rate limit reached"))
@@ -115,9 +119,8 @@ async def test_r_r_6_verifier_rate_limited_twice_falls_back_before_verification(
     assert not run.answer.confirmed_facts  # R-A-4
 
 
-async def test_r_r_1_verifier_server_error_once_is_retried_and_succeeds(
-    fake: FakeOpenAI, repository: Repository
-) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_verifier_server_error_once_is_retried_and_succeeds(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", error(500, "The server had an error while processing your request."))
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == [*UP_TO_VERIFIER, "verifier", "composer"]
@@ -129,7 +132,8 @@ async def test_r_r_1_verifier_server_error_once_is_retried_and_succeeds(
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
 
-async def test_r_r_1_verifier_bad_request_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_verifier_bad_request_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", error(400, "This model's maximum context length is 8192 tokens."))
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == [*UP_TO_VERIFIER, "pre_verification_fallback"]
@@ -137,7 +141,8 @@ async def test_r_r_1_verifier_bad_request_is_not_retried(fake: FakeOpenAI, repos
     assert len(fake.calls_of("verifier")) == 1
 
 
-async def test_r_r_1_verifier_timeout_is_retried(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_verifier_timeout_is_retried(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", slow(1.5, answer("{}")))
     run = await diagnose(repository, provider_for(fake, timeout_s=0.5))
     assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [
@@ -147,25 +152,24 @@ async def test_r_r_1_verifier_timeout_is_retried(fake: FakeOpenAI, repository: R
     assert route(run) == [*UP_TO_VERIFIER, "verifier", "composer"]
 
 
-async def test_r_r_1_malformed_verifier_text_is_invalid_output_then_retried(
-    fake: FakeOpenAI, repository: Repository
-) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_malformed_verifier_text_is_invalid_output_then_retried(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", malformed())
     run = await diagnose(repository, provider_for(fake))
     assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "INVALID_OUTPUT"), (2, "VERDICT_PASS")]
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
 
-async def test_r_r_1_verifier_refusal_is_non_retryable(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_verifier_refusal_is_non_retryable(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", refusal())
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == [*UP_TO_VERIFIER, "pre_verification_fallback"]
     assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "NON_RETRYABLE_FAILED")]
 
 
-async def test_r_a_5_composer_content_filter_falls_back_after_verification(
-    fake: FakeOpenAI, repository: Repository
-) -> None:
+@pytest.mark.requirement("R-A-5")
+async def test_composer_content_filter_falls_back_after_verification(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("composer", content_filter())
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == [*FULL_ROUTE, "post_verification_fallback"]
@@ -174,14 +178,16 @@ async def test_r_a_5_composer_content_filter_falls_back_after_verification(
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
 
-async def test_r_r_1_malformed_planner_text_is_retried_once(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-1")
+async def test_malformed_planner_text_is_retried_once(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("planner", malformed())
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == ["planner", *FULL_ROUTE]
     assert await attempts(repository, run.run_id, N.NODE_NAME_PLANNER) == [(1, "INVALID_OUTPUT"), (2, "OK")]
 
 
-async def test_r_r_2_executor_endpoint_failure_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-2")
+async def test_executor_endpoint_failure_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("executor", error(429, "Rate limit reached"))
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == ["planner", "executor", "pre_verification_fallback"]
@@ -189,7 +195,8 @@ async def test_r_r_2_executor_endpoint_failure_is_not_retried(fake: FakeOpenAI, 
     assert len(fake.calls_of("executor")) == 1
 
 
-async def test_r_r_2_malformed_executor_text_goes_to_the_fallback(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-2")
+async def test_malformed_executor_text_goes_to_the_fallback(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("executor", malformed())
     run = await diagnose(repository, provider_for(fake))
     assert route(run) == ["planner", "executor", "pre_verification_fallback"]
@@ -198,7 +205,8 @@ async def test_r_r_2_malformed_executor_text_goes_to_the_fallback(fake: FakeOpen
     assert "The checkout service looks unhealthy" not in run.answer_text  # R-A-1
 
 
-async def test_r_r_2_a_blocked_tool_ends_in_tool_blocked(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-R-2")
+async def test_a_blocked_tool_ends_in_tool_blocked(fake: FakeOpenAI, repository: Repository) -> None:
     """The plan keeps to the allow-list; the model calls another tool anyway: recorded as BLOCKED."""
     logs = {"service": "checkout-api", "query": "OutOfMemoryError"}
     fake.script("planner", answer({"steps": [{"tool_name": "logs.search", "arguments": logs, "purpose": "errors"}]}))
@@ -231,7 +239,8 @@ def _low_confid_with_gap(call: Call) -> Reply:
     )
 
 
-async def test_r_r_4_low_confid_with_a_critical_gap_runs_a_second_planner_cycle(
+@pytest.mark.requirement("R-R-4")
+async def test_low_confid_with_a_critical_gap_runs_a_second_planner_cycle(
     fake: FakeOpenAI, repository: Repository
 ) -> None:
     fake.script("verifier", _low_confid_with_gap)
@@ -272,7 +281,8 @@ def _overclaiming_executor(call: Call) -> Reply:
     return answer({"contract": "executor_evidence_v2", "claims": [claim], "evidence_gaps": []})
 
 
-async def test_r_v_4_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-V-4")
+async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, repository: Repository) -> None:
     """The model calls the claim direct_observation and PASS; its matched text lacks the claim's facts, so the
     claim fabricates them (R-V-4, R-V-5): contradicted and REJECT whatever the model said."""
     fake.behaviours["executor"] = _overclaiming_executor
@@ -309,7 +319,8 @@ async def _stored_text(repository: Repository, run_id: str) -> str:
     return "\n".join(parts)
 
 
-async def test_r_p_3_prompt_text_never_reaches_a_stored_record(fake: FakeOpenAI, repository: Repository) -> None:
+@pytest.mark.requirement("R-P-3")
+async def test_prompt_text_never_reaches_a_stored_record(fake: FakeOpenAI, repository: Repository) -> None:
     ok = await diagnose(repository, provider_for(fake))
     fake.script("verifier", error(429, "slow down"), error(429, "slow down"))
     degraded = await diagnose(repository, provider_for(fake))

@@ -6,8 +6,7 @@ from __future__ import annotations
 import socket
 import time
 
-from openai_e2e import SCENARIO, diagnose, provider_for, scenario_tools
-from openai_fake_endpoint import FakeOpenAI, error
+from pydantic import SecretStr
 from structlog.testing import capture_logs
 
 from diagnosis.v1 import run_pb2
@@ -18,6 +17,9 @@ from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import Repository
+
+from .openai_e2e import SCENARIO, diagnose, provider_for, scenario_tools
+from .openai_fake_endpoint import FakeOpenAI, error
 
 SECRET_KEY = "sk-live-0123456789abcdef"
 
@@ -33,7 +35,7 @@ async def test_an_unreachable_endpoint_is_named_in_the_step_the_failure_reason_t
     repository: Repository,
 ) -> None:
     settings = OpenAISettings(
-        base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", timeout_s=2, api_key=SECRET_KEY
+        base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", timeout_s=2, api_key=SecretStr(SECRET_KEY)
     )
     metrics = Metrics()
     orchestrator = Orchestrator(

@@ -5,15 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import grpc.aio
-from openai_e2e import provider_for
-from openai_fake_endpoint import FakeOpenAI
+import pytest
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api import start_server
 from diagnosis_server.settings import load_settings
 
+from .openai_e2e import provider_for
+from .openai_fake_endpoint import FakeOpenAI
 
-async def test_r_t_1_diagnose_streams_a_pass_run_from_the_openai_provider(fake: FakeOpenAI, tmp_path: Path) -> None:
+
+@pytest.mark.requirement("R-T-1")
+async def test_diagnose_streams_a_pass_run_from_the_openai_provider(fake: FakeOpenAI, tmp_path: Path) -> None:
     settings = load_settings(
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'grpc.db'}",

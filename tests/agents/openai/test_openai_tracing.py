@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from openai_e2e import diagnose, provider_for
-from openai_fake_endpoint import FakeOpenAI, error
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -14,6 +12,9 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from diagnosis_server.store import Repository
 from diagnosis_server.telemetry import use_tracer_provider
+
+from .openai_e2e import diagnose, provider_for
+from .openai_fake_endpoint import FakeOpenAI, error
 
 
 @pytest.fixture

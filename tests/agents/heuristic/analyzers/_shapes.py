@@ -21,7 +21,7 @@ from itertools import count
 from typing import Any
 
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 
 NAMESPACE = "greenfield"
 START = datetime(2025, 2, 11, 6, 40, tzinfo=UTC)
@@ -148,7 +148,12 @@ def pod(
 
 
 def pod_list(*items: dict[str, Any]) -> Observation:
-    output = {"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "5810233"}, "items": list(items)}
+    output: JsonObject = {
+        "apiVersion": "v1",
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "5810233"},
+        "items": list(items),
+    }
     return observation("kubernetes.pods", output, {"namespace": NAMESPACE})
 
 
@@ -183,7 +188,12 @@ def k8s_event(
 
 
 def event_list(*items: dict[str, Any]) -> Observation:
-    output = {"apiVersion": "v1", "kind": "EventList", "metadata": {"resourceVersion": "5810240"}, "items": list(items)}
+    output: JsonObject = {
+        "apiVersion": "v1",
+        "kind": "EventList",
+        "metadata": {"resourceVersion": "5810240"},
+        "items": list(items),
+    }
     return observation("kubernetes.events", output, {"namespace": NAMESPACE})
 
 
@@ -215,18 +225,18 @@ def instant(labels: dict[str, str], value: float | str) -> dict[str, Any]:
 
 
 def query_range(query: str, *series: dict[str, Any]) -> Observation:
-    output = {"status": "success", "data": {"resultType": "matrix", "result": list(series)}}
+    output: JsonObject = {"status": "success", "data": {"resultType": "matrix", "result": list(series)}}
     return observation("prometheus.query_range", output, {"query": query})
 
 
 def query(query_text: str, *samples: dict[str, Any]) -> Observation:
-    output = {"status": "success", "data": {"resultType": "vector", "result": list(samples)}}
+    output: JsonObject = {"status": "success", "data": {"resultType": "vector", "result": list(samples)}}
     return observation("prometheus.query", output, {"query": query_text})
 
 
 # ------------------------------------------------------------------------------------------ logs
 def pod_logs(pod_name: str, *lines: str, container_name: str = "app") -> Observation:
-    output = {
+    output: JsonObject = {
         "namespace": NAMESPACE,
         "pod": pod_name,
         "container": container_name,
@@ -240,12 +250,12 @@ def loki(
     *streams: tuple[dict[str, str], Sequence[tuple[float, str]]], query_text: str = '{namespace="greenfield"}'
 ) -> Observation:
     """A Loki streams answer: each stream's labels and (minutes after START, line) values."""
-    result = [
+    result: list[JsonValue] = [
         {
             "stream": dict(labels),
             "values": [[str(int((T0 + minutes * 60) * 1e9)), line] for minutes, line in values],
         }
         for labels, values in streams
     ]
-    output = {"status": "success", "data": {"resultType": "streams", "result": result}}
+    output: JsonObject = {"status": "success", "data": {"resultType": "streams", "result": result}}
     return observation("loki.query_range", output, {"query": query_text, "limit": 200})

@@ -100,7 +100,7 @@ def test_live_steps_for_a_named_workload() -> None:
         ("kubernetes.events", {"namespace": "mill"}),
     ]
     assert ("kubernetes.rollouts", {"namespace": "greenfield", "deployment": "grain-api"}) in calls
-    queries = [arguments["query"] for tool, arguments in calls if tool.startswith("prometheus.")]
+    queries = [str(arguments["query"]) for tool, arguments in calls if tool.startswith("prometheus.")]
     assert 'kube_pod_container_status_last_terminated_reason{pod=~"grain-api-.*"}' in queries
     assert 'kube_pod_container_status_restarts_total{pod=~"grain-api-.*"}' in queries
     assert "grain_api_error_rate" in queries
@@ -145,7 +145,7 @@ def test_without_a_named_workload_on_live_data_the_namespaces_are_looked_at() ->
 def test_every_named_workload_gets_the_same_log_queries() -> None:
     """Two named workloads: what is asked for one's logs is asked for the other's."""
     steps = live_steps(LIVE_TOOLS, CONTEXT, ["grain-api", "hay-baler"])
-    loki_queries = [arguments["query"] for tool, arguments, _ in steps if tool == "loki.query_range"]
+    loki_queries = [str(arguments["query"]) for tool, arguments, _ in steps if tool == "loki.query_range"]
     for_grain = sorted(q.replace("grain-api", "X") for q in loki_queries if "grain-api" in q)
     for_hay = sorted(q.replace("hay-baler", "X") for q in loki_queries if "hay-baler" in q)
     assert for_grain == for_hay

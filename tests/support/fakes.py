@@ -37,10 +37,15 @@ def tools_for(_scenario: str) -> ToolEnvironment:
 async def _execute(request: AgentRequest) -> str:
     assert request.tools is not None
     result = await request.tools.call(TOOL, {})
+    return oom_evidence(result.invocation_id, TOOL, "/events/0/reason")
+
+
+def oom_evidence(invocation_id: str, tool_name: str, raw_path: str) -> str:
+    """An executor_evidence_v2 of one critical confirmed claim, "pods are OOMKilled", bound to ``raw_path``."""
     binding = {
-        "source_invocation_ids": [result.invocation_id],
-        "tool_name": TOOL,
-        "raw_path": "/events/0/reason",
+        "source_invocation_ids": [invocation_id],
+        "tool_name": tool_name,
+        "raw_path": raw_path,
         "matched_text": "OOMKilled",
     }
     claim = {
@@ -53,15 +58,16 @@ async def _execute(request: AgentRequest) -> str:
     return json.dumps({"contract": "executor_evidence_v2", "claims": [claim]})
 
 
-def _verify(request: AgentRequest) -> str:
-    material = json.loads(request.input_bytes)
+def verify_pass(input_bytes: bytes, rationale: str = "seen in the events") -> str:
+    """A Verifier reply to this verifier input: every claim a critical direct observation, verdict PASS."""
+    material = json.loads(input_bytes)
     checks = [
         {
             "claim_id": claim["claim_id"],
             "classification": "direct_observation",
             "critical": True,
             "evidence_refs": [{"claim_id": claim["claim_id"]}],
-            "rationale": "seen in the events",
+            "rationale": rationale,
         }
         for claim in material["verified_executor_output"]["claims"]
     ]
@@ -90,7 +96,7 @@ class _Agent:
         if self._role == "executor":
             return AgentReply(text=await _execute(request), model="fake")
         if self._role == "verifier":
-            return AgentReply(text=_verify(request), model="fake")
+            return AgentReply(text=verify_pass(request.input_bytes), model="fake")
         return AgentReply(text=_compose(request), model="fake")
 
 

@@ -1,23 +1,30 @@
 """The real server as a subprocess on a free loopback port: `diagnosis serve`, or the slow launcher.
 
-Ready when grpc.health.v1 answers SERVING. The process can be stopped with SIGTERM or killed with
-SIGKILL, and its resident memory read from /proc. Used by the kill-and-restart tests and by `make load`.
+Ready when grpc.health.v1 answers SERVING. The process can be stopped with SIGTERM or killed with SIGKILL, and
+its resident memory and CPU time read from /proc. The server gets its own database, no metrics endpoint (no port
+clash) and none of the shell's DIAGNOSIS_* or OTEL_* variables. Used by the client, contract, kill-and-restart,
+fault and telemetry tests, and by `make load` and `make soak-api`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from .settings import SHELL_PREFIXES, sqlite_url
 
 READY_TIMEOUT_S = 30.0
 CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
@@ -26,10 +33,10 @@ SLOW_LAUNCHER = Path(__file__).with_name("slow_serve.py")
 
 
 def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (now)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -79,36 +86,59 @@ class ServeProcess:
 
 def start_serve(
     workdir: Path,
-    database: Path,
+    database: Path | str,
     *,
     env: Mapping[str, str] | None = None,
     slow: bool = False,
+    piped: bool = False,
     log_name: str = "server.log",
 ) -> ServeProcess:
-    """`diagnosis serve` (or the slow launcher) on a free port over ``database``; returns once SERVING."""
+    """`diagnosis serve` (``slow``: the slow launcher) on a free port; returns once SERVING.
+
+    ``database`` is a SQLite file or a database URL. The output goes to ``workdir / log_name``, through a pipe
+    copied by a thread when ``piped`` (a test that lowers the server's RLIMIT_FSIZE must not fail its log writes).
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     target = f"127.0.0.1:{free_port()}"
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("DIAGNOSIS_")}
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(SHELL_PREFIXES)}
     environment |= {
         "DIAGNOSIS_ADDRESS": target,
-        "DIAGNOSIS_DATABASE_URL": f"sqlite+aiosqlite:///{database}",
+        "DIAGNOSIS_DATABASE_URL": database if isinstance(database, str) else sqlite_url(database),
         "DIAGNOSIS_METRICS_ADDRESS": "",
     }
     environment |= dict(env or {})
     command = [sys.executable, str(SLOW_LAUNCHER)] if slow else [sys.executable, "-c", CLI, "serve"]
     log = workdir / log_name
-    with log.open("ab") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=environment, cwd=workdir)
+    if piped:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment, cwd=workdir
+        )
+        assert process.stdout is not None
+        threading.Thread(target=_copy, args=(process.stdout, log), daemon=True).start()
+    else:
+        with log.open("ab") as sink:
+            process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=environment, cwd=workdir)
     server = ServeProcess(process=process, target=target, log=log)
     try:
-        _wait_serving(server)
+        wait_serving(server)
     except BaseException:
         server.stop(timeout=5)
         raise
     return server
 
 
-def _wait_serving(server: ServeProcess, timeout: float = READY_TIMEOUT_S) -> None:
+@contextlib.contextmanager
+def serving(workdir: Path, env: Mapping[str, str] | None = None) -> Iterator[ServeProcess]:
+    """The server over a fresh ``workdir / "diagnosis.db"``, stopped with SIGTERM at the end."""
+    server = start_serve(workdir, workdir / "diagnosis.db", env=env)
+    try:
+        yield server
+    finally:
+        server.stop(timeout=15)
+
+
+def wait_serving(server: ServeProcess, timeout: float = READY_TIMEOUT_S) -> None:
+    """Until the server's health service answers SERVING; RuntimeError with its log's tail if it exits first."""
     deadline = time.monotonic() + timeout
     with grpc.insecure_channel(server.target) as channel:
         health = health_pb2_grpc.HealthStub(channel)
@@ -124,3 +154,10 @@ def _wait_serving(server: ServeProcess, timeout: float = READY_TIMEOUT_S) -> Non
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server was not SERVING after {timeout:.0f}s:\n{server.log_text()[-4000:]}")
             time.sleep(0.05)
+
+
+def _copy(pipe: IO[bytes], log: Path) -> None:
+    with log.open("ab") as sink:
+        for line in iter(pipe.readline, b""):
+            sink.write(line)
+            sink.flush()

@@ -97,7 +97,13 @@ def default_database_path() -> Path:
     XDG base directory spec says). The store creates the folder on first use."""
     data_home = Path(os.environ.get("XDG_DATA_HOME", ""))
     if not data_home.is_absolute():
-        data_home = Path.home() / ".local" / "share"
+        try:
+            data_home = Path.home() / ".local" / "share"
+        except RuntimeError:  # no HOME and no home folder in the user database
+            raise SettingsError(
+                f"setting database_url ({env_name('database_url')}): there is no home folder for the default "
+                "database: set XDG_DATA_HOME or the setting"
+            ) from None
     return data_home / "diagnosis-graph" / "runs.db"
 
 

@@ -217,3 +217,14 @@ def test_serve_exits_2_with_one_line_for_bad_settings(tmp_path: Path) -> None:
         "Input should be greater than or equal to 1"
     ]
     assert not (tmp_path / "x.db").exists()
+
+
+def test_without_a_home_folder_the_default_database_is_a_settings_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    with pytest.raises(SettingsError, match=r"^setting database_url \(DIAGNOSIS_DATABASE_URL\): there is no home"):
+        load_settings()
+    assert load_settings(database_url="sqlite+aiosqlite://").database_url.get_secret_value() == "sqlite+aiosqlite://"

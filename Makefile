@@ -7,18 +7,19 @@ STAMP := $(VENV)/.setup-stamp
 PROTOS := $(wildcard proto/diagnosis/v1/*.proto)
 GEN_DIR := client
 
-# pip, with its noise about unreachable local indexes dropped; a failed install still fails the target.
-quiet_pip = out=$$($(BIN)/python -m pip install -q --disable-pip-version-check $(1) 2>&1) || { echo "$$out"; exit 1; }; \
-	echo "$$out" | grep -v -e '^WARNING: Location' -e '^$$' || true
+PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
+# The project with the extras $(1), then the client editable over the copy its path dependency installed
+# (pip refuses both in one command: one name, two sources).
+install_project = $(PIP) -e '.$(1)' && $(PIP) --no-deps -e ./client
 
-.PHONY: setup run test lint proto proto-check bench soak load soak-api mutate breakages clean
+.PHONY: setup run test lint proto proto-check buf-lint buf-breaking bench soak load soak-api mutate breakages clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml client/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(call quiet_pip,--upgrade pip)
-	@$(call quiet_pip,-e ./client -e '.[dev]')
+	@$(PIP) --upgrade pip
+	@$(call install_project,[dev])
 	@touch $(STAMP)
 
 run: setup
@@ -52,6 +53,44 @@ proto-check: setup
 	if [ -n "$$extra" ]; then echo "generated files with no proto: $$extra"; exit 1; fi; \
 	echo "generated code matches the protos"
 
+# buf (npm package @bufbuild/buf, the version the contract tests pin) in var/buf; proto/buf.yaml configures it.
+BUF_DIR := var/buf
+BUF := $(BUF_DIR)/node_modules/.bin/buf
+BUF_PIN := tests/contract/node/package.json
+BUF_VERSION = $(shell $(PYTHON) -c 'import json, sys; print(json.load(open(sys.argv[1]))["devDependencies"]["@bufbuild/buf"])' $(BUF_PIN))
+
+$(BUF): $(BUF_PIN)
+	@command -v npm >/dev/null || { echo "buf comes from npm: install Node.js and npm"; exit 1; }
+	@npm install --prefix $(BUF_DIR) --no-audit --no-fund --save-exact --loglevel=error @bufbuild/buf@$(BUF_VERSION)
+	@touch $(BUF)
+
+# The protos against buf's STANDARD lint rules.
+buf-lint: $(BUF)
+	@$(BUF) lint proto && echo "buf lint: the protos follow the STANDARD rules"
+
+# The protos against the last commit of main (BUF_AGAINST=REF names another base): a change that breaks
+# generated code or the wire for a caller in any language fails. main is the local branch, else
+# origin/main; on main itself, its previous commit. No base (a shallow checkout): skipped, saying so.
+buf-breaking: $(BUF)
+	@base="$(BUF_AGAINST)"; \
+	if [ -z "$$base" ]; then \
+		for ref in main origin/main; do \
+			if git rev-parse -q --verify "$$ref^{commit}" >/dev/null; then base=$$ref; break; fi; \
+		done; \
+		if [ -z "$$base" ] || [ "$$(git rev-parse "$$base")" = "$$(git rev-parse HEAD)" ]; then base=HEAD~1; fi; \
+	fi; \
+	if ! git rev-parse -q --verify "$$base^{commit}" >/dev/null; then \
+		if [ -n "$(BUF_AGAINST)" ]; then echo "buf breaking: no commit $$base in this checkout"; exit 1; fi; \
+		echo "buf breaking: skipped, no base commit in this checkout (fetch main to compare against it)"; exit 0; \
+	fi; \
+	if ! git cat-file -e "$$base:proto" 2>/dev/null; then \
+		echo "buf breaking: skipped, $$base has no proto/"; exit 0; \
+	fi; \
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git archive "$$base" proto | tar -x -C "$$tmp" && \
+	$(BUF) breaking proto --against "$$tmp/proto" && \
+	echo "buf breaking: no breaking change against $$base ($$(git rev-parse --short "$$base"))"
+
 # The fail-closed property tests at 10,000 examples (`make test` runs them at 2,000).
 soak: setup
 	@DIAGNOSIS_PROPERTY_EXAMPLES=10000 $(BIN)/python -m pytest tests/reliability -m property $(PYTEST_ARGS)
@@ -71,7 +110,7 @@ soak-api: setup
 BENCH_STAMP := $(VENV)/.bench-stamp
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	@$(call quiet_pip,-e '.[bench]')
+	@$(call install_project,[bench])
 	@touch $(BENCH_STAMP)
 
 bench: setup $(BENCH_STAMP)
@@ -83,7 +122,7 @@ bench: setup $(BENCH_STAMP)
 MUTATE_STAMP := $(VENV)/.mutate-stamp
 
 $(MUTATE_STAMP): $(STAMP) pyproject.toml
-	@$(call quiet_pip,-e '.[mutate]')
+	@$(call install_project,[mutate])
 	@touch $(MUTATE_STAMP)
 
 mutate: setup $(MUTATE_STAMP)

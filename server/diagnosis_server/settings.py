@@ -2,25 +2,30 @@
 
 Precedence, strongest first: values given in code (command-line flags), environment variables, the
 config file named by ``DIAGNOSIS_CONFIG_FILE`` (JSON, or TOML for a ``.toml`` file; keys are the field
-names below), the defaults. ``load_settings`` turns every problem into one ``SettingsError`` line that
-names the setting.
+names below; read by pydantic-settings' own JSON and TOML sources), the defaults. ``load_settings`` turns
+every problem into one ``SettingsError`` line that names the setting, and the config file when the bad
+value came from it.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    JsonConfigSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+from pydantic_settings.sources.types import Traversable
 
-from diagnosis_server.store import DEFAULT_DATABASE_URL
 from diagnosis_server.tools.scenario import ScenarioError, all_scenarios, default_scenario_name
 
 ENV_PREFIX = "DIAGNOSIS_"
@@ -29,6 +34,7 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_METRICS_ADDRESS = "127.0.0.1:9464"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+SQLITE_URL_PREFIX = "sqlite+aiosqlite:///"
 
 
 class SettingsError(ValueError):
@@ -85,37 +91,67 @@ def parse_token_lines(lines: list[str], *, where: str) -> list[tuple[str, str]]:
     return pairs
 
 
-class _ConfigFileSource(PydanticBaseSettingsSource):
-    """The config file named by DIAGNOSIS_CONFIG_FILE: a JSON object, or a TOML table for ``*.toml``."""
-
-    def __init__(self, settings_cls: type[BaseSettings]) -> None:
-        super().__init__(settings_cls)
-        self._data = self._read(os.environ.get(CONFIG_FILE_ENV, ""))
-
-    @staticmethod
-    def _read(name: str) -> dict[str, Any]:
-        if not name:
-            return {}
-        path = Path(name).expanduser()
+def default_database_path() -> Path:
+    """Where the default SQLite store lives, whatever the working directory: ``$XDG_DATA_HOME/diagnosis-graph/
+    runs.db``, or ``~/.local/share/diagnosis-graph/runs.db`` when XDG_DATA_HOME is unset or relative (as the
+    XDG base directory spec says). The store creates the folder on first use."""
+    data_home = Path(os.environ.get("XDG_DATA_HOME", ""))
+    if not data_home.is_absolute():
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise SettingsError(f"{CONFIG_FILE_ENV}: cannot read {str(path)!r}: {reason}") from exc
-        try:
-            data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
-            raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} is not valid {kind}: {exc}") from exc
-        if not isinstance(data, dict):
-            raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} must hold an object of settings")
-        return data
+            data_home = Path.home() / ".local" / "share"
+        except RuntimeError:  # no HOME and no home folder in the user database
+            raise SettingsError(
+                f"setting database_url ({env_name('database_url')}): there is no home folder for the default "
+                "database: set XDG_DATA_HOME or the setting"
+            ) from None
+    return data_home / "diagnosis-graph" / "runs.db"
 
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self._data.get(field_name), field_name, False
 
-    def __call__(self) -> dict[str, Any]:
-        return dict(self._data)
+def default_database_url() -> str:
+    return f"{SQLITE_URL_PREFIX}{default_database_path()}"
+
+
+def config_file() -> Path | None:
+    """The config file named by DIAGNOSIS_CONFIG_FILE; None when it is unset."""
+    name = os.environ.get(CONFIG_FILE_ENV, "")
+    return Path(name).expanduser() if name else None
+
+
+def _require_object(data: Any, path: Path | Traversable) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} must hold an object of settings")
+    return data
+
+
+class _JsonConfigFile(JsonConfigSettingsSource):
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        return _require_object(super()._read_file(file_path), file_path)
+
+
+class _TomlConfigFile(TomlConfigSettingsSource):
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        return _require_object(super()._read_file(file_path), file_path)
+
+
+def config_file_source(settings_cls: type[BaseSettings]) -> InitSettingsSource | None:
+    """pydantic-settings' own source for the config file: TOML for ``*.toml``, JSON otherwise (keys are the
+    field names). A file that cannot be read or parsed is one SettingsError line naming it."""
+    path = config_file()
+    if path is None:
+        return None
+    toml = path.suffix.lower() == ".toml"
+    try:
+        with path.open("rb"):  # pydantic-settings skips a missing file: one that is named must be there
+            pass
+        return _TomlConfigFile(settings_cls, toml_file=path) if toml else _JsonConfigFile(settings_cls, json_file=path)
+    except SettingsError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(f"{CONFIG_FILE_ENV}: cannot read {str(path)!r}: {reason}") from exc
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError
+        kind = "TOML" if toml else "JSON"
+        raise SettingsError(f"{CONFIG_FILE_ENV}: {str(path)!r} is not valid {kind}: {exc}") from exc
 
 
 class Settings(BaseSettings):
@@ -125,7 +161,8 @@ class Settings(BaseSettings):
 
     # HOST:PORT to serve gRPC on; without auth tokens only a loopback host is allowed.
     address: str = DEFAULT_ADDRESS
-    database_url: SecretStr = SecretStr(DEFAULT_DATABASE_URL)
+    # A SQLite file in the user's data folder (default_database_path), or postgresql+asyncpg://...
+    database_url: SecretStr = Field(default_factory=lambda: SecretStr(default_database_url()))
     agent_provider: str = "heuristic"
     # Comma-separated TENANT:TOKEN pairs; and/or a file of TENANT:TOKEN lines (# comments).
     auth_tokens: SecretStr | None = None
@@ -170,7 +207,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _ConfigFileSource(settings_cls))
+        file_settings = config_file_source(settings_cls)
+        return (init_settings, env_settings) + ((file_settings,) if file_settings is not None else ())
 
     @field_validator("address")
     @classmethod
@@ -241,15 +279,26 @@ class Settings(BaseSettings):
         return pairs
 
 
+def _origin(field: str, given: dict[str, Any]) -> str:
+    """Where a setting's value came from, for a message: its environment variable, or the config file."""
+    in_environment = env_name(field).lower() in (name.lower() for name in os.environ)
+    if field not in given and not in_environment:
+        source = config_file_source(Settings)
+        if source is not None and field in source():
+            return f"in {CONFIG_FILE_ENV} {str(config_file())!r}"
+    return env_name(field)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from overrides, the environment and the config file; SettingsError (one line) otherwise."""
+    given = {key: value for key, value in overrides.items() if value is not None}
     try:
-        return Settings(**{key: value for key, value in overrides.items() if value is not None})
+        return Settings(**given)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else ""
         message = str(first["msg"]).removeprefix("Value error, ")
         more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
         if field:
-            raise SettingsError(f"setting {field} ({env_name(field)}): {message}{more}") from None
+            raise SettingsError(f"setting {field} ({_origin(field, given)}): {message}{more}") from None
         raise SettingsError(f"{message}{more}") from None

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic_settings import JsonConfigSettingsSource, TomlConfigSettingsSource
 
-from diagnosis_server.settings import SettingsError, load_settings
-from diagnosis_server.store import DEFAULT_DATABASE_URL
+from diagnosis_server.settings import Settings, SettingsError, config_file_source, default_database_url, load_settings
+from diagnosis_server.store import open_repository
 
 CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
 
@@ -18,7 +19,7 @@ CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
 def test_defaults() -> None:
     settings = load_settings()
     assert settings.address == "127.0.0.1:50051"
-    assert settings.database_url.get_secret_value() == DEFAULT_DATABASE_URL
+    assert settings.database_url.get_secret_value() == default_database_url()
     assert settings.agent_provider == "heuristic"
     assert settings.metrics_address == "127.0.0.1:9464"
     assert settings.max_message_bytes == 4 * 1024 * 1024
@@ -58,6 +59,60 @@ def test_config_file_is_read_and_environment_wins(monkeypatch: pytest.MonkeyPatc
     assert load_settings(address="127.0.0.1:9").address == "127.0.0.1:9"  # flags over env
 
 
+async def test_the_default_database_is_one_file_whatever_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The default SQLite file is in the user's data folder, not under the working directory (which
+    ``make clean`` empties); the store creates its folder on first use."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    expected = f"sqlite+aiosqlite:///{tmp_path / 'data' / 'diagnosis-graph' / 'runs.db'}"
+    urls = set()
+    for cwd in (tmp_path / "one", tmp_path / "two"):
+        cwd.mkdir()
+        monkeypatch.chdir(cwd)
+        urls.add(load_settings().database_url.get_secret_value())
+    assert urls == {expected}
+    repository = await open_repository(expected)
+    await repository.close()
+    assert (tmp_path / "data" / "diagnosis-graph" / "runs.db").is_file()
+    assert [list((tmp_path / name).iterdir()) for name in ("one", "two")] == [[], []]
+
+
+@pytest.mark.parametrize("xdg_data_home", [None, "", "relative/data"])
+def test_without_an_absolute_xdg_data_home_the_default_database_is_under_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, xdg_data_home: str | None
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg_data_home is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg_data_home)
+    expected = f"sqlite+aiosqlite:///{tmp_path / '.local' / 'share' / 'diagnosis-graph' / 'runs.db'}"
+    assert default_database_url() == expected
+    assert load_settings().database_url.get_secret_value() == expected
+    monkeypatch.setenv("DIAGNOSIS_DATABASE_URL", "sqlite+aiosqlite:///elsewhere.db")
+    assert load_settings().database_url.get_secret_value() == "sqlite+aiosqlite:///elsewhere.db"
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [("diagnosis.json", JsonConfigSettingsSource), ("diagnosis.toml", TomlConfigSettingsSource),
+     ("diagnosis.TOML", TomlConfigSettingsSource), ("diagnosis.conf", JsonConfigSettingsSource)],
+)  # fmt: skip
+def test_the_config_file_is_read_by_the_pydantic_settings_source_of_its_format(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, source: type
+) -> None:
+    config = tmp_path / name
+    toml = source is TomlConfigSettingsSource
+    config.write_text('log_level = "debug"\n' if toml else json.dumps({"log_level": "debug"}))
+    monkeypatch.setenv("DIAGNOSIS_CONFIG_FILE", str(config))
+    assert isinstance(config_file_source(Settings), source)
+    assert load_settings().log_level == "debug"  # the file over the defaults
+    monkeypatch.setenv("DIAGNOSIS_LOG_LEVEL", "warning")
+    assert load_settings().log_level == "warning"  # env over the file
+    assert load_settings(log_level="error").log_level == "error"  # code (flags) over env
+
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
@@ -95,21 +150,54 @@ def test_a_token_never_appears_in_a_settings_error(monkeypatch: pytest.MonkeyPat
     assert "entry 2" in str(caught.value)
 
 
+CONFIG = "in DIAGNOSIS_CONFIG_FILE '{path}'"
+
+
 @pytest.mark.parametrize(
-    ("content", "expected"),
+    ("name", "content", "expected"),
     [
-        ("{not json", "is not valid JSON"),
-        ("[1, 2]", "must hold an object of settings"),
-        ('{"no_such_setting": 1}', "setting no_such_setting"),
+        ("config.json", "{not json", "DIAGNOSIS_CONFIG_FILE: '{path}' is not valid JSON: "),
+        ("config.json", "[1, 2]", "DIAGNOSIS_CONFIG_FILE: '{path}' must hold an object of settings"),
+        ("config.json", '"text"', "DIAGNOSIS_CONFIG_FILE: '{path}' must hold an object of settings"),
+        ("config.json", b"\xff\xfe{}", "DIAGNOSIS_CONFIG_FILE: cannot read '{path}': "),
+        ("config.json", '{"no_such_setting": 1}', f"setting no_such_setting ({CONFIG}): Extra inputs are not"),
+        ("config.json", '{"max_question_chars": "lots"}', f"setting max_question_chars ({CONFIG}): Input should be"),
+        ("config.toml", "address = ", "DIAGNOSIS_CONFIG_FILE: '{path}' is not valid TOML: "),
+        ("config.toml", "address = \"localhost\"\n", f"setting address ({CONFIG}): 'localhost' is not HOST:PORT"),
+        ("config.toml", "max_concurrent_runs = 0\n", f"setting max_concurrent_runs ({CONFIG}): Input should be"),
+        ("config.toml", "[server]\naddress = \"127.0.0.1:1\"\n", f"setting server ({CONFIG}): Extra inputs"),
     ],
-)
-def test_bad_config_files_are_named(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str, expected: str
+)  # fmt: skip
+def test_a_bad_config_file_is_one_line_naming_the_file_and_the_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, content: str | bytes, expected: str
 ) -> None:
-    config = tmp_path / "config.json"
-    config.write_text(content)
+    config = tmp_path / name
+    if isinstance(content, bytes):
+        config.write_bytes(content)
+    else:
+        config.write_text(content)
     monkeypatch.setenv("DIAGNOSIS_CONFIG_FILE", str(config))
-    with pytest.raises(SettingsError, match=expected):
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert message.startswith(expected.format(path=config)), message
+    assert "\n" not in message
+
+
+def test_a_config_file_that_is_not_a_file_cannot_be_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DIAGNOSIS_CONFIG_FILE", str(tmp_path))
+    with pytest.raises(SettingsError, match=r"^DIAGNOSIS_CONFIG_FILE: cannot read '.*': Is a directory$"):
+        load_settings()
+
+
+def test_a_bad_value_the_environment_gives_names_the_variable_not_the_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("max_concurrent_runs = 4\n")
+    monkeypatch.setenv("DIAGNOSIS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("DIAGNOSIS_MAX_CONCURRENT_RUNS", "0")
+    with pytest.raises(SettingsError, match=r"^setting max_concurrent_runs \(DIAGNOSIS_MAX_CONCURRENT_RUNS\): "):
         load_settings()
 
 
@@ -129,3 +217,14 @@ def test_serve_exits_2_with_one_line_for_bad_settings(tmp_path: Path) -> None:
         "Input should be greater than or equal to 1"
     ]
     assert not (tmp_path / "x.db").exists()
+
+
+def test_without_a_home_folder_the_default_database_is_a_settings_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    with pytest.raises(SettingsError, match=r"^setting database_url \(DIAGNOSIS_DATABASE_URL\): there is no home"):
+        load_settings()
+    assert load_settings(database_url="sqlite+aiosqlite://").database_url.get_secret_value() == "sqlite+aiosqlite://"

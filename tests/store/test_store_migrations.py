@@ -10,7 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from diagnosis_server.store import DEFAULT_DATABASE_URL, StoreError, open_repository
+from diagnosis_server.store import StoreError, open_repository
 from diagnosis_server.store.engine import SQLITE_BUSY_TIMEOUT_MS, create_engine
 from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, head_revision
 from diagnosis_server.store.tables import metadata
@@ -65,11 +65,9 @@ def test_migration_scripts_need_no_ini_file() -> None:
     assert not (MIGRATIONS_DIR / "alembic.ini").exists()
 
 
-async def test_default_url_creates_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default SQLite file lives under var/ of the working directory, created on first use."""
-    monkeypatch.chdir(tmp_path)
-    assert DEFAULT_DATABASE_URL == "sqlite+aiosqlite:///var/diagnosis.db"
-    repository = await open_repository()
+async def test_a_sqlite_file_url_creates_its_folder(tmp_path: Path) -> None:
+    """A SQLite file's folder is created on first use (the default file's too: settings.default_database_path)."""
+    repository = await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'var' / 'diagnosis.db'}")
     try:
         await repository.create_run(make_run("run-1"))
         assert repository.backend == "sqlite"

@@ -1,6 +1,6 @@
 """The store: runs, tool invocations, orchestration events and node steps, behind one ``RunStore`` protocol.
 
-A SQLite file by default (``sqlite+aiosqlite:///var/diagnosis.db``), PostgreSQL by URL
+A SQLite file (``sqlite+aiosqlite:///path``; the settings name the default one), PostgreSQL by URL
 (``postgresql+asyncpg://...``), the schema migrated with Alembic when the store opens (``open_repository``);
 or one process's memory (``MemoryStore``: tests and the bench).
 """
@@ -16,7 +16,6 @@ from diagnosis_server.store.base import (
     RunStore,
     Watch,
 )
-from diagnosis_server.store.engine import DEFAULT_DATABASE_URL
 from diagnosis_server.store.errors import (
     DuplicateRecord,
     InvalidPageToken,
@@ -38,7 +37,6 @@ from diagnosis_server.store.pagination import (
 from diagnosis_server.store.repository import Repository, open_repository
 
 __all__ = [
-    "DEFAULT_DATABASE_URL",
     "DEFAULT_STALE_AFTER_S",
     "INTERRUPTED",
     "MAX_EVENTS_LIMIT",

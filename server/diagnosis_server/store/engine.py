@@ -25,8 +25,6 @@ from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 from diagnosis_server.store.errors import StoreError
 
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///var/diagnosis.db"
-
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 _WAL_ATTEMPTS = 40
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")

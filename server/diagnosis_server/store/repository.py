@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import migrate, sql, sqlite_ops
 from diagnosis_server.store.base import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, NodeCommit
-from diagnosis_server.store.engine import DEFAULT_DATABASE_URL, create_engine, describe_location, sqlite_file
+from diagnosis_server.store.engine import create_engine, describe_location, sqlite_file
 from diagnosis_server.store.errors import DuplicateRecord, StoreError, StoreFileLost
 from diagnosis_server.store.notify import RunNotifier, RunWatch
 from diagnosis_server.store.pagination import Listing, RunPage
@@ -359,7 +359,7 @@ class Repository:
         return await self._read("count_runs", functools.partial(sql.count_runs, tenant=tenant, status=status))
 
 
-async def open_repository(url: str = DEFAULT_DATABASE_URL, *, owner: str | None = None) -> Repository:
+async def open_repository(url: str, *, owner: str | None = None) -> Repository:
     """Opens the store at ``url`` (creating the SQLite file and its folder) and applies migrations.
 
     Errors name where the store is (the SQLite path, or the URL without its password).

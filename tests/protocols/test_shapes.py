@@ -63,8 +63,9 @@ def test_enum_words_are_the_proto_descriptors() -> None:
     assert fact["classification"]["enum"] == _names(contracts_pb2.FactSupport, lower=True)
 
 
+@pytest.mark.requirement("R-C-1")
 @pytest.mark.parametrize("role", AGENT_ROLES)
-def test_r_c_1_strict_schemas_are_legal_for_openai_strict_mode(role: Any) -> None:
+def test_strict_schemas_are_legal_for_openai_strict_mode(role: Any) -> None:
     schema, strict = contract_schema(role, ["k8s.events"])
     text = json.dumps(schema)
     assert "$ref" not in text and "$defs" not in text and "title" not in schema

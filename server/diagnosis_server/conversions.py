@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeAlias
 
 from google.protobuf import json_format, struct_pb2
@@ -271,47 +271,55 @@ def _too_deep() -> JsonValueError:
 def json_depth(value: object, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a plain JSON value (a scalar 0, ``{}`` 1), walked without recursion; a walk
     stops as soon as it passes ``limit`` (a cycle is "deeper than any limit" this way, never a hang)."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        level += 1
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
-        stack.extend((child, level) for child in children)
-    return deepest
+    return _depth(value, _json_children, limit)
 
 
 def value_depth(value: struct_pb2.Value | struct_pb2.Struct, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a protobuf Value or Struct (a Struct is 1), walked without recursion."""
+    return _depth(value, _value_children, limit)
+
+
+# What a depth walk sees in an item: None for a leaf, else its children and whether the item is a container
+# (a level of its own) or only holds one (a Value holding a Struct or a ListValue: the same level).
+_Children: TypeAlias = tuple[Iterable[Any], bool] | None
+
+
+def _json_children(item: Any) -> _Children:
+    if isinstance(item, dict):
+        return item.values(), True
+    if isinstance(item, list | tuple):
+        return item, True
+    return None
+
+
+def _value_children(item: Any) -> _Children:
+    if isinstance(item, struct_pb2.Struct):
+        return item.fields.values(), True
+    if isinstance(item, struct_pb2.ListValue):
+        return item.values, True
+    kind = item.WhichOneof("kind")
+    if kind == "struct_value":
+        return (item.struct_value,), False
+    if kind == "list_value":
+        return (item.list_value,), False
+    return None
+
+
+def _depth(value: object, children_of: Callable[[Any], _Children], limit: int) -> int:
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, struct_pb2.Struct):
-            children: Any = item.fields.values()
-        elif isinstance(item, struct_pb2.ListValue):
-            children = item.values
-        else:
-            kind = item.WhichOneof("kind")
-            if kind == "struct_value":
-                stack.append((item.struct_value, level))
-            elif kind == "list_value":
-                stack.append((item.list_value, level))
+        found = children_of(item)
+        if found is None:
             continue
-        level += 1
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
+        children, container = found
+        if container:
+            level += 1
+            if level > deepest:
+                deepest = level
+                if deepest > limit:
+                    return deepest
         stack.extend((child, level) for child in children)
     return deepest
 

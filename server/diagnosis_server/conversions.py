@@ -215,23 +215,45 @@ def _float(value: float, *, shortest: bool) -> Any:
     return type_checkers.ToShortestFloat(value) if shortest else value
 
 
+def _value_reader(number: Callable[[float], JsonValue]) -> Callable[[struct_pb2.Value], JsonValue]:
+    """A direct walk of a Value into plain JSON, with ``number`` for each of its numbers."""
+
+    def read(value: struct_pb2.Value) -> JsonValue:
+        kind = value.WhichOneof("kind")
+        if kind == "string_value":
+            return value.string_value
+        if kind == "number_value":
+            return number(value.number_value)
+        if kind == "bool_value":
+            return value.bool_value
+        if kind == "struct_value":
+            return {key: read(item) for key, item in value.struct_value.fields.items()}
+        if kind == "list_value":
+            return [read(item) for item in value.list_value.values]
+        return None
+
+    return read
+
+
+def _finite_number(number: float) -> float:
+    if number - number != 0.0:
+        raise json_format.SerializeToJsonError(f"cannot serialize the non-finite number {number!r} of a Value")
+    return number
+
+
+def _json_number(number: float) -> int | float:
+    # Value stores every number as a double; give integral ones back as int so that a tool
+    # output's 503 compares as "503", never "503.0".
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+_read_exact = _value_reader(_finite_number)
+_read_json = _value_reader(_json_number)
+
+
 def from_value_exact(value: struct_pb2.Value) -> Any:
     """A Value as json_format gives it (numbers stay floats; a non-finite number is an error)."""
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "number_value":
-        number = value.number_value
-        if number - number != 0.0:
-            raise json_format.SerializeToJsonError(f"cannot serialize the non-finite number {number!r} of a Value")
-        return number
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "struct_value":
-        return {key: from_value_exact(item) for key, item in value.struct_value.fields.items()}
-    if kind == "list_value":
-        return [from_value_exact(item) for item in value.list_value.values]
-    return None
+    return _read_exact(value)
 
 
 def canonical_json_bytes(value: JsonValue) -> bytes:
@@ -338,21 +360,21 @@ def to_value(value: JsonValue) -> struct_pb2.Value:
 def fill_value(out: struct_pb2.Value, value: JsonValue) -> None:
     """``to_value`` into an existing Value (a field of the message that holds it: no copy); ``out`` is
     cleared first, and left cleared when the value cannot be held (JsonValueError)."""
-    out.Clear()
-    try:
-        _set_value(out, value, 1)
-    except BaseException:
-        out.Clear()
-        raise
+    _fill(out, _set_value, value)
 
 
 def fill_struct(out: struct_pb2.Struct, value: JsonObject) -> None:
     """``to_struct`` into an existing Struct (cleared first, and on failure)."""
     if not isinstance(value, dict):
         raise JsonValueError(f"Struct must be in a dict which is {value!r:.100}")
+    _fill(out, _set_struct, value)
+
+
+def _fill(out: Any, setter: Callable[[Any, Any, int], None], value: JsonValue) -> None:
+    """``setter`` from depth 1 into ``out``, cleared first and cleared again when ``setter`` fails."""
     out.Clear()
     try:
-        _set_struct(out, value, 1)
+        setter(out, value, 1)
     except BaseException:
         out.Clear()
         raise
@@ -435,21 +457,7 @@ def from_value(value: struct_pb2.Value) -> JsonValue:
     A direct walk of the message: tool outputs are converted on every Gatekeeper check, so this is a
     hot path (json_format's generic walk is several times slower).
     """
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "number_value":
-        number = value.number_value
-        # Value stores every number as a double; give integral ones back as int so that a tool
-        # output's 503 compares as "503", never "503.0".
-        return int(number) if number.is_integer() and abs(number) < 2**53 else number
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "struct_value":
-        return {key: from_value(item) for key, item in value.struct_value.fields.items()}
-    if kind == "list_value":
-        return [from_value(item) for item in value.list_value.values]
-    return None
+    return _read_json(value)
 
 
 def to_struct(value: JsonObject) -> struct_pb2.Struct:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeAlias
 
 from google.protobuf import json_format, struct_pb2
@@ -215,23 +215,45 @@ def _float(value: float, *, shortest: bool) -> Any:
     return type_checkers.ToShortestFloat(value) if shortest else value
 
 
+def _value_reader(number: Callable[[float], JsonValue]) -> Callable[[struct_pb2.Value], JsonValue]:
+    """A direct walk of a Value into plain JSON, with ``number`` for each of its numbers."""
+
+    def read(value: struct_pb2.Value) -> JsonValue:
+        kind = value.WhichOneof("kind")
+        if kind == "string_value":
+            return value.string_value
+        if kind == "number_value":
+            return number(value.number_value)
+        if kind == "bool_value":
+            return value.bool_value
+        if kind == "struct_value":
+            return {key: read(item) for key, item in value.struct_value.fields.items()}
+        if kind == "list_value":
+            return [read(item) for item in value.list_value.values]
+        return None
+
+    return read
+
+
+def _finite_number(number: float) -> float:
+    if number - number != 0.0:
+        raise json_format.SerializeToJsonError(f"cannot serialize the non-finite number {number!r} of a Value")
+    return number
+
+
+def _json_number(number: float) -> int | float:
+    # Value stores every number as a double; give integral ones back as int so that a tool
+    # output's 503 compares as "503", never "503.0".
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+_read_exact = _value_reader(_finite_number)
+_read_json = _value_reader(_json_number)
+
+
 def from_value_exact(value: struct_pb2.Value) -> Any:
     """A Value as json_format gives it (numbers stay floats; a non-finite number is an error)."""
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "number_value":
-        number = value.number_value
-        if number - number != 0.0:
-            raise json_format.SerializeToJsonError(f"cannot serialize the non-finite number {number!r} of a Value")
-        return number
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "struct_value":
-        return {key: from_value_exact(item) for key, item in value.struct_value.fields.items()}
-    if kind == "list_value":
-        return [from_value_exact(item) for item in value.list_value.values]
-    return None
+    return _read_exact(value)
 
 
 def canonical_json_bytes(value: JsonValue) -> bytes:
@@ -271,47 +293,55 @@ def _too_deep() -> JsonValueError:
 def json_depth(value: object, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a plain JSON value (a scalar 0, ``{}`` 1), walked without recursion; a walk
     stops as soon as it passes ``limit`` (a cycle is "deeper than any limit" this way, never a hang)."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        level += 1
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
-        stack.extend((child, level) for child in children)
-    return deepest
+    return _depth(value, _json_children, limit)
 
 
 def value_depth(value: struct_pb2.Value | struct_pb2.Struct, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a protobuf Value or Struct (a Struct is 1), walked without recursion."""
+    return _depth(value, _value_children, limit)
+
+
+# What a depth walk sees in an item: None for a leaf, else its children and whether the item is a container
+# (a level of its own) or only holds one (a Value holding a Struct or a ListValue: the same level).
+_Children: TypeAlias = tuple[Iterable[Any], bool] | None
+
+
+def _json_children(item: Any) -> _Children:
+    if isinstance(item, dict):
+        return item.values(), True
+    if isinstance(item, list | tuple):
+        return item, True
+    return None
+
+
+def _value_children(item: Any) -> _Children:
+    if isinstance(item, struct_pb2.Struct):
+        return item.fields.values(), True
+    if isinstance(item, struct_pb2.ListValue):
+        return item.values, True
+    kind = item.WhichOneof("kind")
+    if kind == "struct_value":
+        return (item.struct_value,), False
+    if kind == "list_value":
+        return (item.list_value,), False
+    return None
+
+
+def _depth(value: object, children_of: Callable[[Any], _Children], limit: int) -> int:
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, struct_pb2.Struct):
-            children: Any = item.fields.values()
-        elif isinstance(item, struct_pb2.ListValue):
-            children = item.values
-        else:
-            kind = item.WhichOneof("kind")
-            if kind == "struct_value":
-                stack.append((item.struct_value, level))
-            elif kind == "list_value":
-                stack.append((item.list_value, level))
+        found = children_of(item)
+        if found is None:
             continue
-        level += 1
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
+        children, container = found
+        if container:
+            level += 1
+            if level > deepest:
+                deepest = level
+                if deepest > limit:
+                    return deepest
         stack.extend((child, level) for child in children)
     return deepest
 
@@ -330,21 +360,21 @@ def to_value(value: JsonValue) -> struct_pb2.Value:
 def fill_value(out: struct_pb2.Value, value: JsonValue) -> None:
     """``to_value`` into an existing Value (a field of the message that holds it: no copy); ``out`` is
     cleared first, and left cleared when the value cannot be held (JsonValueError)."""
-    out.Clear()
-    try:
-        _set_value(out, value, 1)
-    except BaseException:
-        out.Clear()
-        raise
+    _fill(out, _set_value, value)
 
 
 def fill_struct(out: struct_pb2.Struct, value: JsonObject) -> None:
     """``to_struct`` into an existing Struct (cleared first, and on failure)."""
     if not isinstance(value, dict):
         raise JsonValueError(f"Struct must be in a dict which is {value!r:.100}")
+    _fill(out, _set_struct, value)
+
+
+def _fill(out: Any, setter: Callable[[Any, Any, int], None], value: JsonValue) -> None:
+    """``setter`` from depth 1 into ``out``, cleared first and cleared again when ``setter`` fails."""
     out.Clear()
     try:
-        _set_struct(out, value, 1)
+        setter(out, value, 1)
     except BaseException:
         out.Clear()
         raise
@@ -427,21 +457,7 @@ def from_value(value: struct_pb2.Value) -> JsonValue:
     A direct walk of the message: tool outputs are converted on every Gatekeeper check, so this is a
     hot path (json_format's generic walk is several times slower).
     """
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        return value.string_value
-    if kind == "number_value":
-        number = value.number_value
-        # Value stores every number as a double; give integral ones back as int so that a tool
-        # output's 503 compares as "503", never "503.0".
-        return int(number) if number.is_integer() and abs(number) < 2**53 else number
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "struct_value":
-        return {key: from_value(item) for key, item in value.struct_value.fields.items()}
-    if kind == "list_value":
-        return [from_value(item) for item in value.list_value.values]
-    return None
+    return _read_json(value)
 
 
 def to_struct(value: JsonObject) -> struct_pb2.Struct:

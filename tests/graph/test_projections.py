@@ -31,7 +31,7 @@ from diagnosis_server.graph.nodes.verifier import VerifierNodeInput
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import ExecutorParse
-from diagnosis_server.protocols.planner import PlanStep
+from diagnosis_server.protocols.planner import PlannerMode, PlanStep
 from diagnosis_server.store import Repository
 
 from . import fakes
@@ -106,7 +106,7 @@ def _state() -> DiagnosisState:
         question="why is checkout failing?",
         scenario="checkout-oom",
         cycle=2,
-        planner_mode="EVIDENCE_GAP_ONLY",
+        planner_mode=PlannerMode.EVIDENCE_GAP_ONLY,
         plan=(PlanStep("k8s.events", {"service": "checkout-api"}, "restarts"),),
         executor_parse=ExecutorParse(status=contracts_pb2.PARSE_STATUS_OK, output=output),
         executor_parse_status=contracts_pb2.PARSE_STATUS_OK,

@@ -72,35 +72,17 @@ def run_gatekeeper(
             matched_text = binding.matched_text
             source_ids = binding.source_invocation_ids
             problems = binding_issues.get((claim_index, binding_index))
-            if problems:
-                message = "; ".join(problems)
-                if not source_ids:
-                    errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=binding_index, message=message)
-                    failures[SCHEMA] += 1
-                for source_id in source_ids:
-                    checked.add(
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        tool_name=tool_name,
-                        raw_path=raw_path,
-                        matched_text=matched_text,
-                        passed=False,
-                        failed_rules=(SCHEMA,),
-                    )
-                    errors.add(
-                        rule=SCHEMA,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=message,
-                    )
-                    failures[SCHEMA] += 1
-                    failed_pairs += 1
-                continue
+            # A binding with schema problems fails SCHEMA for each of its pairs, without a look at the evidence.
+            schema_message = "; ".join(problems) if problems else None
+            if schema_message is not None and not source_ids:
+                errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=binding_index, message=schema_message)
+                failures[SCHEMA] += 1
             for source_id in source_ids:
-                outcome = index.check(source_id, tool_name, raw_path, matched_text)
-                failed_rule, warning_rule = outcome.failed_rule, outcome.warning_rule
+                if schema_message is None:
+                    outcome = index.check(source_id, tool_name, raw_path, matched_text)
+                    failed_rule, warning_rule, message = outcome.failed_rule, outcome.warning_rule, outcome.message
+                else:
+                    failed_rule, warning_rule, message = SCHEMA, None, schema_message
                 checked.add(
                     claim_id=claim_id,
                     binding_index=binding_index,
@@ -122,7 +104,7 @@ def run_gatekeeper(
                         claim_id=claim_id,
                         binding_index=binding_index,
                         source_invocation_id=source_id,
-                        message=outcome.message,
+                        message=message,
                     )
                     counts[rule] += 1
                 if failed_rule is not None:

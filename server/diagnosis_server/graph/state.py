@@ -19,7 +19,7 @@ from diagnosis_server.composition.material import AllowedMaterial
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.protocols.executor import ExecutorParse
-from diagnosis_server.protocols.planner import PlanStep
+from diagnosis_server.protocols.planner import PlannerMode, PlanStep
 
 
 @dataclass(slots=True)
@@ -30,7 +30,7 @@ class DiagnosisState:
     scenario: str
     # Planner: the plan of the current cycle and the cycle it belongs to.
     cycle: int = 0
-    planner_mode: str = "FULL"
+    planner_mode: PlannerMode = PlannerMode.FULL
     plan: tuple[PlanStep, ...] = ()
     # Executor: the parsed contract (never its raw text).
     executor_parse: ExecutorParse | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -20,6 +21,15 @@ from diagnosis_server.protocols.json_text import parse_json_object
 from diagnosis_server.protocols.shapes import NonBlank, Shape
 
 DEFAULT_MAX_STEPS = 32
+
+
+class PlannerMode(StrEnum):
+    """What a cycle's Planner (and Executor) is asked for: the ``mode`` of its input, these same strings."""
+
+    # The first cycle: the calls the question needs.
+    FULL = "FULL"
+    # An evidence retry: only the calls the retry context's gaps name (R-R-4).
+    EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 
 
 class PlanStepShape(Shape):

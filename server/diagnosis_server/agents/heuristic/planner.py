@@ -28,6 +28,7 @@ from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.protocols.planner import PlannerMode
 
 MAX_STEPS = 16
 MAX_LIVE_STEPS = 16
@@ -194,7 +195,7 @@ class HeuristicPlanner:
         payload = load_input(request.input_bytes, "planner")
         tools = _tools(payload)
         services = services_from_context(payload.get("context"))
-        if payload.get("mode") == "EVIDENCE_GAP_ONLY":
+        if payload.get("mode") == PlannerMode.EVIDENCE_GAP_ONLY:
             plan = gap_plan(payload.get("retry_context"), tools, services)
             reasoning = f"evidence retry: {len(plan.steps)} call(s) named by the gaps"
         else:

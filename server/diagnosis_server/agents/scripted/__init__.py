@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import (
+    AGENT_ROLES,
     Agent,
     AgentNonRetryableError,
     AgentReply,
@@ -75,8 +76,7 @@ class ScriptedProvider:
     ) -> None:
         invocations = invocations_by_cycle or {}
         self._agents: dict[AgentRole, ScriptedAgent] = {
-            role: ScriptedAgent(role, outputs.get(role, ()), invocations)
-            for role in ("planner", "executor", "verifier", "composer")
+            role: ScriptedAgent(role, outputs.get(role, ()), invocations) for role in AGENT_ROLES
         }
 
     def agent(self, role: AgentRole) -> Agent:

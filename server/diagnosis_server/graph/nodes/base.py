@@ -26,6 +26,7 @@ from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_b
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.protocols.planner import PlannerMode
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -78,7 +79,7 @@ class CycleInput:
     question: str
     scenario: str
     cycle: int
-    mode: str
+    mode: PlannerMode
     retry_context: contracts_pb2.RetryContext | None
 
     def payload(self, ctx: RunContext, **more: JsonValue) -> JsonObject:

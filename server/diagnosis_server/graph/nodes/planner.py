@@ -8,10 +8,7 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import CycleInput, NodeResult, ask_agent, projection, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.protocols.planner import parse_planner_output
-
-FULL = "FULL"
-EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
+from diagnosis_server.protocols.planner import PlannerMode, parse_planner_output
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +20,7 @@ class PlannerNode:
     name = run_pb2.NODE_NAME_PLANNER
 
     def project(self, state: DiagnosisState) -> PlannerInput:
-        mode = EVIDENCE_GAP_ONLY if state.retry_context is not None else FULL
+        mode = PlannerMode.EVIDENCE_GAP_ONLY if state.retry_context is not None else PlannerMode.FULL
         return projection(PlannerInput, state, cycle=state.evidence_retry_count + 1, mode=mode)
 
     async def run(self, inputs: PlannerInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema
+from diagnosis_server.sources.arguments import Args, Param
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError
@@ -259,20 +260,10 @@ def _selectors(args: Args) -> dict[str, str]:
     return {key: str(args[key]) for key in ("label_selector", "field_selector") if key in args}
 
 
-class _KubernetesTool:
-    name: str
-    description: str
-
+class _KubernetesTool(DeclaredTool):
     def __init__(self, api: KubernetesApi, params: tuple[Param, ...]) -> None:
         self._api = api
-        self._params = params
-
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(self._params)
-
-    def _args(self, arguments: JsonObject) -> Args:
-        return check_arguments(self.name, self._params, arguments)
+        self.params = params
 
 
 class Pods(_KubernetesTool):

@@ -13,7 +13,8 @@ import time
 import httpx2
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.arguments import Args, Param, parse_time
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
@@ -49,20 +50,17 @@ def window(args: Args, *, now: float) -> tuple[float, float]:
     return start, end
 
 
-class LokiQueryRange:
+class LokiQueryRange(DeclaredTool):
     name = QUERY_RANGE
     description = DESCRIPTION
+    params = PARAMS
 
     def __init__(self, client: httpx2.AsyncClient, redactor: Redactor) -> None:
         self._client = client
         self._redactor = redactor
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(PARAMS)
-
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, PARAMS, arguments)
+        args = self._args(arguments)
         start, end = window(args, now=time.time())
         params: dict[str, str | int | float] = {
             "query": str(args["query"]),

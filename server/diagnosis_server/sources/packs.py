@@ -22,7 +22,8 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources import kubernetes as k8s
 from diagnosis_server.sources import loki, prometheus
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.arguments import Args, Param, parse_time
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
@@ -89,23 +90,15 @@ def pack_events(scenario: Scenario) -> list[JsonObject]:
 # ------------------------------------------------------------------------------------------- tools
 
 
-class _PackTool:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-
+class _PackTool(DeclaredTool):
     def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
         self._scenario = scenario
         self._redactor = redactor
         self._now = scenario.time_window.end.timestamp()
         self._start = scenario.time_window.start.timestamp()
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(self.params)
-
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.value(self.answer(check_arguments(self.name, self.params, arguments)))
+        return self._redactor.value(self.answer(self._args(arguments)))
 
     def answer(self, args: Args) -> JsonValue:
         raise NotImplementedError
@@ -233,7 +226,7 @@ class _PackKubernetesTool(_PackTool):
         return namespace
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.kubernetes(self.answer(check_arguments(self.name, self.params, arguments)))
+        return self._redactor.kubernetes(self.answer(self._args(arguments)))
 
     def _listing(self, kind: str, objects: Iterable[JsonObject], args: Args, fields: Any) -> JsonObject:
         namespace = self._namespace(args)

@@ -18,11 +18,10 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import (
     Args,
     Param,
-    check_arguments,
-    input_schema,
     parse_duration,
     parse_time,
 )
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
@@ -107,38 +106,33 @@ class PrometheusApi:
         await self.client.aclose()
 
 
-class PrometheusQuery:
-    name = QUERY
-    description = QUERY_DESCRIPTION
+class _PrometheusTool(DeclaredTool):
+    """A tool of one Prometheus: its calls go through ``PrometheusApi``."""
 
     def __init__(self, api: PrometheusApi) -> None:
         self._api = api
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(QUERY_PARAMS)
+
+class PrometheusQuery(_PrometheusTool):
+    name = QUERY
+    description = QUERY_DESCRIPTION
+    params = QUERY_PARAMS
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, QUERY_PARAMS, arguments)
+        args = self._args(arguments)
         params: dict[str, str | int | float] = {"query": str(args["query"])}
         if "time" in args:
             params["time"] = parse_time(self.name, "time", str(args["time"]))
         return await self._api.get(self.name, "/api/v1/query", params)
 
 
-class PrometheusQueryRange:
+class PrometheusQueryRange(_PrometheusTool):
     name = QUERY_RANGE
     description = QUERY_RANGE_DESCRIPTION
-
-    def __init__(self, api: PrometheusApi) -> None:
-        self._api = api
-
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(QUERY_RANGE_PARAMS)
+    params = QUERY_RANGE_PARAMS
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, QUERY_RANGE_PARAMS, arguments)
+        args = self._args(arguments)
         start, end, step = range_arguments(self.name, args, now=time.time())
         params: dict[str, str | int | float] = {"query": str(args["query"]), "start": start, "end": end, "step": step}
         return await self._api.get(self.name, "/api/v1/query_range", params)

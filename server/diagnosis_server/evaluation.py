@@ -28,6 +28,7 @@ from diagnosis_server.store import RunStore, open_repository
 from diagnosis_server.text.normalize import compact, normalize
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.builtin import TOOL_NAMES
+from diagnosis_server.validation_errors import first_problem
 
 
 class CaseFileError(ValueError):
@@ -89,9 +90,7 @@ def read_cases(path: Path) -> list[EvalCase]:
         try:
             case = EvalCase.model_validate_json(line)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "case"
-            raise CaseFileError(f"{path}:{number}: {where}: {first['msg']}") from exc
+            raise CaseFileError(f"{path}:{number}: {first_problem(exc, 'case')}") from exc
         if case.case_id in seen:
             raise CaseFileError(f"{path}:{number}: case_id {case.case_id!r} appears twice")
         seen.add(case.case_id)

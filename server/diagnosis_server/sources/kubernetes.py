@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema
+from diagnosis_server.sources.arguments import Args, Param
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError
@@ -259,51 +260,52 @@ def _selectors(args: Args) -> dict[str, str]:
     return {key: str(args[key]) for key in ("label_selector", "field_selector") if key in args}
 
 
-class _KubernetesTool:
-    name: str
-    description: str
-
+class _KubernetesTool(DeclaredTool):
     def __init__(self, api: KubernetesApi, params: tuple[Param, ...]) -> None:
         self._api = api
-        self._params = params
+        self.params = params
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(self._params)
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        args = self._args(arguments)
+        return await self._answer(args, self._api.namespace(self.name, args))
 
-    def _args(self, arguments: JsonObject) -> Args:
-        return check_arguments(self.name, self._params, arguments)
+    async def _answer(self, args: Args, namespace: str) -> JsonValue:
+        """The answer to checked arguments, in the environment's namespace they name."""
+        raise NotImplementedError
 
 
-class Pods(_KubernetesTool):
+class _CoreListing(_KubernetesTool):
+    """A namespace's whole List of one core/v1 kind, narrowed by the label and field selectors given."""
+
+    def _list_method(self) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    async def _answer(self, args: Args, namespace: str) -> JsonValue:
+        listing = await self._api.list(self.name, self._list_method(), namespace, **_selectors(args))
+        return self._api.redactor.kubernetes(listing)
+
+
+class Pods(_CoreListing):
     name = PODS
     description = PODS_DESCRIPTION
 
-    async def call(self, arguments: JsonObject) -> JsonValue:
-        args = self._args(arguments)
-        namespace = self._api.namespace(self.name, args)
-        listing = await self._api.list(self.name, self._api.core.list_namespaced_pod, namespace, **_selectors(args))
-        return self._api.redactor.kubernetes(listing)
+    def _list_method(self) -> Callable[..., Any]:
+        return self._api.core.list_namespaced_pod
 
 
-class Events(_KubernetesTool):
+class Events(_CoreListing):
     name = EVENTS
     description = EVENTS_DESCRIPTION
 
-    async def call(self, arguments: JsonObject) -> JsonValue:
-        args = self._args(arguments)
-        namespace = self._api.namespace(self.name, args)
-        listing = await self._api.list(self.name, self._api.core.list_namespaced_event, namespace, **_selectors(args))
-        return self._api.redactor.kubernetes(listing)
+    def _list_method(self) -> Callable[..., Any]:
+        return self._api.core.list_namespaced_event
 
 
 class PodLogs(_KubernetesTool):
     name = POD_LOGS
     description = POD_LOGS_DESCRIPTION
 
-    async def call(self, arguments: JsonObject) -> JsonValue:
-        args = self._args(arguments)
-        namespace = self._api.namespace(self.name, args)
+    async def _answer(self, args: Args, namespace: str) -> JsonValue:
         pod = str(args["pod"])
         options: dict[str, Any] = {"tail_lines": int(args.get("tail_lines", DEFAULT_TAIL_LINES))}
         if "container" in args:
@@ -366,9 +368,7 @@ class Rollouts(_KubernetesTool):
     name = ROLLOUTS
     description = ROLLOUTS_DESCRIPTION
 
-    async def call(self, arguments: JsonObject) -> JsonValue:
-        args = self._args(arguments)
-        namespace = self._api.namespace(self.name, args)
+    async def _answer(self, args: Args, namespace: str) -> JsonValue:
         name = str(args["deployment"])
         deployment = _json(
             self.name, await self._api.request(self.name, self._api.apps.read_namespaced_deployment, name, namespace)

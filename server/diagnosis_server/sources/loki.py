@@ -13,13 +13,13 @@ import time
 import httpx2
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.arguments import Args, Param
+from diagnosis_server.sources.declared import RANGE_START, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
 QUERY_RANGE = "loki.query_range"
-DEFAULT_RANGE_S = 3600.0
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 5000
 
@@ -32,7 +32,7 @@ DESCRIPTION = (
 )
 PARAMS = (
     Param("query", "string", "The LogQL query (a stream selector, optionally with line filters).", required=True),
-    Param("start", "string", "Range start (RFC 3339, Unix seconds, now-1h). Default: one hour before end."),
+    RANGE_START,
     Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
     Param("limit", "integer", f"Most log lines to return (default {DEFAULT_LIMIT}).", minimum=1, maximum=MAX_LIMIT),
     Param(
@@ -42,27 +42,20 @@ PARAMS = (
 
 
 def window(args: Args, *, now: float) -> tuple[float, float]:
-    end = parse_time(QUERY_RANGE, "end", str(args["end"]), now=now) if "end" in args else now
-    start = parse_time(QUERY_RANGE, "start", str(args["start"]), now=now) if "start" in args else end - DEFAULT_RANGE_S
-    if start > end:
-        raise ToolError(f"{QUERY_RANGE}: start is after end")
-    return start, end
+    return time_range(QUERY_RANGE, args, now=now)
 
 
-class LokiQueryRange:
+class LokiQueryRange(DeclaredTool):
     name = QUERY_RANGE
     description = DESCRIPTION
+    params = PARAMS
 
     def __init__(self, client: httpx2.AsyncClient, redactor: Redactor) -> None:
         self._client = client
         self._redactor = redactor
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(PARAMS)
-
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, PARAMS, arguments)
+        args = self._args(arguments)
         start, end = window(args, now=time.time())
         params: dict[str, str | int | float] = {
             "query": str(args["query"]),

@@ -22,7 +22,8 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources import kubernetes as k8s
 from diagnosis_server.sources import loki, prometheus
-from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
+from diagnosis_server.sources.arguments import Args, Param, parse_time
+from diagnosis_server.sources.declared import DeclaredTool
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
@@ -89,26 +90,29 @@ def pack_events(scenario: Scenario) -> list[JsonObject]:
 # ------------------------------------------------------------------------------------------- tools
 
 
-class _PackTool:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-
+class _PackTool(DeclaredTool):
     def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
         self._scenario = scenario
         self._redactor = redactor
         self._now = scenario.time_window.end.timestamp()
         self._start = scenario.time_window.start.timestamp()
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(self.params)
-
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.value(self.answer(check_arguments(self.name, self.params, arguments)))
+        return self._redactor.value(self.answer(self._args(arguments)))
 
     def answer(self, args: Args) -> JsonValue:
         raise NotImplementedError
+
+    def _windowed(self, args: Args) -> Args:
+        """``args`` over the pack's whole time window when they give neither start nor end."""
+        if "start" not in args and "end" not in args:
+            return {**args, "start": str(self._start), "end": str(self._now)}
+        return args
+
+
+def _success(result_type: str, result: list[JsonValue]) -> JsonValue:
+    """A Prometheus or Loki API answer's body."""
+    return {"status": "success", "data": {"resultType": result_type, "result": result}}
 
 
 def _select(series: Iterable[tuple[dict[str, str], list[Any]]], matchers: list[Matcher]) -> list[Any]:
@@ -139,7 +143,7 @@ class PackPrometheusQuery(_PackTool):
             value = _at(values, moment)
             if value is not None:
                 result.append({"metric": dict(labels), "value": [_number(moment), value]})
-        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+        return _success("vector", result)
 
 
 class PackPrometheusQueryRange(_PackTool):
@@ -149,9 +153,7 @@ class PackPrometheusQueryRange(_PackTool):
 
     def answer(self, args: Args) -> JsonValue:
         matchers = promql_selector(self.name, str(args["query"]))
-        if "start" not in args and "end" not in args:
-            args = {**args, "start": str(self._start), "end": str(self._now)}
-        start, end, step = prometheus.range_arguments(self.name, args, now=self._now)
+        start, end, step = prometheus.range_arguments(self.name, self._windowed(args), now=self._now)
         result: list[JsonValue] = []
         for labels, values in _select(pack_series(self._scenario), matchers):
             points: list[JsonValue] = []
@@ -163,7 +165,7 @@ class PackPrometheusQueryRange(_PackTool):
                 moment += step
             if points:
                 result.append({"metric": dict(labels), "values": points})
-        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+        return _success("matrix", result)
 
 
 class PackLokiQueryRange(_PackTool):
@@ -173,8 +175,7 @@ class PackLokiQueryRange(_PackTool):
 
     def answer(self, args: Args) -> JsonValue:
         query = logql_query(self.name, str(args["query"]))
-        if "start" not in args and "end" not in args:
-            args = {**args, "start": str(self._start), "end": str(self._now)}
+        args = self._windowed(args)
         start, end = loki.window(args, now=self._now)
         low, high = int(start * 1e9), int(end * 1e9)
         backward = args.get("direction", "backward") == "backward"
@@ -187,7 +188,7 @@ class PackLokiQueryRange(_PackTool):
         for ns, index, line, labels in kept:
             streams.setdefault(index, (labels, []))[1].append([str(ns), line])
         result: list[JsonValue] = [{"stream": dict(labels), "values": values} for labels, values in streams.values()]
-        return {"status": "success", "data": {"resultType": "streams", "result": result}}
+        return _success("streams", result)
 
 
 def _path(*keys: str) -> Callable[[Mapping[str, object]], str]:
@@ -233,7 +234,7 @@ class _PackKubernetesTool(_PackTool):
         return namespace
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.kubernetes(self.answer(check_arguments(self.name, self.params, arguments)))
+        return self._redactor.kubernetes(self.answer(self._args(arguments)))
 
     def _listing(self, kind: str, objects: Iterable[JsonObject], args: Args, fields: Any) -> JsonObject:
         namespace = self._namespace(args)

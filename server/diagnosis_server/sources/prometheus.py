@@ -18,18 +18,16 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import (
     Args,
     Param,
-    check_arguments,
-    input_schema,
     parse_duration,
     parse_time,
 )
+from diagnosis_server.sources.declared import RANGE_START, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
 QUERY = "prometheus.query"
 QUERY_RANGE = "prometheus.query_range"
-DEFAULT_RANGE_S = 3600.0
 # Points a range query aims at when no step is given (Prometheus refuses more than 11,000 a series).
 TARGET_POINTS = 240
 
@@ -52,7 +50,7 @@ QUERY_PARAMS = (
 )
 QUERY_RANGE_PARAMS = (
     Param("query", "string", "The PromQL expression.", required=True),
-    Param("start", "string", "Range start (RFC 3339, Unix seconds, now-1h). Default: one hour before end."),
+    RANGE_START,
     Param("end", "string", "Range end, inclusive (RFC 3339, Unix seconds, now). Default: now."),
     Param("step", "string", f"Resolution (30s, 1m, 5m or seconds). Default: about {TARGET_POINTS} points."),
 )
@@ -69,10 +67,7 @@ def auto_step(start: float, end: float) -> float:
 
 def range_arguments(tool: str, args: Args, *, now: float) -> tuple[float, float, float]:
     """(start, end, step) in seconds, with the defaults; ToolError when they make no range."""
-    end = parse_time(tool, "end", str(args["end"]), now=now) if "end" in args else now
-    start = parse_time(tool, "start", str(args["start"]), now=now) if "start" in args else end - DEFAULT_RANGE_S
-    if start > end:
-        raise ToolError(f"{tool}: start is after end")
+    start, end = time_range(tool, args, now=now)
     step = parse_duration(tool, "step", str(args["step"])) if "step" in args else auto_step(start, end)
     if (end - start) / step > 11_000:
         raise ToolError(f"{tool}: the range has more than 11,000 points at step {args.get('step', step)}; raise step")
@@ -107,38 +102,33 @@ class PrometheusApi:
         await self.client.aclose()
 
 
-class PrometheusQuery:
-    name = QUERY
-    description = QUERY_DESCRIPTION
+class _PrometheusTool(DeclaredTool):
+    """A tool of one Prometheus: its calls go through ``PrometheusApi``."""
 
     def __init__(self, api: PrometheusApi) -> None:
         self._api = api
 
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(QUERY_PARAMS)
+
+class PrometheusQuery(_PrometheusTool):
+    name = QUERY
+    description = QUERY_DESCRIPTION
+    params = QUERY_PARAMS
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, QUERY_PARAMS, arguments)
+        args = self._args(arguments)
         params: dict[str, str | int | float] = {"query": str(args["query"])}
         if "time" in args:
             params["time"] = parse_time(self.name, "time", str(args["time"]))
         return await self._api.get(self.name, "/api/v1/query", params)
 
 
-class PrometheusQueryRange:
+class PrometheusQueryRange(_PrometheusTool):
     name = QUERY_RANGE
     description = QUERY_RANGE_DESCRIPTION
-
-    def __init__(self, api: PrometheusApi) -> None:
-        self._api = api
-
-    @property
-    def input_schema(self) -> JsonObject:
-        return input_schema(QUERY_RANGE_PARAMS)
+    params = QUERY_RANGE_PARAMS
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        args = check_arguments(self.name, QUERY_RANGE_PARAMS, arguments)
+        args = self._args(arguments)
         start, end, step = range_arguments(self.name, args, now=time.time())
         params: dict[str, str | int | float] = {"query": str(args["query"]), "start": start, "end": end, "step": step}
         return await self._api.get(self.name, "/api/v1/query_range", params)

@@ -21,9 +21,8 @@ from diagnosis_server.agents.heuristic.observations import (
     Record,
     records,
 )
-from diagnosis_server.agents.heuristic.signatures import self_excerpt
+from diagnosis_server.agents.heuristic.signatures import ERROR_LEVELS, self_excerpt
 
-_ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 _SOURCE_LOCATION = re.compile(r"[\w-]+\.(?:go|py|java|kt|js|ts|rb|rs|cs):\d+")
 
 
@@ -54,7 +53,7 @@ def _version_errors(deploy: Record, lines: Sequence[LogLine]) -> Finding | None:
     service, version = deploy.text("service"), deploy.text("version")
     token = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])")
     for line in lines:
-        if line.service != service or line.level not in _ERROR_LEVELS or not token.search(line.message):
+        if line.service != service or line.level not in ERROR_LEVELS or not token.search(line.message):
             continue
         excerpt = self_excerpt(line.message)
         if excerpt is None:

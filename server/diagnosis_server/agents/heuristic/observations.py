@@ -315,6 +315,24 @@ class Record:
         return self.obs.bind(self.key, self.index, field, text=text)
 
 
+@dataclass(frozen=True, slots=True)
+class ItemView:
+    """One item of a Kubernetes list output's ``items`` (a pod, a ReplicaSet): its values and bindings."""
+
+    obs: Observation
+    index: int
+
+    def get(self, *path: str | int) -> JsonValue:
+        return self.obs.get("items", self.index, *path)
+
+    def text(self, *path: str | int) -> str:
+        value = self.get(*path)
+        return value if isinstance(value, str) else ""
+
+    def bind(self, *path: str | int, text: str | None = None) -> Binding:
+        return self.obs.bind("items", self.index, *path, text=text)
+
+
 def records(obs: Observation, key: str) -> list[Record]:
     items = obs.get(key)
     if not isinstance(items, list):

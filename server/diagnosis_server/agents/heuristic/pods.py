@@ -20,32 +20,20 @@ from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
-from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.conversions import JsonObject
 
 MAX_MESSAGE = 160
 
 
 @dataclass(frozen=True, slots=True)
-class PodView:
-    obs: Observation
-    index: int
+class PodView(ItemView):
     data: JsonObject
     name: str
     service: str
     # The label that names the workload, when one does.
     label: str
-
-    def get(self, *path: str | int) -> JsonValue:
-        return self.obs.get("items", self.index, *path)
-
-    def text(self, *path: str | int) -> str:
-        value = self.get(*path)
-        return value if isinstance(value, str) else ""
-
-    def bind(self, *path: str | int, text: str | None = None) -> Binding:
-        return self.obs.bind("items", self.index, *path, text=text)
 
     def bind_name(self) -> Binding:
         return self.bind("metadata", "name")

@@ -11,29 +11,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
+from diagnosis_server.agents.heuristic.observations import BindingError, ItemView, Observation, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
-from diagnosis_server.conversions import JsonValue
 
 REVISION = "deployment.kubernetes.io/revision"
 
 
 @dataclass(frozen=True, slots=True)
-class ReplicaSetView:
-    obs: Observation
-    index: int
+class ReplicaSetView(ItemView):
     name: str
     revision: int
-
-    def get(self, *path: str | int) -> JsonValue:
-        return self.obs.get("items", self.index, *path)
 
     def count(self, *path: str) -> int:
         value = self.get(*path)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    def bind(self, *path: str | int, text: str | None = None) -> Binding:
-        return self.obs.bind("items", self.index, *path, text=text)
 
 
 def _replicasets(obs: Observation) -> list[ReplicaSetView]:

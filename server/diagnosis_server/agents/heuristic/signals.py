@@ -8,6 +8,7 @@ noisy point is never an incident.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,43 +55,35 @@ DEPLOY_WINDOW_S = 10 * 60
 MIN_ANOMALOUS_POINTS = 2
 
 
+# A name's family: the first pattern that matches it, searched in the lower-cased name (``^`` a prefix, ``\Z`` a
+# suffix, else a substring anywhere).
+_FAMILY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(pattern))
+    for family, pattern in (
+        (ERROR, r"error_rate|errors_ratio"),
+        (UPSTREAM_LATENCY, r"^upstream_latency"),
+        (LATENCY, r"p99|latency|duration"),
+        (MEMORY, r"memory"),
+        (RESTARTS, r"restarts"),
+        (CPU, r"cpu"),
+        (DISK, r"disk"),
+        (CERT, r"certificate|^tls_"),
+        (REPLICAS_AVAILABLE, r"replicas_available\Z"),
+        (REPLICAS, r"replicas"),
+        (DB_CONNECTIONS, r"^db_connections"),
+        (POOL, r"pool|^hikaricp"),
+        (REJECTED, r"rejected"),
+        (UPSTREAM_FAILURES, r"failures"),
+        (LAG, r"lag"),
+        (CACHE, r"hit_ratio"),
+        (TRAFFIC, r"per_second|_total\Z"),
+    )
+)
+
+
 def metric_family(name: str) -> str:
     n = name.lower()
-    if "error_rate" in n or "errors_ratio" in n:
-        return ERROR
-    if n.startswith("upstream_latency"):
-        return UPSTREAM_LATENCY
-    if "p99" in n or "latency" in n or "duration" in n:
-        return LATENCY
-    if "memory" in n:
-        return MEMORY
-    if "restarts" in n:
-        return RESTARTS
-    if "cpu" in n:
-        return CPU
-    if "disk" in n:
-        return DISK
-    if "certificate" in n or n.startswith("tls_"):
-        return CERT
-    if n.endswith("replicas_available"):
-        return REPLICAS_AVAILABLE
-    if "replicas" in n:
-        return REPLICAS
-    if n.startswith("db_connections"):
-        return DB_CONNECTIONS
-    if "pool" in n or n.startswith("hikaricp"):
-        return POOL
-    if "rejected" in n:
-        return REJECTED
-    if "failures" in n:
-        return UPSTREAM_FAILURES
-    if "lag" in n:
-        return LAG
-    if "hit_ratio" in n:
-        return CACHE
-    if "per_second" in n or n.endswith("_total"):
-        return TRAFFIC
-    return OTHER
+    return next((family for family, pattern in _FAMILY_PATTERNS if pattern.search(n)), OTHER)
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,31 +171,27 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
     return out
 
 
+def _own_finding(line: LogLine, hit: _Hit, role: Role, phrase: str, strength: int) -> Finding:
+    """A finding about the line's own workload: what it does (``phrase``), the matched part quoted."""
+    return Finding(
+        kind=hit.kind,
+        role=role,
+        service=line.service,
+        statement=f"{line.service} {phrase} ({quote(one_line(hit.excerpt))})",
+        bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
+        strength=strength,
+        onset=line.ts,
+        detail=hit.excerpt,
+    )
+
+
 def _finding(line: LogLine, hit: _Hit) -> Finding:
     rule = hit.rule
     quoted = quote(one_line(hit.excerpt))
     if hit.phrase:
-        return Finding(
-            kind=hit.kind,
-            role=hit.role or rule.role_value,
-            service=line.service,
-            statement=f"{line.service} {hit.phrase} ({quoted})",
-            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
-            strength=rule.strength,
-            onset=line.ts,
-            detail=hit.excerpt,
-        )
+        return _own_finding(line, hit, hit.role or rule.role_value, hit.phrase, rule.strength)
     if rule.about == "self":
-        return Finding(
-            kind=hit.kind,
-            role=rule.role_value,
-            service=line.service,
-            statement=f"{line.service} {rule.phrase} ({quoted})",
-            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
-            strength=rule.strength,
-            onset=line.ts,
-            detail=hit.excerpt,
-        )
+        return _own_finding(line, hit, rule.role_value, rule.phrase, rule.strength)
     if rule.role == "cause" and hit.blamed:
         # About the service the line names (hit.service); the line is its caller's (hit.blamed).
         return Finding(
@@ -209,15 +205,7 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
             detail=hit.excerpt,
         )
     if not hit.blamed:
-        return Finding(
-            kind=hit.kind,
-            role=Role.SUPPORT,
-            service=line.service,
-            statement=f"{line.service} {rule.phrase} ({quoted})",
-            bindings=(line.bind_service(), line.bind_message(hit.excerpt)),
-            onset=line.ts,
-            detail=hit.excerpt,
-        )
+        return _own_finding(line, hit, Role.SUPPORT, rule.phrase, 0)
     return Finding(
         kind=hit.kind,
         role=Role.LINK,

@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from diagnosis_server.agents.heuristic.findings import Role
+from diagnosis_server.validation_errors import first_problem
 
 RULES_FILE_ENV = "DIAGNOSIS_HEURISTIC_RULES_FILE"
 SUPPORTED_VERSION = 1
@@ -148,9 +149,7 @@ def _parse(text: str, where: str) -> tuple[Rules, dict[str, object]]:
     try:
         rules = Rules.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "rules"
-        raise RulesError(f"{where}: {field}: {first['msg']}") from None
+        raise RulesError(f"{where}: {first_problem(exc, 'rules')}") from None
     thresholds = raw.get("thresholds")
     return rules, dict(thresholds) if isinstance(thresholds, dict) else {}
 

@@ -1184,23 +1184,19 @@ for world, verdict, fallback in (
         route = POST2
     else:
         outputs = [good]
-    add(
+    verified(
         f"restate-excluded-every-form-{'post-fallback' if fallback else verdict.lower().replace('_', '-')}",
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        outputs,
         vectors=list(NORMALIZATION_VECTORS),
         reqs=["R-A-1", "R-A-2", "R-A-5"] if fallback else ["R-A-1", "R-A-2", "R-A-3"],
-        verdict=verdict,
         fallback=fallback,
         invocations=invs,
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=outputs,
         excluded=markers,
-        allowed=world.facts,
         inferred_shown=verdict == "LOW_CONFID" or fallback == "post",
         route=route,
-        route_prefix=FULL,
-        effective=verdict,
     )
 
 

@@ -1101,22 +1101,16 @@ for name, world, verdict, where, marker in ALONE:
     ex, ver = run(
         world, verdict, (bad, EXCLUDED_CLASS[verdict]), gaps=[BENIGN_GAP[world.key]] if where == "gap" else ()
     )
-    add(
+    verified(
         f"restate-excluded-{name}-{verdict.lower().replace('_', '-')}",
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        [place(world, verdict, where, variant(name, bad["statement"], marker))],
         vectors=[name],
         reqs=["R-A-1", "R-A-2", "R-A-3"] if verdict == "REJECT" else ["R-A-1", "R-A-2"],
-        verdict=verdict,
-        fallback=None,
         invocations=invs,
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=[place(world, verdict, where, variant(name, bad["statement"], marker))],
         excluded=[marker],
-        allowed=world.facts,
-        inferred_shown=verdict == "LOW_CONFID",
-        route_prefix=FULL,
-        effective=verdict,
     )
 
 COMBO_MARKERS = {
@@ -1751,21 +1745,15 @@ INVENTED = [
 ]
 for case_id, world, verdict, where, texts, markers, vectors in INVENTED:
     ex, ver = run(world, verdict, gaps=[BENIGN_GAP[world.key]] if where == "gap" else ())
-    add(
+    verified(
         case_id,
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        [place(world, verdict, where, texts)],
         vectors=vectors,
         reqs=["R-A-1", "R-A-3"] if verdict == "REJECT" else ["R-A-1", "R-A-2"],
-        verdict=verdict,
-        fallback=None,
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=[place(world, verdict, where, texts)],
         excluded=markers,
-        allowed=world.facts,
-        inferred_shown=verdict == "LOW_CONFID",
-        route_prefix=FULL,
-        effective=verdict,
     )
 ex, ver = run(ORDERS, "PASS")
 verified(
@@ -1832,21 +1820,19 @@ VGAPS = [
 ]
 for case_id, world, verdict, outputs, route, description, gap_claim, marker in VGAPS:
     ex, ver = run(world, verdict, gaps=[gap(description, gap_claim)])
-    add(
+    verified(
         case_id,
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        outputs,
         vectors=["verifier-gap-cause"],
         reqs=["R-A-5", "R-A-2", "R-A-3"] if verdict == "REJECT" else ["R-A-5", "R-A-2"],
-        verdict=verdict,
         fallback="post",
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=outputs,
         excluded=[marker],
-        allowed=world.facts,
         inferred_shown=verdict != "REJECT",
         route=route,
-        effective=verdict,
+        route_prefix=None,
     )
 ex, ver = run(SEARCH, "LOW_CONFID", gaps=[gap("root cause: mole-iops-7 throttling", "c3")])
 verified(
@@ -1917,18 +1903,16 @@ CLAIM_IDS = [
 for case_id, world, claim_id, marker in CLAIM_IDS:
     dup = dict(world.facts[1], claim_id=claim_id)
     ex, ver = run(world, "PASS", (dup, "direct_observation"))
-    add(
+    fell_back(
         case_id,
-        world=world,
+        world,
+        "pre:executor",
+        [ex],
         vectors=["claim-id-sentence"],
         reqs=["R-C-1", "R-R-2", "R-A-4"],
-        verdict=None,
-        fallback="pre:executor",
-        executor_outputs=[ex],
         verifier_outputs=[ver],
         composer_outputs=[answer(world, "PASS", facts=[item(dup["statement"], claim_id)])],
         excluded=[marker],
-        route=PRE_EX,
         parse_status="INVALID_OUTPUT",
     )
 renamed = dict(ORDERS.facts[2], claim_id="robin-cache-5-is-the-root-cause")
@@ -2203,22 +2187,19 @@ for case_id, world, verdict, fallback, clause, marker, critical in CAUSAL:
     elif fallback == "post":
         causal_outputs, causal_route = ["!timeout", "!timeout"], POST2
     pinned = verdict == "REJECT" or not critical
-    add(
+    verified(
         case_id,
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        causal_outputs,
         vectors=["causal-clause"],
         reqs=["R-A-2", "R-A-3", "R-V-5"] if verdict == "REJECT" else ["R-A-2", "R-V-5"],
-        verdict=verdict,
         fallback="post" if fallback else None,
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=causal_outputs,
         excluded=[marker] if verdict == "REJECT" else [],
         inferred_only=[] if verdict == "REJECT" else [marker],
-        allowed=world.facts,
         inferred_shown=verdict == "LOW_CONFID" or (fallback is not None and verdict != "REJECT"),
         route=causal_route,
-        route_prefix=FULL,
         effective=verdict if pinned else None,
         at_most=verdict,
     )
@@ -2800,9 +2781,12 @@ for case_id, world, verdict, fallback, m in COMBOS:
     # nothing but confirmed facts, gaps and next steps is shown.
     reject = True
     shown_ok = [] if reject else [m["hypothesis"], m["injection"]]
-    add(
+    verified(
         case_id,
-        world=world,
+        world,
+        verdict,
+        (ex, ver),
+        ["!timeout", json.dumps(composed)[:-2]] if fallback else [composed],
         vectors=[
             *DIRTY_VECTORS,
             "verifier-gap-cause",
@@ -2814,12 +2798,8 @@ for case_id, world, verdict, fallback, m in COMBOS:
             "homoglyph-cyrillic",
         ],
         reqs=["R-A-1", "R-A-2", "R-A-3", "R-A-5", "R-V-4", "R-V-5"],
-        verdict=verdict,
         fallback=fallback,
         invocations=invs,
-        executor_outputs=[ex],
-        verifier_outputs=[ver],
-        composer_outputs=["!timeout", json.dumps(composed)[:-2]] if fallback else [composed],
         excluded=[
             m["fabricated"],
             m["bidi"],
@@ -2830,10 +2810,8 @@ for case_id, world, verdict, fallback, m in COMBOS:
         ],
         not_confirmed=shown_ok,
         inferred_only=[] if reject else [m["causal"]],
-        allowed=world.facts,
         inferred_shown=not reject and fallback is not None,
         route=POST2 if fallback else None,
-        route_prefix=FULL,
         effective="REJECT",
     )
 

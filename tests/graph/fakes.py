@@ -55,6 +55,18 @@ def tools() -> ToolEnvironment:
 
 PLAN = json.dumps({"steps": [{"tool_name": "k8s.events", "arguments": {}, "purpose": "restarts"}]})
 
+# The blocks of a Verifier input (R-C-4): nothing else ever reaches the Verifier.
+VERIFIER_BLOCKS = frozenset(
+    {
+        "diagnosis_context",
+        "verified_executor_output",
+        "verified_evidence",
+        "gatekeeper_audit",
+        "verdict_ceiling",
+        "retry_context",
+    }
+)
+
 
 async def plan(_: AgentRequest) -> str:
     return PLAN

@@ -109,14 +109,7 @@ async def test_verifier_retry_gets_byte_identical_input_and_nothing_before_rerun
     assert len(await repository.list_tool_invocations(run.run_id)) == 1
     # R-VI-2: the Verifier's input holds exactly the R-C-4 blocks, nothing of the plan or the raw output.
     payload = json.loads(first.input_bytes)
-    assert set(payload) <= {
-        "diagnosis_context",
-        "verified_executor_output",
-        "verified_evidence",
-        "gatekeeper_audit",
-        "verdict_ceiling",
-        "retry_context",
-    }
+    assert set(payload) <= fakes.VERIFIER_BLOCKS
     assert "retry_context" not in payload
     assert "restarts" not in first.input_bytes.decode()  # the plan's purpose never reaches it
     assert run.verdict == contracts_pb2.VERDICT_PASS

@@ -11,6 +11,7 @@ from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import to_struct, to_value
 from diagnosis_server.evidence_check import CheckInputError, check_evidence
 from diagnosis_server.gatekeeper import INVOCATION_REF
+from tests.support.evidence import executor_output
 
 G = contracts_pb2
 
@@ -26,23 +27,8 @@ def inv(invocation_id: str = "inv-1", *, run_id: str = "run-1", tool: str = "log
 
 
 def output(*ids: str, text: str = "upstream timeout", **extra: Any) -> dict[str, Any]:
-    return {
-        "contract": "executor_evidence_v2",
-        "claims": [
-            {
-                "claim_id": f"c{n}",
-                "statement": "upstream timed out",
-                "critical": True,
-                "status": "confirmed",
-                "evidence_bindings": [
-                    {"source_invocation_ids": [i], "tool_name": "logs", "raw_path": "/lines/0", "matched_text": text}
-                ],
-            }
-            for n, i in enumerate(ids, start=1)
-        ],
-        "evidence_gaps": [{"description": "no trace of the upstream", "critical": True}],
-        **extra,
-    }
+    gaps = [{"description": "no trace of the upstream", "critical": True}]
+    return executor_output(*((i, "logs", "/lines/0", text) for i in ids), **{"evidence_gaps": gaps, **extra})
 
 
 def request(

@@ -19,13 +19,19 @@ from .conftest import Api
 SECRET = "postgresql://admin:hunter2@db.internal/prod"
 
 
+def fail_get_run(api: Api, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Every read of a run raises ``error``."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(api.running.repository, "get_run", broken)
+
+
 async def test_an_unexpected_error_is_internal_with_a_generic_message(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError(f"connection to {SECRET} refused")
-
-    monkeypatch.setattr(api.running.repository, "get_run", broken)
+    fail_get_run(api, monkeypatch, RuntimeError(f"connection to {SECRET} refused"))
     with capture_logs() as logs:
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
@@ -43,10 +49,7 @@ async def test_an_unexpected_error_is_internal_with_a_generic_message(
 async def test_a_store_failure_is_unavailable_with_a_retry_hint_and_no_internal_text(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def broken(*args: object, **kwargs: object) -> None:
-        raise StoreError(f"connection to {SECRET} refused")
-
-    monkeypatch.setattr(api.running.repository, "get_run", broken)
+    fail_get_run(api, monkeypatch, StoreError(f"connection to {SECRET} refused"))
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-abc"))
     assert caught.value.code() == grpc.StatusCode.UNAVAILABLE

@@ -12,36 +12,14 @@ from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub, Signal
 from diagnosis_server.store import RunStore
 
+from . import hub_store
+from .hub_store import FakeStore
+
 RUN = "run-hub"
 
 
 def event(sequence: int, run_id: str = RUN) -> run_pb2.OrchestrationEvent:
-    return run_pb2.OrchestrationEvent(run_id=run_id, sequence=sequence, node=run_pb2.NODE_NAME_PLANNER)
-
-
-class FakeStore:
-    """Events committed before they are published, as the orchestrator does; a run status."""
-
-    def __init__(self) -> None:
-        self.events: list[run_pb2.OrchestrationEvent] = []
-        self.status = run_pb2.RUN_STATUS_RUNNING
-        self.reads = 0
-
-    async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
-        return run_pb2.DiagnosisRun(run_id=run_id, status=self.status)
-
-    async def list_events(
-        self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
-    ) -> list[run_pb2.OrchestrationEvent]:
-        self.reads += 1
-        return [e for e in self.events if e.sequence > after_sequence][:limit]
-
-    def watch_run(self, run_id: str) -> None:
-        return None  # followers poll, as on SQLite
-
-    def commit(self, hub: EventHub, sequence: int) -> None:
-        self.events.append(event(sequence))
-        hub.publish(event(sequence))
+    return hub_store.event(sequence, run_id)
 
 
 async def test_publish_never_waits_and_a_full_queue_overflows() -> None:
@@ -79,7 +57,7 @@ async def test_other_runs_events_never_reach_a_subscription() -> None:
 
 async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
     hub = EventHub(queue_size=1)
-    store = FakeStore()
+    store = FakeStore(RUN)
     hub.open(RUN)
     subscription = hub.subscribe(RUN)
     follower = RunFollower(cast(RunStore, store), subscription)
@@ -104,7 +82,7 @@ async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
 
 async def test_follower_drops_live_duplicates_of_replayed_events() -> None:
     hub = EventHub()
-    store = FakeStore()
+    store = FakeStore(RUN)
     hub.open(RUN)
     subscription = hub.subscribe(RUN)  # before the store is read
     for sequence in (1, 2, 3):
@@ -118,7 +96,7 @@ async def test_follower_drops_live_duplicates_of_replayed_events() -> None:
 
 async def test_follower_fills_a_gap_in_the_live_feed_from_the_store() -> None:
     hub = EventHub()
-    store = FakeStore()
+    store = FakeStore(RUN)
     hub.open(RUN)
     subscription = hub.subscribe(RUN)
     follower = RunFollower(cast(RunStore, store), subscription)
@@ -131,7 +109,7 @@ async def test_follower_fills_a_gap_in_the_live_feed_from_the_store() -> None:
 
 async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
     hub = EventHub()
-    store = FakeStore()
+    store = FakeStore(RUN)
     store.events.append(event(1))
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
     seen: list[int] = []
@@ -152,7 +130,7 @@ async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows
     """The final write failed (store down): the live feed ends, the store still says RUNNING; the follower
     goes on reading the store and ends only when the run is final there (the orphan sweep)."""
     hub = EventHub()
-    store = FakeStore()
+    store = FakeStore(RUN)
     hub.open(RUN)
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
     store.commit(hub, 1)

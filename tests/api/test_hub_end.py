@@ -10,33 +10,18 @@ from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.store import RunStore
 
+from . import hub_store
+from .hub_store import FakeStore
+
 RUN = "run-end"
 
 
 def event(sequence: int) -> run_pb2.OrchestrationEvent:
-    return run_pb2.OrchestrationEvent(run_id=RUN, sequence=sequence, node=run_pb2.NODE_NAME_PLANNER)
+    return hub_store.event(sequence, RUN)
 
 
-class CountingStore:
-    """Every event committed before it is published; counts the reads a follower makes."""
-
-    def __init__(self) -> None:
-        self.events: list[run_pb2.OrchestrationEvent] = []
-        self.status = run_pb2.RUN_STATUS_RUNNING
-        self.reads = 0
-
-    async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
-        self.reads += 1
-        return run_pb2.DiagnosisRun(run_id=run_id, status=self.status)
-
-    async def list_events(
-        self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
-    ) -> list[run_pb2.OrchestrationEvent]:
-        self.reads += 1
-        return [e for e in self.events if e.sequence > after_sequence][:limit]
-
-    def watch_run(self, run_id: str) -> None:
-        return None  # followers poll, as on SQLite
+def counting_store() -> FakeStore:
+    return FakeStore(RUN, count_status_reads=True)
 
 
 def final_run() -> run_pb2.DiagnosisRun:
@@ -46,12 +31,11 @@ def final_run() -> run_pb2.DiagnosisRun:
 
 
 async def test_a_follower_from_the_start_ends_with_the_hubs_record_and_reads_nothing() -> None:
-    hub, store = EventHub(), CountingStore()
+    hub, store = EventHub(), counting_store()
     hub.open(RUN)
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN))
     for sequence in (1, 2, 3):
-        store.events.append(event(sequence))
-        hub.publish(event(sequence))
+        store.commit(hub, sequence)
     store.status = run_pb2.RUN_STATUS_SUCCESS
     hub.close(RUN, final=final_run())
     assert [e.sequence async for e in follower.events()] == [1, 2, 3]
@@ -60,22 +44,20 @@ async def test_a_follower_from_the_start_ends_with_the_hubs_record_and_reads_not
 
 
 async def test_a_late_follower_replays_then_ends_with_the_hubs_record() -> None:
-    hub, store = EventHub(), CountingStore()
+    hub, store = EventHub(), counting_store()
     hub.open(RUN)
-    store.events.append(event(1))
-    hub.publish(event(1))
+    store.commit(hub, 1)
     subscription = hub.subscribe(RUN)
     assert subscription.published_before == 1
     follower = RunFollower(cast(RunStore, store), subscription)
-    store.events.append(event(2))
-    hub.publish(event(2))
+    store.commit(hub, 2)
     hub.close(RUN, final=final_run())
     assert [e.sequence async for e in follower.events()] == [1, 2]
     assert store.reads == 1  # the replay of what came before it subscribed; nothing at the end
 
 
 async def test_an_end_without_a_stored_record_falls_back_to_the_store() -> None:
-    hub, store = EventHub(), CountingStore()
+    hub, store = EventHub(), counting_store()
     hub.open(RUN)
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN))
     store.status = run_pb2.RUN_STATUS_SUCCESS

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from diagnosis_server.cli import main
+from tests.support.evidence import executor_output
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,25 +31,6 @@ INVOCATIONS: list[Any] = [
         "output": {"p99_ms": 3012},
     },
 ]
-
-
-def executor_output(*bindings: tuple[str, str, str, str], **extra: Any) -> dict[str, Any]:
-    return {
-        "contract": "executor_evidence_v2",
-        "claims": [
-            {
-                "claim_id": f"c{n}",
-                "statement": "upstream timed out",
-                "critical": True,
-                "status": "confirmed",
-                "evidence_bindings": [
-                    {"source_invocation_ids": [inv], "tool_name": tool, "raw_path": path, "matched_text": text}
-                ],
-            }
-            for n, (inv, tool, path, text) in enumerate(bindings, start=1)
-        ],
-        **extra,
-    }
 
 
 GOOD = ("inv-1", "logs", "/lines/0", "upstream timeout")

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -22,6 +23,7 @@ RUN_ID = "run-fake-1"
 
 # One WatchRun call's script: messages to send, then optionally a status code to end with instead of OK.
 Step = diagnosis_service_pb2.WatchRunResponse | grpc.StatusCode
+R = TypeVar("R", bound=Message)
 
 
 def event(
@@ -57,6 +59,14 @@ def bad_request(field_name: str, description: str) -> error_details_pb2.BadReque
     return error_details_pb2.BadRequest(field_violations=[violation])
 
 
+def played(script: list[R | grpc.StatusCode], context: grpc.ServicerContext) -> Iterator[R]:
+    """A scripted stream: each response in turn, a status code ends it with that code."""
+    for step in script:
+        if isinstance(step, grpc.StatusCode):
+            context.abort(step, f"scripted {step.name}")
+        yield step
+
+
 @dataclass
 class FakeDiagnosisService(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     watch_scripts: list[list[Step]] = field(default_factory=list)
@@ -77,11 +87,8 @@ class FakeDiagnosisService(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     ) -> Iterator[diagnosis_service_pb2.WatchRunResponse]:
         with self.lock:
             self.watch_requests.append(request)
-            script = self.watch_scripts.pop(0) if self.watch_scripts else [grpc.StatusCode.NOT_FOUND]
-        for step in script:
-            if isinstance(step, grpc.StatusCode):
-                context.abort(step, f"scripted {step.name}")
-            yield step
+            script: list[Step] = self.watch_scripts.pop(0) if self.watch_scripts else [grpc.StatusCode.NOT_FOUND]
+        yield from played(script, context)
 
     def GetRun(
         self, request: diagnosis_service_pb2.GetRunRequest, context: grpc.ServicerContext
@@ -111,10 +118,7 @@ class FakeDiagnosisService(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     ) -> Iterator[diagnosis_service_pb2.DiagnoseResponse]:
         with self.lock:
             self.diagnose_calls += 1
-        for step in self.diagnose_script:
-            if isinstance(step, grpc.StatusCode):
-                context.abort(step, f"scripted {step.name}")
-            yield step
+        yield from played(self.diagnose_script, context)
 
     def ListScenarios(
         self, request: diagnosis_service_pb2.ListScenariosRequest, context: grpc.ServicerContext

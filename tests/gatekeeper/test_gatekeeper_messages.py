@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from diagnosis.v1 import gatekeeper_service_pb2
@@ -35,24 +37,17 @@ def test_a_pointer_that_does_not_resolve_says_where_it_stopped(pointer: str, mes
     assert str(caught.value) == message
 
 
+def one_claim_bound_to(invocation_id: str) -> str:
+    """An Executor output text: one claim, bound to ``/x`` of the invocation ``invocation_id``."""
+    binding = {"source_invocation_ids": [invocation_id], "tool_name": "t", "raw_path": "/x", "matched_text": "y"}
+    claim = {"claim_id": "c1", "statement": "x is y", "critical": True, "status": "confirmed"}
+    return json.dumps({"contract": "executor_evidence_v2", "claims": [{**claim, "evidence_bindings": [binding]}]})
+
+
 def test_check_evidence_takes_the_run_id_of_its_invocations() -> None:
     """Bindings to the invocations given are this run's, whether or not they name a run."""
-    output = {
-        "contract": "executor_evidence_v2",
-        "claims": [
-            {
-                "claim_id": "c1",
-                "statement": "x is y",
-                "critical": True,
-                "status": "confirmed",
-                "evidence_bindings": [
-                    {"source_invocation_ids": ["i1"], "tool_name": "t", "raw_path": "/x", "matched_text": "y"}
-                ],
-            }
-        ],
-    }
     for run_id in ("", "run-a"):
-        request = gatekeeper_service_pb2.CheckEvidenceRequest(executor_output_text=__import__("json").dumps(output))
+        request = gatekeeper_service_pb2.CheckEvidenceRequest(executor_output_text=one_claim_bound_to("i1"))
         request.tool_invocations.add(invocation_id="i1", run_id=run_id, tool_name="t", output=to_value(DOC))
         response = check_evidence(request)
         assert response.gatekeeper_result.checked_bindings[0].passed, run_id
@@ -62,21 +57,7 @@ def test_check_evidence_takes_the_run_id_of_its_invocations() -> None:
 
 
 def test_an_empty_source_invocation_id_is_named_as_such() -> None:
-    output = {
-        "contract": "executor_evidence_v2",
-        "claims": [
-            {
-                "claim_id": "c1",
-                "statement": "x is y",
-                "critical": True,
-                "status": "confirmed",
-                "evidence_bindings": [
-                    {"source_invocation_ids": [""], "tool_name": "t", "raw_path": "/x", "matched_text": "y"}
-                ],
-            }
-        ],
-    }
-    request = gatekeeper_service_pb2.CheckEvidenceRequest(executor_output_text=__import__("json").dumps(output))
+    request = gatekeeper_service_pb2.CheckEvidenceRequest(executor_output_text=one_claim_bound_to(""))
     request.tool_invocations.add(invocation_id="i1", tool_name="t", output=to_value(DOC))
     errors = check_evidence(request).gatekeeper_result.errors
     assert [(e.rule, e.message) for e in errors] == [("evidence.invocation_ref", "source invocation id is empty")]

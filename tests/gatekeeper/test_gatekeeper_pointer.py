@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diagnosis_server.gatekeeper.pointer import PointerError, parse, resolve
+from tests.support.pointers import pointed
 
 # The example document of RFC 6901, section 5.
 RFC_DOC: Any = {
@@ -124,22 +125,7 @@ json_values = st.recursive(
 )
 
 
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _paths(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    out = [(prefix, value)]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            out.extend(_paths(child, f"{prefix}/{_escape(key)}"))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            out.extend(_paths(child, f"{prefix}/{index}"))
-    return out
-
-
 @given(json_values)
 def test_every_escaped_path_resolves_to_its_value(doc: Any) -> None:
-    for pointer, value in _paths(doc):
+    for pointer, value in pointed(doc):
         assert resolve(doc, pointer) == value

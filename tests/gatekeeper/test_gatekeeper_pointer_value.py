@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from diagnosis_server.conversions import from_value, to_value
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve, resolve_value
+from tests.support.pointers import pointed
 
 json_values = st.recursive(
     st.none()
@@ -39,21 +40,6 @@ def _outcome(call: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _paths(value: Any, prefix: str = "") -> list[str]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            out.extend(_paths(child, f"{prefix}/{_escape(key)}"))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            out.extend(_paths(child, f"{prefix}/{index}"))
-    return out
-
-
 @pytest.mark.requirement("R-GK-5")
 @given(json_values, pointers)
 def test_resolving_in_the_message_equals_resolving_in_the_converted_document(doc: Any, pointer: str) -> None:
@@ -67,7 +53,7 @@ def test_resolving_in_the_message_equals_resolving_in_the_converted_document(doc
 def test_every_path_of_the_document_resolves_alike(doc: Any) -> None:
     recorded = to_value(doc)
     converted = from_value(recorded)
-    for pointer in _paths(converted):
+    for pointer, _ in pointed(converted):
         assert resolve_value(recorded, pointer) == resolve(converted, pointer)
         # Out of range, a missing member, past a scalar: the same error too.
         for extra in ("/999", "/nope", "/0/0"):

@@ -6,10 +6,12 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from diagnosis.v1 import contracts_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.conversions import JsonObject, JsonValue, to_struct, to_value
 from diagnosis_server.graph.context import ToolEnvironment
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import Repository
 from diagnosis_server.tools.base import Toolset
 from tests.support import fakes as support_fakes
 
@@ -52,6 +54,18 @@ def tools() -> ToolEnvironment:
 
 
 PLAN = json.dumps({"steps": [{"tool_name": "k8s.events", "arguments": {}, "purpose": "restarts"}]})
+
+# The blocks of a Verifier input (R-C-4): nothing else ever reaches the Verifier.
+VERIFIER_BLOCKS = frozenset(
+    {
+        "diagnosis_context",
+        "verified_executor_output",
+        "verified_evidence",
+        "gatekeeper_audit",
+        "verdict_ceiling",
+        "retry_context",
+    }
+)
 
 
 async def plan(_: AgentRequest) -> str:
@@ -102,6 +116,31 @@ async def compose(request: AgentRequest) -> str:
             "evidence_gaps": [],
             "next_steps": [],
         }
+    )
+
+
+def pipeline(
+    *,
+    planner: Behaviour = plan,
+    executor: Behaviour | None = None,
+    verifier: Behaviour = verify_pass,
+    composer: Behaviour = compose,
+) -> FnProvider:
+    """The agents of a passing run (the executor calls k8s.events), with the roles given in their place."""
+    return FnProvider(
+        {
+            "planner": planner,
+            "executor": executor or executor_calling("k8s.events"),
+            "verifier": verifier,
+            "composer": composer,
+        }
+    )
+
+
+async def diagnose(repository: Repository, provider: FnProvider) -> run_pb2.DiagnosisRun:
+    """One run of the real graph over ``tools()``, asking "why?" with no scenario."""
+    return await Orchestrator(store=repository, provider=provider, tools_for=lambda _: tools()).run(
+        question="why?", scenario=""
     )
 
 

@@ -56,14 +56,7 @@ async def _verifier(request: AgentRequest) -> str:
 
 
 async def test_the_composer_receives_exactly_the_allowed_material(repository: Repository) -> None:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": executor_claiming(UNSUPPORTED),
-            "verifier": _verifier,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline(executor=executor_claiming(UNSUPPORTED), verifier=_verifier)
     run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
         question="why is checkout-api failing?", scenario=""
     )

@@ -51,14 +51,7 @@ class _Looping:
 
 
 def _ctx(repository: Repository) -> RunContext:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline()
     return RunContext(
         run_id="run-engine", provider=provider, catalog=default_catalog(), tools=fakes.tools(), invocations=repository
     )
@@ -95,14 +88,7 @@ async def test_the_recursion_limit_ends_the_run_through_the_pre_verification_fal
 ) -> None:
     nodes = default_nodes()
     nodes[N.NODE_NAME_VERIFIER] = _Looping()
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline()
     orchestrator = Orchestrator(
         store=repository,
         provider=provider,
@@ -122,14 +108,7 @@ async def test_the_recursion_limit_ends_the_run_through_the_pre_verification_fal
 
 @pytest.mark.requirement("R-S-1")
 async def test_orchestration_events_are_a_bounded_append(repository: Repository) -> None:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline()
     seen: list[run_pb2.OrchestrationEvent] = []
 
     async def on_event(event: run_pb2.OrchestrationEvent) -> None:
@@ -149,17 +128,8 @@ async def test_an_unexpected_node_exception_fails_closed(repository: Repository)
     async def broken(_: Any) -> str:
         raise RuntimeError("bug")
 
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": broken,
-            "composer": fakes.compose,
-        }
-    )
-    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
-        question="why?", scenario=""
-    )
+    provider = fakes.pipeline(verifier=broken)
+    run = await fakes.diagnose(repository, provider)
     assert run.orchestration_trace.terminal_node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK
     assert run.orchestration_trace.end_reason == "VERIFIER_FAILED"
     assert not run.self_evaluation.verifier_evaluation.HasField("model_verdict")

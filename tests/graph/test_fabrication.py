@@ -65,14 +65,7 @@ class _Mixed:
     name = "mixed"
 
     def __init__(self, verifier: Agent) -> None:
-        self._fn = fakes.FnProvider(
-            {
-                "planner": fakes.plan,
-                "executor": executor_claiming(FABRICATED),
-                "verifier": fakes.verify_pass,
-                "composer": fakes.compose,
-            }
-        )
+        self._fn = fakes.pipeline(executor=executor_claiming(FABRICATED))
         self._verifier = verifier
 
     def agent(self, role: AgentRole) -> Agent:

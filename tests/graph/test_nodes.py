@@ -14,7 +14,6 @@ from diagnosis_server.graph.nodes.builder import BuilderInput
 from diagnosis_server.graph.nodes.composer import ComposerInput
 from diagnosis_server.graph.nodes.planner import PlannerInput
 from diagnosis_server.graph.nodes.verifier import VerifierNodeInput
-from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.graph.state import FIELD_OWNERS, owned_fields
 from diagnosis_server.store import Repository
 
@@ -55,17 +54,8 @@ def test_every_field_has_one_owner_and_nodes_own_disjoint_fields() -> None:
 async def test_executor_calling_a_blocked_tool_ends_in_the_pre_verification_fallback(
     repository: Repository,
 ) -> None:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("shell.exec"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
-    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
-        question="why?", scenario=""
-    )
+    provider = fakes.pipeline(executor=fakes.executor_calling("shell.exec"))
+    run = await fakes.diagnose(repository, provider)
     assert list(run.orchestration_trace.path) == [
         run_pb2.NODE_NAME_PLANNER,
         run_pb2.NODE_NAME_EXECUTOR,
@@ -93,12 +83,8 @@ async def test_tool_calls_are_recorded_before_the_executor_sees_them(repository:
         recorded_when_seen.append(len(await repository.list_tool_invocations(request.run_id)))
         return result_text
 
-    provider = fakes.FnProvider(
-        {"planner": fakes.plan, "executor": executor, "verifier": fakes.verify_pass, "composer": fakes.compose}
-    )
-    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
-        question="why?", scenario=""
-    )
+    provider = fakes.pipeline(executor=executor)
+    run = await fakes.diagnose(repository, provider)
     assert recorded_when_seen == [1]
     assert run.verdict == contracts_pb2.VERDICT_PASS
     assert "OOMKilled" in run.answer_text
@@ -114,17 +100,8 @@ async def test_verifier_retry_gets_byte_identical_input_and_nothing_before_rerun
         calls["verifier"] += 1
         return "not json" if calls["verifier"] == 1 else await fakes.verify_pass(request)
 
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": flaky_verifier,
-            "composer": fakes.compose,
-        }
-    )
-    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
-        question="why?", scenario=""
-    )
+    provider = fakes.pipeline(verifier=flaky_verifier)
+    run = await fakes.diagnose(repository, provider)
     first, second = provider.seen["verifier"]
     assert first.input_bytes == second.input_bytes
     assert (first.attempt, second.attempt) == (1, 2)
@@ -132,14 +109,7 @@ async def test_verifier_retry_gets_byte_identical_input_and_nothing_before_rerun
     assert len(await repository.list_tool_invocations(run.run_id)) == 1
     # R-VI-2: the Verifier's input holds exactly the R-C-4 blocks, nothing of the plan or the raw output.
     payload = json.loads(first.input_bytes)
-    assert set(payload) <= {
-        "diagnosis_context",
-        "verified_executor_output",
-        "verified_evidence",
-        "gatekeeper_audit",
-        "verdict_ceiling",
-        "retry_context",
-    }
+    assert set(payload) <= fakes.VERIFIER_BLOCKS
     assert "retry_context" not in payload
     assert "restarts" not in first.input_bytes.decode()  # the plan's purpose never reaches it
     assert run.verdict == contracts_pb2.VERDICT_PASS
@@ -147,17 +117,8 @@ async def test_verifier_retry_gets_byte_identical_input_and_nothing_before_rerun
 
 @pytest.mark.requirement("R-S-3")
 async def test_one_event_and_step_record_per_agent_attempt(repository: Repository) -> None:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
-    run = await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
-        question="why?", scenario=""
-    )
+    provider = fakes.pipeline()
+    run = await fakes.diagnose(repository, provider)
     steps = await repository.list_node_steps(run.run_id)
     assert [s.node for s in steps] == [
         run_pb2.NODE_NAME_PLANNER,

@@ -193,14 +193,7 @@ def test_a_projection_holds_no_prompt_reasoning_or_tool_output() -> None:
 
 async def test_the_planner_and_executor_payloads_hold_exactly_their_keys(repository: Repository) -> None:
     """R-S-2: what the Planner and the Executor receive is their projection (and the tools), nothing more."""
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline()
     await Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools()).run(
         question="why is checkout failing?", scenario="checkout-oom"
     )

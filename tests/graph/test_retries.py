@@ -122,14 +122,7 @@ async def test_the_second_cycles_verifier_gets_the_retry_context(repository: Rep
     assert seen[0].input_bytes == seen[1].input_bytes and seen[2].input_bytes == seen[3].input_bytes
     assert "retry_context" not in first
     assert second["retry_context"] == {"evidence_retry_count": 1, "evidence_gaps": [GAP]}
-    assert set(second) == {
-        "diagnosis_context",
-        "verified_executor_output",
-        "verified_evidence",
-        "gatekeeper_audit",
-        "verdict_ceiling",
-        "retry_context",
-    }
+    assert set(second) == fakes.VERIFIER_BLOCKS
     assert second["diagnosis_context"] == {
         "question": "why is checkout failing?",
         "scenario": "checkout-oom",

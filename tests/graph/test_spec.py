@@ -148,14 +148,7 @@ def test_an_engine_with_a_node_the_specification_does_not_name_refuses_to_build(
 async def test_the_engine_is_built_once_with_the_orchestrator(
     repository: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    provider = fakes.FnProvider(
-        {
-            "planner": fakes.plan,
-            "executor": fakes.executor_calling("k8s.events"),
-            "verifier": fakes.verify_pass,
-            "composer": fakes.compose,
-        }
-    )
+    provider = fakes.pipeline()
     orchestrator = Orchestrator(store=repository, provider=provider, tools_for=lambda _: fakes.tools())
 
     def refuse(*_: object, **__: object) -> None:

@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.scripted import REFUSE, TIMEOUT
 from diagnosis_server.conversions import JsonValue
+from tests.support.pointers import pointed
 
 from .harness import CLAIM_ID, TOOL_NAMES, Case, Invocation, PlantedClaim
 
@@ -120,18 +121,9 @@ def value_text(value: JsonValue) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
-def leaves(value: JsonValue, pointer: str = "") -> list[tuple[str, JsonValue]]:
+def leaves(value: JsonValue) -> list[tuple[str, JsonValue]]:
     """Every scalar of a JSON value with its RFC 6901 pointer."""
-    out: list[tuple[str, JsonValue]] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out.extend(leaves(item, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out.extend(leaves(item, f"{pointer}/{index}"))
-    else:
-        out.append((pointer, value))
-    return out
+    return [(pointer, item) for pointer, item in pointed(value) if not isinstance(item, dict | list)]
 
 
 def odd_text(rng: random.Random) -> str:

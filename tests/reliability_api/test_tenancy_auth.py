@@ -15,7 +15,6 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -23,7 +22,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import gatekeeper_service_pb2 as gpb
 from diagnosis_server.agents.prompts import default_catalog
-from diagnosis_server.api import TokenAuthenticator, configure_logging
+from diagnosis_server.api import TokenAuthenticator
 from diagnosis_server.api.server import SERVICE_NAMES
 from tests.support.fakes import PassProvider
 from tests.support.rpc import (
@@ -35,6 +34,7 @@ from tests.support.rpc import (
     read_rest,
     violation_fields,
 )
+from tests.support.server_log import server_log_buffer
 
 from .conftest import Api, ApiFactory
 from .helpers import store_snapshot
@@ -240,17 +240,8 @@ async def test_the_server_compares_every_token_on_every_call(
 @pytest.fixture
 def server_log() -> Iterator[io.StringIO]:
     """The server's structured log (every structlog line, at debug) and stdlib warnings, into one buffer."""
-    saved = structlog.get_config()
-    buffer = io.StringIO()
-    configure_logging("debug", stream=buffer)
-    handler = logging.StreamHandler(buffer)
-    handler.setLevel(logging.WARNING)
-    logging.getLogger().addHandler(handler)
-    try:
+    with server_log_buffer(logging.WARNING) as buffer:
         yield buffer
-    finally:
-        logging.getLogger().removeHandler(handler)
-        structlog.configure(**saved)
 
 
 def _prompt_lines() -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -16,15 +15,15 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-import structlog
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2_grpc, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
-from diagnosis_server.api import RunningServer, configure_logging, start_server
+from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.conversions import from_value
 from diagnosis_server.settings import load_settings
 from tests.support.fakes import oom_evidence, verify_pass
+from tests.support.server_log import server_log_buffer
 
 from . import k8s_recorded as rec
 from .conftest import MCP_SERVER, free_port, write_kubeconfig
@@ -86,16 +85,8 @@ class Served:
 
 @pytest.fixture
 def server_log() -> Iterator[io.StringIO]:
-    saved = structlog.get_config()
-    buffer = io.StringIO()
-    configure_logging("debug", stream=buffer)
-    handler = logging.StreamHandler(buffer)
-    logging.getLogger().addHandler(handler)
-    try:
+    with server_log_buffer() as buffer:
         yield buffer
-    finally:
-        logging.getLogger().removeHandler(handler)
-        structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ answers from recorded responses: shapes, selectors, namespaces, redaction, 403, 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import canonical_json_bytes, from_value
+from diagnosis_server.sources.registry import EnvironmentRegistry
 
 from . import k8s_recorded as rec
 from .conftest import free_port, write_kubeconfig
@@ -37,6 +39,11 @@ def _env(kubeconfig: Path, namespaces: str = '["shop", "payments"]') -> str:
     )
 
 
+def prod_registry(upstream: FakeUpstream, tmp_path: Path) -> AbstractAsyncContextManager[EnvironmentRegistry]:
+    """The registry of the one environment, prod, whose kubeconfig points at the fake API server."""
+    return opened(tmp_path, _env(write_kubeconfig(tmp_path / "kubeconfig", upstream.url)))
+
+
 def _assert_no_secret(invocation: contracts_pb2.ToolInvocation) -> None:
     data = invocation.SerializeToString()
     for secret in rec.SECRETS:
@@ -47,8 +54,7 @@ async def test_pods_are_the_pod_list_as_returned_with_secrets_redacted(
     cluster: tuple[FakeUpstream, rec.Cluster], tmp_path: Path
 ) -> None:
     upstream, _ = cluster
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", upstream.url)
-    async with opened(tmp_path, _env(kubeconfig)) as registry:
+    async with prod_registry(upstream, tmp_path) as registry:
         env = registry.get("prod")
         assert env.toolset.names == (
             "kubernetes.pods",
@@ -84,8 +90,7 @@ async def test_pods_are_the_pod_list_as_returned_with_secrets_redacted(
 
 async def test_events_logs_and_rollouts(cluster: tuple[FakeUpstream, rec.Cluster], tmp_path: Path) -> None:
     upstream, _ = cluster
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", upstream.url)
-    async with opened(tmp_path, _env(kubeconfig)) as registry:
+    async with prod_registry(upstream, tmp_path) as registry:
         toolset = registry.tools_for("prod").toolset
         events = await call(toolset, "kubernetes.events", {"field_selector": "type=Warning"})
         logs = await call(
@@ -124,8 +129,7 @@ async def test_api_errors_are_recorded_with_the_api_server_message(
     cluster: tuple[FakeUpstream, rec.Cluster], tmp_path: Path
 ) -> None:
     upstream, _ = cluster
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", upstream.url)
-    async with opened(tmp_path, _env(kubeconfig)) as registry:
+    async with prod_registry(upstream, tmp_path) as registry:
         toolset = registry.tools_for("prod").toolset
         forbidden = await call(toolset, "kubernetes.pods", {"namespace": "payments"})
         missing = await call(toolset, "kubernetes.pod_logs", {"pod": "checkout-api-gone"})

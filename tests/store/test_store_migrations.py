@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -16,6 +18,18 @@ from diagnosis_server.store.migrate import MIGRATIONS_DIR, current_revision, hea
 from diagnosis_server.store.tables import metadata
 
 from .store_builders import make_run
+
+T = TypeVar("T")
+
+
+async def on_connection(url: str, read: Callable[[Connection], T]) -> T:
+    """``read`` run on a connection of a fresh engine for ``url`` (disposed after)."""
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return await conn.run_sync(read)
+    finally:
+        await engine.dispose()
 
 
 async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) -> None:
@@ -32,12 +46,7 @@ async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) 
     finally:
         await second.close()
 
-    engine = create_async_engine(empty_database_url)
-    try:
-        async with engine.connect() as conn:
-            revision = await conn.run_sync(current_revision)
-    finally:
-        await engine.dispose()
+    revision = await on_connection(empty_database_url, current_revision)
     assert revision == head_revision() == "0003"
 
 
@@ -50,12 +59,7 @@ async def test_migrated_schema_matches_the_table_definitions(empty_database_url:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         return list(compare_metadata(context, metadata))
 
-    engine = create_async_engine(empty_database_url)
-    try:
-        async with engine.connect() as conn:
-            diff = await conn.run_sync(differences)
-    finally:
-        await engine.dispose()
+    diff = await on_connection(empty_database_url, differences)
     assert diff == []
 
 

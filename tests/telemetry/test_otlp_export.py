@@ -17,6 +17,14 @@ TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 TRACEPARENT = f"00-{TRACE_ID}-b7ad6b7169203331-01"
 
 
+def diagnose_traced(target: str, question: str) -> run_pb2.DiagnosisRun:
+    """One Diagnose call inside the trace TRACEPARENT names; the run as its last response has it."""
+    with grpc.insecure_channel(target) as channel:
+        stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
+        request = pb.DiagnoseRequest(question=question)
+        return list(stub.Diagnose(request, metadata=(("traceparent", TRACEPARENT),), timeout=60))[-1].run
+
+
 def test_spans_reach_an_otlp_grpc_receiver(tmp_path: Path) -> None:
     with otlp_receiver() as (receiver, port):
         env = {
@@ -28,10 +36,7 @@ def test_spans_reach_an_otlp_grpc_receiver(tmp_path: Path) -> None:
         }
         server = start_serve(tmp_path, tmp_path / "store.db", env=env)
         try:
-            with grpc.insecure_channel(server.target) as channel:
-                stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
-                request = pb.DiagnoseRequest(question="Why is checkout-api returning 503s?")
-                final = list(stub.Diagnose(request, metadata=(("traceparent", TRACEPARENT),), timeout=60))[-1].run
+            final = diagnose_traced(server.target, "Why is checkout-api returning 503s?")
             assert final.status == run_pb2.RUN_STATUS_SUCCESS
             span = receiver.wait_for("diagnosis.v1.DiagnosisService/Diagnose", timeout=20)
         finally:
@@ -95,10 +100,7 @@ def test_spans_reach_an_otlp_http_receiver(tmp_path: Path) -> None:
         }
         server = start_serve(tmp_path, tmp_path / "store.db", env=env)
         try:
-            with grpc.insecure_channel(server.target) as channel:
-                stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
-                request = pb.DiagnoseRequest(question="Why is checkout-api failing?")
-                list(stub.Diagnose(request, metadata=(("traceparent", TRACEPARENT),), timeout=60))
+            diagnose_traced(server.target, "Why is checkout-api failing?")
         finally:
             server.stop()  # the batch processor flushes at shutdown
     finally:

@@ -11,8 +11,7 @@ import grpc
 import grpc.aio
 import pytest
 import structlog
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
@@ -21,8 +20,9 @@ from diagnosis.v1 import diagnosis_service_pb2_grpc
 from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRetryableError, AgentRole
 from diagnosis_server.api import configure_logging, start_server
 from diagnosis_server.settings import load_settings
-from diagnosis_server.telemetry import configure_tracing, tracing_wanted, use_tracer_provider
+from diagnosis_server.telemetry import configure_tracing, tracing_wanted
 from tests.support.fakes import PassProvider, tools_for
+from tests.support.spans import recorded_spans
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
@@ -31,15 +31,8 @@ TRACEPARENT = f"00-{TRACE_ID}-{PARENT_SPAN}-01"
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    use_tracer_provider(provider)
-    try:
+    with recorded_spans() as memory:
         yield memory
-    finally:
-        use_tracer_provider(None)
-        provider.shutdown()
 
 
 class _FlakyPlanner:

@@ -11,6 +11,7 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.tools.builtin import builtin_toolset
 from diagnosis_server.tools.scenario import Scenario
+from tests.support.pointers import pointed
 from tests.support.scenarios import truth_of
 
 MINIMAL_PACK: dict[str, Any] = {
@@ -107,16 +108,9 @@ def resolve_pointer(document: JsonValue, pointer: str) -> JsonValue:
     return node
 
 
-def string_leaves(document: JsonValue, pointer: str = "") -> Iterator[tuple[str, str]]:
+def string_leaves(document: JsonValue) -> Iterator[tuple[str, str]]:
     """Every string in a JSON document with its JSON Pointer."""
-    if isinstance(document, str):
-        yield pointer, document
-    elif isinstance(document, list):
-        for i, item in enumerate(document):
-            yield from string_leaves(item, f"{pointer}/{i}")
-    elif isinstance(document, dict):
-        for key, value in document.items():
-            yield from string_leaves(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+    return ((pointer, value) for pointer, value in pointed(document) if isinstance(value, str))
 
 
 def all_keys(document: JsonValue) -> Iterator[str]:

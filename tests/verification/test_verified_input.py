@@ -81,6 +81,13 @@ def checked(doc: dict[str, Any]) -> tuple[contracts_pb2.ExecutorEvidenceV2, cont
 
 
 @pytest.mark.requirement("R-GK-7")
+def pair(
+    binding: contracts_pb2.CheckedBinding | contracts_pb2.VerifiedEvidence,
+) -> tuple[str, str, str, str, str]:
+    """What a checked binding and a verified evidence item share: the claim and the (invocation, path) pair."""
+    return (binding.claim_id, binding.source_invocation_id, binding.tool_name, binding.raw_path, binding.matched_text)
+
+
 def test_mixed_bindings_project_only_passed_pairs() -> None:
     output, result = checked(mixed_doc())
     assert result.severity == G.GATEKEEPER_SEVERITY_LOW_CONFID
@@ -108,13 +115,7 @@ def test_verified_evidence_is_traceable_to_its_check() -> None:
     for item in evidence:
         cb = result.checked_bindings[item.checked_binding_index]
         assert cb.passed
-        assert (cb.claim_id, cb.source_invocation_id, cb.tool_name, cb.raw_path, cb.matched_text) == (
-            item.claim_id,
-            item.source_invocation_id,
-            item.tool_name,
-            item.raw_path,
-            item.matched_text,
-        )
+        assert pair(cb) == pair(item)
     assert [e.checked_binding_index for e in evidence] == [0, 2, 5]
 
 
@@ -325,23 +326,13 @@ def test_builder_never_emits_a_failed_pair(doc: dict[str, Any], max_items: int) 
     output, result = checked(doc)
     projected, evidence = verified_projection(output, result, max_items=max_items)
     assert len(evidence) <= max_items
-    passed = {
-        (cb.claim_id, cb.source_invocation_id, cb.tool_name, cb.raw_path, cb.matched_text)
-        for cb in result.checked_bindings
-        if cb.passed
-    }
+    passed = {pair(cb) for cb in result.checked_bindings if cb.passed}
     for item in evidence:
         cb = result.checked_bindings[item.checked_binding_index]
         assert cb.passed
         assert not cb.failed_rules
-        assert (cb.claim_id, cb.source_invocation_id, cb.tool_name, cb.raw_path, cb.matched_text) == (
-            item.claim_id,
-            item.source_invocation_id,
-            item.tool_name,
-            item.raw_path,
-            item.matched_text,
-        )
-    kept = {(e.claim_id, e.source_invocation_id, e.tool_name, e.raw_path, e.matched_text) for e in evidence}
+        assert pair(cb) == pair(item)
+    kept = {pair(e) for e in evidence}
     for claim in projected.claims:
         assert claim.evidence_bindings
         for binding in claim.evidence_bindings:

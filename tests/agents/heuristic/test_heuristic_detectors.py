@@ -14,6 +14,7 @@ from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Finding, Ro
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.conversions import JsonObject, value_text
 from diagnosis_server.gatekeeper.pointer import resolve
+from diagnosis_server.tools.scenario import Scenario
 from diagnosis_server.verification.derivability import derive
 
 from ._packs import at, deploy, event, log, observe, pack, series, step, svc
@@ -30,6 +31,14 @@ def grounded(findings: Sequence[Finding], observations: Sequence[Observation]) -
             assert binding.matched_text in value_text(resolve(obs.output, binding.raw_path)), binding
         derivation = derive(finding.statement, [b.matched_text for b in finding.bindings])
         assert derivation.classification == DIRECT, (finding.statement, derivation.reason())
+
+
+async def grounded_findings(scenario: Scenario, calls: list[tuple[str, JsonObject]]) -> list[Finding]:
+    """The detectors' findings over the observations of ``calls`` on ``scenario``, each checked grounded."""
+    observations = await observe(scenario, calls)
+    findings = detect(observations)
+    grounded(findings, observations)
+    return findings
 
 
 def one(findings: Sequence[Finding], kind: str) -> Finding:
@@ -52,9 +61,7 @@ async def test_oomkilled_and_backoff_events() -> None:
             event(8, "checkout-api", "OOMKilled", "Container checkout-api was OOMKilled (exit code 137)", obj="p-2"),
         ],
     )
-    observations = await observe(scenario, [("k8s.events", {"service": "checkout-api"})])
-    findings = detect(observations)
-    grounded(findings, observations)
+    findings = await grounded_findings(scenario, [("k8s.events", {"service": "checkout-api"})])
     oom = one(findings, "oom")
     assert (oom.role, oom.service) == (Role.CAUSE, "checkout-api")
     assert "exit code 137" in oom.statement
@@ -70,15 +77,13 @@ async def test_error_rate_above_baseline_has_an_onset_and_a_spike_is_not_an_inci
         [svc("api"), svc("web", depends_on=("api",))],
         metrics=[series("http_requests_error_rate", "api", rising), series("http_requests_error_rate", "web", spike)],
     )
-    observations = await observe(
+    findings = await grounded_findings(
         scenario,
         [
             ("metrics.query", {"metric": "http_requests_error_rate", "service": "api"}),
             ("metrics.query", {"metric": "http_requests_error_rate", "service": "web"}),
         ],
     )
-    findings = detect(observations)
-    grounded(findings, observations)
     symptom = next(f for f in findings if f.role is Role.SYMPTOM)
     assert symptom.service == "api" and at(10) in symptom.statement and "0.2" in symptom.statement
     healthy = [f for f in findings if f.role is Role.HEALTHY]
@@ -106,7 +111,7 @@ async def test_deploy_right_before_the_onset_is_a_cause_with_version_errors_and_
             ),
         ],
     )
-    observations = await observe(
+    findings = await grounded_findings(
         scenario,
         [
             ("metrics.query", {"metric": "http_requests_error_rate", "service": "payments-api"}),
@@ -114,8 +119,6 @@ async def test_deploy_right_before_the_onset_is_a_cause_with_version_errors_and_
             ("logs.search", {"service": "payments-api", "level": "WARN"}),
         ],
     )
-    findings = detect(observations)
-    grounded(findings, observations)
     regression = one(findings, "deploy_regression")
     assert regression.role is Role.CAUSE and "v2.0.0" in regression.statement
     assert regression.strength == 4  # correlated, errors carry the version, recovery after the rollback
@@ -222,15 +225,13 @@ async def test_disk_nearly_full_and_no_space_left_on_device() -> None:
             log(31, "search-es", "ERROR", "cannot write to file /data/x.flb: ENOSPC (No space left on device)"),
         ],
     )
-    observations = await observe(
+    findings = await grounded_findings(
         scenario,
         [
             ("metrics.query", {"metric": "disk_used_ratio", "service": "search-es"}),
             ("logs.search", {"service": "search-es", "level": "WARN"}),
         ],
     )
-    findings = detect(observations)
-    grounded(findings, observations)
     disk = [f for f in findings if f.kind == "disk_full"]
     assert len(disk) == 2 and all(f.role is Role.CAUSE for f in disk)
     assert any("100Gi" in f.statement for f in disk) and any("ENOSPC" in f.statement for f in disk)
@@ -259,15 +260,13 @@ async def test_certificate_expired_in_a_callers_log_and_in_the_expiry_metric() -
             ),
         ],
     )
-    observations = await observe(
+    findings = await grounded_findings(
         scenario,
         [
             ("metrics.query", {"metric": "tls_certificate_expiry_seconds", "service": "partner-auth"}),
             ("logs.search", {"service": "accounts-api", "level": "WARN"}),
         ],
     )
-    findings = detect(observations)
-    grounded(findings, observations)
     assert one(findings, "cert_expired").service == "partner-auth"
     expired = one(findings, "tls_expired")
     assert (expired.role, expired.service) == (Role.CAUSE, "partner-auth")
@@ -321,9 +320,7 @@ async def test_failed_mount_evictions_and_node_events() -> None:
             ),
         ],
     )
-    observations = await observe(scenario, [("k8s.events", {})])
-    findings = detect(observations)
-    grounded(findings, observations)
+    findings = await grounded_findings(scenario, [("k8s.events", {})])
     mount = one(findings, "failed_mount")
     assert (mount.role, mount.service, mount.strength) == (Role.CAUSE, "warehouse-gateway", 4)
     # An eviction is a failure mechanism of its own (it can be the cause), weaker than a volume that cannot mount.
@@ -402,15 +399,13 @@ async def test_callers_504s_on_a_slow_dependency_make_its_latency_the_cause() ->
             log(15, "web-bff", "INFO", '10.0.0.1 - - "GET /api/products/1 HTTP/1.1" 504 167 upstream=catalog-api:8080'),
         ],
     )
-    observations = await observe(
+    findings = await grounded_findings(
         scenario,
         [
             ("metrics.query", {"metric": "http_request_duration_p99_ms", "service": "catalog-api"}),
             ("logs.search", {"service": "web-bff", "query": '" 5'}),
         ],
     )
-    findings = detect(observations)
-    grounded(findings, observations)
     link = one(findings, "timeout")
     assert link.blamed == "catalog-api" and "504" in link.statement
     assert one(findings, "dep_latency").service == "catalog-api"

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
 from diagnosis_server.store import Repository
-from diagnosis_server.telemetry import use_tracer_provider
+from tests.support.spans import recorded_spans
 
 from .openai_e2e import diagnose, provider_for
 from .openai_fake_endpoint import FakeOpenAI, error
@@ -19,14 +17,8 @@ from .openai_fake_endpoint import FakeOpenAI, error
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    use_tracer_provider(provider)
-    try:
+    with recorded_spans() as memory:
         yield memory
-    finally:
-        use_tracer_provider(None)
 
 
 async def test_model_calls_are_genai_spans_without_content(

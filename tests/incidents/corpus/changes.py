@@ -634,24 +634,9 @@ def basket_errors_after_rollout() -> Pack:
     )
     steps = [(30.0, 1, 3), (31.5, 2, 2), (33.0, 3, 1), (34.5, 4, 0)]
     for t, up, down in steps:
-        p.event(
-            t,
-            ns,
-            "Deployment",
-            "basket-api",
-            "ScalingReplicaSet",
-            f"Scaled up replica set basket-api-{nh} to {up} from {up - 1}",
-            component="deployment-controller",
-        )
-        p.event(
-            t + 0.8,
-            ns,
-            "Deployment",
-            "basket-api",
-            "ScalingReplicaSet",
-            f"Scaled down replica set basket-api-{oh} to {down} from {down + 1}",
-            component="deployment-controller",
-        )
+        events = p.events_of(ns, "Deployment", "basket-api", component="deployment-controller")
+        events(t, "ScalingReplicaSet", f"Scaled up replica set basket-api-{nh} to {up} from {up - 1}")
+        events(t + 0.8, "ScalingReplicaSet", f"Scaled down replica set basket-api-{oh} to {down} from {down + 1}")
     new_pods = [f"basket-api-{nh}-{suffix('ba-new', i)}" for i in range(4)]
     old_pods = [f"basket-api-{oh}-{suffix('ba-old', i)}" for i in range(4)]
     for i, pod in enumerate(new_pods):

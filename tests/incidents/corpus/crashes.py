@@ -87,23 +87,10 @@ def _rollout(
         replicas=replicas - old_replicas,
         ready=new_ready,
     )
-    p.event(
-        new_created,
-        namespace,
-        "Deployment",
-        deployment,
-        "ScalingReplicaSet",
-        f"Scaled up replica set {new_rs} to {replicas - old_replicas} from 0",
-        component="deployment-controller",
-    )
-    p.event(
-        new_created + 0.01,
-        namespace,
-        "Deployment",
-        deployment,
-        "ScalingReplicaSet",
-        f"Scaled down replica set {old_rs} to {old_replicas} from {replicas}",
-        component="deployment-controller",
+    events = p.events_of(namespace, "Deployment", deployment, component="deployment-controller")
+    events(new_created, "ScalingReplicaSet", f"Scaled up replica set {new_rs} to {replicas - old_replicas} from 0")
+    events(
+        new_created + 0.01, "ScalingReplicaSet", f"Scaled down replica set {old_rs} to {old_replicas} from {replicas}"
     )
     p.event(
         new_created + 0.005,
@@ -203,59 +190,18 @@ def notifier_rollout_stuck() -> Pack:
         ],
     )
     field = "spec.containers{app}"
-    p.event(
-        18.0,
-        ns,
-        "Pod",
-        bad,
-        "Scheduled",
-        f"Successfully assigned {ns}/{bad} to {nodes[1]}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
-    p.event(18.02, ns, "Pod", bad, "Pulling", f'Pulling image "{new_image}"', host=nodes[1], field_path=field)
-    p.event(
+    p.scheduled(18.0, ns, bad, nodes[1])
+    events = p.events_of(ns, "Pod", bad, host=nodes[1], field_path=field)
+    events(18.02, "Pulling", f'Pulling image "{new_image}"')
+    events(
         18.1,
-        ns,
-        "Pod",
-        bad,
         "Pulled",
         f'Successfully pulled image "{new_image}" in 4.126s (4.126s including waiting). Image size: 21754368 bytes.',
-        host=nodes[1],
-        field_path=field,
     )
-    p.event(
-        18.11, ns, "Pod", bad, "Created", "Created container app", host=nodes[1], field_path=field, count=7, last=36.2
-    )
-    p.event(
-        18.12, ns, "Pod", bad, "Started", "Started container app", host=nodes[1], field_path=field, count=7, last=36.2
-    )
-    p.event(
-        18.4,
-        ns,
-        "Pod",
-        bad,
-        "Pulled",
-        f'Container image "{new_image}" already present on machine',
-        host=nodes[1],
-        field_path=field,
-        count=6,
-        last=36.2,
-    )
-    p.event(
-        18.5,
-        ns,
-        "Pod",
-        bad,
-        "BackOff",
-        backoff_event_message("app", bad, ns, p),
-        type="Warning",
-        host=nodes[1],
-        field_path=field,
-        count=88,
-        last=39.6,
-    )
+    events(18.11, "Created", "Created container app", count=7, last=36.2)
+    events(18.12, "Started", "Started container app", count=7, last=36.2)
+    events(18.4, "Pulled", f'Container image "{new_image}" already present on machine', count=6, last=36.2)
+    events(18.5, "BackOff", backoff_event_message("app", bad, ns, p), type="Warning", count=88, last=39.6)
     lines = [
         '{"level":"info","ts":1750170960.1182,"caller":"cmd/dispatcher/main.go:39","msg":"starting '
         'notification-dispatcher","version":"2.15.0","commit":"9f1c2ab"}',
@@ -405,57 +351,17 @@ def pricing_api_wont_start() -> Pack:
         ],
     )
     field = "spec.containers{web}"
-    p.event(
-        12.0,
-        ns,
-        "Pod",
-        bad,
-        "Scheduled",
-        f"Successfully assigned {ns}/{bad} to {nodes[0]}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
-    p.event(12.02, ns, "Pod", bad, "Pulling", f'Pulling image "{new_image}"', host=nodes[0], field_path=field)
-    p.event(
+    p.scheduled(12.0, ns, bad, nodes[0])
+    events = p.events_of(ns, "Pod", bad, host=nodes[0], field_path=field)
+    events(12.02, "Pulling", f'Pulling image "{new_image}"')
+    events(
         12.2,
-        ns,
-        "Pod",
-        bad,
         "Pulled",
         f'Successfully pulled image "{new_image}" in 9.871s (9.871s including waiting). Image size: 58120704 bytes.',
-        host=nodes[0],
-        field_path=field,
     )
-    p.event(
-        12.21, ns, "Pod", bad, "Created", "Created container web", host=nodes[0], field_path=field, count=6, last=41.9
-    )
-    p.event(
-        12.22,
-        ns,
-        "Pod",
-        bad,
-        "Failed",
-        f"Error: {message}",
-        type="Warning",
-        host=nodes[0],
-        field_path=field,
-        count=6,
-        last=41.9,
-    )
-    p.event(
-        12.6,
-        ns,
-        "Pod",
-        bad,
-        "BackOff",
-        backoff_event_message("web", bad, ns, p),
-        type="Warning",
-        host=nodes[0],
-        field_path=field,
-        count=131,
-        last=44.7,
-    )
+    events(12.21, "Created", "Created container web", count=6, last=41.9)
+    events(12.22, "Failed", f"Error: {message}", type="Warning", count=6, last=41.9)
+    events(12.6, "BackOff", backoff_event_message("web", bad, ns, p), type="Warning", count=131, last=44.7)
     for m in range(0, 45, 3):
         p.log(
             m + 0.4,
@@ -711,25 +617,11 @@ def edge_gateway_502() -> Pack:
             service="edge-gateway",
         )
     for i, pod in enumerate(pods):
-        p.k8s_event(
-            24.1 + i * 0.1,
-            "mobile",
-            "Pod",
-            pod,
-            "Scheduled",
-            f"Successfully assigned mobile/{pod} to ip-10-6-{i + 1}-{30 + i}.ec2.internal",
-            service="edge-gateway",
+        events = p.k8s_events_of("mobile", "Pod", pod, service="edge-gateway")
+        events(
+            24.1 + i * 0.1, "Scheduled", f"Successfully assigned mobile/{pod} to ip-10-6-{i + 1}-{30 + i}.ec2.internal"
         )
-        p.k8s_event(
-            24.3 + i * 0.1,
-            "mobile",
-            "Pod",
-            pod,
-            "Started",
-            "Started container gateway",
-            count=6,
-            service="edge-gateway",
-        )
+        events(24.3 + i * 0.1, "Started", "Started container gateway", count=6)
     for k in range(30):
         at = 24.5 + k * 1.1
         p.log(
@@ -882,30 +774,19 @@ def route_planner_panics() -> Pack:
         restarts=1,
         last=terminated(p, "Error", 137, -8000, 21.4, cid=fpod),
     )
-    p.event(
+    events = p.events_of(
+        ns, "Pod", fpod, host="worker-2.k8s.dc1.acme-logistics.net", field_path="spec.containers{tracker}"
+    )
+    events(
         21.0,
-        ns,
-        "Pod",
-        fpod,
         "Unhealthy",
         'Liveness probe failed: Get "http://172.20.2.14:8080/healthz": '
         "context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
         type="Warning",
-        host="worker-2.k8s.dc1.acme-logistics.net",
-        field_path="spec.containers{tracker}",
         count=3,
         last=21.3,
     )
-    p.event(
-        21.35,
-        ns,
-        "Pod",
-        fpod,
-        "Killing",
-        "Container tracker failed liveness probe, will be restarted",
-        host="worker-2.k8s.dc1.acme-logistics.net",
-        field_path="spec.containers{tracker}",
-    )
+    events(21.35, "Killing", "Container tracker failed liveness probe, will be restarted")
     p.stream(
         {"namespace": ns, "app": "osrm-backend", "pod": "osrm-backend-0", "container": "osrm"},
         [

@@ -253,41 +253,17 @@ def catalog_mysql_refused() -> Pack:
         host=old_node,
         field_path="spec.containers{mysql}",
     )
-    p.event(
-        3.2,
-        ns,
-        "Pod",
-        "catalog-mysql-0",
-        "Scheduled",
-        f"Successfully assigned {ns}/catalog-mysql-0 to {node}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
-    p.event(
+    p.scheduled(3.2, ns, "catalog-mysql-0", node)
+    events = p.events_of(ns, "Pod", "catalog-mysql-0")
+    events(
         3.25,
-        ns,
-        "Pod",
-        "catalog-mysql-0",
         "SuccessfulAttachVolume",
         'AttachVolume.Attach succeeded for volume "pvc-0e4b5c6d-7f81-4a2b-9c3d-5e6f7a8b9c0d"',
         component="attachdetach-controller",
     )
-    p.event(
-        3.9,
-        ns,
-        "Pod",
-        "catalog-mysql-0",
-        "Started",
-        "Started container mysql",
-        host=node,
-        field_path="spec.containers{mysql}",
-    )
-    p.event(
+    events(3.9, "Started", "Started container mysql", host=node, field_path="spec.containers{mysql}")
+    events(
         4.5,
-        ns,
-        "Pod",
-        "catalog-mysql-0",
         "Unhealthy",
         "Readiness probe failed: mysqladmin: connect to server at "
         "'localhost' failed\nerror: 'Can't connect to local MySQL server through socket "

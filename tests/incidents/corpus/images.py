@@ -28,69 +28,19 @@ def _pull_failure_events(
 ) -> None:
     """What the kubelet records for a failing pull (pkg/kubelet/images): Pulling, Failed x2, BackOff, Failed."""
     field = f"spec.containers{{{container_name}}}"
-    p.event(
-        first,
-        namespace,
-        "Pod",
-        pod,
-        "Pulling",
-        f'Pulling image "{image}"',
-        host=node,
-        field_path=field,
-        count=attempts,
-        last=last - 1.0,
-    )
-    p.event(
+    events = p.events_of(namespace, "Pod", pod, host=node, field_path=field)
+    events(first, "Pulling", f'Pulling image "{image}"', count=attempts, last=last - 1.0)
+    events(
         first + 0.1,
-        namespace,
-        "Pod",
-        pod,
         "Failed",
         f'Failed to pull image "{image}": {error}',
         type="Warning",
-        host=node,
-        field_path=field,
         count=attempts,
         last=last - 1.0,
     )
-    p.event(
-        first + 0.11,
-        namespace,
-        "Pod",
-        pod,
-        "Failed",
-        "Error: ErrImagePull",
-        type="Warning",
-        host=node,
-        field_path=field,
-        count=attempts,
-        last=last - 1.0,
-    )
-    p.event(
-        first + 0.3,
-        namespace,
-        "Pod",
-        pod,
-        "BackOff",
-        f'Back-off pulling image "{image}"',
-        host=node,
-        field_path=field,
-        count=attempts * 4,
-        last=last,
-    )
-    p.event(
-        first + 0.31,
-        namespace,
-        "Pod",
-        pod,
-        "Failed",
-        "Error: ImagePullBackOff",
-        type="Warning",
-        host=node,
-        field_path=field,
-        count=attempts * 4,
-        last=last,
-    )
+    events(first + 0.11, "Failed", "Error: ErrImagePull", type="Warning", count=attempts, last=last - 1.0)
+    events(first + 0.3, "BackOff", f'Back-off pulling image "{image}"', count=attempts * 4, last=last)
+    events(first + 0.31, "Failed", "Error: ImagePullBackOff", type="Warning", count=attempts * 4, last=last)
 
 
 def storefront_rollout_stuck() -> Pack:
@@ -169,24 +119,9 @@ def storefront_rollout_stuck() -> Pack:
         replicas=2,
         ready=0,
     )
-    p.event(
-        15.0,
-        ns,
-        "Deployment",
-        "storefront-web",
-        "ScalingReplicaSet",
-        f"Scaled up replica set {new_rs} to 2 from 0",
-        component="deployment-controller",
-    )
-    p.event(
-        15.01,
-        ns,
-        "Deployment",
-        "storefront-web",
-        "ScalingReplicaSet",
-        f"Scaled down replica set {old_rs} to 5 from 6",
-        component="deployment-controller",
-    )
+    events = p.events_of(ns, "Deployment", "storefront-web", component="deployment-controller")
+    events(15.0, "ScalingReplicaSet", f"Scaled up replica set {new_rs} to 2 from 0")
+    events(15.01, "ScalingReplicaSet", f"Scaled down replica set {old_rs} to 5 from 6")
     nodes = [f"ip-10-2-{k}-{60 + k * 7}.us-east-2.compute.internal" for k in range(1, 5)]
     for i in range(5):
         healthy_pod(
@@ -241,17 +176,7 @@ def storefront_rollout_stuck() -> Pack:
             f"Created pod: {pod}",
             component="replicaset-controller",
         )
-        p.event(
-            15.02,
-            ns,
-            "Pod",
-            pod,
-            "Scheduled",
-            f"Successfully assigned {ns}/{pod} to {node}",
-            component="default-scheduler",
-            new_api=True,
-            action="Binding",
-        )
+        p.scheduled(15.02, ns, pod, node)
         _pull_failure_events(
             p,
             namespace=ns,
@@ -410,11 +335,9 @@ def ingest_worker_scale_out() -> Pack:
             f"Created pod: {pod}",
             component="replicaset-controller",
         )
-        p.event(
+        events = p.events_of(ns, "Pod", pod)
+        events(
             6.02,
-            ns,
-            "Pod",
-            pod,
             "FailedScheduling",
             "0/2 nodes are available: 2 Insufficient memory. preemption: 0/2 nodes are available: 2 No "
             "preemption victims found for incoming pod.",
@@ -422,26 +345,10 @@ def ingest_worker_scale_out() -> Pack:
             component="default-scheduler",
             new_api=True,
         )
-        p.event(
-            6.03,
-            ns,
-            "Pod",
-            pod,
-            "Nominated",
-            f"Pod should schedule on: nodeclaim/default-{suffix('nc', i % 2)}",
-            component="karpenter",
+        events(
+            6.03, "Nominated", f"Pod should schedule on: nodeclaim/default-{suffix('nc', i % 2)}", component="karpenter"
         )
-        p.event(
-            8.1,
-            ns,
-            "Pod",
-            pod,
-            "Scheduled",
-            f"Successfully assigned {ns}/{pod} to {node}",
-            component="default-scheduler",
-            new_api=True,
-            action="Binding",
-        )
+        p.scheduled(8.1, ns, pod, node)
         _pull_failure_events(
             p,
             namespace=ns,
@@ -562,18 +469,9 @@ def payments_manual_review() -> Pack:
     pods = [f"fraud-scorer-{suffix('fs2', length=10)}-{suffix('fs2', i)}" for i in range(3)]
     nodes = [f"ip-10-12-{4 + i}-{21 + i * 30}.eu-west-1.compute.internal" for i in range(3)]
     for i, pod in enumerate(pods):
-        p.k8s_event(
-            1.0 + i * 0.2,
-            "risk",
-            "Pod",
-            pod,
-            "Scheduled",
-            f"Successfully assigned risk/{pod} to {nodes[i]}",
-            service="fraud-scorer",
-        )
-        p.k8s_event(
-            1.1 + i * 0.2, "risk", "Pod", pod, "Pulling", f'Pulling image "{image}"', count=9, service="fraud-scorer"
-        )
+        events = p.k8s_events_of("risk", "Pod", pod, service="fraud-scorer")
+        events(1.0 + i * 0.2, "Scheduled", f"Successfully assigned risk/{pod} to {nodes[i]}")
+        events(1.1 + i * 0.2, "Pulling", f'Pulling image "{image}"', count=9)
     # One pod's failure is recorded as raw events, the others' as the built-in k8s events.
     _pull_failure_events(
         p,
@@ -588,38 +486,10 @@ def payments_manual_review() -> Pack:
         container_name="scorer",
     )
     for i, pod in enumerate(pods[1:], start=1):
-        p.k8s_event(
-            3.4 + i * 0.2,
-            "risk",
-            "Pod",
-            pod,
-            "Failed",
-            f'Failed to pull image "{image}": {error}',
-            type="Warning",
-            count=9,
-            service="fraud-scorer",
-        )
-        p.k8s_event(
-            3.41 + i * 0.2,
-            "risk",
-            "Pod",
-            pod,
-            "Failed",
-            "Error: ErrImagePull",
-            type="Warning",
-            count=9,
-            service="fraud-scorer",
-        )
-        p.k8s_event(
-            3.6 + i * 0.2,
-            "risk",
-            "Pod",
-            pod,
-            "BackOff",
-            f'Back-off pulling image "{image}"',
-            count=30,
-            service="fraud-scorer",
-        )
+        events = p.k8s_events_of("risk", "Pod", pod, service="fraud-scorer")
+        events(3.4 + i * 0.2, "Failed", f'Failed to pull image "{image}": {error}', type="Warning", count=9)
+        events(3.41 + i * 0.2, "Failed", "Error: ErrImagePull", type="Warning", count=9)
+        events(3.6 + i * 0.2, "BackOff", f'Back-off pulling image "{image}"', count=30)
     p.k8s_event(
         0.5,
         "risk",

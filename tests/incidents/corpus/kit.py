@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -474,6 +474,29 @@ class Pack:
             event["eventTime"] = None
         self._k8s["events"].append(event)
 
+    def events_of(self, namespace: str, kind: str, obj: str, **shared: Any) -> Events:
+        """A recorder of ``obj``'s events: ``(first, reason, message, **more)``, with ``shared`` (``host``,
+        ``field_path``...) given to every one of them."""
+        return Events(self.event, namespace, kind, obj, shared)
+
+    def k8s_events_of(self, namespace: str, kind: str, obj: str, **shared: Any) -> Events:
+        """``events_of`` for the built-in events section (``k8s_event``)."""
+        return Events(self.k8s_event, namespace, kind, obj, shared)
+
+    def scheduled(self, minute: float, namespace: str, pod: str, node: str) -> None:
+        """The scheduler's Scheduled event of ``pod`` (recorded through events.k8s.io)."""
+        self.event(
+            minute,
+            namespace,
+            "Pod",
+            pod,
+            "Scheduled",
+            f"Successfully assigned {namespace}/{pod} to {node}",
+            component="default-scheduler",
+            new_api=True,
+            action="Binding",
+        )
+
     def pod_log(
         self, namespace: str, pod: str, lines: Sequence[str], *, container: str, previous: bool = False
     ) -> None:
@@ -542,6 +565,21 @@ class Pack:
         path = directory / f"{self.name}.json"
         path.write_text(json.dumps(self.build(), indent=1, ensure_ascii=False) + "\n")
         return path
+
+
+class Events:
+    """The events of one object, recorded through ``record`` (``Pack.event`` or ``Pack.k8s_event``) with the
+    arguments they share bound."""
+
+    def __init__(self, record: Callable[..., None], namespace: str, kind: str, obj: str, shared: Json) -> None:
+        self.record = record
+        self.namespace = namespace
+        self.kind = kind
+        self.obj = obj
+        self.shared = shared
+
+    def __call__(self, first: float, reason: str, message: str, **more: Any) -> None:
+        self.record(first, self.namespace, self.kind, self.obj, reason, message, **{**self.shared, **more})
 
 
 def _api_version(kind: str) -> str:
@@ -763,17 +801,7 @@ def pod_start_events(
     pull_seconds: float = 2.417,
 ) -> None:
     """The Normal events every healthy pod start leaves: Scheduled, Pulling/Pulled, Created, Started."""
-    pack.event(
-        minute,
-        namespace,
-        "Pod",
-        pod,
-        "Scheduled",
-        f"Successfully assigned {namespace}/{pod} to {node}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
+    pack.scheduled(minute, namespace, pod, node)
     field = f"spec.containers{{{container_name}}}"
     if pulled:
         pack.event(

@@ -79,52 +79,15 @@ def cart_pods_restarting() -> Pack:
         )
         field = "spec.containers{server}"
         first, latest = 2.5 + i * 4, last_start
-        p.event(
-            first,
-            ns,
-            "Pod",
-            name,
-            "Pulled",
-            f'Container image "{cart_image}" already present on machine',
-            host=node,
-            field_path=field,
-            count=count,
-            last=latest,
-        )
-        p.event(
-            first + 0.01,
-            ns,
-            "Pod",
-            name,
-            "Created",
-            "Created container server",
-            host=node,
-            field_path=field,
-            count=count,
-            last=latest + 0.01,
-        )
-        p.event(
-            first + 0.02,
-            ns,
-            "Pod",
-            name,
-            "Started",
-            "Started container server",
-            host=node,
-            field_path=field,
-            count=count,
-            last=latest + 0.02,
-        )
-        p.event(
+        events = p.events_of(ns, "Pod", name, host=node, field_path=field)
+        events(first, "Pulled", f'Container image "{cart_image}" already present on machine', count=count, last=latest)
+        events(first + 0.01, "Created", "Created container server", count=count, last=latest + 0.01)
+        events(first + 0.02, "Started", "Started container server", count=count, last=latest + 0.02)
+        events(
             8 + i,
-            ns,
-            "Pod",
-            name,
             "BackOff",
             backoff_event_message("server", name, ns, p),
             type="Warning",
-            host=node,
-            field_path=field,
             count=14 + i * 5,
             last=57.5 + i * 0.6,
         )
@@ -208,11 +171,9 @@ def cart_pods_restarting() -> Pack:
         containers=[container("redis", "redis:7.2.4-alpine", port=6379, memory="1Gi", limit_memory="1Gi")],
         statuses=[status(p, "redis", "redis:7.2.4-alpine", state=running(p, -40000))],
     )
-    p.event(
+    events = p.events_of("batch", "Pod", "catalog-export-28981410-2xw9q")
+    events(
         3,
-        "batch",
-        "Pod",
-        "catalog-export-28981410-2xw9q",
         "FailedScheduling",
         "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption "
         "victims found for incoming pod.",
@@ -220,11 +181,8 @@ def cart_pods_restarting() -> Pack:
         component="default-scheduler",
         new_api=True,
     )
-    p.event(
+    events(
         3.2,
-        "batch",
-        "Pod",
-        "catalog-export-28981410-2xw9q",
         "TriggeredScaleUp",
         "pod triggered scale-up: [{eks-batch-spot-20250211-8ac6 1->2 (max: 6)}]",
         component="cluster-autoscaler",

@@ -200,70 +200,28 @@ def inventory_liveness_kills() -> Pack:
             ],
         )
         field = "spec.containers{app}"
-        p.event(
+        events = p.events_of(ns, "Pod", pod, host=node, field_path=field)
+        events(
             9.0 + i,
-            ns,
-            "Pod",
-            pod,
             "Unhealthy",
             f'Liveness probe failed: Get "http://{ip}:8081/actuator/health/liveness": context deadline exceeded '
             "(Client.Timeout exceeded while awaiting headers)",
             type="Warning",
-            host=node,
-            field_path=field,
             count=21 - i * 3,
             last=39.5 + i,
         )
-        p.event(
+        events(
             9.1 + i,
-            ns,
-            "Pod",
-            pod,
             "Unhealthy",
             f'Readiness probe failed: Get "http://{ip}:8081/actuator/health/readiness": context deadline '
             "exceeded (Client.Timeout exceeded while awaiting headers)",
             type="Warning",
-            host=node,
-            field_path=field,
             count=44 - i * 5,
             last=39.6 + i,
         )
-        p.event(
-            9.5 + i,
-            ns,
-            "Pod",
-            pod,
-            "Killing",
-            "Container app failed liveness probe, will be restarted",
-            host=node,
-            field_path=field,
-            count=7 - i,
-            last=39.7 + i,
-        )
-        p.event(
-            9.6 + i,
-            ns,
-            "Pod",
-            pod,
-            "Pulled",
-            f'Container image "{image}" already present on machine',
-            host=node,
-            field_path=field,
-            count=7 - i,
-            last=39.9 + i,
-        )
-        p.event(
-            9.61 + i,
-            ns,
-            "Pod",
-            pod,
-            "Started",
-            "Started container app",
-            host=node,
-            field_path=field,
-            count=7 - i,
-            last=39.91 + i,
-        )
+        events(9.5 + i, "Killing", "Container app failed liveness probe, will be restarted", count=7 - i, last=39.7 + i)
+        events(9.6 + i, "Pulled", f'Container image "{image}" already present on machine', count=7 - i, last=39.9 + i)
+        events(9.61 + i, "Started", "Started container app", count=7 - i, last=39.91 + i)
         lines = []
         for k in range(30):
             m = 1.0 + k * 1.4 + i * 0.2
@@ -389,31 +347,18 @@ def keycloak_startup_loop() -> Pack:
             ],
         )
         field = "spec.containers{keycloak}"
-        p.event(
+        events = p.events_of(ns, "Pod", pod, host=node, field_path=field)
+        events(
             7.2 + i,
-            ns,
-            "Pod",
-            pod,
             "Unhealthy",
             f'Startup probe failed: Get "http://{ip}:9000/health/started": dial tcp {ip}:9000: connect: '
             "connection refused",
             type="Warning",
-            host=node,
-            field_path=field,
             count=240 - i * 30,
             last=59.0,
         )
-        p.event(
-            7.3 + i,
-            ns,
-            "Pod",
-            pod,
-            "Killing",
-            "Container keycloak failed startup probe, will be restarted",
-            host=node,
-            field_path=field,
-            count=8 - i,
-            last=50.9 + i,
+        events(
+            7.3 + i, "Killing", "Container keycloak failed startup probe, will be restarted", count=8 - i, last=50.9 + i
         )
         lines = []
         for cycle in range(8 - i):
@@ -578,17 +523,9 @@ def cart_worker_evictions() -> Pack:
                 }
             ],
         )
-        p.event(m, ns, "Pod", pod, "Evicted", message, type="Warning", host=node)
-        p.event(
-            m + 0.01,
-            ns,
-            "Pod",
-            pod,
-            "Killing",
-            "Stopping container worker",
-            host=node,
-            field_path="spec.containers{worker}",
-        )
+        events = p.events_of(ns, "Pod", pod, host=node)
+        events(m, "Evicted", message, type="Warning")
+        events(m + 0.01, "Killing", "Stopping container worker", field_path="spec.containers{worker}")
         p.k8s_event(
             m + 0.2,
             ns,
@@ -598,40 +535,12 @@ def cart_worker_evictions() -> Pack:
             f"Successfully assigned shop/cart-worker-{chash}-{suffix('cw', k + 10)} to {node}",
             service="cart-worker",
         )
-    p.event(
-        10.8,
-        "default",
-        "Node",
-        node,
-        "EvictionThresholdMet",
-        "Attempting to reclaim memory",
-        type="Warning",
-        host=node,
-        count=3,
-        last=37.8,
+    events = p.events_of("default", "Node", node, host=node)
+    events(10.8, "EvictionThresholdMet", "Attempting to reclaim memory", type="Warning", count=3, last=37.8)
+    events(
+        10.7, "NodeHasInsufficientMemory", f"Node {node} status is now: NodeHasInsufficientMemory", count=3, last=37.7
     )
-    p.event(
-        10.7,
-        "default",
-        "Node",
-        node,
-        "NodeHasInsufficientMemory",
-        f"Node {node} status is now: NodeHasInsufficientMemory",
-        host=node,
-        count=3,
-        last=37.7,
-    )
-    p.event(
-        12.5,
-        "default",
-        "Node",
-        node,
-        "NodeHasSufficientMemory",
-        f"Node {node} status is now: NodeHasSufficientMemory",
-        host=node,
-        count=3,
-        last=39.5,
-    )
+    events(12.5, "NodeHasSufficientMemory", f"Node {node} status is now: NodeHasSufficientMemory", count=3, last=39.5)
     # The bystander: recommendations-api evicted once too, slightly over its own request.
     rhash = suffix("ra2", length=10)
     rpod = f"recommendations-api-{rhash}-{suffix('ra2')}"
@@ -749,17 +658,9 @@ def thumbnailer_evicted() -> Pack:
             ],
             statuses=[status(p, "render", image, ready=False, state=terminated(p, "Error", 137, m - 7.4, m, cid=pod))],
         )
-        p.event(m, ns, "Pod", pod, "Evicted", msg, type="Warning", host=node)
-        p.event(
-            m + 0.01,
-            ns,
-            "Pod",
-            pod,
-            "Killing",
-            "Stopping container render",
-            host=node,
-            field_path="spec.containers{render}",
-        )
+        events = p.events_of(ns, "Pod", pod, host=node)
+        events(m, "Evicted", msg, type="Warning")
+        events(m + 0.01, "Killing", "Stopping container render", field_path="spec.containers{render}")
         lines = [(m - 7.3, f'{{"level":"info","msg":"worker started","tmpdir":"/tmp","pod":"{pod}"}}')]
         for j in range(6):
             t = m - 7.0 + j * 1.1
@@ -864,48 +765,18 @@ def orders_evicted_disk_pressure() -> Pack:
             containers=[container("api", image)],
             statuses=[status(p, "api", image, ready=False, state=terminated(p, "Error", 143, m - 5.9, m, cid=pod))],
         )
-        p.event(m, "orders", "Pod", pod, "Evicted", msg, type="Warning", host=node)
-        p.event(
-            m + 0.01,
-            "orders",
-            "Pod",
-            pod,
-            "Killing",
-            "Stopping container api",
-            host=node,
-            field_path="spec.containers{api}",
-        )
-    p.event(
-        13.0,
-        "default",
-        "Node",
-        node,
-        "NodeHasDiskPressure",
-        f"Node {node} status is now: NodeHasDiskPressure",
-        host=node,
-    )
-    p.event(
-        13.2,
-        "default",
-        "Node",
-        node,
-        "EvictionThresholdMet",
-        "Attempting to reclaim ephemeral-storage",
-        type="Warning",
-        host=node,
-        count=6,
-        last=44.0,
-    )
-    p.event(
+        events = p.events_of("orders", "Pod", pod, host=node)
+        events(m, "Evicted", msg, type="Warning")
+        events(m + 0.01, "Killing", "Stopping container api", field_path="spec.containers{api}")
+    events = p.events_of("default", "Node", node, host=node)
+    events(13.0, "NodeHasDiskPressure", f"Node {node} status is now: NodeHasDiskPressure")
+    events(13.2, "EvictionThresholdMet", "Attempting to reclaim ephemeral-storage", type="Warning", count=6, last=44.0)
+    events(
         13.5,
-        "default",
-        "Node",
-        node,
         "FreeDiskSpaceFailed",
         "Failed to garbage collect required amount of images. Attempted to free 6442450944 bytes, but only found "
         "0 bytes eligible to free.",
         type="Warning",
-        host=node,
         count=8,
         last=43.5,
     )

@@ -128,23 +128,10 @@ def healthy_shop_namespace() -> Pack:
             field_path="spec.containers{nginx}",
         )
     for k, (up, down) in enumerate([(1, 1), (2, 0)]):
-        p.event(
-            24.0 + k * 1.2,
-            ns,
-            "Deployment",
-            "storefront",
-            "ScalingReplicaSet",
-            f"Scaled up replica set storefront-{nh} to {up} from {up - 1}",
-            component="deployment-controller",
-        )
-        p.event(
-            24.9 + k * 1.2,
-            ns,
-            "Deployment",
-            "storefront",
-            "ScalingReplicaSet",
-            f"Scaled down replica set storefront-{oh} to {down} from {down + 1}",
-            component="deployment-controller",
+        events = p.events_of(ns, "Deployment", "storefront", component="deployment-controller")
+        events(24.0 + k * 1.2, "ScalingReplicaSet", f"Scaled up replica set storefront-{nh} to {up} from {up - 1}")
+        events(
+            24.9 + k * 1.2, "ScalingReplicaSet", f"Scaled down replica set storefront-{oh} to {down} from {down + 1}"
         )
     # One pod restarted six days ago (a node reboot); the batch job waited for a node, then ran and completed.
     cart = p.pods[0]["status"]["containerStatuses"][0]
@@ -156,11 +143,9 @@ def healthy_shop_namespace() -> Pack:
         0.0, ns, "CronJob", "sitemap-build", "SuccessfulCreate", f"Created job {job}", component="cronjob-controller"
     )
     p.event(0.01, ns, "Job", job, "SuccessfulCreate", f"Created pod: {jpod}", component="job-controller")
-    p.event(
+    events = p.events_of(ns, "Pod", jpod)
+    events(
         0.02,
-        ns,
-        "Pod",
-        jpod,
         "FailedScheduling",
         "0/3 nodes are available: 3 Insufficient memory. preemption: "
         "0/3 nodes are available: 3 No preemption victims found for incoming pod.",
@@ -170,11 +155,8 @@ def healthy_shop_namespace() -> Pack:
         count=2,
         last=1.0,
     )
-    p.event(
+    events(
         0.1,
-        ns,
-        "Pod",
-        jpod,
         "TriggeredScaleUp",
         "pod triggered scale-up: [{eks-general-20250301-6ac4 3->4 (max: 8)}]",
         component="cluster-autoscaler",

@@ -97,11 +97,9 @@ def search_slow_during_sale() -> Pack:
             f"Created pod: {pod}",
             component="replicaset-controller",
         )
-        p.event(
+        events = p.events_of(ns, "Pod", pod)
+        events(
             12.03,
-            ns,
-            "Pod",
-            pod,
             "FailedScheduling",
             message,
             type="Warning",
@@ -110,11 +108,8 @@ def search_slow_during_sale() -> Pack:
             count=9,
             last=47.0,
         )
-        p.event(
+        events(
             12.5,
-            ns,
-            "Pod",
-            pod,
             "NotTriggerScaleUp",
             "pod didn't trigger scale-up: 1 max node group size reached",
             component="cluster-autoscaler",
@@ -245,40 +240,18 @@ def embedding_backlog() -> Pack:
             tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
             conditions=unschedulable(p, -700, message),
         )
-        p.k8s_event(
-            1.0 + i * 0.1,
-            ns,
-            "Pod",
-            pod,
-            "FailedScheduling",
-            message,
-            type="Warning",
-            count=170 + i,
-            service="embedding-worker",
-        )
-        p.k8s_event(
+        events = p.k8s_events_of(ns, "Pod", pod, service="embedding-worker")
+        events(1.0 + i * 0.1, "FailedScheduling", message, type="Warning", count=170 + i)
+        events(
             1.2 + i * 0.1,
-            ns,
-            "Pod",
-            pod,
             "NotTriggerScaleUp",
             "pod didn't trigger scale-up: 3 node(s) didn't match Pod's node affinity/selector",
             count=60,
-            service="embedding-worker",
         )
-    p.k8s_event(
-        0.5,
-        ns,
-        "Node",
-        "ip-10-5-9-31.ec2.internal",
-        "NodeReady",
-        "Node ip-10-5-9-31.ec2.internal status is now: NodeReady",
-    )
-    p.k8s_event(
+    events = p.k8s_events_of(ns, "Node", "ip-10-5-9-31.ec2.internal")
+    events(0.5, "NodeReady", "Node ip-10-5-9-31.ec2.internal status is now: NodeReady")
+    events(
         0.6,
-        ns,
-        "Node",
-        "ip-10-5-9-31.ec2.internal",
         "RegisteredNode",
         "Node ip-10-5-9-31.ec2.internal event: Registered Node ip-10-5-9-31.ec2.internal in Controller",
     )
@@ -397,24 +370,13 @@ def ledger_replica_pending() -> Pack:
         volumes=[{"name": "pgdata", "persistentVolumeClaim": {"claimName": "pgdata-ledger-postgres-2"}}],
         conditions=unschedulable(p, 3.0, message),
     )
-    p.event(
+    events = p.events_of(ns, "StatefulSet", "ledger-postgres", component="statefulset-controller")
+    events(
         3.0,
-        ns,
-        "StatefulSet",
-        "ledger-postgres",
         "SuccessfulCreate",
         "create Claim pgdata-ledger-postgres-2 Pod ledger-postgres-2 in StatefulSet ledger-postgres success",
-        component="statefulset-controller",
     )
-    p.event(
-        3.01,
-        ns,
-        "StatefulSet",
-        "ledger-postgres",
-        "SuccessfulCreate",
-        "create Pod ledger-postgres-2 in StatefulSet ledger-postgres successful",
-        component="statefulset-controller",
-    )
+    events(3.01, "SuccessfulCreate", "create Pod ledger-postgres-2 in StatefulSet ledger-postgres successful")
     p.event(
         3.02,
         ns,

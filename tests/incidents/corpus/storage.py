@@ -62,84 +62,48 @@ def grafana_containercreating() -> Pack:
         ],
         statuses=[status(p, "grafana", image, state=waiting("ContainerCreating"), ready=False, started=False)],
     )
-    p.event(
-        2.0,
-        ns,
-        "Pod",
-        pod,
-        "Scheduled",
-        f"Successfully assigned {ns}/{pod} to {node}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
-    p.event(
+    p.scheduled(2.0, ns, pod, node)
+    events = p.events_of(ns, "Pod", pod, host=node, type="Warning")
+    events(
         2.05,
-        ns,
-        "Pod",
-        pod,
         "FailedMount",
         'MountVolume.SetUp failed for volume "tls" : secret "grafana-tls" not found',
-        type="Warning",
-        host=node,
         count=19,
         last=38.5,
     )
-    p.event(
+    events(
         4.1,
-        ns,
-        "Pod",
-        pod,
         "FailedMount",
         "Unable to attach or mount volumes: unmounted volumes=[tls], "
         "unattached volumes=[], failed to process volumes=[]: timed out waiting for the condition",
-        type="Warning",
-        host=node,
         count=16,
         last=38.2,
     )
-    p.event(
-        1.0,
-        ns,
-        "Certificate",
-        "grafana-tls",
-        "Issuing",
-        "Issuing certificate as Secret does not exist",
-        component="cert-manager-certificates-trigger",
-        api_version="cert-manager.io/v1",
+    events = p.events_of(ns, "Certificate", "grafana-tls", api_version="cert-manager.io/v1")
+    events(
+        1.0, "Issuing", "Issuing certificate as Secret does not exist", component="cert-manager-certificates-trigger"
     )
-    p.event(
+    events(
         1.02,
-        ns,
-        "Certificate",
-        "grafana-tls",
         "Requested",
         'Created new CertificateRequest resource "grafana-tls-1"',
         component="cert-manager-certificates-request-manager",
-        api_version="cert-manager.io/v1",
     )
-    p.event(
-        1.5,
+    events = p.events_of(
         ns,
         "Challenge",
         "grafana-tls-1-2938811504-1761913011",
-        "Presented",
-        "Presented challenge using HTTP-01 challenge mechanism",
         component="cert-manager-challenges",
         api_version="acme.cert-manager.io/v1",
     )
-    p.event(
+    events(1.5, "Presented", "Presented challenge using HTTP-01 challenge mechanism")
+    events(
         3.0,
-        ns,
-        "Challenge",
-        "grafana-tls-1-2938811504-1761913011",
         "Failed",
         "Accepting challenge authorization failed: acme: authorization error for grafana.ops.acme.io: 403 "
         "urn:ietf:params:acme:error:unauthorized: 52.18.44.120: Invalid response from "
         "http://grafana.ops.acme.io/.well-known/acme-challenge/k4Yp2Q8xZw0bV1nR: 404",
         type="Warning",
-        component="cert-manager-challenges",
-        api_version="acme.cert-manager.io/v1",
     )
     p.event(
         3.1,
@@ -218,45 +182,23 @@ def kafka_broker_multiattach() -> Pack:
     old_node, new_node = "ip-10-3-2-87.ec2.internal", "ip-10-3-3-140.ec2.internal"
     vol = "pvc-5d0e1c7a-3b44-4f2e-9a51-7be0c1d2e3f4"
     p.k8s_event(6.0, "default", "Node", old_node, "NodeNotReady", f"Node {old_node} status is now: NodeNotReady")
-    p.k8s_event(
-        11.0,
-        ns,
-        "Pod",
-        "kafka-2",
-        "TaintManagerEviction",
-        "Marking for deletion Pod streaming/kafka-2",
-        service="kafka",
-    )
-    p.k8s_event(
-        11.5,
-        ns,
-        "Pod",
-        "kafka-2",
-        "Scheduled",
-        f"Successfully assigned streaming/kafka-2 to {new_node}",
-        service="kafka",
-    )
-    p.event(
+    events = p.k8s_events_of(ns, "Pod", "kafka-2", service="kafka")
+    events(11.0, "TaintManagerEviction", "Marking for deletion Pod streaming/kafka-2")
+    events(11.5, "Scheduled", f"Successfully assigned streaming/kafka-2 to {new_node}")
+    events = p.events_of(ns, "Pod", "kafka-2", type="Warning")
+    events(
         11.6,
-        ns,
-        "Pod",
-        "kafka-2",
         "FailedAttachVolume",
         f'Multi-Attach error for volume "{vol}" Volume is already exclusively attached to one node and can\'t be '
         "attached to another",
-        type="Warning",
         component="attachdetach-controller",
         count=1,
     )
-    p.event(
+    events(
         13.6,
-        ns,
-        "Pod",
-        "kafka-2",
         "FailedMount",
         "Unable to attach or mount volumes: unmounted volumes=[data], "
         "unattached volumes=[data kube-api-access-7wq4k]: timed out waiting for the condition",
-        type="Warning",
         host=new_node,
         count=12,
         last=37.7,
@@ -417,11 +359,9 @@ def clickhouse_shard_pending() -> Pack:
         count=8,
         last=36.0,
     )
-    p.event(
+    events = p.events_of(ns, "PersistentVolumeClaim", pvc)
+    events(
         4.01,
-        ns,
-        "PersistentVolumeClaim",
-        pvc,
         "ExternalProvisioning",
         "Waiting for a volume to be created either by the external provisioner 'ebs.csi.aws.com' or manually by "
         "the system administrator. If volume creation is delayed, please verify that the provisioner is running "
@@ -430,22 +370,16 @@ def clickhouse_shard_pending() -> Pack:
         count=140,
         last=39.8,
     )
-    p.event(
+    events(
         4.02,
-        ns,
-        "PersistentVolumeClaim",
-        pvc,
         "Provisioning",
         f'External provisioner is provisioning volume for claim "{ns}/{pvc}"',
         component="ebs.csi.aws.com_ebs-csi-controller-6d9f8b7c5d-2kq8w_5b1e7c20-8f3a-4d2b-9e61-7a0c3d2f1e4b",
         count=14,
         last=38.0,
     )
-    p.event(
+    events(
         4.3,
-        ns,
-        "PersistentVolumeClaim",
-        pvc,
         "ProvisioningFailed",
         err,
         type="Warning",
@@ -682,21 +616,15 @@ def nightly_etl_failed() -> Pack:
         type="Warning",
         component="job-controller",
     )
-    p.event(0.0, ns, "CronJob", "nightly-etl", "SuccessfulCreate", f"Created job {job}", component="cronjob-controller")
-    p.event(
-        1.7,
-        ns,
-        "CronJob",
-        "nightly-etl",
-        "SawCompletedJob",
-        f"Saw completed job: {job}, status: Failed",
-        component="cronjob-controller",
-    )
+    events = p.events_of(ns, "CronJob", "nightly-etl", component="cronjob-controller")
+    events(0.0, "SuccessfulCreate", f"Created job {job}")
+    events(1.7, "SawCompletedJob", f"Saw completed job: {job}, status: Failed")
     # Red herring: cache-warmer's job failed once (a spot node went away) and succeeded on retry.
     cw = "cache-warmer-29019725"
-    p.event(5.0, ns, "Job", cw, "SuccessfulCreate", f"Created pod: {cw}-{suffix(cw, 0)}", component="job-controller")
-    p.event(7.0, ns, "Job", cw, "SuccessfulCreate", f"Created pod: {cw}-{suffix(cw, 1)}", component="job-controller")
-    p.event(9.0, ns, "Job", cw, "Completed", "Job completed", component="job-controller")
+    events = p.events_of(ns, "Job", cw, component="job-controller")
+    events(5.0, "SuccessfulCreate", f"Created pod: {cw}-{suffix(cw, 0)}")
+    events(7.0, "SuccessfulCreate", f"Created pod: {cw}-{suffix(cw, 1)}")
+    events(9.0, "Completed", "Job completed")
     p.pod(
         f"{cw}-{suffix(cw, 0)}",
         ns,
@@ -875,24 +803,9 @@ def payouts_config_error() -> Pack:
         replicas=1,
         ready=0,
     )
-    p.event(
-        4.0,
-        ns,
-        "Deployment",
-        "payouts-api",
-        "ScalingReplicaSet",
-        f"Scaled up replica set payouts-api-{nh} to 1 from 0",
-        component="deployment-controller",
-    )
-    p.event(
-        4.01,
-        ns,
-        "Deployment",
-        "payouts-api",
-        "ScalingReplicaSet",
-        f"Scaled down replica set payouts-api-{oh} to 2 from 3",
-        component="deployment-controller",
-    )
+    events = p.events_of(ns, "Deployment", "payouts-api", component="deployment-controller")
+    events(4.0, "ScalingReplicaSet", f"Scaled up replica set payouts-api-{nh} to 1 from 0")
+    events(4.01, "ScalingReplicaSet", f"Scaled down replica set payouts-api-{oh} to 2 from 3")
     for i in range(2):
         healthy_pod(
             p,
@@ -943,42 +856,10 @@ def payouts_config_error() -> Pack:
         ],
     )
     field = "spec.containers{api}"
-    p.event(
-        4.0,
-        ns,
-        "Pod",
-        bad,
-        "Scheduled",
-        f"Successfully assigned {ns}/{bad} to {node}",
-        component="default-scheduler",
-        new_api=True,
-        action="Binding",
-    )
-    p.event(
-        4.05,
-        ns,
-        "Pod",
-        bad,
-        "Pulled",
-        f'Container image "{new_image}" already present on machine',
-        host=node,
-        field_path=field,
-        count=140,
-        last=29.8,
-    )
-    p.event(
-        4.06,
-        ns,
-        "Pod",
-        bad,
-        "Failed",
-        f"Error: {reason}",
-        type="Warning",
-        host=node,
-        field_path=field,
-        count=140,
-        last=29.8,
-    )
+    p.scheduled(4.0, ns, bad, node)
+    events = p.events_of(ns, "Pod", bad, host=node, field_path=field)
+    events(4.05, "Pulled", f'Container image "{new_image}" already present on machine', count=140, last=29.8)
+    events(4.06, "Failed", f"Error: {reason}", type="Warning", count=140, last=29.8)
     p.event(
         1.0,
         ns,
@@ -1043,36 +924,15 @@ def search_ui_configmap_missing() -> Pack:
     pods = [f"search-ui-{suffix('su', length=10)}-{suffix('su', i)}" for i in range(2)]
     p.deploy(2.0, "search-ui", "5.6.0", "5.6.0", "platform-bot", "Move search-ui to namespace search (no code change)")
     for i, pod in enumerate(pods):
-        p.k8s_event(
-            2.1 + i * 0.02,
-            "search",
-            "Pod",
-            pod,
-            "Scheduled",
-            f"Successfully assigned search/{pod} to node-{i + 7}.k8s.acme.local",
-            service="search-ui",
-        )
-        p.k8s_event(
+        events = p.k8s_events_of("search", "Pod", pod, service="search-ui")
+        events(2.1 + i * 0.02, "Scheduled", f"Successfully assigned search/{pod} to node-{i + 7}.k8s.acme.local")
+        events(
             2.2 + i * 0.02,
-            "search",
-            "Pod",
-            pod,
             "Pulled",
             'Container image "registry.acme.io/search/search-ui:5.6.0" already present on machine',
             count=90,
-            service="search-ui",
         )
-        p.k8s_event(
-            2.21 + i * 0.02,
-            "search",
-            "Pod",
-            pod,
-            "Failed",
-            'Error: configmap "search-ui-runtime" not found',
-            type="Warning",
-            count=90,
-            service="search-ui",
-        )
+        events(2.21 + i * 0.02, "Failed", 'Error: configmap "search-ui-runtime" not found', type="Warning", count=90)
     p.k8s_event(
         2.5,
         "web",

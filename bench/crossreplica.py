@@ -16,7 +16,6 @@ import contextlib
 import importlib.util
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -40,13 +39,11 @@ class NoPostgres(RuntimeError):
 
 
 def _helper() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_store_conftest", ROOT / "tests" / "store" / "conftest.py")
-    if spec is None or spec.loader is None:
-        raise NoPostgres("tests/store/conftest.py (the PostgreSQL helper) is missing")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """The store tests' PostgreSQL helper (``tests.support.postgres``)."""
+    try:
+        return importlib.import_module("tests.support.postgres")
+    except ImportError as exc:
+        raise NoPostgres(f"tests/support/postgres.py (the PostgreSQL helper) cannot be imported: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -58,8 +55,8 @@ def postgres() -> Iterator[str]:
         return
     helper = _helper()
     try:
-        server = helper._Server(
-            bin_dir=helper._find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="bench-pg-")), runner=helper._runner()
+        server = helper.Cluster(
+            bin_dir=helper.find_bin_dir(), base=Path(tempfile.mkdtemp(prefix="bench-pg-")), runner=helper.runner()
         )
     except helper.PostgresUnavailable as exc:
         raise NoPostgres(str(exc)) from None

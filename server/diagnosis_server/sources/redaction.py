@@ -21,6 +21,8 @@ from diagnosis_server.conversions import JsonValue
 REDACTED = "[REDACTED]"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MIN_SECRET_CHARS = 4
+_REMEMBERED_CHARS = 256
+_REMEMBERED_STRINGS = 1 << 16
 
 _SECRET_WORDS = r"(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
 _PATTERNS = re.compile(
@@ -38,6 +40,25 @@ _PATTERNS = re.compile(
     ),
     re.DOTALL,
 )
+
+
+# Every alternative of _PATTERNS holds one of these (compared lower-case): a text holding none cannot match, and
+# most strings of an answer hold none. The pattern's run of name characters before a secret word costs time
+# quadratic in a long word's length, so the whole of a large Kubernetes listing is not put through it.
+PATTERN_MARKERS = (
+    "-----begin", "eyj", "bearer", "basic", "token", "://", "gh", "github_pat_", "glpat-", "xox", "sk-", "akia",
+    "aiza", "pass", "pwd", "secret", "key", "credential",
+)  # fmt: skip
+
+
+def may_hold_a_token(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in PATTERN_MARKERS)
+
+
+def pattern() -> re.Pattern[str]:
+    """The whole pattern (for the test that its markers cover every alternative)."""
+    return _PATTERNS
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -59,14 +80,28 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         # Longest first, so a secret that contains another is replaced whole.
         self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+        # Short strings already redacted (a Kubernetes listing repeats its names, images, phases and stamps).
+        self._seen: dict[str, str] = {}
 
     def with_secrets(self, secrets: Iterable[str]) -> Redactor:
         return Redactor([*self._secrets, *secrets])
 
     def text(self, text: str) -> str:
+        if len(text) > _REMEMBERED_CHARS:
+            return self._redacted(text)
+        seen = self._seen.get(text)
+        if seen is None:
+            if len(self._seen) >= _REMEMBERED_STRINGS:
+                self._seen.clear()
+            seen = self._seen[text] = self._redacted(text)
+        return seen
+
+    def _redacted(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        if not may_hold_a_token(text):
+            return text
         return _PATTERNS.sub(_replace, text)
 
     def value(self, value: JsonValue) -> JsonValue:

@@ -1,0 +1,48 @@
+"""The redaction pattern's literal prefilter never lets a token-looking string through unredacted."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diagnosis_server.sources.redaction import PATTERN_MARKERS, REDACTED, Redactor, may_hold_a_token, pattern
+
+_FRAGMENTS = (
+    "-----BEGIN RSA PRIVATE KEY-----", "MIIEow", "-----END RSA PRIVATE KEY-----", "eyJhbGciOi", "eyJzdWIi", ".",
+    "Bearer ", "basic ", "Token ", "abcdefgh12345678", "https://", "http://", "user:pa55@", "db.local", "ghp_",
+    "gho_", "github_pat_", "glpat-", "xoxb-", "sk-", "AKIA", "AIza", "ABCDEFGHIJKLMNOP0123456789abcdefghij",
+    "password", "PASSWD", "Pwd", "secret", "api_key", "API-KEY", "apikey", "access_key", "AccessKey",
+    "private-key", "credentials", "=", ": ", '"', " ", "DB_", "_VALUE", "hunter22", "1234", "pod", "Started",
+    "container", "checkout-api-7f9c", "\n",
+)  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=10))
+def test_every_text_the_pattern_redacts_holds_a_marker(parts: list[str]) -> None:
+    """Secrets are never echoed: the prefilter skips only texts the pattern cannot match."""
+    text = "".join(parts)
+    if pattern().search(text) is not None:
+        assert may_hold_a_token(text), text  # so the pattern runs on it exactly as without the prefilter
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer abcdefgh12345678",
+        "postgres://app:hunter22@orders-db:5432/orders",
+        "DB_PASSWORD=hunter22",
+        "token: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        "using key AKIAABCDEFGHIJKLMNOP",
+    ],
+)
+def test_tokens_are_still_redacted(text: str) -> None:
+    assert REDACTED in Redactor().text(text)
+
+
+def test_ordinary_text_is_left_as_is_without_the_pattern() -> None:
+    line = "Started container checkout-api in pod checkout-api-7f9c (image registry.local/checkout-api:1.4.2)"
+    assert not may_hold_a_token(line)
+    assert Redactor().text(line) == line
+    assert all(marker == marker.lower() for marker in PATTERN_MARKERS)

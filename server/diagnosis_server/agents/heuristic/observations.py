@@ -7,13 +7,12 @@ compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Ga
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
-from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.conversions import JsonObject, JsonValue, value_text
 
 
 class BindingError(ValueError):
@@ -39,13 +38,6 @@ class Binding:
 def pointer(*tokens: str | int) -> str:
     """An RFC 6901 JSON Pointer from reference tokens (``~`` and ``/`` escaped)."""
     return "".join("/" + str(token).replace("~", "~0").replace("/", "~1") for token in tokens)
-
-
-def value_text(value: JsonValue) -> str:
-    """The text a binding's matched text is taken from (the Gatekeeper's own rule)."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 def parse_ts(text: object) -> datetime | None:

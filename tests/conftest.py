@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from diagnosis_server.api.logging import configure_logging
 from diagnosis_server.store import Repository, open_repository
 from tests.support.settings import sqlite_url
 
@@ -23,6 +24,12 @@ async def repository(tmp_path: Path) -> AsyncIterator[Repository]:
         yield repo
     finally:
         await repo.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The service's own log format (JSON lines on stderr), not structlog's console default: that one renders a
+    logged traceback with rich, which costs a test that crashes a node on purpose a second or more."""
+    configure_logging("warning")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -67,12 +67,31 @@ TESTS = [
 ]
 
 _CONFTEST = """
-from hypothesis import settings
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile(
     "mutate", derandomize=True, database=None, deadline=None, print_blob=False, max_examples=25
 )
 settings.load_profile("mutate")
+"""
+
+# A plugin of the staging tree: a mutant's tests run fastest first (the durations mutmut measured in its stats
+# run), so that a killed mutant costs its fastest failing test, not whichever test the set's order put first.
+_ORDER_PLUGIN = """
+import json
+from pathlib import Path
+
+import pytest
+
+_durations: dict[str, float] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if not _durations and Path("mutmut-stats.json").exists():  # none before the stats run has written them
+        _durations.update(json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"])
+    if _durations:
+        items.sort(key=lambda item: _durations.get(item.nodeid, 0.0))
 """
 
 MUTATE_EXAMPLES = 25
@@ -93,7 +112,7 @@ def _pyproject() -> str:
 source_paths = ["src/diagnosis_server"]
 only_mutate = {toml_list(CORE)}
 pytest_add_cli_args_test_selection = {toml_list(tests)}
-pytest_add_cli_args = ["-p", "no:cacheprovider", "-W", "ignore"]
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "tests.mutate_order", "-W", "ignore"]
 timeout_multiplier = 10.0
 timeout_constant = 5.0
 use_git_change_detection = false
@@ -120,8 +139,12 @@ def stage() -> None:
         if capped != text:
             path.write_text(capped, encoding="utf-8")
     (WORK / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
-    # Deterministic property tests: a mutant is killed or not, never by chance.
-    (WORK / "tests" / "conftest.py").write_text(_CONFTEST, encoding="utf-8")
+    # Deterministic property tests: a mutant is killed or not, never by chance. The suite's own conftest (its
+    # fixtures and options) stays; the profile is added after it.
+    conftest = WORK / "tests" / "conftest.py"
+    own = conftest.read_text(encoding="utf-8") if conftest.exists() else ""
+    conftest.write_text(own + "\n" + _CONFTEST, encoding="utf-8")
+    (WORK / "tests" / "mutate_order.py").write_text(_ORDER_PLUGIN, encoding="utf-8")
 
 
 def _mutmut(*args: str) -> subprocess.CompletedProcess[str]:

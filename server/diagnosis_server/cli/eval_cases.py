@@ -24,9 +24,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from diagnosis_server.api.logging import configure_logging
     from diagnosis_server.eval_report import html_report, table
     from diagnosis_server.evaluation import CaseFileError, iter_reports, read_cases, run_cases
 
+    configure_logging("warning")  # JSON on stderr: a case that crashes a node on purpose must not print to stdout
     try:
         cases = read_cases(args.file)
     except CaseFileError as exc:

@@ -4,6 +4,8 @@ the time range a range query of Prometheus or Loki reads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.sources.arguments import Args, Param, check_arguments, input_schema, parse_time
 from diagnosis_server.tools.base import ToolError
@@ -12,17 +14,35 @@ DEFAULT_RANGE_S = 3600.0
 RANGE_START = Param("start", "string", "Range start (RFC 3339, Unix seconds, now-1h). Default: one hour before end.")
 
 
-class DeclaredTool:
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """A tool's name, description and parameters: written once, for the live tool and for the recorded pack's
+    stand-in of the same name."""
+
     name: str
     description: str
     params: tuple[Param, ...]
 
+
+class DeclaredTool:
+    """A tool whose ``declaration`` gives its name, description and input schema, and checks its arguments."""
+
+    declaration: Declaration
+
+    @property
+    def name(self) -> str:
+        return self.declaration.name
+
+    @property
+    def description(self) -> str:
+        return self.declaration.description
+
     @property
     def input_schema(self) -> JsonObject:
-        return input_schema(self.params)
+        return input_schema(self.declaration.params)
 
     def _args(self, arguments: JsonObject) -> Args:
-        return check_arguments(self.name, self.params, arguments)
+        return check_arguments(self.declaration.name, self.declaration.params, arguments)
 
 
 def time_range(tool: str, args: Args, *, now: float) -> tuple[float, float]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
-from diagnosis_server.sources.declared import DeclaredTool
+from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError
@@ -261,9 +261,9 @@ def _selectors(args: Args) -> dict[str, str]:
 
 
 class _KubernetesTool(DeclaredTool):
-    def __init__(self, api: KubernetesApi, params: tuple[Param, ...]) -> None:
+    def __init__(self, api: KubernetesApi, declaration: Declaration) -> None:
         self._api = api
-        self.params = params
+        self.declaration = declaration
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         args = self._args(arguments)
@@ -286,25 +286,16 @@ class _CoreListing(_KubernetesTool):
 
 
 class Pods(_CoreListing):
-    name = PODS
-    description = PODS_DESCRIPTION
-
     def _list_method(self) -> Callable[..., Any]:
         return self._api.core.list_namespaced_pod
 
 
 class Events(_CoreListing):
-    name = EVENTS
-    description = EVENTS_DESCRIPTION
-
     def _list_method(self) -> Callable[..., Any]:
         return self._api.core.list_namespaced_event
 
 
 class PodLogs(_KubernetesTool):
-    name = POD_LOGS
-    description = POD_LOGS_DESCRIPTION
-
     async def _answer(self, args: Args, namespace: str) -> JsonValue:
         pod = str(args["pod"])
         options: dict[str, Any] = {"tail_lines": int(args.get("tail_lines", DEFAULT_TAIL_LINES))}
@@ -365,9 +356,6 @@ def owned_by(item: JsonValue, uid: str) -> bool:
 
 
 class Rollouts(_KubernetesTool):
-    name = ROLLOUTS
-    description = ROLLOUTS_DESCRIPTION
-
     async def _answer(self, args: Args, namespace: str) -> JsonValue:
         name = str(args["deployment"])
         deployment = _json(
@@ -387,10 +375,9 @@ class Rollouts(_KubernetesTool):
         return self._api.redactor.kubernetes(listing)
 
 
-def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
-    """The four tools over one cluster; every one takes ``namespace`` limited to the environment's."""
-    access = api.access
-    namespace = _namespace_param(access.namespaces, access.default_namespace)
+def declarations(namespaces: Sequence[str] | None, default: str) -> dict[str, Declaration]:
+    """The four tools' declarations where the tools may read ``namespaces`` (any when None), ``default`` first."""
+    namespace = _namespace_param(namespaces, default)
     pod_logs = (
         namespace,
         Param("pod", "string", "The pod's name.", required=True),
@@ -406,9 +393,16 @@ def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
         Param("since_seconds", "integer", "Only lines newer than this many seconds.", minimum=1),
     )
     rollouts = (namespace, Param("deployment", "string", "The Deployment's name.", required=True))
-    return [
-        Pods(api, (namespace, _LABEL, _FIELD)),
-        Events(api, (namespace, _FIELD, _LABEL)),
-        PodLogs(api, pod_logs),
-        Rollouts(api, rollouts),
-    ]
+    return {
+        PODS: Declaration(PODS, PODS_DESCRIPTION, (namespace, _LABEL, _FIELD)),
+        EVENTS: Declaration(EVENTS, EVENTS_DESCRIPTION, (namespace, _FIELD, _LABEL)),
+        POD_LOGS: Declaration(POD_LOGS, POD_LOGS_DESCRIPTION, pod_logs),
+        ROLLOUTS: Declaration(ROLLOUTS, ROLLOUTS_DESCRIPTION, rollouts),
+    }
+
+
+def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
+    """The four tools over one cluster; every one takes ``namespace`` limited to the environment's."""
+    classes: dict[str, type[_KubernetesTool]] = {PODS: Pods, EVENTS: Events, POD_LOGS: PodLogs, ROLLOUTS: Rollouts}
+    declared = declarations(api.access.namespaces, api.access.default_namespace)
+    return [classes[name](api, declaration) for name, declaration in declared.items()]

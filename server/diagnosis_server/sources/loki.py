@@ -14,7 +14,7 @@ import httpx2
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
-from diagnosis_server.sources.declared import RANGE_START, DeclaredTool, time_range
+from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
@@ -23,20 +23,26 @@ QUERY_RANGE = "loki.query_range"
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 5000
 
-DESCRIPTION = (
-    "Run a LogQL query over a time range (Loki /loki/api/v1/query_range). Returns Loki's JSON as is: {status, "
-    'data: {resultType: streams, result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], '
-    'stats}}. Examples: {namespace="shop", app="checkout-api"} |= "error", {app="payments"} |~ "timeout|'
-    'refused". start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); limit: most lines '
-    f"(default {DEFAULT_LIMIT}, max {MAX_LIMIT}); direction: backward (newest first, default) or forward."
-)
-PARAMS = (
-    Param("query", "string", "The LogQL query (a stream selector, optionally with line filters).", required=True),
-    RANGE_START,
-    Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
-    Param("limit", "integer", f"Most log lines to return (default {DEFAULT_LIMIT}).", minimum=1, maximum=MAX_LIMIT),
-    Param(
-        "direction", "string", "backward: newest first (default); forward: oldest first.", enum=("backward", "forward")
+DECLARATION = Declaration(
+    QUERY_RANGE,
+    (
+        "Run a LogQL query over a time range (Loki /loki/api/v1/query_range). Returns Loki's JSON as is: {status, "
+        'data: {resultType: streams, result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], '
+        'stats}}. Examples: {namespace="shop", app="checkout-api"} |= "error", {app="payments"} |~ "timeout|'
+        'refused". start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); limit: most lines '
+        f"(default {DEFAULT_LIMIT}, max {MAX_LIMIT}); direction: backward (newest first, default) or forward."
+    ),
+    (
+        Param("query", "string", "The LogQL query (a stream selector, optionally with line filters).", required=True),
+        RANGE_START,
+        Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
+        Param("limit", "integer", f"Most log lines to return (default {DEFAULT_LIMIT}).", minimum=1, maximum=MAX_LIMIT),
+        Param(
+            "direction",
+            "string",
+            "backward: newest first (default); forward: oldest first.",
+            enum=("backward", "forward"),
+        ),
     ),
 )
 
@@ -46,9 +52,7 @@ def window(args: Args, *, now: float) -> tuple[float, float]:
 
 
 class LokiQueryRange(DeclaredTool):
-    name = QUERY_RANGE
-    description = DESCRIPTION
-    params = PARAMS
+    declaration = DECLARATION
 
     def __init__(self, client: httpx2.AsyncClient, redactor: Redactor) -> None:
         self._client = client

@@ -22,8 +22,8 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources import kubernetes as k8s
 from diagnosis_server.sources import loki, prometheus
-from diagnosis_server.sources.arguments import Args, Param, parse_time
-from diagnosis_server.sources.declared import DeclaredTool
+from diagnosis_server.sources.arguments import Args, parse_time
+from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
@@ -131,9 +131,7 @@ def _at(values: list[tuple[float, str]], moment: float) -> str | None:
 
 
 class PackPrometheusQuery(_PackTool):
-    name = prometheus.QUERY
-    description = prometheus.QUERY_DESCRIPTION
-    params = prometheus.QUERY_PARAMS
+    declaration = prometheus.QUERY_DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
         matchers = promql_selector(self.name, str(args["query"]))
@@ -147,9 +145,7 @@ class PackPrometheusQuery(_PackTool):
 
 
 class PackPrometheusQueryRange(_PackTool):
-    name = prometheus.QUERY_RANGE
-    description = prometheus.QUERY_RANGE_DESCRIPTION
-    params = prometheus.QUERY_RANGE_PARAMS
+    declaration = prometheus.QUERY_RANGE_DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
         matchers = promql_selector(self.name, str(args["query"]))
@@ -169,9 +165,7 @@ class PackPrometheusQueryRange(_PackTool):
 
 
 class PackLokiQueryRange(_PackTool):
-    name = loki.QUERY_RANGE
-    description = loki.DESCRIPTION
-    params = loki.PARAMS
+    declaration = loki.DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
         query = logql_query(self.name, str(args["query"]))
@@ -221,9 +215,12 @@ _EVENT_FIELDS = {
 class _PackKubernetesTool(_PackTool):
     kind: str = ""
 
-    def __init__(self, scenario: Scenario, redactor: Redactor, namespaces: tuple[str, ...]) -> None:
+    def __init__(
+        self, scenario: Scenario, redactor: Redactor, namespaces: tuple[str, ...], declaration: Declaration
+    ) -> None:
         super().__init__(scenario, redactor)
         self._namespaces = namespaces
+        self.declaration = declaration
 
     def _namespace(self, args: Args) -> str:
         namespace = str(args.get("namespace", self._namespaces[0]))
@@ -257,50 +254,17 @@ class _PackKubernetesTool(_PackTool):
         return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
-def _pack_kubernetes_params(namespaces: tuple[str, ...]) -> dict[str, tuple[Param, ...]]:
-    namespace = Param(
-        "namespace",
-        "string",
-        f"The namespace (one of {', '.join(namespaces)}). Default: {namespaces[0]}.",
-        enum=namespaces,
-    )
-    label = Param("label_selector", "string", "Label selector, e.g. app=checkout-api.")
-    field = Param("field_selector", "string", "Field selector, e.g. status.phase!=Running.")
-    return {
-        k8s.PODS: (namespace, label, field),
-        k8s.EVENTS: (namespace, field, label),
-        k8s.POD_LOGS: (
-            namespace,
-            Param("pod", "string", "The pod's name.", required=True),
-            Param("container", "string", "The container (needed when the pod has several)."),
-            Param("previous", "boolean", "Read the previous (terminated) container's log. Default: false."),
-            Param("tail_lines", "integer", "Lines from the end.", minimum=1, maximum=k8s.MAX_TAIL_LINES),
-            Param("since_seconds", "integer", "Only lines newer than this many seconds.", minimum=1),
-        ),
-        k8s.ROLLOUTS: (namespace, Param("deployment", "string", "The Deployment's name.", required=True)),
-    }
-
-
 class PackPods(_PackKubernetesTool):
-    name = k8s.PODS
-    description = k8s.PODS_DESCRIPTION
-
     def answer(self, args: Args) -> JsonValue:
         return self._listing("Pod", (dict(p) for p in self._scenario.kubernetes.pods), args, _POD_FIELDS)
 
 
 class PackEvents(_PackKubernetesTool):
-    name = k8s.EVENTS
-    description = k8s.EVENTS_DESCRIPTION
-
     def answer(self, args: Args) -> JsonValue:
         return self._listing("Event", pack_events(self._scenario), args, _EVENT_FIELDS)
 
 
 class PackPodLogs(_PackKubernetesTool):
-    name = k8s.POD_LOGS
-    description = k8s.POD_LOGS_DESCRIPTION
-
     def answer(self, args: Args) -> JsonValue:
         namespace = self._namespace(args)
         pod, container = str(args["pod"]), args.get("container")
@@ -333,9 +297,6 @@ class PackPodLogs(_PackKubernetesTool):
 
 
 class PackRollouts(_PackKubernetesTool):
-    name = k8s.ROLLOUTS
-    description = k8s.ROLLOUTS_DESCRIPTION
-
     def answer(self, args: Args) -> JsonValue:
         namespace = self._namespace(args)
         name = str(args["deployment"])
@@ -384,18 +345,16 @@ def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Too
     namespaces = _namespaces(scenario)
     if namespaces:
         raw = scenario.kubernetes
-        params = _pack_kubernetes_params(namespaces)
-        wanted: list[tuple[type[_PackKubernetesTool], bool]] = [
-            (PackPods, bool(raw.pods)),
-            (PackEvents, bool(raw.events or scenario.k8s_events)),
-            (PackPodLogs, bool(raw.pod_logs)),
-            (PackRollouts, bool(raw.deployments and raw.replicasets)),
-        ]
-        for cls, present in wanted:
-            if present:
-                tool = cls(scenario, redactor, namespaces)
-                tool.params = params[cls.name]
-                tools.append(tool)
+        present = {
+            k8s.PODS: (PackPods, bool(raw.pods)),
+            k8s.EVENTS: (PackEvents, bool(raw.events or scenario.k8s_events)),
+            k8s.POD_LOGS: (PackPodLogs, bool(raw.pod_logs)),
+            k8s.ROLLOUTS: (PackRollouts, bool(raw.deployments and raw.replicasets)),
+        }
+        for name, declaration in k8s.declarations(namespaces, namespaces[0]).items():
+            cls, has_data = present[name]
+            if has_data:
+                tools.append(cls(scenario, redactor, namespaces, declaration))
     return tools
 
 

@@ -21,7 +21,7 @@ from diagnosis_server.sources.arguments import (
     parse_duration,
     parse_time,
 )
-from diagnosis_server.sources.declared import RANGE_START, DeclaredTool, time_range
+from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
@@ -31,12 +31,12 @@ QUERY_RANGE = "prometheus.query_range"
 # Points a range query aims at when no step is given (Prometheus refuses more than 11,000 a series).
 TARGET_POINTS = 240
 
-QUERY_DESCRIPTION = (
+_QUERY_DESCRIPTION = (
     "Evaluate a PromQL expression at one instant (Prometheus /api/v1/query). Returns Prometheus's JSON as is: "
     "{status, data: {resultType: vector|scalar|matrix|string, result: [{metric: {labels}, value: [unix_time, "
     '"value"]}]}, warnings}; sample values are strings. time: RFC 3339, Unix seconds or now-15m (default: now).'
 )
-QUERY_RANGE_DESCRIPTION = (
+_QUERY_RANGE_DESCRIPTION = (
     "Evaluate a PromQL expression over a time range (Prometheus /api/v1/query_range). Returns Prometheus's JSON "
     'as is: {status, data: {resultType: matrix, result: [{metric: {labels}, values: [[unix_time, "value"], '
     "...]}]}, warnings}; values oldest first, as strings. Examples: sum by (pod) (rate(http_requests_total"
@@ -44,15 +44,21 @@ QUERY_RANGE_DESCRIPTION = (
     f"start/end: RFC 3339, Unix seconds or now-1h (default: the last hour); step: 30s, 1m (default: about "
     f"{TARGET_POINTS} points)."
 )
-QUERY_PARAMS = (
-    Param("query", "string", "The PromQL expression.", required=True),
-    Param("time", "string", "Evaluation time (RFC 3339, Unix seconds, now, now-15m). Default: now."),
+_EXPRESSION = Param("query", "string", "The PromQL expression.", required=True)
+QUERY_DECLARATION = Declaration(
+    QUERY,
+    _QUERY_DESCRIPTION,
+    (_EXPRESSION, Param("time", "string", "Evaluation time (RFC 3339, Unix seconds, now, now-15m). Default: now.")),
 )
-QUERY_RANGE_PARAMS = (
-    Param("query", "string", "The PromQL expression.", required=True),
-    RANGE_START,
-    Param("end", "string", "Range end, inclusive (RFC 3339, Unix seconds, now). Default: now."),
-    Param("step", "string", f"Resolution (30s, 1m, 5m or seconds). Default: about {TARGET_POINTS} points."),
+QUERY_RANGE_DECLARATION = Declaration(
+    QUERY_RANGE,
+    _QUERY_RANGE_DESCRIPTION,
+    (
+        _EXPRESSION,
+        RANGE_START,
+        Param("end", "string", "Range end, inclusive (RFC 3339, Unix seconds, now). Default: now."),
+        Param("step", "string", f"Resolution (30s, 1m, 5m or seconds). Default: about {TARGET_POINTS} points."),
+    ),
 )
 
 
@@ -110,9 +116,7 @@ class _PrometheusTool(DeclaredTool):
 
 
 class PrometheusQuery(_PrometheusTool):
-    name = QUERY
-    description = QUERY_DESCRIPTION
-    params = QUERY_PARAMS
+    declaration = QUERY_DECLARATION
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         args = self._args(arguments)
@@ -123,9 +127,7 @@ class PrometheusQuery(_PrometheusTool):
 
 
 class PrometheusQueryRange(_PrometheusTool):
-    name = QUERY_RANGE
-    description = QUERY_RANGE_DESCRIPTION
-    params = QUERY_RANGE_PARAMS
+    declaration = QUERY_RANGE_DECLARATION
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         args = self._args(arguments)

@@ -7,11 +7,10 @@ with no Gatekeeper result and no ceiling: a parse failure is not a Gatekeeper ve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server.conversions import MAX_JSON_DEPTH, from_struct, value_depth
 from diagnosis_server.gatekeeper import run_gatekeeper
+from diagnosis_server.limits import DEFAULT_LIMITS, Limits
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.verification.verdict import verdict_ceiling
 from diagnosis_server.verification.verified_input import verified_projection
@@ -21,22 +20,8 @@ class CheckInputError(ValueError):
     """The request itself is unusable; the message starts with the offending field."""
 
 
-@dataclass(frozen=True, slots=True)
-class CheckLimits:
-    """What one CheckEvidence request may hold, so that its cost is bounded (not only its 4 MiB size)."""
-
-    max_invocations: int = 256
-    max_claims: int = 256
-    max_bindings: int = 1024
-    max_source_ids: int = 2048
-    max_response_bytes: int = 1 << 20
-
-
-DEFAULT_LIMITS = CheckLimits()
-
-
 def check_evidence(
-    request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: CheckLimits = DEFAULT_LIMITS
+    request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: Limits = DEFAULT_LIMITS
 ) -> gatekeeper_service_pb2.CheckEvidenceResponse:
     """The Gatekeeper over a request; CheckInputError (naming the field and the limit) for unusable input."""
     _check_bounds(request, limits)
@@ -63,20 +48,17 @@ def check_evidence(
         response.verified_executor_output.CopyFrom(projected)
         response.verified_evidence.extend(evidence)
     size = response.ByteSize()
-    if size > limits.max_response_bytes:
+    if size > limits.check_max_response_bytes:
         raise CheckInputError(
-            f"request: the response would be {size} bytes, over the limit of {limits.max_response_bytes}; "
+            f"request: the response would be {size} bytes, over the limit of {limits.check_max_response_bytes}; "
             "check fewer claims or shorter matched texts per request"
         )
     return response
 
 
-def _check_bounds(request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: CheckLimits) -> None:
+def _check_bounds(request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: Limits) -> None:
     """Counts and depths, checked before anything is parsed or matched."""
-    if len(request.tool_invocations) > limits.max_invocations:
-        raise CheckInputError(
-            f"tool_invocations: {len(request.tool_invocations)} invocations, over the limit of {limits.max_invocations}"
-        )
+    _at_most("tool_invocations", "invocations", len(request.tool_invocations), limits.check_max_invocations)
     for position, invocation in enumerate(request.tool_invocations):
         for name, value in (("output", invocation.output), ("arguments", invocation.arguments)):
             if value_depth(value) > MAX_JSON_DEPTH:
@@ -85,17 +67,17 @@ def _check_bounds(request: gatekeeper_service_pb2.CheckEvidenceRequest, limits: 
         raise CheckInputError(f"executor_output_json: nested deeper than {MAX_JSON_DEPTH}")
 
 
-def _check_claims(output: contracts_pb2.ExecutorEvidenceV2, limits: CheckLimits) -> None:
-    if len(output.claims) > limits.max_claims:
-        raise CheckInputError(f"executor_output: {len(output.claims)} claims, over the limit of {limits.max_claims}")
+def _check_claims(output: contracts_pb2.ExecutorEvidenceV2, limits: Limits) -> None:
+    _at_most("executor_output", "claims", len(output.claims), limits.check_max_claims)
     bindings = sum(len(claim.evidence_bindings) for claim in output.claims)
-    if bindings > limits.max_bindings:
-        raise CheckInputError(f"executor_output: {bindings} evidence bindings, over the limit of {limits.max_bindings}")
+    _at_most("executor_output", "evidence bindings", bindings, limits.check_max_bindings)
     source_ids = sum(len(b.source_invocation_ids) for claim in output.claims for b in claim.evidence_bindings)
-    if source_ids > limits.max_source_ids:
-        raise CheckInputError(
-            f"executor_output: {source_ids} source invocation ids, over the limit of {limits.max_source_ids}"
-        )
+    _at_most("executor_output", "source invocation ids", source_ids, limits.check_max_source_ids)
+
+
+def _at_most(field: str, what: str, count: int, limit: int) -> None:
+    if count > limit:
+        raise CheckInputError(f"{field}: {count} {what}, over the limit of {limit}")
 
 
 def _run_id(request: gatekeeper_service_pb2.CheckEvidenceRequest) -> str:

@@ -1,7 +1,8 @@
-"""Every bound of a run and of a read, defined once: the graph's, its agents' and tools', the read RPCs' pages.
+"""Every bound of a run and of a read, defined once: the graph's, its agents' and tools', a CheckEvidence
+request's, the read RPCs' pages.
 
 ``Limits`` holds a run's bounds (the graph specification carries its defaults, the server sets the backoff
-from its settings); the page sizes bound what one read returns.
+from its settings) and what one CheckEvidence request may hold; the page sizes bound what one read returns.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ class Limits:
     # The first technical retry's backoff after a transient failure (doubling, jittered, at least any
     # Retry-After, at most the node's timeout); 0 retries at once. The server sets it from its settings.
     retry_backoff_s: float = 0.0
+    # What one CheckEvidence request may hold, so that its cost is bounded (not only its 4 MiB size).
+    check_max_invocations: int = 256
+    check_max_claims: int = 256
+    check_max_bindings: int = 1024
+    check_max_source_ids: int = 2048
+    check_max_response_bytes: int = 1 << 20
 
 
 DEFAULT_LIMITS: Final = Limits()

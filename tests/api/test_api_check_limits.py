@@ -18,7 +18,7 @@ from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
 from diagnosis_server import evidence_check
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
 from diagnosis_server.conversions import to_value
-from diagnosis_server.evidence_check import CheckLimits
+from diagnosis_server.limits import Limits
 from tests.support.rpc import error_reason, field_violations, retry_delay_s
 
 from .conftest import Api, ApiFactory
@@ -104,7 +104,7 @@ async def test_a_tool_output_nested_too_deep_is_refused_first(api: Api) -> None:
 def test_a_response_over_its_bound_is_refused() -> None:
     request = _request(_claims(50, text="upstream timeout"))
     with pytest.raises(evidence_check.CheckInputError, match=r"the response would be .* bytes, over the limit of 2000"):
-        evidence_check.check_evidence(request, CheckLimits(max_response_bytes=2000))
+        evidence_check.check_evidence(request, Limits(check_max_response_bytes=2000))
     assert evidence_check.check_evidence(request).ByteSize() > 2000  # the default bound takes it
 
 

@@ -2,7 +2,7 @@
 
 A check is pure CPU: it runs on a small pool of its own threads (never on the event loop, never in the
 default executor other parts use), at most ``max_concurrent_per_tenant`` at a time per tenant (beyond
-that: RESOURCE_EXHAUSTED with a retry hint), and within the per-request bounds of ``CheckLimits``
+that: RESOURCE_EXHAUSTED with a retry hint), and within the per-request bounds of ``Limits.check_max_*``
 (INVALID_ARGUMENT naming the limit).
 """
 
@@ -20,7 +20,8 @@ from diagnosis.v1 import gatekeeper_service_pb2_grpc
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import ApiError, error_info, invalid_argument, retry_info
 from diagnosis_server.api.validation import check_run_id
-from diagnosis_server.evidence_check import DEFAULT_LIMITS, CheckInputError, CheckLimits, check_evidence
+from diagnosis_server.evidence_check import CheckInputError, check_evidence
+from diagnosis_server.limits import DEFAULT_LIMITS, Limits
 
 DEFAULT_CHECKS_PER_TENANT = 2
 DEFAULT_CHECK_THREADS = 2
@@ -31,7 +32,7 @@ class GatekeeperServicer(gatekeeper_service_pb2_grpc.GatekeeperServiceServicer):
     def __init__(
         self,
         *,
-        limits: CheckLimits = DEFAULT_LIMITS,
+        limits: Limits = DEFAULT_LIMITS,
         max_concurrent_per_tenant: int = DEFAULT_CHECKS_PER_TENANT,
         threads: int = DEFAULT_CHECK_THREADS,
     ) -> None:

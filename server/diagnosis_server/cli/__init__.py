@@ -15,7 +15,8 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # command -> module that registers it (a module may register several commands)
 _MODULES = {
@@ -28,6 +29,15 @@ _MODULES = {
     "serve": "diagnosis_server.cli.serve",
     "tools": "diagnosis_server.cli.tools",
 }
+
+
+def add_command(
+    subparsers: Any, name: str, run: Callable[[argparse.Namespace], int], help: str, description: str
+) -> argparse.ArgumentParser:
+    """A command's parser, ``run`` called with its parsed arguments."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(func=run)
+    return parser
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from diagnosis.v1 import contracts_pb2, gatekeeper_service_pb2
+from diagnosis_server.cli import add_command
 from diagnosis_server.conversions import to_struct
 from diagnosis_server.evidence_check import CheckInputError, check_evidence
 
@@ -32,17 +33,18 @@ class _FileError(Exception):
     """The file cannot be turned into a CheckEvidenceRequest."""
 
 
+HELP = "run the Gatekeeper on an executor output"
+DESCRIPTION = (
+    "Parse an executor output and check every evidence binding against the given tool invocations. "
+    "Exit 0: passed (or warnings); 1: the Gatekeeper failed it or it does not parse; 2: unusable file."
+)
+
+
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "check",
-        help="run the Gatekeeper on an executor output",
-        description="Parse an executor output and check every evidence binding against the given tool invocations. "
-        "Exit 0: passed (or warnings); 1: the Gatekeeper failed it or it does not parse; 2: unusable file.",
-    )
+    parser = add_command(subparsers, "check", run, HELP, DESCRIPTION)
     parser.add_argument(
         "file", metavar="FILE", help="JSON file with tool_invocations, executor_output and run_id ('-': stdin)"
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,18 +7,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from diagnosis_server.cli import add_command
+
+HELP = "run evaluation cases (JSON Lines) through the graph with scripted agents"
+DESCRIPTION = (
+    "Run each case through the real graph with the scripted provider and a throwaway store. "
+    "Exit 1 if an expectation fails, 2 on a bad file."
+)
+
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "eval",
-        help="run evaluation cases (JSON Lines) through the graph with scripted agents",
-        description="Run each case through the real graph with the scripted provider and a throwaway store. "
-        "Exit 1 if an expectation fails, 2 on a bad file.",
-    )
+    parser = add_command(subparsers, "eval", run, HELP, DESCRIPTION)
     parser.add_argument("file", type=Path)
     parser.add_argument("--json", action="store_true", help="print one JSON object per case")
     parser.add_argument("--report", type=Path, metavar="FILE.html", help="also write an HTML report")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,18 +7,17 @@ import json
 import sys
 from typing import Any
 
+from diagnosis_server.cli import add_command
 from diagnosis_server.tools.scenario import ScenarioError, load_scenarios
+
+HELP = "list the bundled incident scenarios"
+DESCRIPTION = "List the incident scenario packs (name, title, services); * marks the default."
 
 
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "scenarios",
-        help="list the bundled incident scenarios",
-        description="List the incident scenario packs (name, title, services); * marks the default.",
-    )
+    parser = add_command(subparsers, "scenarios", run, HELP, DESCRIPTION)
     parser.add_argument("--json", action="store_true", help="print a JSON array of {name, title, services, default}")
     parser.add_argument("--dir", metavar="DIR", default=None, help="list (and validate) the packs in DIR instead")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

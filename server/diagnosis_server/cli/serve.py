@@ -20,6 +20,7 @@ import structlog
 
 from diagnosis_server.api import RunningServer, StartupError, configure_logging, start_server
 from diagnosis_server.api.server import tune_gc
+from diagnosis_server.cli import add_command
 from diagnosis_server.settings import Settings, SettingsError, load_settings
 from diagnosis_server.store import StoreError
 from diagnosis_server.telemetry import TelemetryError, configure_tracing, shutdown_tracing
@@ -50,19 +51,19 @@ def usage_hint(target: str, scenario: str = "checkout-oom", *, tls: bool = False
     )
 
 
+HELP = "run the gRPC service"
+DESCRIPTION = (
+    "Run the diagnosis gRPC service until SIGTERM or SIGINT (settings: DIAGNOSIS_* env vars, DIAGNOSIS_CONFIG_FILE)."
+)
+
+
 def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "serve",
-        help="run the gRPC service",
-        description="Run the diagnosis gRPC service until SIGTERM or SIGINT (settings: DIAGNOSIS_* env vars, "
-        "DIAGNOSIS_CONFIG_FILE).",
-    )
+    parser = add_command(subparsers, "serve", run, HELP, DESCRIPTION)
     parser.add_argument("--address", metavar="HOST:PORT", default=None, help="address to serve on (DIAGNOSIS_ADDRESS)")
     parser.add_argument(
         "--database-url", metavar="URL", default=None, help="store URL, SQLite or PostgreSQL (DIAGNOSIS_DATABASE_URL)"
     )
     add_source_options(parser)
-    parser.set_defaults(func=run)
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:

@@ -104,22 +104,12 @@ class _ReplayOnlyTool:
     """A tool a case names: planners may plan it; its outputs come from the case's recordings."""
 
     def __init__(self, name: str) -> None:
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return f"{self._name} (replayed from recorded outputs)"
-
-    @property
-    def input_schema(self) -> JsonObject:
-        return {"type": "object"}
+        self.name = name
+        self.description = f"{name} (replayed from recorded outputs)"
+        self.input_schema: JsonObject = {"type": "object"}
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        raise ToolError(f"{self._name} is replay-only in evaluations")
+        raise ToolError(f"{self.name} is replay-only in evaluations")
 
 
 def _case_tools(case: EvalCase) -> ToolEnvironment:

@@ -305,20 +305,10 @@ class McpTool:
 
     def __init__(self, source: McpServerSource, full_name: str, listed: ListedTool) -> None:
         self._source = source
-        self._name = full_name
         self._listed = listed
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._listed.description or f"The {self._listed.name} tool of MCP server {self._source.target.name}."
-
-    @property
-    def input_schema(self) -> JsonObject:
-        return self._listed.input_schema
+        self.name = full_name
+        self.description = listed.description or f"The {listed.name} tool of MCP server {source.target.name}."
+        self.input_schema = listed.input_schema
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return await self._source.call(self._listed.name, self._name, arguments)
+        return await self._source.call(self._listed.name, self.name, arguments)

@@ -194,26 +194,29 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
         return _own_finding(line, hit, rule.role_value, rule.phrase, rule.strength)
     if rule.role == "cause" and hit.blamed:
         # About the service the line names (hit.service); the line is its caller's (hit.blamed).
-        return Finding(
-            kind=hit.kind,
-            role=Role.CAUSE,
-            service=hit.service,
-            statement=f"{hit.service} {rule.phrase} ({line.service} calls to it fail with {quoted})",
-            bindings=(line.bind_service(), line.bind_message(hit.service), line.bind_message(hit.excerpt)),
-            strength=rule.strength,
-            onset=line.ts,
-            detail=hit.excerpt,
-        )
+        statement = f"{hit.service} {rule.phrase} ({line.service} calls to it fail with {quoted})"
+        return _naming(line, hit, hit.service, role=Role.CAUSE, statement=statement, detail=hit.excerpt)
     if not hit.blamed:
         return _own_finding(line, hit, Role.SUPPORT, rule.phrase, 0)
+    statement = f"{line.service} calls to {hit.blamed} fail with {quoted}"
+    return _naming(line, hit, hit.blamed, role=Role.LINK, statement=statement, blamed=hit.blamed)
+
+
+def _naming(
+    line: LogLine, hit: _Hit, named: str, *, role: Role, statement: str, blamed: str = "", detail: str = ""
+) -> Finding:
+    """A finding about ``hit.service`` from a line that names another workload (``named``): the line's service,
+    that name and the matched part are its bindings. A cause carries its rule's strength; a link its blamed."""
     return Finding(
         kind=hit.kind,
-        role=Role.LINK,
-        service=line.service,
-        statement=f"{line.service} calls to {hit.blamed} fail with {quoted}",
-        bindings=(line.bind_service(), line.bind_message(hit.blamed), line.bind_message(hit.excerpt)),
+        role=role,
+        service=hit.service,
+        statement=statement,
+        bindings=(line.bind_service(), line.bind_message(named), line.bind_message(hit.excerpt)),
+        strength=hit.rule.strength if role is Role.CAUSE else 0,
         onset=line.ts,
-        blamed=hit.blamed,
+        blamed=blamed,
+        detail=detail,
     )
 
 

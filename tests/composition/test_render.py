@@ -236,6 +236,24 @@ def test_the_pre_verification_fallback_holds_no_claim_but_the_known_gaps_calls()
     assert "What happened:\n- The Executor returned no claims" in text
 
 
+@pytest.mark.requirement("R-A-2", "R-A-4")
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        (["billing-svc"], "There is no data about billing-svc in what this run could read"),
+        (["billing-svc", "ledger"], "There is no data about billing-svc and ledger in what"),
+        (["a-svc", "b-svc", "c-svc"], "There is no data about a-svc, b-svc and c-svc in what"),
+    ],
+)
+def test_a_question_about_names_no_output_mentions_is_answered_as_no_data(names: list[str], said: str) -> None:
+    output = render_pre_verification_fallback(["The Executor returned no claims."], no_data_about=names)
+    text = answer_text(output)
+    assert output.summary.startswith(said)
+    assert "no incident" not in text.lower() and output.verdict == V.VERDICT_UNSPECIFIED
+    plain = render_pre_verification_fallback(["The Executor returned no claims."])
+    assert plain.summary == "No verified diagnosis could be produced; what the run did is listed below."
+
+
 def test_quote_objects_convert_to_protos() -> None:
     quote = Quote("inv-1", "k8s.events", "/a", "OOMKilled").to_proto()
     assert quote.matched_text == "OOMKilled" and not quote.HasField("observed_at")

@@ -62,8 +62,12 @@ TESTS = [
     "tests/graph/test_composer_input.py",
     "tests/graph/test_fabrication.py",
     "tests/graph/test_engine_events.py",
+    "tests/graph/test_attempt_reliability.py",
+    "tests/graph/test_spec.py",
     "tests/golden/test_core_snapshot.py",
     "tests/test_evaluation.py",
+    "tests/test_evidence_check.py",
+    "tests/agents/openai/test_openai_contracts.py",
 ]
 
 _CONFTEST = """

@@ -42,9 +42,13 @@ def builtin_tools_for(scenarios: Mapping[str, Scenario]) -> ToolsFor:
 def pack_tools_for(scenarios: Mapping[str, Scenario]) -> ToolsFor:
     """A pack's tools: the five built-in ones and the live tools its data can answer (``sources.packs``)."""
     packs = dict(scenarios)
-    toolsets = {name: pack_toolset(scenario) for name, scenario in packs.items()}
+    # A pack does not change, nor does what a planner may know of it: both are made once, not per run.
+    environments = {
+        name: ToolEnvironment(toolset=pack_toolset(scenario), context=pack_context(scenario))
+        for name, scenario in packs.items()
+    }
 
     def tools_for(name: str) -> ToolEnvironment:
-        return ToolEnvironment(toolset=toolsets[name], context=pack_context(packs[name]))
+        return environments[name]
 
     return tools_for

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -87,15 +88,49 @@ def pack_events(scenario: Scenario) -> list[JsonObject]:
     return events
 
 
+class PackData:
+    """A pack's data in the live tools' terms, each part made once (the pack does not change) when a tool first
+    reads it. Kubernetes objects are kept as (object, its redacted form): a selector reads the object as the API
+    server would, the answer holds the redacted form, redacted once."""
+
+    def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
+        self.scenario = scenario
+        self.redactor = redactor
+
+    @cached_property
+    def series(self) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
+        return pack_series(self.scenario)
+
+    @cached_property
+    def streams(self) -> list[tuple[dict[str, str], list[tuple[int, str]]]]:
+        return pack_streams(self.scenario)
+
+    @cached_property
+    def pods(self) -> list[tuple[JsonObject, JsonValue]]:
+        return self._redacted(dict(p) for p in self.scenario.kubernetes.pods)
+
+    @cached_property
+    def events(self) -> list[tuple[JsonObject, JsonValue]]:
+        return self._redacted(pack_events(self.scenario))
+
+    @cached_property
+    def replicasets(self) -> list[tuple[JsonObject, JsonValue]]:
+        return self._redacted(dict(r) for r in self.scenario.kubernetes.replicasets)
+
+    def _redacted(self, objects: Iterable[JsonObject]) -> list[tuple[JsonObject, JsonValue]]:
+        return [(obj, self.redactor.kubernetes(obj)) for obj in objects]
+
+
 # ------------------------------------------------------------------------------------------- tools
 
 
 class _PackTool(DeclaredTool):
-    def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
-        self._scenario = scenario
-        self._redactor = redactor
-        self._now = scenario.time_window.end.timestamp()
-        self._start = scenario.time_window.start.timestamp()
+    def __init__(self, data: PackData) -> None:
+        self._data = data
+        self._scenario = data.scenario
+        self._redactor = data.redactor
+        self._now = data.scenario.time_window.end.timestamp()
+        self._start = data.scenario.time_window.start.timestamp()
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         return self._redactor.value(self.answer(self._args(arguments)))
@@ -137,7 +172,7 @@ class PackPrometheusQuery(_PackTool):
         matchers = promql_selector(self.name, str(args["query"]))
         moment = parse_time(self.name, "time", str(args["time"]), now=self._now) if "time" in args else self._now
         result: list[JsonValue] = []
-        for labels, values in _select(pack_series(self._scenario), matchers):
+        for labels, values in _select(self._data.series, matchers):
             value = _at(values, moment)
             if value is not None:
                 result.append({"metric": dict(labels), "value": [_number(moment), value]})
@@ -151,7 +186,7 @@ class PackPrometheusQueryRange(_PackTool):
         matchers = promql_selector(self.name, str(args["query"]))
         start, end, step = prometheus.range_arguments(self.name, self._windowed(args), now=self._now)
         result: list[JsonValue] = []
-        for labels, values in _select(pack_series(self._scenario), matchers):
+        for labels, values in _select(self._data.series, matchers):
             points: list[JsonValue] = []
             moment = start
             while moment <= end + 1e-9:
@@ -174,7 +209,7 @@ class PackLokiQueryRange(_PackTool):
         low, high = int(start * 1e9), int(end * 1e9)
         backward = args.get("direction", "backward") == "backward"
         entries: list[tuple[int, int, str, dict[str, str]]] = []
-        for index, (labels, values) in enumerate(_select(pack_streams(self._scenario), query.matchers)):
+        for index, (labels, values) in enumerate(_select(self._data.streams, query.matchers)):
             entries += [(ns, index, line, labels) for ns, line in values if low <= ns <= high and query.keeps(line)]
         entries.sort(key=lambda e: (e[0], e[1]), reverse=backward)
         kept = entries[: int(args.get("limit", loki.DEFAULT_LIMIT))]
@@ -215,10 +250,8 @@ _EVENT_FIELDS = {
 class _PackKubernetesTool(_PackTool):
     kind: str = ""
 
-    def __init__(
-        self, scenario: Scenario, redactor: Redactor, namespaces: tuple[str, ...], declaration: Declaration
-    ) -> None:
-        super().__init__(scenario, redactor)
+    def __init__(self, data: PackData, namespaces: tuple[str, ...], declaration: Declaration) -> None:
+        super().__init__(data)
         self._namespaces = namespaces
         self.declaration = declaration
 
@@ -231,14 +264,17 @@ class _PackKubernetesTool(_PackTool):
         return namespace
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.kubernetes(self.answer(self._args(arguments)))
+        # The objects a listing holds are redacted already (``PackData``); a listing's envelope holds nothing to.
+        return self.answer(self._args(arguments))
 
-    def _listing(self, kind: str, objects: Iterable[JsonObject], args: Args, fields: Any) -> JsonObject:
+    def _listing(
+        self, kind: str, objects: Iterable[tuple[JsonObject, JsonValue]], args: Args, fields: Any
+    ) -> JsonObject:
         namespace = self._namespace(args)
         labels = label_selector(self.name, str(args["label_selector"])) if "label_selector" in args else None
         by_field = field_selector(self.name, str(args["field_selector"]), fields) if "field_selector" in args else None
         items: list[JsonValue] = []
-        for obj in objects:
+        for obj, redacted in objects:
             metadata = obj.get("metadata")
             if not isinstance(metadata, dict) or metadata.get("namespace") != namespace:
                 continue
@@ -249,22 +285,25 @@ class _PackKubernetesTool(_PackTool):
                 continue
             if by_field is not None and not by_field(obj):
                 continue
-            items.append(obj)
+            items.append(redacted)
         api_version = "apps/v1" if kind == "ReplicaSet" else "v1"
         return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
 class PackPods(_PackKubernetesTool):
     def answer(self, args: Args) -> JsonValue:
-        return self._listing("Pod", (dict(p) for p in self._scenario.kubernetes.pods), args, _POD_FIELDS)
+        return self._listing("Pod", self._data.pods, args, _POD_FIELDS)
 
 
 class PackEvents(_PackKubernetesTool):
     def answer(self, args: Args) -> JsonValue:
-        return self._listing("Event", pack_events(self._scenario), args, _EVENT_FIELDS)
+        return self._listing("Event", self._data.events, args, _EVENT_FIELDS)
 
 
 class PackPodLogs(_PackKubernetesTool):
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        return self._redactor.kubernetes(self.answer(self._args(arguments)))
+
     def answer(self, args: Args) -> JsonValue:
         namespace = self._namespace(args)
         pod, container = str(args["pod"]), args.get("container")
@@ -312,16 +351,8 @@ class PackRollouts(_PackKubernetesTool):
             raise ToolError(f'{self.name}: 404 NotFound: deployments.apps "{name}" not found')
         selector = k8s.match_labels_selector((deployment.get("spec") or {}).get("selector"))
         uid = str(deployment["metadata"].get("uid") or "")
-        listing = self._listing(
-            "ReplicaSet",
-            (dict(r) for r in self._scenario.kubernetes.replicasets),
-            {"namespace": namespace, "label_selector": selector},
-            {},
-        )
-        items = listing["items"]
-        assert isinstance(items, list)
-        listing["items"] = [item for item in items if not uid or k8s.owned_by(item, uid)]
-        return listing
+        owned = [(obj, redacted) for obj, redacted in self._data.replicasets if not uid or k8s.owned_by(obj, uid)]
+        return self._listing("ReplicaSet", owned, {"namespace": namespace, "label_selector": selector}, {})
 
 
 def _namespaces(scenario: Scenario) -> tuple[str, ...]:
@@ -336,12 +367,12 @@ def _namespaces(scenario: Scenario) -> tuple[str, ...]:
 
 def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Tool]:
     """The live tools this pack's data can answer (none of the five built-in ones)."""
-    redactor = redactor or Redactor()
+    data = PackData(scenario, redactor or Redactor())
     tools: list[Tool] = []
     if scenario.prometheus.series or scenario.metrics:
-        tools += [PackPrometheusQuery(scenario, redactor), PackPrometheusQueryRange(scenario, redactor)]
+        tools += [PackPrometheusQuery(data), PackPrometheusQueryRange(data)]
     if scenario.loki.streams or scenario.logs:
-        tools.append(PackLokiQueryRange(scenario, redactor))
+        tools.append(PackLokiQueryRange(data))
     namespaces = _namespaces(scenario)
     if namespaces:
         raw = scenario.kubernetes
@@ -354,7 +385,7 @@ def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Too
         for name, declaration in k8s.declarations(namespaces, namespaces[0]).items():
             cls, has_data = present[name]
             if has_data:
-                tools.append(cls(scenario, redactor, namespaces, declaration))
+                tools.append(cls(data, namespaces, declaration))
     return tools
 
 

@@ -7,6 +7,7 @@ An optional argument given as ``null`` counts as absent; anything else that brea
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,8 +89,14 @@ def arguments_model(params: tuple[Param, ...]) -> type[BaseModel]:
 
 
 def input_schema(params: Sequence[Param]) -> JsonObject:
-    """The arguments' JSON Schema for agents: the model's, every object closed."""
-    schema: JsonObject = schema_of(arguments_model(tuple(params)))
+    """The arguments' JSON Schema for agents: the model's, every object closed (a copy of the one made once for
+    these parameters: pydantic builds a schema in milliseconds, and every run lists every tool's)."""
+    return copy.deepcopy(_input_schema(tuple(params)))
+
+
+@lru_cache(maxsize=256)
+def _input_schema(params: tuple[Param, ...]) -> JsonObject:
+    schema: JsonObject = schema_of(arguments_model(params))
     schema.setdefault("required", [])
     return schema
 

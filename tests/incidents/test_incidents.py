@@ -16,7 +16,8 @@ Scoring (R-A-2, R-V-1, R-V-4):
 
 Zero false confirmed statements, zero discarded facts, every run SUCCESS, healthy packs saying "no incident",
 unknown-service packs saying there is no data about that service, and at least ``MIN_HITS`` hits.
-``pytest tests/incidents -s`` prints the score table. The packs are written by ``python -m tests.incidents.corpus``.
+``pytest tests/incidents -s`` prints the score table. The packs are written by ``python -m tests.incidents.corpus`` from
+the incident files in ``corpus/``.
 """
 
 from __future__ import annotations

@@ -5,30 +5,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.incidents.corpus import (
-    changes,
-    crashes,
-    dependencies,
-    images,
-    memory,
-    pools,
-    probes,
-    quiet,
-    scheduling,
-    storage,
-)
 from tests.incidents.corpus.kit import write_all
+from tests.incidents.corpus.reader import read
 
-PACKS_DIR = Path(__file__).resolve().parent.parent / "packs"
-MODULES = [memory, crashes, images, scheduling, probes, storage, dependencies, pools, changes, quiet]
+HERE = Path(__file__).resolve().parent
+PACKS_DIR = HERE.parent / "packs"
 
 
 def main() -> int:
-    packs = [factory() for module in MODULES for factory in module.PACKS]
-    names = [p.name for p in packs]
+    files = sorted(HERE.glob("*/*.toml"))
+    names = [path.stem for path in files]
     if len(set(names)) != len(names):
         print("duplicate pack names", file=sys.stderr)
         return 1
+    packs = [read(path) for path in files]
     for path in sorted(PACKS_DIR.glob("*.json")):
         if path.stem not in names:
             path.unlink()

@@ -1,7 +1,8 @@
 """A small kit for writing incident packs: times, Kubernetes objects in the API's own shape, series, streams.
 
-Everything here is deterministic (names, uids and hashes derive from their inputs), so rebuilding the packs
-gives byte-identical files. The kit adds no knowledge of any incident: each pack module says what happened.
+Everything here is deterministic (uids and hashes derive from their inputs), so rebuilding the packs gives
+byte-identical files. The kit adds no knowledge of any incident: each incident's TOML file says what happened
+(``reader`` turns it into calls of the kit).
 """
 
 from __future__ import annotations
@@ -9,29 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 Json = dict[str, Any]
 
-# The alphabet Kubernetes uses for generated name suffixes and pod-template hashes (no vowels, no 0/1/3).
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
 
 def digest(*parts: object, length: int = 16) -> str:
     return hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()[:length]
-
-
-def suffix(*parts: object, length: int = 5) -> str:
-    """A generated-name suffix (``tr6zn``) or pod-template hash (``7f9c6d8b5``, length 9 or 10)."""
-    raw = int(digest(*parts, length, length=32), 16)
-    out = []
-    for _ in range(length):
-        raw, index = divmod(raw, len(_ALPHABET))
-        out.append(_ALPHABET[index])
-    return "".join(out)
 
 
 def uid(*parts: object) -> str:
@@ -80,12 +68,6 @@ class Pack:
         self._deploys: list[Json] = []
         self._k8s_events: list[Json] = []
 
-    @property
-    def pods(self) -> list[Json]:
-        """The raw Pods written so far (to adjust one after a helper made it)."""
-        pods: list[Json] = self._k8s["pods"]
-        return pods
-
     # ---------------------------------------------------------------------------------------- time
     def at(self, minute: float) -> datetime:
         """The moment ``minute`` minutes into the window (negative: before it, for objects' creation times)."""
@@ -93,11 +75,6 @@ class Pack:
 
     def ts(self, minute: float) -> str:
         return iso(self.at(minute))
-
-    def clock(self, minute: float, fmt: str = "%Y-%m-%dT%H:%M:%S.{ms}Z") -> str:
-        """The moment as a log line would print it (``{ms}``: milliseconds)."""
-        moment = self.at(minute)
-        return moment.strftime(fmt).replace("{ms}", f"{moment.microsecond // 1000:03d}")
 
     def unix(self, minute: float) -> float:
         return self.at(minute).timestamp()
@@ -143,7 +120,7 @@ class Pack:
         )
 
     def deploy(
-        self, minute: float, service: str, version: str, previous: str | None, author: str, summary: str
+        self, minute: float, service: str, version: str, *, previous: str | None = None, author: str, summary: str
     ) -> None:
         self._deploys.append(
             {
@@ -158,17 +135,18 @@ class Pack:
 
     def k8s_event(
         self,
+        *,
         minute: float,
         namespace: str,
         kind: str,
         obj: str,
         reason: str,
-        message: str,
-        *,
         type: str = "Normal",
+        message: str,
         count: int = 1,
         service: str | None = None,
     ) -> None:
+        """One entry of the built-in events section (its fields in the section's order)."""
         self._k8s_events.append(
             {
                 "ts": self.ts(minute),
@@ -305,7 +283,7 @@ class Pack:
         namespace: str,
         *,
         labels: dict[str, str],
-        node: str | None,
+        node: str | None = None,
         containers: Sequence[Json],
         statuses: Sequence[Json] = (),
         created: float,
@@ -372,16 +350,14 @@ class Pack:
                 *tolerations,
             ],
         }
-        if init_containers:
-            spec["initContainers"] = list(init_containers)
-        if node is not None:
-            spec["nodeName"] = node
-        if volumes:
-            spec["volumes"] = list(volumes)
-        if node_selector:
-            spec["nodeSelector"] = dict(node_selector)
-        if affinity:
-            spec["affinity"] = affinity
+        add_set(
+            spec,
+            initContainers=list(init_containers),
+            nodeName=node,
+            volumes=list(volumes),
+            nodeSelector=dict(node_selector or {}),
+            affinity=affinity,
+        )
         status: Json = {"phase": phase, "qosClass": qos}
         if conditions is None:
             ready = all(s.get("ready") for s in statuses) and phase == "Running" and bool(statuses)
@@ -393,14 +369,13 @@ class Pack:
             if ip is not None:
                 status["podIP"] = ip
                 status["podIPs"] = [{"ip": ip}]
-        if reason is not None:
-            status["reason"] = reason
-        if message is not None:
-            status["message"] = message
-        if init_statuses:
-            status["initContainerStatuses"] = list(init_statuses)
-        if statuses:
-            status["containerStatuses"] = list(statuses)
+        add_set(
+            status,
+            reason=reason,
+            message=message,
+            initContainerStatuses=list(init_statuses),
+            containerStatuses=list(statuses),
+        )
         obj: Json = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
         self._k8s["pods"].append(obj)
         return obj
@@ -474,15 +449,6 @@ class Pack:
             event["eventTime"] = None
         self._k8s["events"].append(event)
 
-    def events_of(self, namespace: str, kind: str, obj: str, **shared: Any) -> Events:
-        """A recorder of ``obj``'s events: ``(first, reason, message, **more)``, with ``shared`` (``host``,
-        ``field_path``...) given to every one of them."""
-        return Events(self.event, namespace, kind, obj, shared)
-
-    def k8s_events_of(self, namespace: str, kind: str, obj: str, **shared: Any) -> Events:
-        """``events_of`` for the built-in events section (``k8s_event``)."""
-        return Events(self.k8s_event, namespace, kind, obj, shared)
-
     def scheduled(self, minute: float, namespace: str, pod: str, node: str) -> None:
         """The scheduler's Scheduled event of ``pod`` (recorded through events.k8s.io)."""
         self.event(
@@ -523,7 +489,7 @@ class Pack:
         self,
         *,
         kind: str,
-        service: str | None,
+        service: str | None = None,
         summary: str,
         key_evidence: Sequence[str] = (),
         ambiguous: bool = False,
@@ -567,21 +533,6 @@ class Pack:
         return path
 
 
-class Events:
-    """The events of one object, recorded through ``record`` (``Pack.event`` or ``Pack.k8s_event``) with the
-    arguments they share bound."""
-
-    def __init__(self, record: Callable[..., None], namespace: str, kind: str, obj: str, shared: Json) -> None:
-        self.record = record
-        self.namespace = namespace
-        self.kind = kind
-        self.obj = obj
-        self.shared = shared
-
-    def __call__(self, first: float, reason: str, message: str, **more: Any) -> None:
-        self.record(first, self.namespace, self.kind, self.obj, reason, message, **{**self.shared, **more})
-
-
 def _api_version(kind: str) -> str:
     return {
         "Deployment": "apps/v1",
@@ -603,6 +554,14 @@ def _sample(value: float | str) -> str:
     if float(value).is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(round(value, 6))
+
+
+def add_set(target: Json, **fields: Any) -> Json:
+    """``target`` with those of ``fields`` that are set (not None, not an empty list or mapping), in their order."""
+    for key, value in fields.items():
+        if value is not None and value != [] and value != {}:
+            target[key] = value
+    return target
 
 
 def node_ip(node: str) -> str:
@@ -638,6 +597,17 @@ def pod_conditions(
     return conditions
 
 
+def condition(
+    pack: Pack, type: str, status: str, reason: str, message: str, at: float, *, updated: bool = False
+) -> Json:
+    """A status condition that changed ``at``; ``updated``: with a lastUpdateTime too (a Deployment's)."""
+    cond: Json = {"type": type, "status": status, "reason": reason, "message": message}
+    if updated:
+        cond["lastUpdateTime"] = pack.ts(at)
+    cond["lastTransitionTime"] = pack.ts(at)
+    return cond
+
+
 def unschedulable(pack: Pack, created: float, message: str) -> list[Json]:
     return [
         {
@@ -666,28 +636,29 @@ def container(
     mounts: Sequence[Json] = (),
     command: Sequence[str] = (),
     args: Sequence[str] = (),
+    resources: Json | None = None,
 ) -> Json:
-    c: Json = {"name": name, "image": image, "imagePullPolicy": "IfNotPresent"}
-    if command:
-        c["command"] = list(command)
-    if args:
-        c["args"] = list(args)
-    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
-    limits = {k: v for k, v in (("cpu", limit_cpu), ("memory", limit_memory)) if v}
-    resources: Json = {}
-    if requests:
-        resources["requests"] = requests
-    if limits:
-        resources["limits"] = limits
+    """A container spec; ``resources``: the whole block as given (extended resources, ephemeral-storage), instead of
+    the one ``cpu``/``memory``/``limit_*`` make."""
+    c: Json = add_set(
+        {"name": name, "image": image, "imagePullPolicy": "IfNotPresent"}, command=list(command), args=list(args)
+    )
+    if resources is None:
+        requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+        limits = {k: v for k, v in (("cpu", limit_cpu), ("memory", limit_memory)) if v}
+        resources = {}
+        if requests:
+            resources["requests"] = requests
+        if limits:
+            resources["limits"] = limits
     c["resources"] = resources
-    if port is not None:
-        c["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
-    if env:
-        c["env"] = list(env)
-    if env_from:
-        c["envFrom"] = list(env_from)
-    if mounts:
-        c["volumeMounts"] = list(mounts)
+    add_set(
+        c,
+        ports=None if port is None else [{"name": "http", "containerPort": port, "protocol": "TCP"}],
+        env=list(env),
+        envFrom=list(env_from),
+        volumeMounts=list(mounts),
+    )
     if probes:
         c.update(probes)
     c["terminationMessagePath"] = "/dev/termination-log"
@@ -703,9 +674,7 @@ def http_probe(path: str, port: int, *, period: int = 10, timeout: int = 1, fail
         "successThreshold": 1,
         "failureThreshold": failures,
     }
-    if delay:
-        probe["initialDelaySeconds"] = delay
-    return probe
+    return add_set(probe, initialDelaySeconds=delay or None)
 
 
 def running(pack: Pack, since: float) -> Json:
@@ -713,10 +682,7 @@ def running(pack: Pack, since: float) -> Json:
 
 
 def waiting(reason: str, message: str | None = None) -> Json:
-    inner: Json = {"reason": reason}
-    if message is not None:
-        inner["message"] = message
-    return {"waiting": inner}
+    return {"waiting": add_set({"reason": reason}, message=message)}
 
 
 def terminated(
@@ -739,11 +705,7 @@ def terminated(
         "finishedAt": pack.ts(finished),
         "containerID": f"containerd://{digest(pack.name, cid or reason, started, length=64)}",
     }
-    if signal is not None:
-        inner["signal"] = signal
-    if message is not None:
-        inner["message"] = message
-    return {"terminated": inner}
+    return {"terminated": add_set(inner, signal=signal, message=message)}
 
 
 def status(
@@ -802,53 +764,35 @@ def pod_start_events(
 ) -> None:
     """The Normal events every healthy pod start leaves: Scheduled, Pulling/Pulled, Created, Started."""
     pack.scheduled(minute, namespace, pod, node)
-    field = f"spec.containers{{{container_name}}}"
     if pulled:
-        pack.event(
-            minute + 0.02, namespace, "Pod", pod, "Pulling", f'Pulling image "{image}"', host=node, field_path=field
-        )
-        pack.event(
-            minute + 0.06,
-            namespace,
-            "Pod",
-            pod,
-            "Pulled",
-            f'Successfully pulled image "{image}" in {pull_seconds}s ({pull_seconds}s including waiting). '
-            f"Image size: {int(digest(image, length=6), 16) * 97 % 400_000_000 + 40_000_000} bytes.",
-            host=node,
-            field_path=field,
-        )
+        size = int(digest(image, length=6), 16) * 97 % 400_000_000 + 40_000_000
+        pulls = [
+            (0.02, "Pulling", f'Pulling image "{image}"'),
+            (
+                0.06,
+                "Pulled",
+                f'Successfully pulled image "{image}" in {pull_seconds}s ({pull_seconds}s including waiting). '
+                f"Image size: {size} bytes.",
+            ),
+        ]
     else:
+        pulls = [(0.02, "Pulled", f'Container image "{image}" already present on machine')]
+    steps = [
+        *pulls,
+        (0.07, "Created", f"Created container {container_name}"),
+        (0.08, "Started", f"Started container {container_name}"),
+    ]
+    for offset, reason, message in steps:
         pack.event(
-            minute + 0.02,
+            minute + offset,
             namespace,
             "Pod",
             pod,
-            "Pulled",
-            f'Container image "{image}" already present on machine',
+            reason,
+            message,
             host=node,
-            field_path=field,
+            field_path=f"spec.containers{{{container_name}}}",
         )
-    pack.event(
-        minute + 0.07,
-        namespace,
-        "Pod",
-        pod,
-        "Created",
-        f"Created container {container_name}",
-        host=node,
-        field_path=field,
-    )
-    pack.event(
-        minute + 0.08,
-        namespace,
-        "Pod",
-        pod,
-        "Started",
-        f"Started container {container_name}",
-        host=node,
-        field_path=field,
-    )
 
 
 def healthy_pod(

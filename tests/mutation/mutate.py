@@ -98,6 +98,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items.sort(key=lambda item: _durations.get(item.nodeid, 0.0))
 """
 
+# Each mutant is one pytest.main in a forked child, so pytest's own cost per session counts thousands of times:
+# only the plugins the tests use are loaded (entry points are not scanned: PYTEST_DISABLE_PLUGIN_AUTOLOAD), and
+# not unraisableexception, whose clean-up runs gc.collect() over the whole inherited heap five times a session
+# (about half of a fast mutant's time).
+_PLUGINS = ["pytest_asyncio.plugin", "_hypothesis_pytestplugin", "anyio.pytest_plugin", "tests.mutate_order"]
+_UNUSED = ["unraisableexception", "doctest", "junitxml", "pastebin", "stepwise", "faulthandler"]
+_PYTEST_ARGS = [
+    *(arg for name in _PLUGINS for arg in ("-p", name)),
+    *(arg for name in _UNUSED for arg in ("-p", f"no:{name}")),
+    "-W",
+    "ignore",
+]
+_ENV = {"HYPOTHESIS_PROFILE": "mutate", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
 MUTATE_EXAMPLES = 25
 # The whole run is bounded (the issue's 30 minutes on these machines): mutmut is stopped at the budget and the
 # summary says how many mutants it did not reach (``not_checked``, ``complete``).
@@ -116,7 +130,7 @@ def _pyproject() -> str:
 source_paths = ["src/diagnosis_server"]
 only_mutate = {toml_list(CORE)}
 pytest_add_cli_args_test_selection = {toml_list(tests)}
-pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "tests.mutate_order", "-W", "ignore"]
+pytest_add_cli_args = {toml_list(_PYTEST_ARGS)}
 timeout_multiplier = 10.0
 timeout_constant = 5.0
 use_git_change_detection = false
@@ -152,7 +166,7 @@ def stage() -> None:
 
 
 def _mutmut(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, HYPOTHESIS_PROFILE="mutate", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, **_ENV)
     return subprocess.run(
         [sys.executable, "-m", "mutmut", *args], cwd=WORK, env=env, text=True, capture_output=True, check=False
     )
@@ -227,7 +241,7 @@ def main(argv: list[str]) -> int:
         run = subprocess.Popen(
             [sys.executable, "-m", "mutmut", "run", "--max-children", children, *argv],
             cwd=WORK,
-            env=dict(os.environ, HYPOTHESIS_PROFILE="mutate", PYTHONDONTWRITEBYTECODE="1"),
+            env=dict(os.environ, **_ENV),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -115,13 +115,20 @@ async def test_a_server_that_never_starts_is_bounded_and_killed(tmp_path: Path) 
     assert await source.open() is False
     assert time.monotonic() - started < 8
     assert "did not start within 1s" in source.last_error
-    pid = int(marker.read_text())
-    for _ in range(50):
-        if not _alive(pid):
+    # On a loaded machine the interpreter may not have written its pid within the second it was given: a killed
+    # one never does, a live one does soon after (and must then be found dead).
+    for _ in range(30):
+        if marker.exists() and marker.read_text():
             break
         await asyncio.sleep(0.1)
-    else:
-        pytest.fail("the silent server's process was not killed")
+    if marker.exists() and marker.read_text():
+        pid = int(marker.read_text())
+        for _ in range(50):
+            if not _alive(pid):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("the silent server's process was not killed")
     # Its allow-listed tools stay, and fail when called (it is tried again, bounded).
     [tool] = source.tools()
     assert tool.name == "mcp.silent.x"

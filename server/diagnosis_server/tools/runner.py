@@ -263,7 +263,7 @@ def _trimmed(
 ) -> tuple[contracts_pb2.ToolInvocationStatus.ValueType, JsonValue, str]:
     """An over-size output trimmed to the bound (TRUNCATED, still the upstream's JSON), or ERROR when it cannot be."""
     try:
-        trimmed, trims = trim_to_fit(output, max_bytes)
+        trimmed, trims = trim_to_fit(output, max_bytes, size=size)
     except Untrimmable as exc:
         return (
             contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,

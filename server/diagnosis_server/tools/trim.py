@@ -38,10 +38,24 @@ class Trim:
 @dataclass(slots=True)
 class _Trimmer:
     trims: list[Trim] = field(default_factory=list)
+    # Each array's and object's canonical size, measured once (the value is held, so its id stays its own).
+    sizes: dict[int, tuple[JsonValue, int]] = field(default_factory=dict)
+
+    def size(self, value: JsonValue) -> int:
+        if not isinstance(value, list | dict):
+            return _size(value)
+        known = self.sizes.get(id(value))
+        if known is None:
+            known = self.sizes[id(value)] = (value, _size(value))
+        return known[1]
+
+    def _sized(self, value: list[JsonValue] | dict[str, JsonValue], size: int) -> JsonValue:
+        self.sizes[id(value)] = (value, size)
+        return value
 
     def fit(self, value: JsonValue, budget: int, pointer: str) -> JsonValue | None:
         """``value`` trimmed to at most ``budget`` bytes, or None when it cannot be."""
-        if _size(value) <= budget:
+        if self.size(value) <= budget:
             return value
         if isinstance(value, list):
             return self._fit_array(value, budget, pointer)
@@ -56,7 +70,7 @@ class _Trimmer:
         kept: list[JsonValue] = []
         for index, item in enumerate(items):
             room = left - (1 if kept else 0)  # the comma before it
-            size = _size(item)
+            size = self.size(item)
             if size <= room:
                 kept.append(item)
                 left = room - size
@@ -66,10 +80,11 @@ class _Trimmer:
                 trimmed = self.fit(item, room, f"{pointer}/{index}")
                 if trimmed is not None:
                     kept.append(trimmed)
+                    left = room - self.size(trimmed)
             break
         if len(kept) < len(items):
             self.trims.append(Trim(pointer, len(kept), len(items)))
-        return kept
+        return self._sized(kept, budget - left)
 
     def _fit_object(self, members: dict[str, JsonValue], budget: int, pointer: str) -> JsonValue | None:
         keys = list(members)
@@ -80,14 +95,15 @@ class _Trimmer:
             return None
         out: dict[str, JsonValue] = {}
         # Smallest first: each member gets its minimum plus whatever the members before it left over.
-        for key in sorted(keys, key=lambda k: (_size(members[k]), k)):
+        for key in sorted(keys, key=lambda k: (self.size(members[k]), k)):
             room = minimum[key] + left
             trimmed = self.fit(members[key], room, f"{pointer}/{_escape(key)}")
             if trimmed is None:  # cannot happen (room >= its minimum); fail closed all the same
                 return None
             out[key] = trimmed
-            left = room - _size(trimmed)
-        return {key: out[key] for key in keys}
+            left = room - self.size(trimmed)
+        fitted = {key: out[key] for key in keys}
+        return self._sized(fitted, overhead + sum(self.size(member) for member in fitted.values()))
 
 
 def _size(value: JsonValue) -> int:
@@ -109,11 +125,14 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def trim_to_fit(value: JsonValue, max_bytes: int) -> tuple[JsonValue, list[Trim]]:
-    """``value`` with arrays trimmed to fit ``max_bytes`` canonical bytes, and the trims made (outermost first)."""
+def trim_to_fit(value: JsonValue, max_bytes: int, *, size: int | None = None) -> tuple[JsonValue, list[Trim]]:
+    """``value`` with arrays trimmed to fit ``max_bytes`` canonical bytes, and the trims made (outermost first).
+    ``size``: the value's canonical size when the caller has measured it already."""
     trimmer = _Trimmer()
+    if size is not None and isinstance(value, list | dict):
+        trimmer.sizes[id(value)] = (value, size)
     trimmed = trimmer.fit(value, max_bytes, "")
-    if trimmed is None or _size(trimmed) > max_bytes:
+    if trimmed is None or trimmer.size(trimmed) > max_bytes:
         raise Untrimmable(f"its strings and keys alone are over {max_bytes} bytes")
     return trimmed, sorted(trimmer.trims, key=lambda t: (t.pointer.count("/"), t.pointer))
 

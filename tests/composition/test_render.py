@@ -249,9 +249,22 @@ def test_a_question_about_names_no_output_mentions_is_answered_as_no_data(names:
     output = render_pre_verification_fallback(["The Executor returned no claims."], no_data_about=names)
     text = answer_text(output)
     assert output.summary.startswith(said)
+    assert output.summary.endswith(" could read, so no diagnosis of it can be given; what the run did is listed below.")
     assert "no incident" not in text.lower() and output.verdict == V.VERDICT_UNSPECIFIED
+    assert output.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK
+    assert [item.text for item in output.run_notes] == ["The Executor returned no claims."]
+    assert [item.text for item in output.evidence_gaps] == [
+        f"No recorded tool output of this run mentions {name}." for name in names
+    ]
+    assert [item.text for item in output.next_steps] == [
+        f"Check that {name} is the workload's name, and that the environment's sources (namespaces, "
+        "Prometheus, logs) cover it (ListEnvironments), then ask again."
+        for name in names
+    ]
     plain = render_pre_verification_fallback(["The Executor returned no claims."])
     assert plain.summary == "No verified diagnosis could be produced; what the run did is listed below."
+    assert plain.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK
+    assert [item.text for item in plain.evidence_gaps] == ["No verified evidence is available to support a conclusion."]
 
 
 def test_quote_objects_convert_to_protos() -> None:

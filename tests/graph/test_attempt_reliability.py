@@ -146,3 +146,57 @@ def test_backoff_is_jittered_bounded_by_the_node_timeout_and_only_for_transient_
     invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
     assert technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(invalid), limits, attempt=1) == 0.0
     assert technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable), Limits(), attempt=1) == 0.0
+
+
+def test_backoff_doubles_per_attempt_up_to_its_cap_and_reads_the_executors_own_timeout() -> None:
+    retryable = run_pb2.NODE_OUTCOME_RETRYABLE_FAILED
+    limits = Limits(retry_backoff_s=1.0, agent_timeout_s=100.0, executor_timeout_s=2.5)
+
+    def delays(node: int, attempt: int, retry_after_ms: int = 0) -> set[float]:
+        return {
+            technical_retry_delay(node, _result(retryable, retry_after_ms), limits, attempt=attempt) for _ in range(60)
+        }
+
+    # attempt n waits within [b * 2^(n-1) / 2, b * 2^(n-1)], never past 30 s
+    assert (
+        all(2.0 <= d <= 4.0 for d in delays(run_pb2.NODE_NAME_PLANNER, 3))
+        and max(delays(run_pb2.NODE_NAME_PLANNER, 3)) > 3.0
+    )
+    assert all(15.0 <= d <= 30.0 for d in delays(run_pb2.NODE_NAME_PLANNER, 7))
+    # The Executor's bound is its own (longer or shorter) timeout, not the agents'.
+    assert delays(run_pb2.NODE_NAME_EXECUTOR, 7) == {2.5}
+    assert delays(run_pb2.NODE_NAME_VERIFIER, 1, retry_after_ms=60_000) == {60.0}
+    # A Retry-After of 1 ms is honoured like any other; a step without one leaves the jittered backoff.
+    tiny = Limits(retry_backoff_s=0.0001)
+    assert technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable, 1), tiny, attempt=1) == 0.001
+    no_step = NodeResult(retryable)
+    assert 0.5 <= technical_retry_delay(run_pb2.NODE_NAME_PLANNER, no_step, limits, attempt=1) <= 1.0
+    # No backoff configured: a retry goes at once, whatever Retry-After the failure carried.
+    assert technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable, 3000), Limits(), attempt=1) == 0.0
+    # A negative backoff setting is no backoff.
+    assert (
+        technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable), Limits(retry_backoff_s=-1.0), attempt=1)
+        == 0.0
+    )
+
+
+async def test_only_a_retry_waits_and_it_waits_the_delay_its_failure_asked_for(repository: Repository) -> None:
+    calls: list[float] = []
+
+    async def flaky(request: AgentRequest) -> str:
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            raise AgentRetryableError("503", failure_class="http_503", endpoint=True, retry_after_s=0.25)
+        return await plan(request)
+
+    provider = FnProvider(
+        {"planner": flaky, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose}
+    )
+    started = time.monotonic()
+    orchestrator = Orchestrator(
+        store=repository, provider=provider, tools_for=lambda _s: tools(), limits=Limits(retry_backoff_s=0.001)
+    )
+    run = await orchestrator.run(question="Why is checkout-api failing?", scenario="")
+    assert run.verdict == contracts_pb2.VERDICT_PASS
+    assert calls[0] - started < 0.2  # the first attempt does not wait
+    assert 0.25 <= calls[1] - calls[0] < 2.0

@@ -63,6 +63,7 @@ TESTS = [
     "tests/graph/test_fabrication.py",
     "tests/graph/test_engine_events.py",
     "tests/graph/test_attempt_reliability.py",
+    "tests/graph/test_engine_spans.py",
     "tests/graph/test_spec.py",
     "tests/golden/test_core_snapshot.py",
     "tests/test_evaluation.py",

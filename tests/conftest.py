@@ -28,8 +28,9 @@ async def repository(tmp_path: Path) -> AsyncIterator[Repository]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The service's own log format (JSON lines on stderr), not structlog's console default: that one renders a
-    logged traceback with rich, which costs a test that crashes a node on purpose a second or more."""
-    configure_logging("warning")
+    logged traceback with rich, which costs a test that crashes a node on purpose a second or more. Every level
+    is kept, as the default does: tests read info lines (``structlog.testing.capture_logs``)."""
+    configure_logging("debug")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -12,6 +12,7 @@ from pydantic_settings import JsonConfigSettingsSource, TomlConfigSettingsSource
 
 from diagnosis_server.settings import Settings, SettingsError, config_file_source, default_database_url, load_settings
 from diagnosis_server.store import open_repository
+from tests.support.settings import set_environment
 
 CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
 
@@ -31,10 +32,13 @@ def test_defaults() -> None:
 
 
 def test_environment_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAGNOSIS_ADDRESS", "[::1]:6000")
-    monkeypatch.setenv("DIAGNOSIS_MAX_CONCURRENT_RUNS", "3")
-    monkeypatch.setenv("DIAGNOSIS_METRICS_ADDRESS", "")
-    monkeypatch.setenv("DIAGNOSIS_AUTH_TOKENS", "acme:s3cret-1, globex:s3cret-2")
+    environment = {
+        "DIAGNOSIS_ADDRESS": "[::1]:6000",
+        "DIAGNOSIS_MAX_CONCURRENT_RUNS": "3",
+        "DIAGNOSIS_METRICS_ADDRESS": "",
+        "DIAGNOSIS_AUTH_TOKENS": "acme:s3cret-1, globex:s3cret-2",
+    }
+    set_environment(monkeypatch, environment)
     settings = load_settings()
     assert settings.address == "[::1]:6000"
     assert settings.max_concurrent_runs == 3
@@ -133,8 +137,7 @@ def test_the_config_file_is_read_by_the_pydantic_settings_source_of_its_format(
 def test_bad_settings_are_one_line_naming_the_setting(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
 ) -> None:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    set_environment(monkeypatch, env)
     with pytest.raises(SettingsError) as caught:
         load_settings()
     message = str(caught.value)

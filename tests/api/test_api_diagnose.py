@@ -11,6 +11,7 @@ from structlog.testing import capture_logs
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from tests.support.bad_input import BAD_DIAGNOSE_INPUTS
 from tests.support.fakes import PassProvider
 from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest
 
@@ -56,16 +57,7 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
 
 
 @pytest.mark.requirement("R-T-2")
-@pytest.mark.parametrize(
-    ("question", "scenario", "field"),
-    [
-        ("", "", "question"),
-        ("   \n\t ", "", "question"),
-        ("x" * 4001, "", "question"),
-        ("Why?", "no-such-scenario", "context.scenario"),
-    ],
-    ids=["empty", "blank", "too-long", "unknown-scenario"],
-)
+@pytest.mark.parametrize(("question", "scenario", "field"), BAD_DIAGNOSE_INPUTS)
 async def test_bad_diagnose_input_is_invalid_argument_and_creates_no_run(
     api: Api, question: str, scenario: str, field: str
 ) -> None:

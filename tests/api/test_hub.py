@@ -22,6 +22,17 @@ def event(sequence: int, run_id: str = RUN) -> run_pb2.OrchestrationEvent:
     return hub_store.event(sequence, run_id)
 
 
+def follow_in_background(follower: RunFollower) -> tuple[asyncio.Task[None], list[int]]:
+    """A task reading ``follower``'s events to their end, and the sequences it has read so far."""
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for e in follower.events():
+            seen.append(e.sequence)
+
+    return asyncio.create_task(follow()), seen
+
+
 async def test_publish_never_waits_and_a_full_queue_overflows() -> None:
     hub = EventHub(queue_size=2)
     hub.open(RUN)
@@ -61,18 +72,11 @@ async def test_follower_catches_up_from_the_store_after_an_overflow() -> None:
     hub.open(RUN)
     subscription = hub.subscribe(RUN)
     follower = RunFollower(cast(RunStore, store), subscription)
-    seen: list[int] = []
-
-    async def follow() -> None:
-        async for e in follower.events():
-            seen.append(e.sequence)
-
-    task = asyncio.create_task(follow())
+    task, seen = follow_in_background(follower)
     for sequence in range(1, 41):
         store.commit(hub, sequence)
         if sequence % 10 == 0:
             await asyncio.sleep(0)  # let the follower run now and then
-    store.status = run_pb2.RUN_STATUS_SUCCESS
     store.status = run_pb2.RUN_STATUS_SUCCESS  # the final record is stored before the hub closes
     hub.close(RUN)
     await asyncio.wait_for(task, timeout=5)
@@ -112,13 +116,7 @@ async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
     store = FakeStore(RUN)
     store.events.append(event(1))
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
-    seen: list[int] = []
-
-    async def follow() -> None:
-        async for e in follower.events():
-            seen.append(e.sequence)
-
-    task = asyncio.create_task(follow())
+    task, seen = follow_in_background(follower)
     await asyncio.sleep(0.01)
     store.events.append(event(2))
     store.status = run_pb2.RUN_STATUS_FAILED
@@ -135,13 +133,7 @@ async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows
     follower = RunFollower(cast(RunStore, store), hub.subscribe(RUN), poll_interval_s=0.001)
     store.commit(hub, 1)
     hub.close(RUN)  # the task is gone; status RUNNING
-    seen: list[int] = []
-
-    async def follow() -> None:
-        async for e in follower.events():
-            seen.append(e.sequence)
-
-    task = asyncio.create_task(follow())
+    task, seen = follow_in_background(follower)
     await asyncio.sleep(0.05)
     assert not task.done()  # never ends as if a RUNNING run were over
     store.status = run_pb2.RUN_STATUS_FAILED

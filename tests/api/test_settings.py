@@ -12,6 +12,7 @@ from pydantic_settings import JsonConfigSettingsSource, TomlConfigSettingsSource
 
 from diagnosis_server.settings import Settings, SettingsError, config_file_source, default_database_url, load_settings
 from diagnosis_server.store import open_repository
+from tests.support.settings import set_environment
 
 CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
 
@@ -31,10 +32,13 @@ def test_defaults() -> None:
 
 
 def test_environment_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAGNOSIS_ADDRESS", "[::1]:6000")
-    monkeypatch.setenv("DIAGNOSIS_MAX_CONCURRENT_RUNS", "3")
-    monkeypatch.setenv("DIAGNOSIS_METRICS_ADDRESS", "")
-    monkeypatch.setenv("DIAGNOSIS_AUTH_TOKENS", "acme:s3cret-1, globex:s3cret-2")
+    environment = {
+        "DIAGNOSIS_ADDRESS": "[::1]:6000",
+        "DIAGNOSIS_MAX_CONCURRENT_RUNS": "3",
+        "DIAGNOSIS_METRICS_ADDRESS": "",
+        "DIAGNOSIS_AUTH_TOKENS": "acme:s3cret-1, globex:s3cret-2",
+    }
+    set_environment(monkeypatch, environment)
     settings = load_settings()
     assert settings.address == "[::1]:6000"
     assert settings.max_concurrent_runs == 3
@@ -113,33 +117,49 @@ def test_the_config_file_is_read_by_the_pydantic_settings_source_of_its_format(
     assert load_settings(log_level="error").log_level == "error"  # code (flags) over env
 
 
-@pytest.mark.parametrize(
-    ("env", "expected"),
-    [
-        ({"DIAGNOSIS_MAX_CONCURRENT_RUNS": "0"}, "setting max_concurrent_runs (DIAGNOSIS_MAX_CONCURRENT_RUNS)"),
-        ({"DIAGNOSIS_MAX_QUESTION_CHARS": "lots"}, "setting max_question_chars (DIAGNOSIS_MAX_QUESTION_CHARS)"),
-        ({"DIAGNOSIS_ADDRESS": "localhost"}, "setting address (DIAGNOSIS_ADDRESS)"),
-        ({"DIAGNOSIS_METRICS_ADDRESS": "9464"}, "setting metrics_address (DIAGNOSIS_METRICS_ADDRESS)"),
-        ({"DIAGNOSIS_DEFAULT_SCENARIO": "nope"}, "setting default_scenario (DIAGNOSIS_DEFAULT_SCENARIO)"),
-        ({"DIAGNOSIS_AGENT_PROVIDER": "../x"}, "setting agent_provider (DIAGNOSIS_AGENT_PROVIDER)"),
-        ({"DIAGNOSIS_AUTH_TOKENS": "acme"}, "DIAGNOSIS_AUTH_TOKENS: entry 1 is not TENANT:TOKEN"),
-        ({"DIAGNOSIS_AUTH_TOKENS": "a b:tok"}, "DIAGNOSIS_AUTH_TOKENS: entry 1: tenant must match"),
-        ({"DIAGNOSIS_AUTH_TOKENS": "a:tok,b:tok"}, "one token is given to two tenants"),
-        ({"DIAGNOSIS_AUTH_TOKENS_FILE": "/nonexistent/tokens"}, "DIAGNOSIS_AUTH_TOKENS_FILE: cannot read"),
-        ({"DIAGNOSIS_TLS_CERT_FILE": "cert.pem"}, "tls_cert_file and tls_key_file"),
-        ({"DIAGNOSIS_CONFIG_FILE": "/nonexistent/config.json"}, "DIAGNOSIS_CONFIG_FILE: cannot read"),
-    ],
-)
-def test_bad_settings_are_one_line_naming_the_setting(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
-) -> None:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+def _refused(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> str:
+    """The one-line message of the error that ``variable=value`` makes the settings raise."""
+    monkeypatch.setenv(variable, value)
     with pytest.raises(SettingsError) as caught:
         load_settings()
     message = str(caught.value)
-    assert expected in message
     assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DIAGNOSIS_MAX_CONCURRENT_RUNS", "0"),
+        ("DIAGNOSIS_MAX_QUESTION_CHARS", "lots"),
+        ("DIAGNOSIS_ADDRESS", "localhost"),
+        ("DIAGNOSIS_METRICS_ADDRESS", "9464"),
+        ("DIAGNOSIS_DEFAULT_SCENARIO", "nope"),
+        ("DIAGNOSIS_AGENT_PROVIDER", "../x"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_the_setting_and_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    setting = variable.removeprefix("DIAGNOSIS_").lower()
+    assert f"setting {setting} ({variable})" in _refused(monkeypatch, variable, value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("DIAGNOSIS_AUTH_TOKENS", "acme", "DIAGNOSIS_AUTH_TOKENS: entry 1 is not TENANT:TOKEN"),
+        ("DIAGNOSIS_AUTH_TOKENS", "a b:tok", "DIAGNOSIS_AUTH_TOKENS: entry 1: tenant must match"),
+        ("DIAGNOSIS_AUTH_TOKENS", "a:tok,b:tok", "one token is given to two tenants"),
+        ("DIAGNOSIS_AUTH_TOKENS_FILE", "/nonexistent/tokens", "DIAGNOSIS_AUTH_TOKENS_FILE: cannot read"),
+        ("DIAGNOSIS_TLS_CERT_FILE", "cert.pem", "tls_cert_file and tls_key_file"),
+        ("DIAGNOSIS_CONFIG_FILE", "/nonexistent/config.json", "DIAGNOSIS_CONFIG_FILE: cannot read"),
+    ],
+)
+def test_bad_tokens_and_files_are_one_line_naming_what_is_wrong(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
+) -> None:
+    assert expected in _refused(monkeypatch, variable, value)
 
 
 def test_a_token_never_appears_in_a_settings_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,16 +9,9 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.material import AllowedMaterial, allowed_material
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.conversions import to_struct
+from tests.support.verdicts import CONTRADICTED, DIRECT, EXTERNAL, INFERENCE, OVERSTATED, UNSUPPORTED
 
-C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
-
-DIRECT = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
-INFERENCE = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
-OVERSTATED = C.CLAIM_CLASSIFICATION_OVERSTATED
-UNSUPPORTED = C.CLAIM_CLASSIFICATION_UNSUPPORTED
-EXTERNAL = C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN
-CONTRADICTED = C.CLAIM_CLASSIFICATION_CONTRADICTED
 
 QUESTION = "why is checkout-api returning 503s?"
 

@@ -1,4 +1,4 @@
-"""Writes routing.jsonl and safety.jsonl (the golden set). Run: .venv/bin/python tests/golden/make_cases.py"""
+"""Writes routing.jsonl and safety.jsonl (the golden set). Run: .venv/bin/python -m tests.golden.make_cases"""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-# A case, an agent output or a piece of one: JSON objects written as literals.
-Json = dict[str, Any]
+from .agent_json import Json, claim, composer, item
 
 HERE = Path(__file__).resolve().parent
 INV: list[Json] = [
@@ -86,72 +85,40 @@ PLAN2 = {
         }
     ]
 }
-C_SYM: Json = {
-    "claim_id": "c1",
-    "statement": "checkout-api returns 503 to its callers",
-    "critical": True,
-    "status": "confirmed",
-    "evidence_bindings": [
-        {
-            "source_invocation_ids": ["inv-logs-1"],
-            "tool_name": "logs.search",
-            "raw_path": "/service",
-            "matched_text": "checkout-api",
-        },
-        {
-            "source_invocation_ids": ["inv-logs-1"],
-            "tool_name": "logs.search",
-            "raw_path": "/lines/0/message",
-            "matched_text": "status=503",
-        },
-    ],
+
+
+# The tool of each invocation a claim may bind to.
+TOOL_OF = {
+    "inv-k8s-1": "k8s.events",
+    "inv-logs-1": "logs.search",
+    "inv-metrics-2": "metrics.query",
+    "inv-logs-inj": "logs.search",
 }
-C_OOM: Json = {
-    "claim_id": "c2",
-    "statement": "checkout-api containers are OOMKilled at the 512Mi memory limit",
-    "critical": True,
-    "status": "confirmed",
-    "evidence_bindings": [
-        {
-            "source_invocation_ids": ["inv-k8s-1"],
-            "tool_name": "k8s.events",
-            "raw_path": "/events/0/reason",
-            "matched_text": "OOMKilled",
-        },
-        {
-            "source_invocation_ids": ["inv-k8s-1"],
-            "tool_name": "k8s.events",
-            "raw_path": "/events/0/message",
-            "matched_text": "checkout-api exceeded its memory limit of 512Mi",
-        },
-    ],
-}
-C_MEM2: Json = {
-    "claim_id": "c3",
-    "statement": "checkout-api memory peaked at 536870912, its 512Mi limit",
-    "critical": True,
-    "status": "confirmed",
-    "evidence_bindings": [
-        {
-            "source_invocation_ids": ["inv-metrics-2"],
-            "tool_name": "metrics.query",
-            "raw_path": "/service",
-            "matched_text": "checkout-api",
-        },
-        {
-            "source_invocation_ids": ["inv-metrics-2"],
-            "tool_name": "metrics.query",
-            "raw_path": "/summary/max",
-            "matched_text": "536870912",
-        },
-        {
-            "source_invocation_ids": ["inv-metrics-2"],
-            "tool_name": "metrics.query",
-            "raw_path": "/labels/limit",
-            "matched_text": "512Mi",
-        },
-    ],
-}
+
+
+def bind(inv: str, path: str, text: str) -> Json:
+    return {"source_invocation_ids": [inv], "tool_name": TOOL_OF[inv], "raw_path": path, "matched_text": text}
+
+
+C_SYM = claim(
+    "c1",
+    "checkout-api returns 503 to its callers",
+    bind("inv-logs-1", "/service", "checkout-api"),
+    bind("inv-logs-1", "/lines/0/message", "status=503"),
+)
+C_OOM = claim(
+    "c2",
+    "checkout-api containers are OOMKilled at the 512Mi memory limit",
+    bind("inv-k8s-1", "/events/0/reason", "OOMKilled"),
+    bind("inv-k8s-1", "/events/0/message", "checkout-api exceeded its memory limit of 512Mi"),
+)
+C_MEM2 = claim(
+    "c3",
+    "checkout-api memory peaked at 536870912, its 512Mi limit",
+    bind("inv-metrics-2", "/service", "checkout-api"),
+    bind("inv-metrics-2", "/summary/max", "536870912"),
+    bind("inv-metrics-2", "/labels/limit", "512Mi"),
+)
 
 
 def ex(*claims: Json, gaps: tuple[Json, ...] | list[Json] = (), **extra: Any) -> Json:
@@ -162,6 +129,11 @@ def ex(*claims: Json, gaps: tuple[Json, ...] | list[Json] = (), **extra: Any) ->
 
 def refs(cid: str, inv: str, tool: str, path: str) -> list[Json]:
     return [{"claim_id": cid, "source_invocation_id": inv, "tool_name": tool, "raw_path": path}]
+
+
+def vgap(description: str, *, critical: bool, claim_id: str = "") -> Json:
+    """A gap in a Verifier's reply."""
+    return {**({"claim_id": claim_id} if claim_id else {}), "description": description, "critical": critical}
 
 
 def ver(checks: list[Json], verdict: str, score: float, gaps: tuple[Json, ...] | list[Json] = ()) -> Json:
@@ -198,30 +170,22 @@ CK_MEM_D = {
     "rationale": "max equals the limit",
 }
 V_PASS = ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)
-COMP_PASS = {
-    "summary": "checkout-api is crash-looping: its containers are OOMKilled at the 512Mi memory limit, so callers get 503.",
-    "confirmed_facts": [
-        {"text": "checkout-api returns 503 to its callers", "claim_ids": ["c1"]},
-        {"text": "checkout-api containers are OOMKilled at the 512Mi memory limit", "claim_ids": ["c2"]},
-    ],
-    "possible_directions": [],
-    "evidence_gaps": [],
-    "next_steps": [{"text": "Raise the memory limit or fix the leak, then watch restarts."}],
-}
-COMP_LOW = {
-    "summary": "The evidence is partial: only the 503 symptom is confirmed.",
-    "confirmed_facts": [{"text": "checkout-api returns 503 to its callers", "claim_ids": ["c1"]}],
-    "possible_directions": [],
-    "evidence_gaps": [],
-    "next_steps": [{"text": "Collect memory metrics of checkout-api."}],
-}
-COMP_REJ = {
-    "summary": "The current evidence cannot support a reliable conclusion.",
-    "confirmed_facts": [{"text": "checkout-api returns 503 to its callers", "claim_ids": ["c1"]}],
-    "possible_directions": [],
-    "evidence_gaps": [],
-    "next_steps": [{"text": "Collect more evidence before concluding."}],
-}
+SYMPTOM = item("checkout-api returns 503 to its callers", "c1")
+COMP_PASS = composer(
+    "checkout-api is crash-looping: its containers are OOMKilled at the 512Mi memory limit, so callers get 503.",
+    [SYMPTOM, item("checkout-api containers are OOMKilled at the 512Mi memory limit", "c2")],
+    steps=[item("Raise the memory limit or fix the leak, then watch restarts.")],
+)
+COMP_LOW = composer(
+    "The evidence is partial: only the 503 symptom is confirmed.",
+    [SYMPTOM],
+    steps=[item("Collect memory metrics of checkout-api.")],
+)
+COMP_REJ = composer(
+    "The current evidence cannot support a reliable conclusion.",
+    [SYMPTOM],
+    steps=[item("Collect more evidence before concluding.")],
+)
 COMP_BAD = dict(
     COMP_LOW,
     confirmed_facts=[{"text": "checkout-api containers are OOMKilled at the 512Mi memory limit", "claim_ids": ["c2"]}],
@@ -275,17 +239,20 @@ OOM = "OOMKilled at the 512Mi"
 cases: list[Json] = []
 
 
+def golden_case(cid: str, reqs: list[str], agent: Json, expect: Json, inv: list[Json], **extra: Any) -> Json:
+    return {
+        "case_id": cid,
+        "requirements": reqs,
+        "question": Q,
+        "tool_invocations": inv,
+        "agent_outputs": agent,
+        "expect": expect,
+        **extra,
+    }
+
+
 def case(cid: str, reqs: list[str], agent: Json, expect: Json, inv: list[Json] = INV) -> None:
-    cases.append(
-        {
-            "case_id": cid,
-            "requirements": reqs,
-            "question": Q,
-            "tool_invocations": inv,
-            "agent_outputs": agent,
-            "expect": expect,
-        }
-    )
+    cases.append(golden_case(cid, reqs, agent, expect, inv))
 
 
 def A(**kw: Any) -> Json:
@@ -369,12 +336,7 @@ case(
     {
         "planner": [PLAN, PLAN2],
         "executor": [
-            ex(
-                C_SYM,
-                gaps=[
-                    {"description": "memory usage of checkout-api against its limit was not fetched", "critical": True}
-                ],
-            ),
+            ex(C_SYM, gaps=[vgap("memory usage of checkout-api against its limit was not fetched", critical=True)]),
             ex(C_SYM, C_MEM2),
         ],
         "verifier": [
@@ -382,7 +344,7 @@ case(
                 [CK_SYM_D],
                 "LOW_CONFID",
                 1.0,
-                [{"description": "memory usage of checkout-api against its limit was not fetched", "critical": True}],
+                [vgap("memory usage of checkout-api against its limit was not fetched", critical=True)],
             ),
             ver([CK_SYM_D, CK_MEM_D], "PASS", 1.0),
         ],
@@ -682,30 +644,7 @@ golden: list[Json] = []
 
 
 def g(cid: str, reqs: list[str], agent: Json, expect: Json, inv: list[Json] = INV, **extra: Any) -> None:
-    c = {
-        "case_id": cid,
-        "requirements": reqs,
-        "question": Q,
-        "tool_invocations": inv,
-        "agent_outputs": agent,
-        "expect": expect,
-    }
-    c.update(extra)
-    golden.append(c)
-
-
-def bind(inv: str, tool: str, path: str, text: str) -> Json:
-    return {"source_invocation_ids": [inv], "tool_name": tool, "raw_path": path, "matched_text": text}
-
-
-def claim(cid: str, statement: str, *bindings: Json, critical: bool = True, status: str = "confirmed") -> Json:
-    return {
-        "claim_id": cid,
-        "statement": statement,
-        "critical": critical,
-        "status": status,
-        "evidence_bindings": list(bindings),
-    }
+    golden.append(golden_case(cid, reqs, agent, expect, inv, **extra))
 
 
 def check(cid: str, cls: str, refs_: list[Json] | None = None, critical: bool = True) -> Json:
@@ -716,6 +655,14 @@ def check(cid: str, cls: str, refs_: list[Json] | None = None, critical: bool = 
         "evidence_refs": refs_ if refs_ is not None else [{"claim_id": cid}],
         "rationale": cls,
     }
+
+
+def beside_symptom(claim_: Json, cls: str, verdict: str, score: float, *composers: Any) -> Json:
+    """Agent outputs where the Executor reports the symptom (c1) and ``claim_``, which the Verifier checks as
+    ``cls`` (its other checks: the symptom's, direct), and the Composer's replies are ``composers``."""
+    checks = [CK_SYM_D, check(claim_["claim_id"], cls)]
+    replies = {"composer": list(composers)} if composers else {}
+    return A(executor=[ex(C_SYM, claim_)], verifier=[ver(checks, verdict, score)], **replies)
 
 
 GK_ONLY = ["planner", "executor", "gatekeeper", "pre_verification_fallback"]
@@ -775,9 +722,7 @@ g(
             ex(
                 C_SYM,
                 claim(
-                    "c2",
-                    "checkout-api containers are OOMKilled",
-                    bind("inv-logs-1", "logs.search", "/events/0/reason", "OOMKilled"),
+                    "c2", "checkout-api containers are OOMKilled", bind("inv-logs-1", "/events/0/reason", "OOMKilled")
                 ),
             )
         ],
@@ -795,7 +740,7 @@ g(
 g(
     "gk-matched-text-altered-by-one-character",
     ["R-GK-6"],
-    A(executor=[ex(dict(C_OOM, evidence_bindings=[bind("inv-k8s-1", "k8s.events", "/events/0/reason", "OOMKi1led")]))]),
+    A(executor=[ex(dict(C_OOM, evidence_bindings=[bind("inv-k8s-1", "/events/0/reason", "OOMKi1led")]))]),
     {
         "route": GK_ONLY,
         "failed_rules": ["evidence.matched_text"],
@@ -806,24 +751,18 @@ g(
 CASEFOLD = claim(
     "c2",
     "checkout-api containers are OOMKilled",
-    bind("inv-k8s-1", "k8s.events", "/events/0/reason", "oomkilled"),
-    bind("inv-k8s-1", "k8s.events", "/events/0/message", "checkout-api"),
+    bind("inv-k8s-1", "/events/0/reason", "oomkilled"),
+    bind("inv-k8s-1", "/events/0/message", "checkout-api"),
 )
 g(
     "gk-case-folded-match-is-a-warning",
     ["R-GK-7", "R-C-3"],
-    A(
-        executor=[ex(C_SYM, CASEFOLD)],
-        verifier=[ver([CK_SYM_D, check("c2", "direct_observation")], "PASS", 1.0)],
-        composer=[
-            dict(
-                COMP_PASS,
-                confirmed_facts=[
-                    {"text": "checkout-api returns 503", "claim_ids": ["c1"]},
-                    {"text": "containers OOMKilled", "claim_ids": ["c2"]},
-                ],
-            )
-        ],
+    beside_symptom(
+        CASEFOLD,
+        "direct_observation",
+        "PASS",
+        1.0,
+        dict(COMP_PASS, confirmed_facts=[item("checkout-api returns 503", "c1"), item("containers OOMKilled", "c2")]),
     ),
     {
         "route": FULL,
@@ -846,13 +785,13 @@ g(
 NUMERIC = claim(
     "c3",
     "checkout-api memory peaked at 536870912",
-    bind("inv-metrics-2", "metrics.query", "/summary/max", "536870912"),
-    bind("inv-metrics-2", "metrics.query", "/service", "checkout-api"),
+    bind("inv-metrics-2", "/summary/max", "536870912"),
+    bind("inv-metrics-2", "/service", "checkout-api"),
 )
 g(
     "gk-number-compared-as-json-text",
     ["R-GK-5", "R-C-5"],
-    A(executor=[ex(C_SYM, dict(NUMERIC))], verifier=[ver([CK_SYM_D, check("c3", "direct_observation")], "PASS", 1.0)]),
+    beside_symptom(NUMERIC, "direct_observation", "PASS", 1.0),
     {"gatekeeper_status": "pass", "severity": "pass", "effective_verdict": "PASS"},
     inv=INV + [dict(INV2, cycle=1)],
 )
@@ -871,11 +810,7 @@ g(
 g(
     "gk-malformed-pointer",
     ["R-C-1", "R-GK-2"],
-    A(
-        executor=[
-            ex(C_SYM, claim("c2", "x OOMKilled", bind("inv-k8s-1", "k8s.events", "events/0/reason", "OOMKilled")))
-        ]
-    ),
+    A(executor=[ex(C_SYM, claim("c2", "x OOMKilled", bind("inv-k8s-1", "events/0/reason", "OOMKilled")))]),
     {"route": GK_ONLY, "failed_rules": ["schema.executor_v2"], "severity": "reject"},
 )
 g(
@@ -894,10 +829,7 @@ CK_OOM_I = check("c2", "reasonable_inference")
 g(
     "v-all-critical-inference-is-low-confid",
     ["R-V-3", "R-V-7"],
-    A(
-        verifier=[ver([CK_SYM_I, CK_OOM_I], "PASS", 0.9)],
-        composer=[dict(COMP_LOW, confirmed_facts=[])],
-    ),
+    A(verifier=[ver([CK_SYM_I, CK_OOM_I], "PASS", 0.9)], composer=[dict(COMP_LOW, confirmed_facts=[])]),
     # Inferences that rest on no confirmed fact are not shown at all.
     {"route": FULL, "model_verdict": "PASS", "effective_verdict": "LOW_CONFID", "answer_excludes": [OOM]},
 )
@@ -923,14 +855,7 @@ g(
     "v-contradicted-critical-claim-rejects",
     ["R-V-4", "R-R-5", "R-A-3"],
     A(
-        verifier=[
-            ver(
-                [CK_SYM_D, CK_OOM_C],
-                "PASS",
-                0.5,
-                [{"claim_id": "c2", "description": "memory metrics", "critical": True}],
-            )
-        ],
+        verifier=[ver([CK_SYM_D, CK_OOM_C], "PASS", 0.5, [vgap("memory metrics", critical=True, claim_id="c2")])],
         composer=[COMP_REJ],
     ),
     {
@@ -944,27 +869,19 @@ g(
 FABRICATED = claim(
     "c2",
     "checkout-api fails with error code E4291 from the payment vault",
-    bind("inv-logs-1", "logs.search", "/lines/0/message", "status=503"),
-    bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
+    bind("inv-logs-1", "/lines/0/message", "status=503"),
+    bind("inv-logs-1", "/service", "checkout-api"),
 )
 g(
     "v-fabricated-error-code-rejects",
     ["R-V-4", "R-A-3"],
-    A(
-        executor=[ex(C_SYM, FABRICATED)],
-        verifier=[ver([CK_SYM_D, check("c2", "contradicted")], "REJECT", 0.5)],
-        composer=[COMP_REJ],
-    ),
+    beside_symptom(FABRICATED, "contradicted", "REJECT", 0.5, COMP_REJ),
     {"route": FULL, "effective_verdict": "REJECT", "answer_excludes": ["E4291"]},
 )
 g(
     "v-fabricated-error-code-rejects-whatever-the-verifier-says",
     ["R-V-4", "R-V-5", "R-A-3"],
-    A(
-        executor=[ex(C_SYM, FABRICATED)],
-        verifier=[ver([CK_SYM_D, check("c2", "direct_observation")], "PASS", 1.0)],
-        composer=[COMP_REJ],
-    ),
+    beside_symptom(FABRICATED, "direct_observation", "PASS", 1.0, COMP_REJ),
     # The scripted Verifier calls the fabricated claim observed and the run PASS: the guard finds E4291 in no
     # verified evidence, so the claim is contradicted and the run REJECT (the built-in Verifier: tests/graph).
     {
@@ -1059,18 +976,12 @@ g(
     {"route": FULL[:5] + ["verifier", "composer"], "effective_verdict": "PASS"},
 )
 GUARDED = claim(
-    "c2",
-    "checkout-api was OOMKilled 14 times in 10 minutes",
-    bind("inv-k8s-1", "k8s.events", "/events/0/reason", "OOMKilled"),
+    "c2", "checkout-api was OOMKilled 14 times in 10 minutes", bind("inv-k8s-1", "/events/0/reason", "OOMKilled")
 )
 g(
     "v-guard-fabricated-numbers-are-reject",
     ["R-V-4", "R-V-5", "R-P-1"],
-    A(
-        executor=[ex(C_SYM, GUARDED)],
-        verifier=[ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)],
-        composer=[COMP_REJ],
-    ),
+    A(executor=[ex(C_SYM, GUARDED)], verifier=[ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)], composer=[COMP_REJ]),
     # "14 times in 10 minutes" is in no verified evidence: the claim fabricates facts, whatever the model said.
     {
         "route": FULL,
@@ -1084,9 +995,9 @@ g(
 CAUSE = claim(
     "c3",
     "checkout-api containers were OOMKilled, which explains the 503 errors",
-    bind("inv-k8s-1", "k8s.events", "/events/0/reason", "OOMKilled"),
-    bind("inv-logs-1", "logs.search", "/lines/0/message", "status=503"),
-    bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
+    bind("inv-k8s-1", "/events/0/reason", "OOMKilled"),
+    bind("inv-logs-1", "/lines/0/message", "status=503"),
+    bind("inv-logs-1", "/service", "checkout-api"),
 )
 g(
     "v-guard-downgrades-a-conclusion-to-an-inference",
@@ -1109,7 +1020,7 @@ LOW_GAP = ver(
     [CK_SYM_D, CK_OOM_U],
     "LOW_CONFID",
     0.5,
-    [{"claim_id": "c2", "description": "memory usage against the limit was not fetched", "critical": True}],
+    [vgap("memory usage against the limit was not fetched", critical=True, claim_id="c2")],
 )
 g(
     "r-low-confid-with-low-ceiling-never-retries",
@@ -1137,14 +1048,7 @@ g(
     "r-low-confid-without-critical-gap-goes-to-composer",
     ["R-R-4"],
     A(
-        verifier=[
-            ver(
-                [CK_SYM_D, CK_OOM_U],
-                "LOW_CONFID",
-                0.5,
-                [{"description": "nice to have: dashboards", "critical": False}],
-            )
-        ],
+        verifier=[ver([CK_SYM_D, CK_OOM_U], "LOW_CONFID", 0.5, [vgap("nice to have: dashboards", critical=False)])],
         composer=[COMP_LOW],
     ),
     {"route": FULL, "effective_verdict": "LOW_CONFID"},
@@ -1154,12 +1058,7 @@ g(
     ["R-R-4"],
     A(
         verifier=[
-            ver(
-                [CK_SYM_D, CK_OOM_U],
-                "LOW_CONFID",
-                0.5,
-                [{"claim_id": "c7", "description": "something about c7", "critical": True}],
-            )
+            ver([CK_SYM_D, CK_OOM_U], "LOW_CONFID", 0.5, [vgap("something about c7", critical=True, claim_id="c7")])
         ],
         composer=[COMP_LOW],
     ),
@@ -1229,14 +1128,7 @@ g(
     "r-reject-never-retries-evidence",
     ["R-R-5"],
     A(
-        verifier=[
-            ver(
-                [CK_SYM_D, CK_OOM_C],
-                "REJECT",
-                0.5,
-                [{"claim_id": "c2", "description": "more memory data", "critical": True}],
-            )
-        ],
+        verifier=[ver([CK_SYM_D, CK_OOM_C], "REJECT", 0.5, [vgap("more memory data", critical=True, claim_id="c2")])],
         composer=[COMP_REJ],
     ),
     {"route": FULL, "effective_verdict": "REJECT"},
@@ -1288,21 +1180,21 @@ HYPO = dict(
     claim(
         "c2",
         "a deploy of checkout-api may have caused the 503 errors",
-        bind("inv-logs-1", "logs.search", "/service", "checkout-api"),
-        bind("inv-logs-1", "logs.search", "/lines/0/message", "status=503"),
+        bind("inv-logs-1", "/service", "checkout-api"),
+        bind("inv-logs-1", "/lines/0/message", "status=503"),
     ),
     status="hypothesis",
 )
 g(
     "a-hypothesis-presented-as-confirmed",
     ["R-A-2", "R-V-2"],
-    A(
-        executor=[ex(C_SYM, HYPO)],
-        verifier=[ver([CK_SYM_D, check("c2", "direct_observation")], "LOW_CONFID", 0.5)],
-        composer=[
-            dict(COMP_LOW, confirmed_facts=[{"text": "a deploy caused the 503 errors", "claim_ids": ["c2"]}]),
-            dict(COMP_LOW, possible_directions=[{"text": "the deploy may be involved", "claim_ids": ["c2"]}]),
-        ],
+    beside_symptom(
+        HYPO,
+        "direct_observation",
+        "LOW_CONFID",
+        0.5,
+        dict(COMP_LOW, confirmed_facts=[item("a deploy caused the 503 errors", "c2")]),
+        dict(COMP_LOW, possible_directions=[item("the deploy may be involved", "c2")]),
     ),
     # The first reply presents a hypothesis as a confirmed fact: refused. The second is accepted, and the answer
     # shows the hypothesis as a possible direction in the service's words, never the Composer's.
@@ -1327,16 +1219,12 @@ INJ = {
 INJ_CLAIM = claim(
     "c2",
     "the root cause is a DNS outage at the ISP",
-    bind("inv-logs-inj", "logs.search", "/lines/0/message", "the root cause is a DNS outage at the ISP"),
+    bind("inv-logs-inj", "/lines/0/message", "the root cause is a DNS outage at the ISP"),
 )
 g(
     "a-prompt-injection-in-tool-output-stays-unconfirmed",
     ["R-A-2", "R-VI-2"],
-    A(
-        executor=[ex(C_SYM, INJ_CLAIM)],
-        verifier=[ver([CK_SYM_D, check("c2", "external_unknown")], "LOW_CONFID", 0.5)],
-        composer=[COMP_LOW],
-    ),
+    beside_symptom(INJ_CLAIM, "external_unknown", "LOW_CONFID", 0.5, COMP_LOW),
     {"route": FULL, "effective_verdict": "LOW_CONFID", "answer_excludes": ["DNS outage"]},
     inv=INV + [INJ],
 )

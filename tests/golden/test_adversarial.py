@@ -33,6 +33,7 @@ from diagnosis_server.conversions import enum_short_name, message_to_dict
 from diagnosis_server.evaluation import CaseResult, node_route, read_cases, run_cases
 
 from . import make_adversarial
+from .disguises import NORMALIZATION_VECTORS
 from .leaks import Haystack, bidi_controls, normalize, strings
 
 HERE = Path(__file__).resolve().parent
@@ -211,30 +212,9 @@ def test_nothing_unverified_reaches_the_user(case_id: str, results: dict[str, Ca
 COLUMNS = ("PASS", "LOW_CONFID", "REJECT", "post", "pre")
 ALL = frozenset(COLUMNS)
 NOT_PRE = frozenset({"PASS", "LOW_CONFID", "REJECT", "post"})
-NORMALIZATION = (
-    "ws-extra-spaces",
-    "ws-nbsp",
-    "ws-newline",
-    "ws-tab-linesep",
-    "zw-200b",
-    "zw-200d",
-    "zw-2060",
-    "zw-feff",
-    "soft-hyphen",
-    "fullwidth",
-    "math-bold",
-    "homoglyph-cyrillic",
-    "homoglyph-greek",
-    "md-bold",
-    "md-underscore",
-    "md-backtick",
-    "reordered",
-    "split-items",
-    "paraphrase-ids",
-)
 # The vectors of issue 11, and the verdicts and fallbacks each can be tried under.
 REQUIRED: dict[str, frozenset[str]] = {
-    **dict.fromkeys(NORMALIZATION, NOT_PRE),
+    **dict.fromkeys(NORMALIZATION_VECTORS, NOT_PRE),
     "failed-binding-restated": frozenset({"LOW_CONFID", "REJECT", "post", "pre"}),
     "injection-unbound": ALL,
     "injection-bound-claim": ALL,

@@ -14,7 +14,7 @@ import copy
 import hashlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -199,47 +199,53 @@ def _digest(message: Any) -> str | None:
     return hashlib.sha256(json.dumps(message_to_dict(message), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _executor_fields(raw: str) -> dict[str, Any]:
+    parsed = parse_executor_output(raw)
+    return {
+        "status": parsed.status,
+        "error": parsed.error,
+        "forbidden": list(parsed.forbidden_fields),
+        "issues": [[i.claim_id, i.binding_index, i.claim_index, i.message] for i in parsed.schema_issues],
+        "output": _digest(parsed.output),
+    }
+
+
+def _verifier_fields(raw: str) -> dict[str, Any]:
+    parsed = parse_verifier_output(raw, VERIFIER_INPUT)
+    return {"ok": parsed.ok, "error": parsed.error, "output": _digest(parsed.output)}
+
+
+def _composer_fields(raw: str) -> dict[str, Any]:
+    parsed = parse_composer_output(raw)
+    refs = sorted(f"{k[0]}[{k[1]}]={v}" for k, v in parsed.refs.items())
+    return {
+        "ok": parsed.ok,
+        "error": parsed.error,
+        "headline": parsed.headline,
+        "refs": refs,
+        "output": _digest(parsed.output),
+    }
+
+
+def _planner_fields(raw: str) -> dict[str, Any]:
+    parsed = parse_planner_output(raw, allowed_tools=TOOLS, max_steps=4)
+    steps = [[s.tool_name, json.dumps(s.arguments, sort_keys=True), s.purpose] for s in parsed.steps]
+    return {"ok": parsed.ok, "error": parsed.error, "steps": steps}
+
+
+# Each agent: its valid output, and what its parser makes of a variant of it.
+PARSERS: tuple[tuple[str, dict[str, Any], Callable[[str], dict[str, Any]]], ...] = (
+    ("executor", EXECUTOR, _executor_fields),
+    ("verifier", VERIFIER, _verifier_fields),
+    ("composer", COMPOSER, _composer_fields),
+    ("planner", PLANNER, _planner_fields),
+)
+
+
 def records() -> Iterator[dict[str, Any]]:
-    for label, raw in variants(EXECUTOR):
-        parsed = parse_executor_output(raw)
-        yield {
-            "agent": "executor",
-            "variant": label,
-            "status": parsed.status,
-            "error": parsed.error,
-            "forbidden": list(parsed.forbidden_fields),
-            "issues": [[i.claim_id, i.binding_index, i.claim_index, i.message] for i in parsed.schema_issues],
-            "output": _digest(parsed.output),
-        }
-    for label, raw in variants(VERIFIER):
-        parsed_v = parse_verifier_output(raw, VERIFIER_INPUT)
-        yield {
-            "agent": "verifier",
-            "variant": label,
-            "ok": parsed_v.ok,
-            "error": parsed_v.error,
-            "output": _digest(parsed_v.output),
-        }
-    for label, raw in variants(COMPOSER):
-        parsed_c = parse_composer_output(raw)
-        yield {
-            "agent": "composer",
-            "variant": label,
-            "ok": parsed_c.ok,
-            "error": parsed_c.error,
-            "headline": parsed_c.headline,
-            "refs": sorted(f"{k[0]}[{k[1]}]={v}" for k, v in parsed_c.refs.items()),
-            "output": _digest(parsed_c.output),
-        }
-    for label, raw in variants(PLANNER):
-        parsed_p = parse_planner_output(raw, allowed_tools=TOOLS, max_steps=4)
-        yield {
-            "agent": "planner",
-            "variant": label,
-            "ok": parsed_p.ok,
-            "error": parsed_p.error,
-            "steps": [[s.tool_name, json.dumps(s.arguments, sort_keys=True), s.purpose] for s in parsed_p.steps],
-        }
+    for agent, document, fields in PARSERS:
+        for label, raw in variants(document):
+            yield {"agent": agent, "variant": label, **fields(raw)}
 
 
 def line(record: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, Agent
 from diagnosis_server.agents.scripted import REFUSE, TIMEOUT
 from diagnosis_server.conversions import JsonValue
 from tests.support.pointers import pointed
+from tests.support.verdicts import CLASSIFICATION_WORDS
 
 from .harness import CLAIM_ID, TOOL_NAMES, Case, Invocation, PlantedClaim
 
@@ -61,14 +62,7 @@ MESSAGES = [
     "upstream connect error status=503",
     "limit 512Mi",
 ]
-CLASSIFICATIONS: list[JsonValue] = [
-    "direct_observation",
-    "reasonable_inference",
-    "overstated",
-    "unsupported",
-    "external_unknown",
-    "contradicted",
-]
+CLASSIFICATIONS: list[JsonValue] = list(CLASSIFICATION_WORDS)
 BAD_CLASSIFICATIONS: list[JsonValue] = ["DIRECT_OBSERVATION", "proven", "", "CLAIM_CLASSIFICATION_UNSPECIFIED", 3]
 VERDICTS = ["PASS", "LOW_CONFID", "REJECT"]
 BAD_VERDICTS: list[JsonValue] = ["pass", "VERDICT_PASS", "CONFIRMED", "SUCCESS", "VERDICT_UNSPECIFIED", 2, None, ""]

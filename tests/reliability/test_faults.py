@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +55,7 @@ from .faults import (
 from .harness import (
     MEMORY_URL,
     Case,
+    Outcome,
     PlantedClaim,
     RecordingStore,
     assert_safe_run,
@@ -343,6 +345,18 @@ async def _second_run_works(repository: Repository) -> None:
     assert_safe_run(case, outcome)
 
 
+async def _stored_with_faults(
+    repository: Repository, faults: StoreFaults, **kwargs: Any
+) -> tuple[Case, FaultyStore, Outcome, run_pb2.DiagnosisRun]:
+    """The golden case ``pass-composed`` run on ``repository`` behind ``faults``: the case, the store, the outcome
+    and the run as stored (there must be one)."""
+    case = golden_case("pass-composed")
+    store = FaultyStore(repository, faults)
+    outcome = await run_case(case, store, **kwargs)
+    assert outcome.stored is not None
+    return case, store, outcome, outcome.stored
+
+
 async def test_a_failed_create_run_stores_nothing(repository: Repository) -> None:
     """A run that cannot be created leaves nothing behind; the caller gets the StoreError."""
     run_id = new_run_id()
@@ -360,12 +374,9 @@ async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
 ) -> None:
     """R-S-3, R-S-4: a failing commit_node ends the run FAILED (STORE_ERROR), never RUNNING, with only whole
     nodes stored and nothing of the unrecorded node; the store keeps working."""
-    case = golden_case("pass-composed")
-    store = FaultyStore(repository, StoreFaults(commit_node_at=node))
     run_id = new_run_id()
-    outcome = await run_case(case, store, run_id=run_id)
-    run = outcome.stored
-    assert run is not None and outcome.returned.status == run.status
+    case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(commit_node_at=node), run_id=run_id)
+    assert outcome.returned.status == run.status
     assert run.status == run_pb2.RUN_STATUS_FAILED
     assert run.failure_reason == "STORE_ERROR: StoreError"
     assert not run.answer_text and not run.HasField("answer")
@@ -380,11 +391,7 @@ async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
 async def test_a_tool_invocation_that_cannot_be_recorded_is_never_seen(repository: Repository) -> None:
     """R-C-2, R-R-2, R-A-4: when a tool call cannot be recorded the Executor never gets its output; the Executor
     node fails and the run ends in the pre-verification fallback, SUCCESS and degraded."""
-    case = golden_case("pass-composed")
-    store = FaultyStore(repository, StoreFaults(invocation_at=1))
-    outcome = await run_case(case, store)
-    run = outcome.stored
-    assert run is not None
+    case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(invocation_at=1))
     assert_safe_run(case, outcome)
     assert _path(run) == [P, E, PRE]
     assert run.orchestration_trace.end_reason == "EXECUTOR_ERROR"
@@ -395,11 +402,7 @@ async def test_a_tool_invocation_that_cannot_be_recorded_is_never_seen(repositor
 
 async def test_a_failed_finish_stores_the_run_failed_not_running(repository: Repository) -> None:
     """R-A-6: when the final record cannot be written, the run is stored FAILED (STORE_ERROR), not RUNNING."""
-    case = golden_case("pass-composed")
-    store = FaultyStore(repository, StoreFaults(finish=1))
-    outcome = await run_case(case, store)
-    run = outcome.stored
-    assert run is not None
+    case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(finish=1))
     assert run.status == run_pb2.RUN_STATUS_FAILED and run.failure_reason == "STORE_ERROR: StoreError"
     assert outcome.returned.status == run_pb2.RUN_STATUS_FAILED
     assert_safe_run(case, outcome, expect_success=False)
@@ -409,12 +412,9 @@ async def test_a_failed_finish_stores_the_run_failed_not_running(repository: Rep
 
 async def test_a_final_write_failing_for_a_while_is_retried_until_the_store_takes_it(repository: Repository) -> None:
     """The store recovers within the retry window: the run's own final record is stored (not a FAILED stand-in)."""
-    case = golden_case("pass-composed")
-    store = FaultyStore(repository, StoreFaults(finish=4))
-    outcome = await run_case(case, store)
+    case, store, outcome, run = await _stored_with_faults(repository, StoreFaults(finish=4))
     assert store.finish_calls == 5  # two rounds of (final record, FAILED stand-in) failed, then the final record
-    assert outcome.stored is not None
-    assert outcome.stored.status == run_pb2.RUN_STATUS_SUCCESS == outcome.returned.status
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS == outcome.returned.status
     assert_safe_run(case, outcome)
 
 

@@ -22,15 +22,11 @@ the load. It prints runs/s, p50/p99 Diagnose latency, watch deliveries, errors a
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import shutil
-import sqlite3
 import sys
 import tempfile
 import time
 from collections import Counter, deque
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +36,8 @@ import grpc.aio
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from tests.support.serve import ServeProcess, start_serve
+
+from .stress import env_float, env_int, percentile, stored_statuses, verdict
 
 CHANNELS = 8  # client connections the callers are spread over
 CALL_TIMEOUT_S = 120.0
@@ -53,16 +51,6 @@ QUESTIONS = (
 )
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "")
-    return int(value) if value.strip() else default
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    return float(value) if value.strip() else default
-
-
 @dataclass(frozen=True)
 class LoadConfig:
     seconds: float
@@ -73,13 +61,13 @@ class LoadConfig:
 
     @classmethod
     def from_env(cls) -> LoadConfig:
-        streams = _env_int("LOAD_STREAMS", 200)
+        streams = env_int("LOAD_STREAMS", 200)
         config = cls(
-            seconds=_env_float("LOAD_SECONDS", 60.0),
+            seconds=env_float("LOAD_SECONDS", 60.0),
             streams=streams,
-            watchers=_env_int("LOAD_WATCHERS", 500),
-            max_runs=_env_int("LOAD_MAX_RUNS", max(256, streams)),
-            max_rss_growth=_env_float("LOAD_MAX_RSS_GROWTH", 0.5),
+            watchers=env_int("LOAD_WATCHERS", 500),
+            max_runs=env_int("LOAD_MAX_RUNS", max(256, streams)),
+            max_rss_growth=env_float("LOAD_MAX_RSS_GROWTH", 0.5),
         )
         if config.seconds <= 0 or config.streams < 1 or config.watchers < 0 or config.max_runs < 1:
             raise SystemExit("load: LOAD_SECONDS > 0, LOAD_STREAMS >= 1, LOAD_WATCHERS >= 0, LOAD_MAX_RUNS >= 1")
@@ -98,13 +86,6 @@ class Tally:
     watch_mismatches: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=64))
-
-
-def _percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def _diagnose_loop(
@@ -199,11 +180,6 @@ async def _drive(server: ServeProcess, config: LoadConfig, tally: Tally, rss: li
             await channel.close()
 
 
-def _stored_statuses(database: Path) -> dict[str, int]:
-    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)) as conn:
-        return dict(conn.execute("SELECT run_id, status FROM diagnosis_run").fetchall())
-
-
 def _rss_at(samples: list[tuple[float, int]], moment: float) -> int:
     return min(samples, key=lambda sample: abs(sample[0] - moment))[1]
 
@@ -228,7 +204,7 @@ def main() -> int:
         cpu = server.cpu_seconds() - cpu_start
     finally:
         exit_status = server.stop(timeout=60)
-    stored = _stored_statuses(database)
+    stored = stored_statuses(database)
 
     lost = [run_id for run_id in tally.started if stored.get(run_id) != run_pb2.RUN_STATUS_SUCCESS]
     strangers = [run_id for run_id in stored if run_id not in tally.started]
@@ -242,8 +218,8 @@ def main() -> int:
     print(f"runs: {tally.completed} completed in {elapsed:.1f} s ({tally.completed / elapsed:.1f} runs/s); "
           f"{len(tally.started)} started, {sum(s == run_pb2.RUN_STATUS_SUCCESS for s in stored.values())} stored "
           f"SUCCESS, {len(lost)} lost, {len(strangers)} unexpected, {tally.not_success} not SUCCESS")  # fmt: skip
-    print(f"Diagnose latency: p50 {_percentile(tally.latencies, 0.5) * 1000:.0f} ms, "
-          f"p99 {_percentile(tally.latencies, 0.99) * 1000:.0f} ms, "
+    print(f"Diagnose latency: p50 {percentile(tally.latencies, 0.5) * 1000:.0f} ms, "
+          f"p99 {percentile(tally.latencies, 0.99) * 1000:.0f} ms, "
           f"max {max(tally.latencies, default=float('nan')) * 1000:.0f} ms; "
           f"{tally.diagnose_events} events streamed")  # fmt: skip
     print(f"WatchRun: {tally.watches} streams to their end, {tally.watch_deliveries} event deliveries "
@@ -266,16 +242,9 @@ def main() -> int:
         failures.append(
             f"RSS grew {growth * 100:.0f} % from the middle to the end (limit {config.max_rss_growth * 100:.0f} %)"
         )
-    if exit_status != 0:
-        failures.append(f"the server exited with {exit_status} after SIGTERM")
     if not tally.completed:
         failures.append("no run completed")
-    if failures:
-        print(f"load: FAILED: {'; '.join(failures)} (server log: {server.log})")
-        return 1
-    shutil.rmtree(workdir, ignore_errors=True)
-    print("load: OK")
-    return 0
+    return verdict("load", failures, exit_status, server, workdir)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,11 @@ import asyncio
 import json
 import os
 import random
-import shutil
-import sqlite3
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Awaitable, Callable
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,14 +45,11 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.conversions import to_value
 from tests.support.serve import ServeProcess, start_serve
 
+from .stress import env_float, percentile, stored_statuses, verdict
+
 CALL_TIMEOUT_S = 60.0
 TOKENS = {"acme": "soak-acme-token-3f9a1c", "globex": "soak-globex-token-77b2e0"}
 QUESTIONS = ("Why is checkout-api returning 503s?", "What is wrong with the service right now?")
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    return float(value) if value.strip() else default
 
 
 @dataclass
@@ -245,13 +239,6 @@ async def _worker(workload: Workload, until: float) -> None:
             tally.fail(name, f"a bad request succeeded (expected {result})")
 
 
-def _percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def _fds(server: ServeProcess) -> int:
     return len(os.listdir(f"/proc/{server.pid}/fd"))
 
@@ -291,9 +278,9 @@ async def _drive(
 
 
 def main() -> int:
-    seconds = _env_float("SOAK_SECONDS", 300.0)
-    workers = int(_env_float("SOAK_WORKERS", 24))
-    max_growth = _env_float("SOAK_MAX_RSS_GROWTH", 0.5)
+    seconds = env_float("SOAK_SECONDS", 300.0)
+    workers = int(env_float("SOAK_WORKERS", 24))
+    max_growth = env_float("SOAK_MAX_RSS_GROWTH", 0.5)
     if seconds <= 0 or workers < 1:
         raise SystemExit("soak-api: SOAK_SECONDS > 0 and SOAK_WORKERS >= 1")
     workdir = Path(tempfile.mkdtemp(prefix="diagnosis-soak-"))
@@ -314,16 +301,15 @@ def main() -> int:
         rss_end, fds_end = server.rss_kib(), _fds(server)
     finally:
         exit_status = server.stop(timeout=60)
-    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)) as conn:
-        stored = dict(conn.execute("SELECT run_id, status FROM diagnosis_run").fetchall())
+    stored = stored_statuses(database)
     lost = [run_id for run_id in tally.started if stored.get(run_id) != run_pb2.RUN_STATUS_SUCCESS]
 
     calls = sum(len(v) for v in tally.latencies.values())
     print(f"calls: {calls} answered as expected in {elapsed:.1f} s ({calls / elapsed:.1f}/s)")
     for name in sorted(tally.latencies):
         values = tally.latencies[name]
-        print(f"  {name:<14} {len(values):>6}  p50 {_percentile(values, 0.5) * 1000:7.1f} ms  "
-              f"p99 {_percentile(values, 0.99) * 1000:7.1f} ms  unexpected {tally.unexpected[name]}")  # fmt: skip
+        print(f"  {name:<14} {len(values):>6}  p50 {percentile(values, 0.5) * 1000:7.1f} ms  "
+              f"p99 {percentile(values, 0.99) * 1000:7.1f} ms  unexpected {tally.unexpected[name]}")  # fmt: skip
     errors = sum(tally.unexpected.values())
     print(f"errors (unexpected answers): {errors}" + (f" {dict(tally.unexpected)}" if errors else ""))
     for example in tally.examples:
@@ -343,16 +329,9 @@ def main() -> int:
         failures.append(f"{len(lost)} runs not stored SUCCESS")
     if growth > max_growth:
         failures.append(f"RSS grew {growth * 100:.0f} % (limit {max_growth * 100:.0f} %)")
-    if exit_status != 0:
-        failures.append(f"the server exited with {exit_status} after SIGTERM")
     if not calls:
         failures.append("no call answered")
-    if failures:
-        print(f"soak-api: FAILED: {'; '.join(failures)} (server log: {server.log})")
-        return 1
-    shutil.rmtree(workdir, ignore_errors=True)
-    print("soak-api: OK")
-    return 0
+    return verdict("soak-api", failures, exit_status, server, workdir)
 
 
 if __name__ == "__main__":

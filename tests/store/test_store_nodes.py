@@ -5,16 +5,8 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.store import (
-    DuplicateRecord,
-    InvalidRecord,
-    MemoryStore,
-    NodeCommit,
-    RunAlreadyFinished,
-    RunNotFound,
-    RunStore,
-    StoreError,
-)
+from diagnosis_server.store import MemoryStore, NodeCommit, RunStore
+from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, RunAlreadyFinished, RunNotFound, StoreError
 
 from .store_builders import make_event, make_run, make_step
 

@@ -7,16 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.store import (
-    DuplicateRecord,
-    InvalidRecord,
-    MemoryStore,
-    NodeCommit,
-    RunAlreadyFinished,
-    RunNotFound,
-    RunStore,
-    StoreError,
-)
+from diagnosis_server.store import MemoryStore, NodeCommit, RunStore
+from diagnosis_server.store.errors import DuplicateRecord, InvalidRecord, RunAlreadyFinished, RunNotFound, StoreError
 
 from .store_builders import make_run
 

@@ -21,6 +21,12 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, prefixes: tuple[str, ...]
             monkeypatch.delenv(name)
 
 
+def set_environment(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
+    """Sets each of ``variables`` for the test (restored after it)."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+
 def sqlite_url(database: Path) -> str:
     return f"sqlite+aiosqlite:///{database}"
 

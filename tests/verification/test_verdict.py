@@ -18,17 +18,17 @@ from diagnosis_server.verification.verdict import (
     retry_context_for,
     valid_evidence_gaps,
 )
+from tests.support.verdicts import CONTRADICTED as CO
+from tests.support.verdicts import DIRECT as DO
+from tests.support.verdicts import EXTERNAL as EU
+from tests.support.verdicts import INFERENCE as RI
+from tests.support.verdicts import OVERSTATED as OV
+from tests.support.verdicts import UNSUPPORTED as UN
+from tests.support.verdicts import C
 
-C = contracts_pb2.ClaimClassification
 V = contracts_pb2.Verdict
 Verdict: TypeAlias = contracts_pb2.Verdict.ValueType
 
-DO = C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
-RI = C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
-OV = C.CLAIM_CLASSIFICATION_OVERSTATED
-UN = C.CLAIM_CLASSIFICATION_UNSUPPORTED
-EU = C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN
-CO = C.CLAIM_CLASSIFICATION_CONTRADICTED
 UNSPEC = C.CLAIM_CLASSIFICATION_UNSPECIFIED
 ALL_CLASSES = (DO, RI, OV, UN, EU, CO)
 

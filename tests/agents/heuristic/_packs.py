@@ -38,12 +38,13 @@ def log(minutes: float, service: str, level: str, message: str) -> dict[str, Any
     return {"ts": at(minutes), "service": service, "level": level, "message": message}
 
 
-def event(
-    minutes: float, service: str | None, reason: str, message: str, *, obj: str = "pod-1", kind: str = "Pod"
+def event_record(
+    ts: str, namespace: str, service: str | None, kind: str, obj: str, reason: str, message: str
 ) -> dict[str, Any]:
+    """A warning as the ``k8s.events`` tool records it (one occurrence)."""
     return {
-        "ts": at(minutes),
-        "namespace": "shop",
+        "ts": ts,
+        "namespace": namespace,
         "kind": kind,
         "object": obj,
         "reason": reason,
@@ -52,6 +53,12 @@ def event(
         "count": 1,
         "service": service,
     }
+
+
+def event(
+    minutes: float, service: str | None, reason: str, message: str, *, obj: str = "pod-1", kind: str = "Pod"
+) -> dict[str, Any]:
+    return event_record(at(minutes), "shop", service, kind, obj, reason, message)
 
 
 def deploy(minutes: float, service: str, version: str, summary: str) -> dict[str, Any]:

@@ -41,6 +41,16 @@ async def grounded_findings(scenario: Scenario, calls: list[tuple[str, JsonObjec
     return findings
 
 
+def metric(name: str, service: str) -> tuple[str, JsonObject]:
+    """The call reading the metric ``name`` of ``service``."""
+    return ("metrics.query", {"metric": name, "service": service})
+
+
+def warnings_of(service: str) -> tuple[str, JsonObject]:
+    """The call reading the log lines of ``service`` at WARN and above."""
+    return ("logs.search", {"service": service, "level": "WARN"})
+
+
 def one(findings: Sequence[Finding], kind: str) -> Finding:
     matching = [f for f in findings if f.kind == kind]
     assert len(matching) == 1, [f.kind for f in findings]
@@ -79,10 +89,7 @@ async def test_error_rate_above_baseline_has_an_onset_and_a_spike_is_not_an_inci
     )
     findings = await grounded_findings(
         scenario,
-        [
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "api"}),
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "web"}),
-        ],
+        [metric("http_requests_error_rate", "api"), metric("http_requests_error_rate", "web")],
     )
     symptom = next(f for f in findings if f.role is Role.SYMPTOM)
     assert symptom.service == "api" and at(10) in symptom.statement and "0.2" in symptom.statement
@@ -113,11 +120,7 @@ async def test_deploy_right_before_the_onset_is_a_cause_with_version_errors_and_
     )
     findings = await grounded_findings(
         scenario,
-        [
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "payments-api"}),
-            ("deploys.list", {}),
-            ("logs.search", {"service": "payments-api", "level": "WARN"}),
-        ],
+        [metric("http_requests_error_rate", "payments-api"), ("deploys.list", {}), warnings_of("payments-api")],
     )
     regression = one(findings, "deploy_regression")
     assert regression.role is Role.CAUSE and "v2.0.0" in regression.statement
@@ -160,12 +163,12 @@ async def test_connection_pool_exhaustion_at_the_database_and_in_clients() -> No
         ],
     )
     calls: list[tuple[str, JsonObject]] = [
-        ("metrics.query", {"metric": "http_requests_error_rate", "service": "orders-api"}),
-        ("metrics.query", {"metric": "db_connections_in_use", "service": "orders-db"}),
-        ("metrics.query", {"metric": "db_connections_max", "service": "orders-db"}),
-        ("logs.search", {"service": "orders-api", "level": "WARN"}),
-        ("logs.search", {"service": "orders-db", "level": "WARN"}),
-        ("logs.search", {"service": "inv-api", "level": "WARN"}),
+        metric("http_requests_error_rate", "orders-api"),
+        metric("db_connections_in_use", "orders-db"),
+        metric("db_connections_max", "orders-db"),
+        warnings_of("orders-api"),
+        warnings_of("orders-db"),
+        warnings_of("inv-api"),
     ]
     observations = await observe(scenario, calls)
     findings = detect(observations)
@@ -201,10 +204,10 @@ async def test_client_pool_exhaustion_without_a_full_database_is_only_a_hypothes
     observations = await observe(
         scenario,
         [
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "inv-api"}),
-            ("metrics.query", {"metric": "db_connections_in_use", "service": "inv-db"}),
-            ("metrics.query", {"metric": "db_connections_max", "service": "inv-db"}),
-            ("logs.search", {"service": "inv-api", "level": "WARN"}),
+            metric("http_requests_error_rate", "inv-api"),
+            metric("db_connections_in_use", "inv-db"),
+            metric("db_connections_max", "inv-db"),
+            warnings_of("inv-api"),
         ],
     )
     assessment = assess(observations)
@@ -227,10 +230,7 @@ async def test_disk_nearly_full_and_no_space_left_on_device() -> None:
     )
     findings = await grounded_findings(
         scenario,
-        [
-            ("metrics.query", {"metric": "disk_used_ratio", "service": "search-es"}),
-            ("logs.search", {"service": "search-es", "level": "WARN"}),
-        ],
+        [metric("disk_used_ratio", "search-es"), warnings_of("search-es")],
     )
     disk = [f for f in findings if f.kind == "disk_full"]
     assert len(disk) == 2 and all(f.role is Role.CAUSE for f in disk)
@@ -262,10 +262,7 @@ async def test_certificate_expired_in_a_callers_log_and_in_the_expiry_metric() -
     )
     findings = await grounded_findings(
         scenario,
-        [
-            ("metrics.query", {"metric": "tls_certificate_expiry_seconds", "service": "partner-auth"}),
-            ("logs.search", {"service": "accounts-api", "level": "WARN"}),
-        ],
+        [metric("tls_certificate_expiry_seconds", "partner-auth"), warnings_of("accounts-api")],
     )
     assert one(findings, "cert_expired").service == "partner-auth"
     expired = one(findings, "tls_expired")
@@ -292,9 +289,9 @@ async def test_dependency_latency_with_callers_timing_out_is_the_cause() -> None
     observations = await observe(
         scenario,
         [
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "catalog-api"}),
-            ("metrics.query", {"metric": "http_request_duration_p99_ms", "service": "pricing-svc"}),
-            ("logs.search", {"service": "catalog-api", "level": "WARN"}),
+            metric("http_requests_error_rate", "catalog-api"),
+            metric("http_request_duration_p99_ms", "pricing-svc"),
+            warnings_of("catalog-api"),
         ],
     )
     findings = detect(observations)
@@ -340,11 +337,7 @@ async def test_healthy_signals_are_the_critical_claims_when_nothing_is_wrong() -
     )
     observations = await observe(
         scenario,
-        [
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "web"}),
-            ("metrics.query", {"metric": "http_request_duration_p99_ms", "service": "web"}),
-            ("logs.search", {"service": "web", "level": "WARN"}),
-        ],
+        [metric("http_requests_error_rate", "web"), metric("http_request_duration_p99_ms", "web"), warnings_of("web")],
     )
     assessment = assess(observations)
     grounded(assessment.findings, observations)
@@ -374,8 +367,8 @@ async def test_failing_dependency_without_a_cause_gives_a_critical_parseable_gap
         scenario,
         [
             ("topology.dependencies", {"service": "inventory-api"}),
-            ("metrics.query", {"metric": "http_requests_error_rate", "service": "inventory-api"}),
-            ("logs.search", {"service": "inventory-api", "level": "WARN"}),
+            metric("http_requests_error_rate", "inventory-api"),
+            warnings_of("inventory-api"),
         ],
     )
     assessment = assess(observations)
@@ -402,7 +395,7 @@ async def test_callers_504s_on_a_slow_dependency_make_its_latency_the_cause() ->
     findings = await grounded_findings(
         scenario,
         [
-            ("metrics.query", {"metric": "http_request_duration_p99_ms", "service": "catalog-api"}),
+            metric("http_request_duration_p99_ms", "catalog-api"),
             ("logs.search", {"service": "web-bff", "query": '" 5'}),
         ],
     )

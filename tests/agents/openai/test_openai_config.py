@@ -10,17 +10,23 @@ from pydantic import ValidationError
 
 from diagnosis_server.agents.openai import AgentConfigurationError, OpenAIProvider, OpenAISettings, create_provider
 from diagnosis_server.agents.registry import create_provider as create_named_provider
+from tests.support.settings import set_environment
+
+# Every variable the provider's settings read.
+OPENAI_ENVIRONMENT = {
+    "DIAGNOSIS_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    "DIAGNOSIS_OPENAI_API_KEY": "sk-test",
+    "DIAGNOSIS_OPENAI_MODEL": "base-model",
+    "DIAGNOSIS_OPENAI_VERIFIER_MODEL": "strict-model",
+    "DIAGNOSIS_OPENAI_TIMEOUT_S": "2.5",
+    "DIAGNOSIS_OPENAI_MAX_TOOL_CALLS": "3",
+    "DIAGNOSIS_OPENAI_MAX_TOOL_OUTPUT_CHARS": "1000",
+    "DIAGNOSIS_OPENAI_JSON_SCHEMA": "OFF",
+}
 
 
 def test_settings_read_the_diagnosis_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_MODEL", "base-model")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_VERIFIER_MODEL", "strict-model")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_TIMEOUT_S", "2.5")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_MAX_TOOL_CALLS", "3")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_MAX_TOOL_OUTPUT_CHARS", "1000")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_JSON_SCHEMA", "OFF")
+    set_environment(monkeypatch, OPENAI_ENVIRONMENT)
     settings = OpenAISettings()
     assert settings.base_url == "http://127.0.0.1:9/v1"
     assert settings.api_key is not None and settings.api_key.get_secret_value() == "sk-test"
@@ -67,8 +73,7 @@ def test_per_agent_models_alone_are_enough() -> None:
 
 
 def test_registry_builds_the_openai_provider_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("DIAGNOSIS_OPENAI_MODEL", "m")
+    set_environment(monkeypatch, {"DIAGNOSIS_OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "DIAGNOSIS_OPENAI_MODEL": "m"})
     provider = create_named_provider("openai")
     assert provider.name == "openai"
     assert isinstance(provider, OpenAIProvider)

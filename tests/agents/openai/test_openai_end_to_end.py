@@ -119,6 +119,75 @@ async def test_verifier_rate_limited_twice_falls_back_before_verification(
     assert not run.answer.confirmed_facts  # R-A-4
 
 
+# One agent's scripted replies: the route the run takes and the attempts the agent's node records, each
+# attempt one request (the client never retries on its own).
+ONE_AGENT_FAILS = [
+    pytest.param(
+        "verifier",
+        [slow(1.5, answer("{}"))],
+        {"timeout_s": 0.5},
+        [*UP_TO_VERIFIER, "verifier", "composer"],
+        [(1, "RETRYABLE_FAILED"), (2, "VERDICT_PASS")],
+        id="verifier-timeout-retried",
+        marks=pytest.mark.requirement("R-R-1"),
+    ),
+    pytest.param(
+        "planner",
+        [malformed()],
+        {},
+        ["planner", *FULL_ROUTE],
+        [(1, "INVALID_OUTPUT"), (2, "OK")],
+        id="malformed-planner-text-retried-once",
+        marks=pytest.mark.requirement("R-R-1"),
+    ),
+    pytest.param(
+        "executor",
+        [error(429, "Rate limit reached")],
+        {},
+        ["planner", "executor", "pre_verification_fallback"],
+        [(1, "FAILED")],
+        id="executor-endpoint-failure-not-retried",
+        marks=pytest.mark.requirement("R-R-2"),
+    ),
+]
+ROLE_NODE = {"planner": N.NODE_NAME_PLANNER, "executor": N.NODE_NAME_EXECUTOR, "verifier": N.NODE_NAME_VERIFIER}
+
+
+@pytest.mark.parametrize(("role", "replies", "options", "expected_route", "expected_attempts"), ONE_AGENT_FAILS)
+async def test_one_agent_failing_takes_its_route(
+    fake: FakeOpenAI,
+    repository: Repository,
+    role: str,
+    replies: list[Reply],
+    options: dict[str, Any],
+    expected_route: list[str],
+    expected_attempts: list[tuple[int, str]],
+) -> None:
+    fake.script(role, *replies)
+    run = await diagnose(repository, provider_for(fake, **options))
+    assert route(run) == expected_route
+    assert await attempts(repository, run.run_id, ROLE_NODE[role]) == expected_attempts
+    assert len(fake.calls_of(role)) == len(expected_attempts)
+
+
+@pytest.mark.requirement("R-R-1")
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(error(400, "This model's maximum context length is 8192 tokens."), id="bad-request"),
+        pytest.param(refusal(), id="refusal"),
+    ],
+)
+async def test_a_non_retryable_verifier_reply_is_not_retried(
+    fake: FakeOpenAI, repository: Repository, reply: Reply
+) -> None:
+    fake.script("verifier", reply)
+    run = await diagnose(repository, provider_for(fake))
+    assert route(run) == [*UP_TO_VERIFIER, "pre_verification_fallback"]
+    assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "NON_RETRYABLE_FAILED")]
+    assert len(fake.calls_of("verifier")) == 1
+
+
 @pytest.mark.requirement("R-R-1")
 async def test_verifier_server_error_once_is_retried_and_succeeds(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", error(500, "The server had an error while processing your request."))
@@ -133,39 +202,11 @@ async def test_verifier_server_error_once_is_retried_and_succeeds(fake: FakeOpen
 
 
 @pytest.mark.requirement("R-R-1")
-async def test_verifier_bad_request_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
-    fake.script("verifier", error(400, "This model's maximum context length is 8192 tokens."))
-    run = await diagnose(repository, provider_for(fake))
-    assert route(run) == [*UP_TO_VERIFIER, "pre_verification_fallback"]
-    assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "NON_RETRYABLE_FAILED")]
-    assert len(fake.calls_of("verifier")) == 1
-
-
-@pytest.mark.requirement("R-R-1")
-async def test_verifier_timeout_is_retried(fake: FakeOpenAI, repository: Repository) -> None:
-    fake.script("verifier", slow(1.5, answer("{}")))
-    run = await diagnose(repository, provider_for(fake, timeout_s=0.5))
-    assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [
-        (1, "RETRYABLE_FAILED"),
-        (2, "VERDICT_PASS"),
-    ]
-    assert route(run) == [*UP_TO_VERIFIER, "verifier", "composer"]
-
-
-@pytest.mark.requirement("R-R-1")
 async def test_malformed_verifier_text_is_invalid_output_then_retried(fake: FakeOpenAI, repository: Repository) -> None:
     fake.script("verifier", malformed())
     run = await diagnose(repository, provider_for(fake))
     assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "INVALID_OUTPUT"), (2, "VERDICT_PASS")]
     assert run.verdict == contracts_pb2.VERDICT_PASS
-
-
-@pytest.mark.requirement("R-R-1")
-async def test_verifier_refusal_is_non_retryable(fake: FakeOpenAI, repository: Repository) -> None:
-    fake.script("verifier", refusal())
-    run = await diagnose(repository, provider_for(fake))
-    assert route(run) == [*UP_TO_VERIFIER, "pre_verification_fallback"]
-    assert await attempts(repository, run.run_id, N.NODE_NAME_VERIFIER) == [(1, "NON_RETRYABLE_FAILED")]
 
 
 @pytest.mark.requirement("R-A-5")
@@ -176,23 +217,6 @@ async def test_composer_content_filter_falls_back_after_verification(fake: FakeO
     assert await attempts(repository, run.run_id, N.NODE_NAME_COMPOSER) == [(1, "NON_RETRYABLE_FAILED")]
     assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
     assert run.verdict == contracts_pb2.VERDICT_PASS
-
-
-@pytest.mark.requirement("R-R-1")
-async def test_malformed_planner_text_is_retried_once(fake: FakeOpenAI, repository: Repository) -> None:
-    fake.script("planner", malformed())
-    run = await diagnose(repository, provider_for(fake))
-    assert route(run) == ["planner", *FULL_ROUTE]
-    assert await attempts(repository, run.run_id, N.NODE_NAME_PLANNER) == [(1, "INVALID_OUTPUT"), (2, "OK")]
-
-
-@pytest.mark.requirement("R-R-2")
-async def test_executor_endpoint_failure_is_not_retried(fake: FakeOpenAI, repository: Repository) -> None:
-    fake.script("executor", error(429, "Rate limit reached"))
-    run = await diagnose(repository, provider_for(fake))
-    assert route(run) == ["planner", "executor", "pre_verification_fallback"]
-    assert await attempts(repository, run.run_id, N.NODE_NAME_EXECUTOR) == [(1, "FAILED")]
-    assert len(fake.calls_of("executor")) == 1
 
 
 @pytest.mark.requirement("R-R-2")

@@ -23,6 +23,8 @@ from typing import Any
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.conversions import JsonObject, JsonValue
 
+from .._packs import event_record
+
 NAMESPACE = "greenfield"
 START = datetime(2025, 2, 11, 6, 40, tzinfo=UTC)
 T0 = int(START.timestamp())
@@ -147,14 +149,19 @@ def pod(
     }
 
 
-def pod_list(*items: dict[str, Any]) -> Observation:
+def _object_list(tool_name: str, kind: str, resource_version: str, items: Sequence[dict[str, Any]]) -> Observation:
+    """A core/v1 list of ``items`` as ``tool_name`` returns it for the namespace."""
     output: JsonObject = {
         "apiVersion": "v1",
-        "kind": "PodList",
-        "metadata": {"resourceVersion": "5810233"},
+        "kind": kind,
+        "metadata": {"resourceVersion": resource_version},
         "items": list(items),
     }
-    return observation("kubernetes.pods", output, {"namespace": NAMESPACE})
+    return observation(tool_name, output, {"namespace": NAMESPACE})
+
+
+def pod_list(*items: dict[str, Any]) -> Observation:
+    return _object_list("kubernetes.pods", "PodList", "5810233", items)
 
 
 # ------------------------------------------------------------------------------------------ events
@@ -188,27 +195,11 @@ def k8s_event(
 
 
 def event_list(*items: dict[str, Any]) -> Observation:
-    output: JsonObject = {
-        "apiVersion": "v1",
-        "kind": "EventList",
-        "metadata": {"resourceVersion": "5810240"},
-        "items": list(items),
-    }
-    return observation("kubernetes.events", output, {"namespace": NAMESPACE})
+    return _object_list("kubernetes.events", "EventList", "5810240", items)
 
 
 def pack_event(minutes: float, service: str | None, kind: str, obj: str, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "ts": at(minutes),
-        "namespace": NAMESPACE,
-        "kind": kind,
-        "object": obj,
-        "reason": reason,
-        "type": "Warning",
-        "message": message,
-        "count": 1,
-        "service": service,
-    }
+    return event_record(at(minutes), NAMESPACE, service, kind, obj, reason, message)
 
 
 def pack_events(*records: dict[str, Any]) -> Observation:

@@ -47,7 +47,7 @@ async def test_truth_never_appears_in_any_tool_output(bundled: dict[str, Scenari
         blob = json.dumps(output, allow_nan=False)
         assert truth_of(scenario).root_cause.summary not in blob
         assert json.dumps(truth_of(scenario).root_cause.summary)[1:-1] not in blob
-    specs = json.dumps([spec.to_json() for spec in builtin_toolset(scenario).specs()])
+    specs = json.dumps(builtin_toolset(scenario).specs())
     assert truth_of(scenario).root_cause.summary not in specs
 
 

@@ -98,7 +98,7 @@ async def _tools(args: argparse.Namespace) -> AsyncIterator[tuple[str, ToolEnvir
 
 async def _list(args: argparse.Namespace) -> int:
     async with _tools(args) as (where, tools):
-        specs = [spec.to_json() for spec in tools.toolset.specs()]
+        specs = tools.toolset.specs()
     if args.json:
         print(json.dumps({"tools": specs}, indent=2, ensure_ascii=False))
         return 0

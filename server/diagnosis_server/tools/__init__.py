@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnosis_server.tools.base import Tool, ToolError, Toolset, ToolSpec
+from diagnosis_server.tools.base import Tool, ToolError, Toolset
 from diagnosis_server.tools.builtin import TOOL_NAMES, builtin_toolset, scenario_context
 from diagnosis_server.tools.runner import ToolBlockedError, ToolCallResult, ToolRunner
 from diagnosis_server.tools.scenario import (
@@ -23,7 +23,6 @@ __all__ = [
     "ToolCallResult",
     "ToolError",
     "ToolRunner",
-    "ToolSpec",
     "Toolset",
     "builtin_toolset",
     "default_scenario_name",

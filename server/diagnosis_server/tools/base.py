@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -29,18 +28,6 @@ class Tool(Protocol):
     async def call(self, arguments: JsonObject) -> JsonValue: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """What an agent is told about a tool (never its implementation)."""
-
-    name: str
-    description: str
-    input_schema: JsonObject
-
-    def to_json(self) -> JsonObject:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
-
-
 class Toolset:
     """Tools by name, in a stable order."""
 
@@ -58,8 +45,11 @@ class Toolset:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
-    def specs(self) -> list[ToolSpec]:
-        return [ToolSpec(t.name, t.description, t.input_schema) for t in self._tools.values()]
+    def specs(self) -> list[JsonObject]:
+        """What an agent is told about each tool (never its implementation): its name, description and schema."""
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in self._tools.values()
+        ]
 
     def as_mapping(self) -> Mapping[str, Tool]:
         return dict(self._tools)

@@ -87,7 +87,7 @@ def planner_payload(name: str, *, mode: str = "FULL", retry: JsonObject | None =
         "scenario": name,
         "cycle": 1 if retry is None else 2,
         "mode": mode,
-        "tools": [spec.to_json() for spec in env.toolset.specs()],
+        "tools": list[JsonValue](env.toolset.specs()),
         "context": env.context,
     }
     if retry is not None:

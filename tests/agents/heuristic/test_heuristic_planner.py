@@ -28,7 +28,7 @@ def _services(name: str) -> list[ServiceInfo]:
 
 
 def _tools(name: str) -> dict[str, JsonObject]:
-    return {spec.name: spec.to_json() for spec in environment(name).toolset.specs()}
+    return {str(spec["name"]): spec for spec in environment(name).toolset.specs()}
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from diagnosis_server.agents.base import (
 from diagnosis_server.agents.openai import AgentRefusalError, OpenAIProvider, OpenAISettings
 from diagnosis_server.agents.openai.executor import FINAL_TURN
 from diagnosis_server.agents.prompts import default_catalog
-from diagnosis_server.conversions import canonical_json_bytes
+from diagnosis_server.conversions import JsonValue, canonical_json_bytes
 from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
 
 from .openai_e2e import provider_for, scenario_tools
@@ -75,7 +75,7 @@ def _executor_input(steps: list[dict[str, Any]]) -> dict[str, Any]:
         "cycle": 1,
         "mode": "FULL",
         "plan": {"steps": steps},
-        "tools": [spec.to_json() for spec in scenario_tools().toolset.specs()],
+        "tools": list[JsonValue](scenario_tools().toolset.specs()),
     }
 
 

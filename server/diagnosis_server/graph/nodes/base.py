@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -89,7 +90,7 @@ class CycleInput:
             "scenario": self.scenario,
             "cycle": self.cycle,
             "mode": self.mode,
-            "tools": [spec.to_json() for spec in ctx.tools.toolset.specs()],
+            "tools": list[JsonValue](ctx.tools.toolset.specs()),
             **more,
         }
         if self.retry_context is not None:
@@ -98,9 +99,16 @@ class CycleInput:
 
 
 class ProjectedNode(Generic[ProjectionT]):
-    """A node whose input is its ``input_type`` with every field the state's field of the same name."""
+    """A node whose input is its type parameter (``ProjectedNode[GatekeeperInput]``), every field the state's
+    field of the same name; ``input_type`` is that parameter, read once from the class's declaration."""
 
     input_type: type[ProjectionT]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is ProjectedNode:
+                (cls.input_type,) = typing.get_args(base)
 
     def project(self, state: DiagnosisState) -> ProjectionT:
         return projection(self.input_type, state)

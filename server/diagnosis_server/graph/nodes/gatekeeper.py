@@ -28,7 +28,6 @@ class GatekeeperInput:
 
 class GatekeeperNode(ProjectedNode[GatekeeperInput]):
     name = run_pb2.NODE_NAME_GATEKEEPER
-    input_type = GatekeeperInput
 
     async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         parse = inputs.executor_parse

@@ -39,8 +39,8 @@ class VerifierNodeInput:
 def known_values(ctx: RunContext) -> list[str]:
     """What the run knows besides its evidence: the environment's names and the tools' enumerated values."""
     values = list(json_strings(ctx.tools.context))
-    for spec in ctx.tools.toolset.specs():
-        properties = spec.input_schema.get("properties")
+    for tool in ctx.tools.toolset.as_mapping().values():
+        properties = tool.input_schema.get("properties")
         for prop in properties.values() if isinstance(properties, dict) else ():
             enum = prop.get("enum") if isinstance(prop, dict) else None
             values.extend(v for v in enum if isinstance(v, str)) if isinstance(enum, list) else None
@@ -49,7 +49,6 @@ def known_values(ctx: RunContext) -> list[str]:
 
 class VerifierNode(ProjectedNode[VerifierNodeInput]):
     name = run_pb2.NODE_NAME_VERIFIER
-    input_type = VerifierNodeInput
 
     async def run(self, inputs: VerifierNodeInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         verifier_input = inputs.verifier_input

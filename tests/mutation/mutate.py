@@ -13,7 +13,10 @@ tests") count as survivors. ``not_checked`` counts the mutants a run did not rea
 Mutants listed in ``tests/mutation_survivors.md`` (equivalent mutants, each with its reason) are reported
 apart under ``equivalent``; they still count as survivors in ``score``.
 
-The run stops at ``MUTATE_MINUTES`` (28) minutes whatever it reached.
+The run stops at ``MUTATE_MINUTES`` (28) minutes whatever it reached; the whole core takes about twice that on
+two cores. Run again over the same code and tests (``var/mutate/work/tree.sha256``), it goes on from the
+results it has (mutmut checks only the mutants without one), so two runs make a complete one; a change to the
+package or the tests, or ``MUTATE_FRESH=1``, starts afresh.
 
 Run: ``make mutate`` (or ``.venv/bin/python -m tests.mutation.mutate``); ``MUTATE_ARGS`` passes on
 mutant-name globs (e.g. ``diagnosis_server.gatekeeper.*``) to run a part.
@@ -21,6 +24,7 @@ mutant-name globs (e.g. ``diagnosis_server.gatekeeper.*``) to run a part.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -35,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "var" / "mutate"
 WORK = OUT / "work"
 SURVIVORS_FILE = ROOT / "tests" / "mutation_survivors.md"
+DIGEST_FILE = "tree.sha256"
 
 # The pure safety core (paths inside src/ of the staging tree).
 CORE = [
@@ -156,7 +161,28 @@ markers = ["postgres: needs PostgreSQL", "slow: long-running"]
 """
 
 
-def stage() -> None:
+def tree_digest() -> str:
+    """What a run's results depend on: every file of the package and of the tests, and this module's settings."""
+    digest = hashlib.sha256(_pyproject_settings().encode())
+    for base in (ROOT / "server" / "diagnosis_server", ROOT / "tests"):
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _pyproject_settings() -> str:
+    return json.dumps([CORE, TESTS, _PYTEST_ARGS, _ENV, MUTATE_EXAMPLES, _ORDER_PLUGIN, _CONFTEST])
+
+
+def resumable(digest: str) -> bool:
+    """An earlier run over the same code and tests that did not check every mutant: mutmut goes on from its
+    results (it runs only the mutants that have none)."""
+    marker = WORK / DIGEST_FILE
+    return marker.exists() and marker.read_text(encoding="utf-8") == digest and (WORK / "mutants").is_dir()
+
+
+def stage(digest: str) -> None:
     if WORK.exists():
         shutil.rmtree(WORK)
     (WORK / "src").mkdir(parents=True)
@@ -176,6 +202,7 @@ def stage() -> None:
     own = conftest.read_text(encoding="utf-8") if conftest.exists() else ""
     conftest.write_text(own + "\n" + _CONFTEST, encoding="utf-8")
     (WORK / "tests" / "mutate_order.py").write_text(_ORDER_PLUGIN, encoding="utf-8")
+    (WORK / DIGEST_FILE).write_text(digest, encoding="utf-8")
 
 
 def _mutmut(*args: str) -> subprocess.CompletedProcess[str]:
@@ -247,7 +274,11 @@ def main(argv: list[str]) -> int:
     if argv == ["--summary"]:
         return summarize_only()
     started = time.monotonic()
-    stage()
+    digest = tree_digest()
+    if os.environ.get("MUTATE_FRESH") or not resumable(digest):
+        stage(digest)
+    else:
+        print("going on from the last run's results (same code and tests); MUTATE_FRESH=1 starts afresh")
     children = os.environ.get("MUTATE_CHILDREN", str(os.cpu_count() or 2))
     budget = float(os.environ.get("MUTATE_MINUTES", DEFAULT_MINUTES)) * 60
     with open(OUT / "mutmut.log", "w", encoding="utf-8") as log:

@@ -16,7 +16,9 @@ apart under ``equivalent``; they still count as survivors in ``score``.
 The run stops at ``MUTATE_MINUTES`` (28) minutes whatever it reached; the whole core takes about twice that on
 two cores. Run again over the same code and tests (``var/mutate/work/tree.sha256``), it goes on from the
 results it has (mutmut checks only the mutants without one), so two runs make a complete one; a change to the
-package or the tests, or ``MUTATE_FRESH=1``, starts afresh.
+package or the tests, or ``MUTATE_FRESH=1``, starts afresh. ``--recheck`` (``make mutate MUTATE_ARGS=--recheck``)
+runs the last run's survivors again against the tests as they are now, while the mutated files are unchanged:
+the way to see that new tests kill them without a whole run.
 
 Run: ``make mutate`` (or ``.venv/bin/python -m tests.mutation.mutate``); ``MUTATE_ARGS`` passes on
 mutant-name globs (e.g. ``diagnosis_server.gatekeeper.*``) to run a part.
@@ -39,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "var" / "mutate"
 WORK = OUT / "work"
 SURVIVORS_FILE = ROOT / "tests" / "mutation_survivors.md"
+PACKAGE = ROOT / "server" / "diagnosis_server"
+PACKAGE_DIGEST_FILE = "package.sha256"
 DIGEST_FILE = "tree.sha256"
 
 # The pure safety core (paths inside src/ of the staging tree).
@@ -164,7 +168,7 @@ markers = ["postgres: needs PostgreSQL", "slow: long-running"]
 def tree_digest() -> str:
     """What a run's results depend on: every file of the package and of the tests, and this module's settings."""
     digest = hashlib.sha256(_pyproject_settings().encode())
-    for base in (ROOT / "server" / "diagnosis_server", ROOT / "tests"):
+    for base in (PACKAGE, ROOT / "tests"):
         for path in sorted(base.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
@@ -186,7 +190,15 @@ def stage(digest: str) -> None:
     if WORK.exists():
         shutil.rmtree(WORK)
     (WORK / "src").mkdir(parents=True)
-    shutil.copytree(ROOT / "server" / "diagnosis_server", WORK / "src" / "diagnosis_server", ignore=_IGNORE)
+    shutil.copytree(PACKAGE, WORK / "src" / "diagnosis_server", ignore=_IGNORE)
+    (WORK / PACKAGE_DIGEST_FILE).write_text(core_digest(), encoding="utf-8")
+    stage_tests(digest)
+
+
+def stage_tests(digest: str) -> None:
+    """The staging tree's tests: a copy of ``tests/`` as the run needs it."""
+    if (WORK / "tests").exists():
+        shutil.rmtree(WORK / "tests")
     shutil.copytree(ROOT / "tests", WORK / "tests", ignore=_IGNORE)
     # Property tests at a few examples each: a mutant runs every test that reaches its function, so a test of
     # hundreds of examples would cost every mutant of the text and composition core its whole run.
@@ -270,15 +282,59 @@ def summarize_only() -> int:
     return 0
 
 
+def _is_core(relative: Path) -> bool:
+    """A file of the package (``gatekeeper/check.py``) that the run mutates."""
+    staged = Path("src") / "diagnosis_server" / relative
+    return any(staged.match(pattern) for pattern in CORE)
+
+
+def core_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if _is_core(path.relative_to(PACKAGE)):
+            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def recheck_names() -> list[str] | None:
+    """``--recheck``: the last run's surviving mutants, to run again against the tests as they are now (the
+    tests written to kill them), and the package's other files as they are now; None when the mutated files
+    changed since (or there was no run): their mutants are not these any more."""
+    marker = WORK / PACKAGE_DIGEST_FILE
+    if not (WORK / "mutants").is_dir() or not marker.exists() or marker.read_text(encoding="utf-8") != core_digest():
+        return None
+    for path in PACKAGE.rglob("*"):
+        relative = path.relative_to(PACKAGE)
+        if path.is_file() and "__pycache__" not in path.parts and not _is_core(relative):
+            for tree in (WORK / "src", WORK / "mutants" / "src"):
+                target = tree / "diagnosis_server" / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+    last = summarize(0.0)
+    names = [str(name) for key in ("survivors", "equivalent") for name in last[key]]  # type: ignore[attr-defined]
+    stage_tests(tree_digest())
+    return names
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--summary"]:
         return summarize_only()
     started = time.monotonic()
-    digest = tree_digest()
-    if os.environ.get("MUTATE_FRESH") or not resumable(digest):
-        stage(digest)
+    if argv == ["--recheck"]:
+        names = recheck_names()
+        if names is None:
+            print("no earlier run of this code to recheck: run make mutate first", file=sys.stderr)
+            return 2
+        print(f"rechecking the {len(names)} surviving mutants of the last run against the current tests")
+        if not names:
+            return summarize_only()
+        argv = names
     else:
-        print("going on from the last run's results (same code and tests); MUTATE_FRESH=1 starts afresh")
+        digest = tree_digest()
+        if os.environ.get("MUTATE_FRESH") or not resumable(digest):
+            stage(digest)
+        else:
+            print("going on from the last run's results (same code and tests); MUTATE_FRESH=1 starts afresh")
     children = os.environ.get("MUTATE_CHILDREN", str(os.cpu_count() or 2))
     budget = float(os.environ.get("MUTATE_MINUTES", DEFAULT_MINUTES)) * 60
     with open(OUT / "mutmut.log", "w", encoding="utf-8") as log:

@@ -19,24 +19,15 @@ def _gap() -> contracts_pb2.EvidenceGap:
 
 
 def test_a_call_already_made_is_not_suggested_again_whatever_its_arguments_order() -> None:
-    made = RecordedCall(
-        "inv-9",
-        "metrics.query",
-        {"metric": "container_memory_working_set_bytes", "service": "checkout-api"},
-        None,
-        contracts_pb2.TOOL_INVOCATION_STATUS_OK,
-    )
-    reordered = RecordedCall(
-        "inv-9",
-        "metrics.query",
-        {"service": "checkout-api", "metric": "container_memory_working_set_bytes"},
-        None,
-        contracts_pb2.TOOL_INVOCATION_STATUS_OK,
-    )
+    def made(arguments: dict[str, str]) -> RecordedCall:
+        return RecordedCall("inv-9", "metrics.query", dict(arguments), None, contracts_pb2.TOOL_INVOCATION_STATUS_OK)
+
+    in_order = made({"metric": "container_memory_working_set_bytes", "service": "checkout-api"})
+    reordered = made({"service": "checkout-api", "metric": "container_memory_working_set_bytes"})
     known = ["checkout-api", "container_memory_working_set_bytes"]
     fresh = build([OOM], V.VERDICT_LOW_CONFID, gaps=[_gap()], calls=[recorded("inv-1", "k8s.events")], known=known)
     assert [s.call.tool_name for s in fresh.material.next_steps if s.call is not None] == ["metrics.query"]
-    for calls in ([made], [reordered]):
+    for calls in ([in_order], [reordered]):
         again = build([OOM], V.VERDICT_LOW_CONFID, gaps=[_gap()], calls=calls, known=known)
         assert [s for s in again.material.next_steps if s.call is not None] == []
 

@@ -158,3 +158,10 @@ def test_a_reply_choosing_two_gaps_shows_both_once() -> None:
     }
     output = render_answer(material, parse_composer_output(json.dumps(reply)))
     assert [item.text.startswith("Critical: ") for item in output.evidence_gaps] == [False, True]
+
+
+def test_pointers_of_one_record_are_related_whatever_their_depth() -> None:
+    assert _related("/deploys/0/status", "/deploys/0/version/major")
+    assert _related("/deploys/0", "/deploys/0/version")
+    assert not _related("/deploys/0/status", "/deploys/1/status")
+    assert not _related("/summary/max", "/summary/mean/value")

@@ -105,7 +105,8 @@ async def test_a_crashed_agent_attempt_gets_a_step_record(repository: Repository
     assert planner[0].failure_class == "crash"
     assert planner[0].failure == "RuntimeError: the agent's own bug"
     assert planner[0].outcome == run_pb2.NODE_OUTCOME_NON_RETRYABLE_FAILED
-    assert planner[0].attempt == 1 and planner[0].HasField("started_at")
+    assert planner[0].attempt == 1 and planner[0].cycle == 1 and planner[0].HasField("started_at")
+    assert 0 <= planner[0].latency_ms < 60_000  # the attempt's own time, not a clock reading
 
 
 async def test_a_transient_failure_is_retried_after_a_backoff_of_at_least_retry_after(repository: Repository) -> None:

@@ -32,7 +32,8 @@ async def _ready(repository: Repository) -> RunContext:
 
 
 class _Crashing:
-    name = N.NODE_NAME_VERIFIER
+    def __init__(self, name: int = N.NODE_NAME_VERIFIER) -> None:
+        self.name = name
 
     def project(self, state: DiagnosisState) -> None:
         return None
@@ -111,3 +112,15 @@ def test_an_engine_missing_a_node_names_it() -> None:
     del nodes[N.NODE_NAME_GATEKEEPER]
     with pytest.raises(GraphProgrammingError, match=r"routing table names nodes with no implementation: \[3\]"):
         GraphEngine(nodes)
+
+
+async def test_a_crash_of_a_node_that_is_no_agent_fails_closed_without_a_step(repository: Repository) -> None:
+    nodes = default_nodes()
+    nodes[N.NODE_NAME_GATEKEEPER] = _Crashing(N.NODE_NAME_GATEKEEPER)
+    final = await GraphEngine(nodes).run(
+        DiagnosisState(run_id="run-engine", question="q", scenario=""), await _ready(repository)
+    )
+    (event,) = [e for e in final.orchestration_events if e.node == N.NODE_NAME_GATEKEEPER]
+    # The Gatekeeper fails closed as a rejection: nothing of the claims goes on.
+    assert (event.outcome, event.reason_code) == (O.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_ERROR")
+    assert not [s for s in await repository.list_node_steps("run-engine") if s.node == N.NODE_NAME_GATEKEEPER]

@@ -90,20 +90,13 @@ class Repository:
             dsn = self.sync_engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
             self._notifier = RunNotifier(dsn)
         self.owner = owner
+        self.backend: str = self._runner.backend  # sqlite or postgresql
+        # Where the store is, for messages: the SQLite file's path, or the URL without its password.
+        self.location = describe_location(self.sync_engine.url)
         # The SQLite file and its (device, inode) when the store opened it (``probe`` checks it).
         self._file: tuple[Path, tuple[int, int]] | None = None
         # Runs of this owner whose heartbeat is older than this belong to a previous life of the instance.
         self.started_at = utc_now()
-
-    @property
-    def backend(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self._runner.backend
-
-    @property
-    def location(self) -> str:
-        """Where the store is, for messages: the SQLite file's path, or the URL without its password."""
-        return describe_location(self.sync_engine.url)
 
     @property
     def sync_engine(self) -> Engine:

@@ -25,14 +25,18 @@ class GatekeeperInput:
     run_id: str
     executor_parse: ExecutorParse | None
 
+    def legal_parse(self) -> ExecutorParse:
+        """The Executor's parse; the Gatekeeper is routed to only after a legal one (a RuntimeError otherwise)."""
+        if self.executor_parse is None or not self.executor_parse.ok:
+            raise RuntimeError("the Gatekeeper runs only after a legal Executor parse")
+        return self.executor_parse
+
 
 class GatekeeperNode(ProjectedNode[GatekeeperInput]):
     name = run_pb2.NODE_NAME_GATEKEEPER
 
     async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
-        parse = inputs.executor_parse
-        if parse is None or not parse.ok:
-            raise RuntimeError("the Gatekeeper runs only after a legal Executor parse")
+        parse = inputs.legal_parse()
         invocations = await ctx.invocations.list_tool_invocations(inputs.run_id)
         result = run_gatekeeper(parse, invocations, run_id=inputs.run_id)
         ceiling = verdict_ceiling(result)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -25,6 +25,17 @@ log = structlog.get_logger("diagnosis_server.api")
 # structlog's dict_tracebacks shows every frame's locals by default; ours never do.
 _TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class _Stderr:
+    """``sys.stderr`` as it is when a line is written, not when logging was configured: a caller that swaps it
+    for a while (a test's capture, a command run in-process) must not leave the loggers writing to a closed one."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> None:
@@ -40,7 +51,7 @@ def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> N
             structlog.processors.JSONRenderer(sort_keys=True),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level.lower(), logging.INFO)),
-        logger_factory=structlog.WriteLoggerFactory(file=stream or sys.stderr),
+        logger_factory=structlog.WriteLoggerFactory(file=stream or cast(TextIO, _Stderr())),
         cache_logger_on_first_use=False,
     )
 

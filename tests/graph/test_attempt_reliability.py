@@ -124,9 +124,11 @@ async def test_a_transient_failure_is_retried_after_a_backoff_of_at_least_retry_
     orchestrator = Orchestrator(
         store=repository, provider=provider, tools_for=lambda _s: tools(), limits=Limits(retry_backoff_s=0.01)
     )
+    started = time.monotonic()
     run = await orchestrator.run(question="Why is checkout-api failing?", scenario="")
     assert run.verdict == contracts_pb2.VERDICT_PASS
-    assert calls[1] - calls[0] >= 0.3
+    assert calls[0] - started < 0.2  # the first attempt does not wait
+    assert 0.3 <= calls[1] - calls[0] < 2.0
 
 
 def _result(outcome: int, retry_after_ms: int = 0) -> NodeResult:
@@ -179,25 +181,3 @@ def test_backoff_doubles_per_attempt_up_to_its_cap_and_reads_the_executors_own_t
         technical_retry_delay(run_pb2.NODE_NAME_PLANNER, _result(retryable), Limits(retry_backoff_s=-1.0), attempt=1)
         == 0.0
     )
-
-
-async def test_only_a_retry_waits_and_it_waits_the_delay_its_failure_asked_for(repository: Repository) -> None:
-    calls: list[float] = []
-
-    async def flaky(request: AgentRequest) -> str:
-        calls.append(time.monotonic())
-        if len(calls) == 1:
-            raise AgentRetryableError("503", failure_class="http_503", endpoint=True, retry_after_s=0.25)
-        return await plan(request)
-
-    provider = FnProvider(
-        {"planner": flaky, "executor": executor_calling("k8s.events"), "verifier": verify_pass, "composer": compose}
-    )
-    started = time.monotonic()
-    orchestrator = Orchestrator(
-        store=repository, provider=provider, tools_for=lambda _s: tools(), limits=Limits(retry_backoff_s=0.001)
-    )
-    run = await orchestrator.run(question="Why is checkout-api failing?", scenario="")
-    assert run.verdict == contracts_pb2.VERDICT_PASS
-    assert calls[0] - started < 0.2  # the first attempt does not wait
-    assert 0.25 <= calls[1] - calls[0] < 2.0

@@ -127,13 +127,11 @@ class PackData:
 class _PackTool(DeclaredTool):
     def __init__(self, data: PackData) -> None:
         self._data = data
-        self._scenario = data.scenario
-        self._redactor = data.redactor
         self._now = data.scenario.time_window.end.timestamp()
         self._start = data.scenario.time_window.start.timestamp()
 
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.value(self.answer(self._args(arguments)))
+        return self._data.redactor.value(self.answer(self._args(arguments)))
 
     def answer(self, args: Args) -> JsonValue:
         raise NotImplementedError
@@ -302,13 +300,13 @@ class PackEvents(_PackKubernetesTool):
 
 class PackPodLogs(_PackKubernetesTool):
     async def call(self, arguments: JsonObject) -> JsonValue:
-        return self._redactor.kubernetes(self.answer(self._args(arguments)))
+        return self._data.redactor.kubernetes(self.answer(self._args(arguments)))
 
     def answer(self, args: Args) -> JsonValue:
         namespace = self._namespace(args)
         pod, container = str(args["pod"]), args.get("container")
         previous = bool(args.get("previous", False))
-        logs = [log for log in self._scenario.kubernetes.pod_logs if log.namespace == namespace and log.pod == pod]
+        logs = [log for log in self._data.scenario.kubernetes.pod_logs if log.namespace == namespace and log.pod == pod]
         if not logs:
             raise ToolError(f'{self.name}: 404 NotFound: pods "{pod}" not found')
         containers = sorted({log.container or "" for log in logs})
@@ -342,7 +340,7 @@ class PackRollouts(_PackKubernetesTool):
         deployment = next(
             (
                 d
-                for d in self._scenario.kubernetes.deployments
+                for d in self._data.scenario.kubernetes.deployments
                 if d["metadata"].get("name") == name and d["metadata"].get("namespace") == namespace
             ),
             None,

@@ -83,6 +83,7 @@ def test_an_engine_missing_a_routed_node_refuses_to_build() -> None:
 
 
 @pytest.mark.requirement("R-R-7")
+@pytest.mark.timeout(10)  # without the limit this run never ends: fail in seconds, not at the suite's bound
 async def test_the_recursion_limit_ends_the_run_through_the_pre_verification_fallback(
     repository: Repository,
 ) -> None:

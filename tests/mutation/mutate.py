@@ -124,7 +124,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # only the plugins the tests use are loaded (entry points are not scanned: PYTEST_DISABLE_PLUGIN_AUTOLOAD), and
 # not unraisableexception, whose clean-up runs gc.collect() over the whole inherited heap five times a session
 # (about half of a fast mutant's time).
-_PLUGINS = ["pytest_asyncio.plugin", "_hypothesis_pytestplugin", "anyio.pytest_plugin", "tests.mutate_order"]
+_PLUGINS = [
+    "pytest_asyncio.plugin",
+    "_hypothesis_pytestplugin",
+    "anyio.pytest_plugin",
+    "pytest_timeout",
+    "tests.mutate_order",
+]
 _UNUSED = ["unraisableexception", "doctest", "junitxml", "pastebin", "stepwise", "faulthandler"]
 _PYTEST_ARGS = [
     *(arg for name in _PLUGINS for arg in ("-p", name)),
@@ -142,6 +148,10 @@ _MAX_EXAMPLES = re.compile(r"max_examples=(\d+)")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "mutants")
 
 
+# mutmut stops a mutant at (its tests' measured seconds + constant) x multiplier x 2 CPU seconds; a mutant that
+# makes a loop endless is killed sooner by the test that bounds it (``@pytest.mark.timeout``, pytest-timeout).
+
+
 def _pyproject() -> str:
     def toml_list(items: list[str]) -> str:
         return "[" + ", ".join(json.dumps(i) for i in items) + "]"
@@ -153,8 +163,8 @@ source_paths = ["src/diagnosis_server"]
 only_mutate = {toml_list(CORE)}
 pytest_add_cli_args_test_selection = {toml_list(tests)}
 pytest_add_cli_args = {toml_list(_PYTEST_ARGS)}
-timeout_multiplier = 10.0
-timeout_constant = 5.0
+timeout_multiplier = 3.0
+timeout_constant = 3.0
 use_git_change_detection = false
 
 [tool.pytest.ini_options]

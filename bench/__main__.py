@@ -28,6 +28,7 @@ from typing import Any
 from bench import capture, crossreplica, endtoend, engine, fanout, gatekeeper, heuristic, largepack, peer, store
 from bench.profiling import ProfileSummary
 from bench.report import check_goals, finite, pinned, render, write_json
+from diagnosis_server.api.server import tune_gc
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "var" / "bench" / "latest.json"
@@ -150,6 +151,9 @@ async def run(
     workdir = output.parent / "logs"
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    # The in-process sections run with the collector as ``serve`` sets it after its start-up (the heap so far
+    # frozen, full collections rarer); the peer runs in this same process, so it has the same collector.
+    tune_gc()
     results: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     errors: dict[str, str] = {}

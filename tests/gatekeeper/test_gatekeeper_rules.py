@@ -216,6 +216,45 @@ def test_schema_issues_without_claim_index_are_placed_by_claim_id() -> None:
     ]
 
 
+# Issues placed on claims by hand: the first output has c1 with one binding, c2 with two.
+TWO_CLAIMS = (claim("c1", bind()), claim("c2", bind(), bind(path="/status", text="503")))
+
+
+@pytest.mark.parametrize(
+    ("issue", "error"),
+    [
+        # The claim index decides the claim; the id is only read when the index names none.
+        (SchemaIssue("c2", -1, "stale id", claim_index=0), ("c1", -1, "stale id")),
+        (SchemaIssue("c2", -1, "stale index", claim_index=2), ("c2", -1, "stale index")),
+        # A binding index past the claim's bindings makes the issue one of the claim.
+        (SchemaIssue("c1", 1, "no such binding", claim_index=0), ("c1", -1, "no such binding")),
+    ],
+)
+def test_a_schema_issue_is_placed_by_its_claim_index_then_by_its_claim_id(
+    issue: SchemaIssue, error: tuple[str, int, str]
+) -> None:
+    parsed = parse(*TWO_CLAIMS)
+    manual = ExecutorParse(status=parsed.status, output=parsed.output, schema_issues=(issue,))
+    result = run_gatekeeper(manual, [inv()], run_id=RUN)
+    assert [(e.rule, e.claim_id, e.binding_index, e.message) for e in result.errors] == [(SCHEMA, *error)]
+    assert all(cb.passed for cb in result.checked_bindings)
+    assert rule_status(result)[SCHEMA] == (G.GATEKEEPER_STATUS_FAIL, 1, 0)
+
+
+@pytest.mark.parametrize("claims", [(), TWO_CLAIMS], ids=["no-claims", "two-claims"])
+def test_each_issue_of_a_claim_the_output_lacks_is_one_schema_error(claims: tuple[dict[str, Any], ...]) -> None:
+    parsed = parse(*claims)
+    orphans = (SchemaIssue("c8", -1, "no claim c8"), SchemaIssue("c9", 0, "no claim c9"))
+    manual = ExecutorParse(status=parsed.status, output=parsed.output, schema_issues=orphans)
+    result = run_gatekeeper(manual, [inv()], run_id=RUN)
+    assert [(e.rule, e.claim_id, e.binding_index, e.message) for e in result.errors] == [
+        (SCHEMA, "c8", -1, "no claim c8"),
+        (SCHEMA, "c9", -1, "no claim c9"),
+    ]
+    assert rule_status(result)[SCHEMA] == (G.GATEKEEPER_STATUS_FAIL, 2, 0)
+    assert result.severity == G.GATEKEEPER_SEVERITY_REJECT
+
+
 def test_unspecified_claim_status_fails_closed() -> None:
     parsed = parse(claim("c1", bind()))
     assert parsed.output is not None
@@ -276,19 +315,20 @@ def test_tool_name_mismatch_fails() -> None:
 
 
 @pytest.mark.parametrize(
-    "status",
+    ("status", "name"),
     [
-        G.TOOL_INVOCATION_STATUS_ERROR,
-        G.TOOL_INVOCATION_STATUS_TIMEOUT,
-        G.TOOL_INVOCATION_STATUS_BLOCKED,
+        (G.TOOL_INVOCATION_STATUS_ERROR, "error"),
+        (G.TOOL_INVOCATION_STATUS_TIMEOUT, "timeout"),
+        (G.TOOL_INVOCATION_STATUS_BLOCKED, "blocked"),
     ],
 )
-def test_invocation_without_tool_output_is_no_evidence(status: int) -> None:
+def test_invocation_without_tool_output_is_no_evidence(status: int, name: str) -> None:
+    """The error names the invocation's status by its short lowercase name (the persisted result's words)."""
     result = check(
         claim("c1", bind(path="/truncated", text="true")), invocations=[inv(output={"truncated": True}, status=status)]
     )
     assert list(result.failed_rules) == [INVOCATION_REF]
-    assert "has no tool output" in result.errors[0].message
+    assert [e.message for e in result.errors] == [f"invocation 'inv-1' has no tool output (status {name})"]
 
 
 def test_a_truncated_invocation_keeps_real_upstream_data_to_bind_to() -> None:
@@ -406,6 +446,7 @@ def test_matched_text_empty_never_passes_even_without_a_schema_issue() -> None:
     parsed.output.claims[0].evidence_bindings[0].matched_text = ""
     result = run_gatekeeper(parsed, [inv()], run_id=RUN)
     assert list(result.failed_rules) == [MATCHED_TEXT]
+    assert [(e.rule, e.message) for e in result.errors] == [(MATCHED_TEXT, "matched_text is empty")]
 
 
 # ---------------------------------------------------------------- severity, status, ceiling

@@ -80,3 +80,13 @@ def test_an_evidence_index_outside_the_audit_is_no_instruction_and_no_error() ->
     # The instruction warning is read from the audited binding the evidence names, not from any other.
     warned = _case("checkout-api was OOMKilled", warning=INSTRUCTION_TEXT, index=1)
     assert claim_ceiling(*warned).classification == DIRECT
+
+
+def test_the_question_grounds_words_beside_the_values_the_evidence_was_found_in() -> None:
+    """The whole recorded values add to the words that may be grounded; they never replace the question's."""
+    claim, verifier_input = _case("checkout-api was OOMKilled during the flash sale")
+    verifier_input.diagnosis_context.question = "why did checkout-api fail during the flash sale?"
+    values = {("inv-1", "/items/0/reason"): "Container checkout-api was OOMKilled"}
+    assert claim_ceiling(claim, verifier_input, values) == Ceiling(
+        DIRECT, "all of checkout-api, OOMKilled found in the verified evidence", False
+    )

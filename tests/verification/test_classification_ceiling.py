@@ -112,3 +112,25 @@ def test_a_statement_with_bidi_controls_is_at_most_unsupported() -> None:
     guarded, _ = guard_claim_checks(_output(DIRECT), _input(statement, "checkout-api OOMKilled"))
     assert guarded.claim_checks[0].classification == UNSUPPORTED
     assert "bidi" in guarded.classification_changes[0].reason
+
+
+def test_a_check_of_a_claim_the_input_lacks_is_left_and_the_next_still_guarded() -> None:
+    output = _output(DIRECT)
+    output.claim_checks.insert(0, c.ClaimCheck(claim_id="c9", classification=DIRECT, critical=True))
+    guarded, fabricated = guard_claim_checks(output, _input("checkout-api was OOMKilled 14 times", "OOMKilled"))
+    assert [(check.claim_id, check.classification) for check in guarded.claim_checks] == [
+        ("c9", DIRECT),
+        ("c1", CONTRADICTED),
+    ]
+    assert [change.claim_id for change in guarded.classification_changes] == ["c1"]
+    assert fabricated == {"c1"}
+
+
+def test_a_recorded_reason_is_cut_to_its_first_300_characters() -> None:
+    codes = [f"E{n}" for n in range(1000, 1050)]
+    statement = "checkout-api failed with " + ", ".join(codes)
+    guarded, _ = guard_claim_checks(_output(DIRECT), _input(statement, "checkout-api"))
+    (change,) = guarded.classification_changes
+    full = f"names {', '.join(codes)}, which its verified evidence does not contain"
+    assert len(full) > 300
+    assert change.reason == full[:300]

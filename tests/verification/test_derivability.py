@@ -44,6 +44,48 @@ def test_a_fact_inside_another_is_checked_once() -> None:
     assert concrete_facts("pod checkout-api-7f9c6d8b5-x2k4p of checkout-api") == ("checkout-api-7f9c6d8b5-x2k4p",)
 
 
+@pytest.mark.parametrize(
+    ("statement", "facts"),
+    [
+        ("checkout-api logged ERROR 503", ("checkout-api", "503")),  # a word of the vocabulary
+        ("the CULPRIT is checkout-api", ("checkout-api",)),  # a causal word the vocabulary lacks
+        ("THe checkout-api pod was OOMKilled", ("checkout-api", "OOMKilled")),  # a stop word, shift held too long
+    ],
+)
+def test_an_english_word_in_capitals_is_not_a_fact(statement: str, facts: tuple[str, ...]) -> None:
+    assert concrete_facts(statement) == facts
+
+
+def test_a_fact_named_twice_is_one_fact() -> None:
+    assert concrete_facts("checkout-api was OOMKilled, then OOMKilled again") == ("checkout-api", "OOMKilled")
+
+
+def test_a_fact_written_right_after_a_closing_quote_is_still_a_fact() -> None:
+    """Glued to a quoted string, an identifier is still checked: it cannot hide a fabrication (R-V-4)."""
+    assert concrete_facts("pod 'checkout-1'OOMKilled") == ("checkout-1", "OOMKilled")
+    assert derive("pod 'checkout-1'OOMKilled", ["checkout-1"]).missing == ("OOMKilled",)
+
+
+QUOTE = 'checkout-api logged "connection refused by upstream"'
+
+
+@pytest.mark.parametrize(
+    ("matched", "others", "classification", "borrowed"),
+    [
+        (["checkout-api", "connection refused", "by upstream"], [], DIRECT, ()),
+        (["checkout-api"], ["connection refused", "by upstream"], INFERENCE, ("connection refused by upstream",)),
+        (["checkout-api"], ["connection refused by upstream"], INFERENCE, ("connection refused by upstream",)),
+    ],
+    ids=["split-in-own", "split-in-others", "spaced-in-others"],
+)
+def test_a_quoted_line_is_found_across_items_and_spaces_in_own_or_other_evidence(
+    matched: list[str], others: list[str], classification: int, borrowed: tuple[str, ...]
+) -> None:
+    """A statement split across lines or items is found in their concatenation without whitespace."""
+    derivation = derive(QUOTE, matched, run_texts=others)
+    assert (derivation.classification, derivation.borrowed, derivation.missing) == (classification, borrowed, ())
+
+
 def test_all_facts_found_is_direct_a_missing_fact_is_fabricated_nothing_concrete_is_unsupported() -> None:
     """R-V-4: a statement naming a fact its evidence does not hold fabricates it: contradicted, never inference."""
     statement = "checkout-api containers were OOMKilled (exit code 137)"
@@ -142,6 +184,24 @@ def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states
     assert derive("status=503 from upstream", ["status=200"]).classification == CONTRADICTED
     assert derive("status=503 from upstream", ["status=200", "status=503"]).classification == DIRECT
     assert "status=503" in derive("status=503 from upstream", ["status=200"]).reason()
+
+
+@pytest.mark.parametrize(
+    ("statement", "evidence", "reason"),
+    [
+        (
+            "status=200 from upstream",
+            ["status=500", "status=502"],
+            "evidence conflicts with status=200 (evidence: 500, 502)",
+        ),
+        ("phase=Running now", ["phase=Pending"], "evidence conflicts with phase=running (evidence: pending)"),
+    ],
+)
+def test_a_conflict_names_the_claimed_value_and_every_value_of_the_evidence(
+    statement: str, evidence: list[str], reason: str
+) -> None:
+    """The reason is recorded for the claim's ceiling (R-P-1): values in their normalized, lowercase form."""
+    assert derive(statement, evidence).reason() == reason
 
 
 def test_derive_claim_observes_only_its_own_evidence_and_infers_from_the_runs() -> None:

@@ -246,6 +246,31 @@ def test_a_result_of_another_output_contributes_nothing() -> None:
     assert "/lines/0" not in [b.raw_path for c in projected.claims for b in c.evidence_bindings]
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("source_invocation_id", "inv-2"),
+        ("tool_name", "metrics"),
+        ("raw_path", "/lines/1"),
+        ("matched_text", "upstream"),
+    ],
+)
+def test_a_passed_check_that_differs_from_its_binding_in_one_field_is_dropped_alone(field: str, value: str) -> None:
+    """The first passed check no longer matches the output's binding (c1's first): that pair and that binding
+    are left out, every later passed pair and binding is still projected (R-VI-1)."""
+    output, result = checked(mixed_doc())
+    setattr(result.checked_bindings[0], field, value)
+    projected, evidence = verified_projection(output, result)
+    assert [(e.claim_id, e.source_invocation_id, e.raw_path) for e in evidence] == [
+        ("c1", "inv-2", "/p99_ms"),
+        ("c3", "inv-2", "/error_rate"),
+    ]
+    assert [(c.claim_id, [b.raw_path for b in c.evidence_bindings]) for c in projected.claims] == [
+        ("c1", ["/p99_ms"]),
+        ("c3", ["/error_rate"]),
+    ]
+
+
 def test_claims_with_duplicate_ids_are_never_projected() -> None:
     output, result = checked(mixed_doc())
     output.claims[2].claim_id = "c1"

@@ -3,6 +3,8 @@ characters and in UTF-8 bytes, inclusive (R-C-1)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from diagnosis.v1 import contracts_pb2
@@ -21,6 +23,10 @@ OVER = f"output is over the {MAX_INPUT_BYTES} byte bound"
         ("\ud800", "output is not valid Unicode text: it holds an unpaired surrogate"),
         ('{"contract": "\\ud800"}', "output is not valid Unicode text: it escapes an unpaired surrogate"),
         ("```json\n{}\n```\nand more", "output is not JSON: a fenced block must be one ```json block and nothing else"),
+        (
+            '{"contract": "executor_evidence_v2", "claims": [], "claims": []}',
+            "output is not JSON: duplicate key 'claims'",
+        ),
     ],
 )
 def test_unusable_text_is_refused_saying_why(raw: str, error: str) -> None:
@@ -39,3 +45,11 @@ def test_the_size_bound_is_inclusive_in_characters_and_in_bytes() -> None:
     assert len(at_bound.encode()) == MAX_INPUT_BYTES
     assert parse_executor_output(at_bound).error != OVER
     assert parse_executor_output(" " + at_bound).error == OVER
+
+
+@pytest.mark.requirement("R-C-1")
+def test_a_decoded_mapping_with_a_key_that_is_not_text_is_refused_saying_so() -> None:
+    document: dict[Any, object] = {"contract": "executor_evidence_v2", "claims": [], 7: "x"}
+    parsed = parse_executor_output(document)
+    assert parsed.status == contracts_pb2.PARSE_STATUS_INVALID_OUTPUT
+    assert parsed.error == "object keys must be strings, got number"

@@ -329,6 +329,14 @@ def test_gap_next_calls_are_parsed_as_structured_calls() -> None:
     assert parse_executor_output(doc).status == contracts_pb2.PARSE_STATUS_INVALID_OUTPUT
 
 
+def test_a_gap_subject_is_kept_to_its_first_128_characters() -> None:
+    doc = _output()
+    doc["evidence_gaps"] = [{"description": "no heap profile", "critical": True, "subject": "checkout-api " * 10}]
+    parsed = parse_executor_output(doc)
+    assert parsed.output is not None
+    assert parsed.output.evidence_gaps[0].subject == ("checkout-api " * 10)[:128]
+
+
 def test_schema_issue_duplicate_claim_id_names_the_second_claim() -> None:
     doc = _output()
     doc["claims"][1]["claim_id"] = "c1"
@@ -385,6 +393,37 @@ def test_bound_nesting_deeper_than_the_limit_is_invalid_text() -> None:
     assert parse_executor_output(ok).ok
     text = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + deep + "}"
     assert "nested deeper than 32" in _invalid(text).error
+
+
+@pytest.mark.requirement("R-C-1")
+def test_bound_the_depth_limit_is_inclusive() -> None:
+    """The object is level 1: 31 nested arrays inside it make 32 levels, the limit, and parse; 32 make 33."""
+    at_limit = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + "[" * 31 + "]" * 31 + "}"
+    assert parse_executor_output(at_limit).ok
+    over = '{"contract": "executor_evidence_v2", "claims": [], "reasoning": ' + "[" * 32 + "]" * 32 + "}"
+    assert _invalid(over).error == "output is nested deeper than 32"
+
+
+def _too_deep() -> Any:
+    nested: Any = "leaf"
+    for _ in range(MAX_DEPTH + 5):
+        nested = [nested]
+    return nested
+
+
+def _after_a_scalar() -> dict[str, Any]:
+    return {**_output(), "reasoning": _too_deep(), "note": "a scalar, walked first"}
+
+
+def _after_a_shared_container() -> dict[str, Any]:
+    shared = ["seen twice at one depth"]
+    return {**_output(), "reasoning": [_too_deep(), shared, shared]}
+
+
+@pytest.mark.parametrize("make", [_after_a_scalar, _after_a_shared_container])
+def test_bound_a_too_deep_value_is_found_after_what_the_walk_skips(make: Any) -> None:
+    """The walk skips scalars and containers it has already seen as deep, and goes on to the rest."""
+    assert _invalid(make()).error == "output is nested deeper than 32"
 
 
 def test_bound_pathological_nesting_never_raises_recursion_error() -> None:

@@ -68,3 +68,14 @@ def test_derive_uses_the_mapping(classification: int, support: int) -> None:
     claims = [contracts_pb2.Claim(claim_id="c1", statement="s")]
     checks = [contracts_pb2.ClaimCheck(claim_id="c1", classification=classification)]  # type: ignore[arg-type]
     assert derive_facts_checked(checks, claims)[0].support == support
+
+
+@pytest.mark.requirement("R-V-6")
+def test_a_check_of_an_unknown_claim_gives_no_fact_and_the_later_checks_still_do() -> None:
+    claims = [contracts_pb2.Claim(claim_id="c1", statement="500s since 10:02", critical=True)]
+    checks = [
+        contracts_pb2.ClaimCheck(claim_id="c9", classification=C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION),
+        contracts_pb2.ClaimCheck(claim_id="c1", classification=C.CLAIM_CLASSIFICATION_CONTRADICTED),
+    ]
+    facts = derive_facts_checked(checks, claims)
+    assert [(f.claim_id, f.fact, f.support) for f in facts] == [("c1", "500s since 10:02", F.FACT_SUPPORT_CONTRADICTED)]

@@ -81,3 +81,37 @@ def test_agent_output_deeper_than_the_services_one_bound_says_so() -> None:
     assert MAX_DEPTH == MAX_JSON_DEPTH == 32
     value, reason = parse_json_object('{"a": ' + "[" * 40 + "]" * 40 + "}")
     assert value is None and reason == "agent output is nested deeper than 32"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (42, "agent output is not text"),
+        ('{"a": "\ud800"}', "agent output is not valid UTF-8 text"),
+        (" \n\t ", "agent output is empty"),
+        ('{"a": "\\ud800"}', "agent output is not valid Unicode text: it escapes an unpaired surrogate"),
+        ('{"a": "x\\uDC00y"}', "agent output is not valid Unicode text: it escapes an unpaired surrogate"),
+    ],
+    ids=["not-text", "lone-surrogate", "blank", "escaped-high-surrogate", "escaped-low-surrogate"],
+)
+def test_unusable_agent_text_is_refused_in_these_words(raw: object, reason: str) -> None:
+    assert parse_json_object(raw) == (None, reason)  # type: ignore[arg-type]
+
+
+def test_an_escaped_surrogate_pair_is_one_character() -> None:
+    assert parse_json_object('{"a": "\\ud83d\\ude00"}') == ({"a": "\U0001f600"}, "")
+
+
+def test_the_size_bound_is_inclusive() -> None:
+    """Exactly MAX_TEXT_BYTES bytes of UTF-8 is accepted; one byte more is refused, naming the size."""
+    doc = '{"a": "\u00e9"}'  # the é is 2 bytes
+    at_bound = doc + " " * (MAX_TEXT_BYTES - len(doc.encode("utf-8")))
+    assert parse_json_object(at_bound) == ({"a": "\u00e9"}, "")
+    over = at_bound + " "
+    assert parse_json_object(over) == (None, f"agent output is {MAX_TEXT_BYTES + 1} bytes, over the 1048576-byte bound")
+
+
+def test_depth_is_measured_past_a_scalar_sibling() -> None:
+    """The too-deep value is found even when a scalar member is looked at before it."""
+    raw = '{"deep": ' + "[" * MAX_DEPTH + "]" * MAX_DEPTH + ', "s": 1}'
+    assert parse_json_object(raw) == (None, "agent output is nested deeper than 32")

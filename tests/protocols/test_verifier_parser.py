@@ -263,6 +263,15 @@ def test_ref_to_another_claims_evidence_is_dropped(ref: dict[str, str]) -> None:
 
 
 @pytest.mark.requirement("R-V-5")
+def test_a_ref_to_another_claims_evidence_is_dropped_with_this_warning() -> None:
+    """The warning is persisted with the evaluation (R-P-1): its words are the record."""
+    output = parse(reply(claim_checks=[check("c1", refs=[{"claim_id": "c2"}]), check("c2"), check("c3")]))
+    assert list(output.warnings) == [
+        "claim 'c1': evidence ref {claim_id='c2'} matches only other claims' verified evidence; dropped"
+    ]
+
+
+@pytest.mark.requirement("R-V-5")
 @pytest.mark.parametrize(
     "ref",
     [
@@ -340,10 +349,15 @@ def test_check_of_unknown_claim_is_dropped() -> None:
 
 
 def test_repeated_check_keeps_the_first() -> None:
+    """The repeat is dropped and the checks after it are still read (c2 and c3 keep their own checks)."""
     output = parse(reply(claim_checks=[check("c1", "overstated"), check("c1"), check("c2"), check("c3")]))
-    assert [c.claim_id for c in output.claim_checks] == ["c1", "c2", "c3"]
-    assert by_id(output)["c1"].classification == C.CLAIM_CLASSIFICATION_OVERSTATED
-    assert any("repeated" in w and "c1" in w for w in output.warnings)
+    assert [(c.claim_id, c.classification) for c in output.claim_checks] == [
+        ("c1", C.CLAIM_CLASSIFICATION_OVERSTATED),
+        ("c2", C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION),
+        ("c3", C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION),
+    ]
+    assert list(output.warnings) == ["repeated claim check for claim 'c1'; the first is kept"]
+    assert not output.classification_changes
 
 
 @pytest.mark.requirement("R-V-6")

@@ -87,3 +87,13 @@ def test_normalize_compact_and_words() -> None:
     assert compact("Check\nOut  API") == "checkoutapi"
     assert words("Pod-7 **OOMKilled**, 512Mi!") == ["pod", "7", "oomkilled", "512mi"]
     assert normalize("ﬁle ℌ") == "file h"
+
+
+# Over the 512 characters that normalize and compact remember: a long text takes the uncached path.
+_LONG = "The **orders-db** disk\u00a0is _full_,\n" * 20
+
+
+def test_a_long_text_is_normalized_as_a_short_one_is() -> None:
+    assert len(_LONG) > 512
+    assert normalize(_LONG) == " ".join(["the orders-db disk is full,"] * 20)
+    assert compact(_LONG) == "theorders-dbdiskisfull," * 20

@@ -11,11 +11,21 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.composer_rules import _gap_for
-from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, _related, redact
+from diagnosis_server.composition.material import (
+    AllowedMaterial,
+    MaterialGap,
+    _related,
+    excluded_statements,
+    mentions,
+    redact,
+)
 from diagnosis_server.composition.notes import RunRecord, _gatekeeper_note, post_verification_notes
 from diagnosis_server.composition.render import MAX_QUOTE_CHARS, _quoted
 from diagnosis_server.graph.routing import RoutingError, outcomes_of, route
 from diagnosis_server.protocols.fields import FieldError, next_calls
+from tests.support.verdicts import DIRECT
+
+from ._inputs import ALL, HYPOTHESIS, OOM, UNSUPPORTED_CLAIM, Spec, V, build, call
 
 
 @pytest.mark.parametrize(
@@ -165,3 +175,68 @@ def test_pointers_of_one_record_are_related_whatever_their_depth() -> None:
     assert _related("/deploys/0", "/deploys/0/version")
     assert not _related("/deploys/0/status", "/deploys/1/status")
     assert not _related("/summary/max", "/summary/mean/value")
+
+
+# ---------------------------------------------------------------- redaction of gap descriptions
+
+
+def test_an_excluded_statement_that_redaction_cannot_remove_leaves_the_gap_description_redacted_whole() -> None:
+    """``orders - db`` holds the excluded statement for the comparison (spaces do not count) but not for the
+    word pattern: the description cannot be made safe, so none of it is given to the Composer (R-R-3)."""
+    spaced = "check whether the orders - db disk is full"
+    assert redact(spaced, [UNSUPPORTED_CLAIM.statement], []) is None
+    gap = contracts_pb2.EvidenceGap(description=spaced, critical=True)
+    (material_gap,) = build(ALL, V.VERDICT_LOW_CONFID, gaps=[gap]).material.evidence_gaps
+    assert material_gap.description == "[an unverified claim]"
+
+
+def test_redaction_keeps_what_an_allowed_statement_covers_after_removing_the_rest() -> None:
+    text = "the orders - db disk is full at 99%; cache is cold"
+    allowed = ["the orders - db disk is full at 99%"]
+    assert (
+        redact(text, ["the orders-db disk is full", "cache is cold"], allowed)
+        == "the orders - db disk is full at 99%; [an unverified claim]"
+    )
+
+
+def test_only_an_allowed_statement_holding_the_excluded_one_covers_it() -> None:
+    """An allowed statement that overlaps an occurrence without holding the statement hides nothing."""
+    assert mentions("the disk is full on db-1", "disk is full", covering=["full on db-1"])
+
+
+def test_without_a_verifier_input_every_executor_claim_is_excluded() -> None:
+    """A run that never reached the Verifier (a failed binding): all its Executor claims are excluded."""
+    material = AllowedMaterial(verdict=V.VERDICT_REJECT, question="q", confirmable=())
+    claims = [
+        contracts_pb2.Claim(claim_id="c1", statement="checkout-api containers were OOMKilled"),
+        contracts_pb2.Claim(claim_id="c2", statement="  "),
+    ]
+    assert excluded_statements(verifier_input=None, material=material, executor_claims=claims) == (
+        "checkout-api containers were OOMKilled",
+    )
+
+
+# ---------------------------------------------------------------- labels and next steps of the material
+
+
+def test_each_shown_claim_carries_its_display_label() -> None:
+    """A plain id is its own label; any other id is named by its 1-based position in the verified output."""
+    worded = Spec("the deploy claim", "a deploy of checkout-api may be involved", DIRECT, hypothesis=True)
+    material = build([OOM, worded], V.VERDICT_LOW_CONFID).material
+    assert [(c.claim_id, c.label) for c in material.shown] == [("c1", "c1"), ("the deploy claim", "#2")]
+
+
+def test_a_step_names_a_claim_by_its_label_never_by_an_id_of_words() -> None:
+    worded = Spec("see checkout-api", HYPOTHESIS.statement, DIRECT, hypothesis=True)
+    steps = build([OOM, worded], V.VERDICT_LOW_CONFID).material.next_steps
+    assert [(s.text, s.claim_ids) for s in steps] == [
+        ("Look for evidence that directly shows #2, or rules it out.", ("#2",))
+    ]
+
+
+def test_a_grounded_call_of_a_tool_the_run_does_not_have_is_no_step() -> None:
+    gap = contracts_pb2.EvidenceGap(
+        description="events not read", critical=True, next_calls=[call("k8s.events", service="checkout-api")]
+    )
+    steps = build([OOM], V.VERDICT_LOW_CONFID, gaps=[gap], tools=["logs.search"]).material.next_steps
+    assert [s.call for s in steps] == [None]

@@ -97,8 +97,10 @@ settings.load_profile("mutate")
 # failure, so this order is most of its cost. Kills are appended to ``mutmut-killers.tsv`` (a line each, by the
 # forked children; short appends do not interleave).
 _ORDER_PLUGIN = """
+import functools
 import json
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -106,6 +108,7 @@ import pytest
 
 _durations: dict[str, float] = {}
 _KILLERS = Path("mutmut-killers.tsv")
+_CACHED = type(functools.lru_cache(maxsize=None)(lambda: None))
 
 
 def _function() -> str:
@@ -137,6 +140,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(
         key=lambda item: (-kills[item.nodeid], _rank(item.nodeid, package, module), _durations.get(item.nodeid, 0.0))
     )
+
+
+def _clear_caches(own: str) -> None:
+    \"\"\"Empties the package's memoized results (its bounded caches) and every cache of module ``own``.\"\"\"
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("diagnosis_server."):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, _CACHED) and (module_name == own or value.cache_parameters()["maxsize"] is not None):
+                value.cache_clear()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    \"\"\"A forked child inherits the caches that the stats run filled with the unmutated code's results, and a
+    mutant behind a cache would never run: they start empty, and the mutant's own module's tables too.\"\"\"
+    name = os.environ.get("MUTANT_UNDER_TEST", "")
+    if "__mutmut_" in name:
+        _clear_caches(own=name.rpartition(".")[0])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    \"\"\"In the stats run (which records the tests that reach each function), every test starts with empty
+    caches: a function whose result an earlier test left cached would not be recorded as reached by this one,
+    and no mutant of it would be checked against this test.\"\"\"
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        _clear_caches(own="")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

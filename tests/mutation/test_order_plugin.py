@@ -94,3 +94,39 @@ def test_no_mutant_records_no_kill(staged: types.ModuleType, monkeypatch: pytest
         monkeypatch.setenv("MUTANT_UNDER_TEST", name)
         staged.pytest_runtest_logreport(_Report("tests/graph/test_engine.py::other_package", failed=True))
     assert not Path("mutmut-killers.tsv").exists()
+
+
+def test_a_mutants_child_starts_with_empty_result_caches(
+    staged: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked child inherits what the stats run cached: a mutant of ``_normalize`` would never run for a text
+    ``normalize`` remembered. Bounded caches are emptied; an unbounded table only in the mutant's own module."""
+    from diagnosis_server.text import language, normalize
+
+    normalize.normalize("Check Out")
+    language.vocabulary()
+    assert normalize._remembered.cache_info().currsize and language.vocabulary.cache_info().currsize
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "diagnosis_server.text.normalize.x__normalize__mutmut_16")
+    staged.pytest_configure(None)
+    assert normalize._remembered.cache_info().currsize == 0
+    assert language.vocabulary.cache_info().currsize == 1  # another module's table stays
+    language.vocabulary()
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "diagnosis_server.text.language.x_stem__mutmut_3")
+    staged.pytest_configure(None)
+    assert language.vocabulary.cache_info().currsize == 0
+
+
+def test_the_stats_run_starts_every_test_with_empty_result_caches(
+    staged: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that each test that reaches a cached function is recorded as reaching it (mutmut runs only those)."""
+    from diagnosis_server.text import normalize
+
+    normalize.normalize("Check Out")
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "stats")
+    staged.pytest_runtest_setup(None)
+    assert normalize._remembered.cache_info().currsize == 0
+    normalize.normalize("Check Out")
+    monkeypatch.setenv("MUTANT_UNDER_TEST", f"{FUNCTION}__mutmut_7")
+    staged.pytest_runtest_setup(None)
+    assert normalize._remembered.cache_info().currsize == 1

@@ -13,8 +13,8 @@ tests") count as survivors. ``not_checked`` counts the mutants a run did not rea
 Mutants listed in ``tests/mutation_survivors.md`` (equivalent mutants, each with its reason) are reported
 apart under ``equivalent``; they still count as survivors in ``score``.
 
-The run stops at ``MUTATE_MINUTES`` (28) minutes whatever it reached; the whole core takes about twice that on
-two cores. Run again over the same code and tests (``var/mutate/work/tree.sha256``), it goes on from the
+The run stops at ``MUTATE_MINUTES`` (28) minutes whatever it reached; the whole core took 27 minutes on two
+cores. Run again over the same code and tests (``var/mutate/work/tree.sha256``), it goes on from the
 results it has (mutmut checks only the mutants without one), so two runs make a complete one; a change to the
 package or the tests, or ``MUTATE_FRESH=1``, starts afresh. ``--recheck`` (``make mutate MUTATE_ARGS=--recheck``)
 runs the last run's survivors again against the tests as they are now, while the mutated files are unchanged:

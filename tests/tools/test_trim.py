@@ -67,3 +67,25 @@ def test_a_long_listing_keeps_as_many_whole_items_as_fit() -> None:
     # One more whole item would not have fitted.
     assert _size({"kind": "EventList", "items": items[: kept + 1]}) > 4096
     assert [t.describe() for t in trims] == [f"/items kept {kept} of 500 items"]
+
+
+def test_a_listing_trimmed_by_its_derived_item_size_fits_exactly() -> None:
+    """A listing's ``items`` size is derived from the listing's, not measured: byte-exact with multi-byte text,
+    so at every budget just under the whole, what is kept fits and one more element would not."""
+    items: list[JsonValue] = [{"name": f"pod-{i}", "message": f"Ünhealthy ✓ probe {i}"} for i in range(300)]
+    value: JsonValue = {"apiVersion": "v1", "kind": "EventList", "metadata": {"résumé": "1"}, "items": items}
+    for budget in (1024, 4096, 20_000):
+        assert trim_to_fit(value, budget, size=_size(value)) == trim_to_fit(value, budget)
+    # ``items`` has the most elements and the fewest bytes, so it is given room first: its derived size decides
+    # whether it is kept whole beside ``tail``.
+    two: dict[str, JsonValue] = {"items": [1] * 50, "tail": ["ä" * 30] * 3}
+    for budget in range(_size(two) - 300, _size(two) + 1):
+        try:
+            trimmed, _ = trim_to_fit(two, budget)
+        except Untrimmable:
+            continue
+        assert isinstance(trimmed, dict) and isinstance(trimmed["items"], list)
+        assert _size(trimmed) <= budget, budget
+        kept = len(trimmed["items"])
+        if kept < 50:
+            assert _size({**trimmed, "items": [1] * (kept + 1)}) > budget, budget

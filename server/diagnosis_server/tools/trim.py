@@ -63,6 +63,22 @@ class _Trimmer:
             return self._fit_object(value, budget, pointer)
         return None
 
+    def _derive_largest(self, members: dict[str, JsonValue], keys: list[str], overhead: int) -> None:
+        """With the object's own size known, its member with the most elements is not measured: its size is what
+        the braces, commas, keys and other members leave (an upstream listing's ``items`` is most of its bytes)."""
+        whole = self.sizes.get(id(members))
+        containers: dict[str, list[JsonValue] | dict[str, JsonValue]] = {}
+        for key in keys:
+            member = members[key]
+            if isinstance(member, list | dict):
+                containers[key] = member
+        if whole is None or not containers:
+            return
+        largest = max(containers, key=lambda key: len(containers[key]))
+        rest = sum(self.size(members[key]) for key in keys if key != largest)
+        if id(containers[largest]) not in self.sizes:
+            self._sized(containers[largest], whole[1] - overhead - rest)
+
     def _fit_array(self, items: list[JsonValue], budget: int, pointer: str) -> JsonValue | None:
         left = budget - 2  # the brackets
         if left < 0:
@@ -89,6 +105,7 @@ class _Trimmer:
     def _fit_object(self, members: dict[str, JsonValue], budget: int, pointer: str) -> JsonValue | None:
         keys = list(members)
         overhead = 2 + max(0, len(keys) - 1) + sum(_size(key) + 1 for key in keys)
+        self._derive_largest(members, keys, overhead)
         minimum = {key: _min_size(members[key]) for key in keys}
         left = budget - overhead - sum(minimum.values())
         if left < 0:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mutation import mutate
+from tests.mutation import order_plugin
 
 FUNCTION = "diagnosis_server.composition.material.x_allowed_material"
 
@@ -25,19 +25,15 @@ class _Report:
     failed: bool
 
 
-def _plugin() -> types.ModuleType:
-    module = types.ModuleType("mutate_order")
-    exec(compile(mutate._ORDER_PLUGIN, "mutate_order.py", "exec"), module.__dict__)
-    return module
-
-
 @pytest.fixture
 def staged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The plugin as a forked child runs it: in the staging tree's folder, with a mutant under test."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MUTANT_UNDER_TEST", f"{FUNCTION}__mutmut_7")
+    monkeypatch.setattr(order_plugin, "_durations", {})
     durations = {"tests/composition/test_material.py::slow": 2.0, "tests/composition/test_material.py::fast": 0.1}
     Path("mutmut-stats.json").write_text(json.dumps({"duration_by_test": durations}), encoding="utf-8")
-    return _plugin()
+    return order_plugin
 
 
 def _order(plugin: types.ModuleType, nodeids: list[str]) -> list[str]:

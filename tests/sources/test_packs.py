@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis_server.sources.packs import pack_toolset
-from diagnosis_server.tools.scenario import ScenarioError, all_scenarios, load_scenarios
+from diagnosis_server.sources.packs import pack_metric_names, pack_series, pack_toolset
+from diagnosis_server.tools.scenario import ScenarioError, all_scenarios, load_scenarios, load_user_scenarios
 
 from . import k8s_recorded as rec
 
@@ -116,3 +116,13 @@ def test_user_packs_need_no_truth_and_clashes_fail(tmp_path: Path) -> None:
     clash = _user_dir(tmp_path / "other", {**pack, "name": "checkout-oom"})
     with pytest.raises(ScenarioError, match="checkout-oom have the name of a bundled pack"):
         all_scenarios(clash)
+
+
+def test_a_packs_metric_names_are_the_names_of_its_series() -> None:
+    """What a planner is told it may ask for by name (``pack_context``) is read without making every series."""
+    incidents = load_user_scenarios(Path(__file__).parents[1] / "incidents" / "packs")
+    scenarios = {**load_scenarios(), **incidents}
+    assert any(pack_metric_names(s) for s in scenarios.values())
+    for name, scenario in scenarios.items():
+        series_names = {labels["__name__"] for labels, _ in pack_series(scenario) if labels.get("__name__")}
+        assert pack_metric_names(scenario) == series_names, name

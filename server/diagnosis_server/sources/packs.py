@@ -55,6 +55,14 @@ def pack_series(scenario: Scenario) -> list[tuple[dict[str, str], list[tuple[flo
     return out
 
 
+def pack_metric_names(scenario: Scenario) -> set[str]:
+    """The names of ``pack_series``, read without making its points."""
+    names = {s.metric.get("__name__", "") for s in scenario.prometheus.series}
+    names.update(m.metric for m in scenario.metrics)
+    names.discard("")
+    return names
+
+
 def pack_streams(scenario: Scenario) -> list[tuple[dict[str, str], list[tuple[int, str]]]]:
     """Every log stream of the pack: its raw ``loki.streams`` and its ``logs`` by (service, level)."""
     out = [(dict(s.stream), [(int(ns), line) for ns, line in s.values]) for s in scenario.loki.streams]
@@ -395,7 +403,7 @@ def pack_context(scenario: Scenario) -> JsonObject:
     namespaces = _namespaces(scenario)
     if namespaces:
         context["kubernetes"] = {"namespaces": list[JsonValue](namespaces), "default_namespace": namespaces[0]}
-    names = sorted({labels["__name__"] for labels, _ in pack_series(scenario) if labels.get("__name__")})
+    names = sorted(pack_metric_names(scenario))
     if names:
         # What /api/v1/label/__name__/values would list: the series a planner may ask for by name.
         context["prometheus"] = {"metric_names": list[JsonValue](names)}

@@ -117,8 +117,8 @@ bench: setup $(BENCH_STAMP)
 	@$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Mutation testing (mutmut) of the pure safety core against its own tests; writes var/mutate/summary.json.
-# Not part of `make test`. Bounded by MUTATE_MINUTES (28); a second run over the same code goes on from the first
-# (a whole run is about 27 minutes on 2 cores). MUTATE_ARGS names a part (globs): 'diagnosis_server.gatekeeper.*'.
+# Not part of `make test`. Bounded by MUTATE_MINUTES (29); a second run over the same code goes on from the first
+# (a whole run is about 28 minutes on 2 cores). MUTATE_ARGS names a part (globs): 'diagnosis_server.gatekeeper.*'.
 MUTATE_STAMP := $(VENV)/.mutate-stamp
 
 $(MUTATE_STAMP): $(STAMP) pyproject.toml

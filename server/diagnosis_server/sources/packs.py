@@ -15,8 +15,9 @@ on a live environment. "now" is the end of the pack's time window.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -26,7 +27,14 @@ from diagnosis_server.sources import loki, prometheus
 from diagnosis_server.sources.arguments import Args, parse_time
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.redaction import Redactor
-from diagnosis_server.sources.selectors import Matcher, field_selector, label_selector, logql_query, promql_selector
+from diagnosis_server.sources.selectors import (
+    Matcher,
+    field_selector,
+    field_terms,
+    label_selector,
+    logql_query,
+    promql_selector,
+)
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
 from diagnosis_server.tools.builtin import builtin_toolset, format_ts, scenario_context
 from diagnosis_server.tools.scenario import Scenario
@@ -47,11 +55,14 @@ def _sample(value: float) -> str:
 
 
 def pack_series(scenario: Scenario) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
-    """Every series of the pack: its raw ``prometheus.series`` and its ``metrics`` in Prometheus's terms."""
-    out = [(dict(s.metric), [(t, v) for t, v in s.values]) for s in scenario.prometheus.series]
+    """Every series of the pack: its raw ``prometheus.series`` and its ``metrics`` in Prometheus's terms, each
+    series' samples in time order (as Prometheus stores them)."""
+    out = [
+        (dict(s.metric), sorted(((t, v) for t, v in s.values), key=_sample_time)) for s in scenario.prometheus.series
+    ]
     for m in scenario.metrics:
         labels = {**m.labels, "__name__": m.metric, "service": m.service}
-        out.append((labels, [(ts.timestamp(), _sample(value)) for ts, value in m.points]))
+        out.append((labels, sorted(((ts.timestamp(), _sample(value)) for ts, value in m.points), key=_sample_time)))
     return out
 
 
@@ -104,6 +115,7 @@ class PackData:
     def __init__(self, scenario: Scenario, redactor: Redactor) -> None:
         self.scenario = scenario
         self.redactor = redactor
+        self._field_index: dict[tuple[str, str], dict[str, list[tuple[JsonObject, JsonValue]]]] = {}
 
     @cached_property
     def series(self) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
@@ -127,6 +139,19 @@ class PackData:
 
     def _redacted(self, objects: Iterable[JsonObject]) -> list[tuple[JsonObject, JsonValue]]:
         return [(obj, self.redactor.kubernetes(obj)) for obj in objects]
+
+    def by_field(
+        self, kind: str, objects: Sequence[tuple[JsonObject, JsonValue]], key: str, getter: Callable[[JsonObject], str]
+    ) -> dict[str, list[tuple[JsonObject, JsonValue]]]:
+        """The pack's objects of ``kind`` by the value of one field, each list in the objects' order; made once per
+        (kind, field), as an API server's index answers ``type=Warning`` without reading every event."""
+        found = self._field_index.get((kind, key))
+        if found is None:
+            found = defaultdict(list)
+            for pair in objects:
+                found[getter(pair[0])].append(pair)
+            self._field_index[(kind, key)] = found
+        return found
 
 
 # ------------------------------------------------------------------------------------------- tools
@@ -161,14 +186,17 @@ def _select(series: Iterable[tuple[dict[str, str], list[Any]]], matchers: list[M
 
 
 def _at(values: list[tuple[float, str]], moment: float) -> str | None:
-    """The latest sample at or before ``moment`` within the lookback (Prometheus's instant semantics)."""
-    found = None
-    for ts, value in values:
-        if ts > moment:
-            break
-        if moment - ts <= LOOKBACK_S:
-            found = value
-    return found
+    """The latest sample at or before ``moment`` within the lookback (Prometheus's instant semantics); ``values``
+    are in time order."""
+    index = bisect_right(values, moment, key=_sample_time)
+    if index == 0:
+        return None
+    ts, value = values[index - 1]
+    return value if moment - ts <= LOOKBACK_S else None
+
+
+def _sample_time(sample: tuple[float, str]) -> float:
+    return sample[0]
 
 
 class PackPrometheusQuery(_PackTool):
@@ -274,11 +302,21 @@ class _PackKubernetesTool(_PackTool):
         return self.answer(self._args(arguments))
 
     def _listing(
-        self, kind: str, objects: Iterable[tuple[JsonObject, JsonValue]], args: Args, fields: Any
+        self, kind: str, objects: Sequence[tuple[JsonObject, JsonValue]], args: Args, fields: Any
     ) -> JsonObject:
         namespace = self._namespace(args)
         labels = label_selector(self.name, str(args["label_selector"])) if "label_selector" in args else None
         by_field = field_selector(self.name, str(args["field_selector"]), fields) if "field_selector" in args else None
+        if "field_selector" in args:
+            # The most selective equality term picks the candidates from an index; the whole selector decides.
+            terms = field_terms(self.name, str(args["field_selector"]), fields)
+            candidates = [
+                self._data.by_field(kind, objects, key, fields[key]).get(value, [])
+                for key, value, equal in terms
+                if equal
+            ]
+            if candidates:
+                objects = min(candidates, key=len)
         items: list[JsonValue] = []
         for obj, redacted in objects:
             metadata = obj.get("metadata")

@@ -189,16 +189,22 @@ def _field_test(getter: Callable[[Object], str], value: str, equal: bool) -> Cal
     return lambda obj: (getter(obj) == value) == equal
 
 
-def field_selector(tool: str, text: str, fields: Mapping[str, Callable[[Object], str]]) -> Callable[[Object], bool]:
-    """A field selector (``f=v``, ``f==v``, ``f!=v``) over the fields this kind supports."""
-    tests: list[Callable[[Object], bool]] = []
+def field_terms(tool: str, text: str, fields: Mapping[str, Callable[[Object], str]]) -> list[tuple[str, str, bool]]:
+    """A field selector's terms (``f=v``, ``f==v``, ``f!=v``) as (field, value, equal), over the fields this kind
+    supports."""
+    terms: list[tuple[str, str, bool]] = []
     for term in _split_selector(text):
         op = "!=" if "!=" in term else "==" if "==" in term else "="
         if op not in term:
             raise ToolError(f"{tool}: invalid field selector: {term!r}")
         key, value = (part.strip() for part in term.split(op, 1))
-        getter = fields.get(key)
-        if getter is None:
+        if key not in fields:
             raise ToolError(f'{tool}: field label not supported: "{key}"')
-        tests.append(_field_test(getter, value, op != "!="))
+        terms.append((key, value, op != "!="))
+    return terms
+
+
+def field_selector(tool: str, text: str, fields: Mapping[str, Callable[[Object], str]]) -> Callable[[Object], bool]:
+    """A field selector (``f=v``, ``f==v``, ``f!=v``) over the fields this kind supports."""
+    tests = [_field_test(fields[key], value, equal) for key, value, equal in field_terms(tool, text, fields)]
     return lambda obj: all(test(obj) for test in tests)

@@ -162,7 +162,8 @@ def event_time(event: EventView) -> str:
     return ""
 
 
-def _rule_for(event: EventView, rules: Rules) -> EventRule | None:
+def rule_for(event: EventView, rules: Rules) -> EventRule | None:
+    """The first rule whose reasons hold the event's reason and whose message pattern (if any) matches."""
     for rule in rules.event:
         if event.reason not in rule.reasons:
             continue
@@ -244,7 +245,7 @@ def event_findings(
     for event in views:
         if not event.reason:
             continue
-        rule = _rule_for(event, rules)
+        rule = rule_for(event, rules)
         if rule is None or cleared(event, rule, views):
             continue
         try:

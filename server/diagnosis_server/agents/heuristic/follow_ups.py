@@ -1,16 +1,26 @@
-"""The calls a result plainly asks for: the logs of the failing pods the pod listings show, and the rollouts of
-their Deployment.
+"""The calls a result plainly asks for: the logs of the failing pods the pod listings show and the rollouts of
+their Deployment; after a read of a namespace's Warning events, the events of the objects warned about and the
+Normal events the rules name.
 
 A pod fails when a container waits (CrashLoopBackOff, ErrImagePull, ...), terminated, or restarted, or the pod
 is not Ready. For each failing pod of the question's workloads (of any workload when it names none), at most
 ``MAX_PODS``: its previous container's log when a container last terminated (what it wrote before it
 crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one.
+
+A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not whether it is over: for the first
+object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
+``MAX_EVENT_OBJECTS``, all its events (``kubectl describe``: the Scheduled after a FailedScheduling, the Killing after
+an Unhealthy); and, per namespace, the Normal events of each reason a rule names in ``normal_reasons`` (the
+kubelet's "Back-off pulling image", the volume binder's FailedBinding).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
+from diagnosis_server.agents.heuristic.events import event_views, rule_for
+from diagnosis_server.agents.heuristic.live_plan import WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
@@ -18,6 +28,8 @@ from diagnosis_server.conversions import JsonObject
 
 MAX_PODS = 3
 TAIL_LINES = 100
+MAX_EVENT_OBJECTS = 4
+EVENTS = "kubernetes.events"
 
 
 def _failing_container(pod: PodView) -> tuple[str, bool] | None:
@@ -35,6 +47,40 @@ def _failing_container(pod: PodView) -> tuple[str, bool] | None:
         if terminated_before or waiting or restarted or status.get("ready") is False:
             return str(status["name"]), terminated_before
     return None
+
+
+def _about(targets: Sequence[str], *texts: str) -> bool:
+    return any(names(t, text) for t in targets for text in texts if text)
+
+
+def event_calls(
+    observations: Sequence[Observation], targets: Sequence[str], rules: Rules | None = None
+) -> list[tuple[str, JsonObject]]:
+    """The events reads that complete the namespaces' Warning reads: the warned-about objects' events, then the
+    Normal events of the rules' ``normal_reasons``."""
+    rules = rules or current_rules()
+    reads = [o for o in observations if o.tool_name == EVENTS and o.arguments.get("field_selector") == WARNINGS]
+    firsts: dict[tuple[str, str], tuple[bool, str, str, str]] = {}
+    for view in event_views(reads):
+        rule = rule_for(view, rules)
+        key = (rule.kind if rule else "", view.service)
+        if rule is None or key in firsts or not view.object_kind:
+            continue
+        namespace = view.text("involvedObject", "namespace") or str(view.obs.arguments.get("namespace", ""))
+        about = _about(targets, view.service, view.object_name)
+        firsts[key] = (not about, namespace, view.object_kind, view.object_name)
+    calls: list[tuple[str, JsonObject]] = []
+    objects: set[tuple[str, str, str]] = set()
+    for _, namespace, kind, name in sorted(firsts.values(), key=lambda first: first[0]):
+        if len(objects) >= MAX_EVENT_OBJECTS or (namespace, kind, name) in objects or not namespace:
+            continue
+        objects.add((namespace, kind, name))
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        calls.append((EVENTS, {"namespace": namespace, "field_selector": selector}))
+    for namespace in dict.fromkeys(str(o.arguments.get("namespace", "")) for o in reads):
+        for reason in rules.normal_event_reasons if namespace else ():
+            calls.append((EVENTS, {"namespace": namespace, "field_selector": f"type=Normal,reason={reason}"}))
+    return calls
 
 
 def follow_up_calls(
@@ -66,6 +112,7 @@ def follow_up_calls(
             if isinstance(owner, dict) and owner.get("kind") == "ReplicaSet" and isinstance(owner.get("name"), str):
                 deployment = workload_of_replicaset(str(owner["name"]))
                 calls.append(("kubernetes.rollouts", {"namespace": namespace, "deployment": deployment}))
+    calls += event_calls(observations, targets)
     out: list[tuple[str, JsonObject]] = []
     for tool, arguments in calls:
         key = (tool, str(sorted(arguments.items())))

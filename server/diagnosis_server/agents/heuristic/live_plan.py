@@ -1,12 +1,12 @@
 """Planning over the live tools an environment (or a recorded pack) has: Kubernetes, Prometheus, Loki.
 
-For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and events of its
-namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting reasons,
+For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and Warning events
+of its namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting reasons,
 restarts), its error rate and latency (the environment's configured queries; not on recorded data, which answers
 plain selectors only), the headline series the metric names known up front hold (error rates, latencies, connections
 against their limits), its logs, and the error lines of its namespace's other workloads in Loki. Without a named
-workload, the namespaces' pods and events. The Executor then reads the logs of the failing pods it finds
-(``follow_ups``).
+workload, the namespaces' pods and Warning events. The Executor then reads the logs of the failing pods it finds, the
+events of the objects warned about and the Normal events the rules name (``follow_ups``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 MAX_NAMESPACES = 3
 MAX_TARGETS = 2
 MAX_NAMED_SERIES = 8
+# A namespace's events are read as its Warnings: a busy namespace's routine Normal events (Scheduled, Pulled,
+# Started, ... thousands an hour) would fill the output bound before a warning past them is read. The Normal events
+# that matter are read after (``follow_ups``): those of the warned-about objects, and the rules' ``normal_reasons``.
+WARNINGS = "type=Warning"
 # Error lines of every workload of a namespace: a dependency's trouble shows first in its callers' logs.
 NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable)"
 # Headline signals asked for by name when the metric names are known: error rates and latencies (not raw
@@ -143,7 +147,11 @@ def live_steps(
 
     for namespace in namespaces:
         add("kubernetes.pods", {"namespace": namespace}, f"the pods of {namespace}: their states and restarts")
-        add("kubernetes.events", {"namespace": namespace}, f"what Kubernetes reports in {namespace}")
+        add(
+            "kubernetes.events",
+            {"namespace": namespace, "field_selector": WARNINGS},
+            f"the warnings Kubernetes reports in {namespace}",
+        )
     default = namespaces[0] if namespaces else ""
     for target in named:
         if default:

@@ -88,16 +88,16 @@ def test_headline_names_keep_rates_latencies_and_connection_pairs_not_raw_counte
 
 
 def test_live_steps_for_a_named_workload() -> None:
-    """Pods and events of each namespace, the workload's rollouts, its kube-state-metrics, the named headline
+    """Pods and Warning events of each namespace, the workload's rollouts, its kube-state-metrics, the named headline
     series, its configured queries (a template that does not fill is skipped), its logs, and the error lines of
     its namespace's other workloads in Loki."""
     steps = live_steps(LIVE_TOOLS, CONTEXT, ["grain-api"])
     calls = [(tool, arguments) for tool, arguments, _ in steps]
     assert calls[:4] == [
         ("kubernetes.pods", {"namespace": "greenfield"}),
-        ("kubernetes.events", {"namespace": "greenfield"}),
+        ("kubernetes.events", {"namespace": "greenfield", "field_selector": "type=Warning"}),
         ("kubernetes.pods", {"namespace": "mill"}),
-        ("kubernetes.events", {"namespace": "mill"}),
+        ("kubernetes.events", {"namespace": "mill", "field_selector": "type=Warning"}),
     ]
     assert ("kubernetes.rollouts", {"namespace": "greenfield", "deployment": "grain-api"}) in calls
     queries = [str(arguments["query"]) for tool, arguments in calls if tool.startswith("prometheus.")]

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from diagnosis_server.agents.heuristic.findings import Role
 from diagnosis_server.validation_errors import first_problem
@@ -81,6 +81,17 @@ class EventRule(_Rule):
     # Reasons of a later event about the same object that say this one is over (FailedScheduling, then
     # Scheduled): the earlier event is not reported.
     cleared_by: tuple[Annotated[str, Field(min_length=1)], ...] = ()
+    # Reasons of this rule Kubernetes reports as Normal events (the kubelet's "Back-off pulling image" is a
+    # Normal BackOff, the volume binder's FailedBinding too): a read of the Warning events misses them, so the
+    # Normal events of these reasons are read as well (``follow_ups``).
+    normal_reasons: tuple[Annotated[str, Field(min_length=1)], ...] = ()
+
+    @model_validator(mode="after")
+    def _normal_reasons_are_reasons(self) -> EventRule:
+        unknown = [r for r in self.normal_reasons if r not in self.reasons]
+        if unknown:
+            raise ValueError(f"normal_reasons {unknown} are not among the rule's reasons")
+        return self
 
     @field_validator("message")
     @classmethod
@@ -124,6 +135,11 @@ class Rules(_Model):
         if value != SUPPORTED_VERSION:
             raise ValueError(f"version {value} is not supported (this service reads version {SUPPORTED_VERSION})")
         return value
+
+    @property
+    def normal_event_reasons(self) -> tuple[str, ...]:
+        """Every event rule's ``normal_reasons``, in rule order, each once."""
+        return tuple(dict.fromkeys(r for rule in self.event for r in rule.normal_reasons))
 
     def extended(self, other: Rules, overrides: dict[str, object]) -> Rules:
         thresholds = Thresholds.model_validate({**self.thresholds.model_dump(), **overrides})

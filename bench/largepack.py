@@ -3,8 +3,9 @@
 The pack is built here (``large_pack``), in the recorded-pack format of the README ("Recorded incidents"): a
 topology of services in one namespace, raw Kubernetes Pod and core/v1 Event objects (``kubernetes.pods``,
 ``kubernetes.events``), pack log lines (``logs``) and metrics, with one incident in it (a service's pods
-OOMKilled and restarting, its errors rising) among a lot of ordinary noise. The run goes through the graph
-(``Orchestrator`` with the heuristic provider and the pack's tools, ``sources.packs``) with a no-op store:
+OOMKilled and restarting, the kubelet's BackOff warnings about them, its errors rising) among a lot of ordinary
+noise. The run goes through the graph (``Orchestrator`` with the heuristic provider and the pack's tools,
+``sources.packs``) with a no-op store:
 nothing here knows the analyzers' internals. Measured per run: process CPU of the whole run, and the agents'
 own CPU (the analyzers: time inside the agents' calls less the time inside their tool calls), at scales 1, 2
 and 4 (everything in the namespace multiplied), to show how the cost grows with the input.
@@ -103,9 +104,12 @@ def large_pack(scale: int = 1) -> Scenario:
     for i in range(events_n):
         pod = pods[i % pods_n]
         service = pod["metadata"]["labels"]["app"]
-        warning = service == FAULTY and i % 25 == 0
+        # Half the events of the OOMKilled pods are the kubelet's BackOff warnings (the faulty pods as made above).
+        warning = service == FAULTY and (i % pods_n) % 20 < 4 and (i // pods_n) % 2 == 0
         if warning:
-            reason, message, kind = "BackOff", f"Back-off restarting failed container {service}", "Warning"
+            name = pod["metadata"]["name"]
+            reason, kind = "BackOff", "Warning"
+            message = f"Back-off restarting failed container {service} in pod {name}_{NAMESPACE}({i % pods_n:08x})"
         else:
             reason, template = _NORMAL_REASONS[i % len(_NORMAL_REASONS)]
             message = template.format(ns=NAMESPACE, pod=pod["metadata"]["name"], node=i % 12, svc=service, n=i % 9)

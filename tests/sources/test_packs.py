@@ -126,3 +126,96 @@ def test_a_packs_metric_names_are_the_names_of_its_series() -> None:
     for name, scenario in scenarios.items():
         series_names = {labels["__name__"] for labels, _ in pack_series(scenario) if labels.get("__name__")}
         assert pack_metric_names(scenario) == series_names, name
+
+
+def _events_of(scenario: Any) -> list[dict[str, Any]]:
+    return [dict(e) for e in scenario.kubernetes.events] + [
+        {
+            "metadata": {"namespace": e.namespace},
+            "reason": e.reason,
+            "type": e.type,
+            "involvedObject": {"kind": e.kind, "name": e.object},
+        }
+        for e in scenario.k8s_events
+    ]
+
+
+def _selected(events: list[dict[str, Any]], terms: list[tuple[str, str, bool]]) -> list[tuple[str, str]]:
+    def field(event: dict[str, Any], key: str) -> str:
+        value: Any = event
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return "" if value is None else str(value)
+
+    return [
+        (field(e, "involvedObject.name"), field(e, "reason"))
+        for e in events
+        if all((field(e, key) == value) == equal for key, value, equal in terms)
+    ]
+
+
+async def test_field_selectors_on_a_pack_answer_what_a_scan_of_every_event_answers() -> None:
+    """The index a pack answers ``type=Warning`` from gives the events (in their order) a scan would: equality and
+    inequality terms together, values no event has, and the same selector asked twice."""
+    scenarios = load_user_scenarios(Path(__file__).parents[1] / "incidents" / "packs")
+    checked = 0
+    for scenario in scenarios.values():
+        if not scenario.kubernetes.events:
+            continue
+        tool = pack_toolset(scenario).get("kubernetes.events")
+        assert tool is not None
+        namespace = str(scenario.kubernetes.events[0]["metadata"]["namespace"])
+        events = [e for e in _events_of(scenario) if e.get("metadata", {}).get("namespace", namespace) == namespace]
+        first = scenario.kubernetes.events[0]
+        name, reason = str(first["involvedObject"]["name"]), str(first["reason"])
+        selectors = {
+            "type=Warning": [("type", "Warning", True)],
+            "type=Normal,reason!=Scheduled": [("type", "Normal", True), ("reason", "Scheduled", False)],
+            f"involvedObject.kind=Pod,involvedObject.name={name}": [
+                ("involvedObject.kind", "Pod", True),
+                ("involvedObject.name", name, True),
+            ],
+            f"reason=={reason},type!=Warning": [("reason", reason, True), ("type", "Warning", False)],
+            "reason=NoSuchReason": [("reason", "NoSuchReason", True)],
+            "type!=Normal": [("type", "Normal", False)],
+        }
+        for selector, terms in selectors.items():
+            for _ in range(2):
+                listing: Any = await tool.call({"namespace": namespace, "field_selector": selector})
+                got = [(i["involvedObject"]["name"], i["reason"]) for i in listing["items"]]
+                assert got == _selected(events, terms), (scenario.name, selector)
+        checked += 1
+    assert checked >= 10
+
+
+async def test_instant_samples_are_the_latest_within_the_lookback_whatever_order_a_pack_lists_them_in(
+    tmp_path: Path,
+) -> None:
+    """Prometheus's instant semantics: the latest sample at or before the moment, none older than five minutes."""
+    pack = {
+        **USER_PACK,
+        "prometheus": {
+            "series": [
+                {
+                    "metric": {"__name__": "queue_depth", "queue": "orders"},
+                    # Out of time order, as an export may list them.
+                    "values": [[1732888800, "9"], [1732885200, "1"], [1732887000, "4"], [1732886100, "2"]],
+                }
+            ]
+        },
+    }
+    scenario = all_scenarios(_user_dir(tmp_path, pack))["my-outage"]
+    query = pack_toolset(scenario).get("prometheus.query")
+    assert query is not None
+
+    async def at(moment: int) -> list[Any]:
+        answer: Any = await query.call({"query": "queue_depth", "time": str(moment)})
+        return [r["value"][1] for r in answer["data"]["result"]]
+
+    assert await at(1732885200) == ["1"]
+    assert await at(1732885200 + 299) == ["1"]
+    assert await at(1732885200 + 301) == []  # past the lookback, and before the next sample
+    assert await at(1732886100 + 10) == ["2"]
+    assert await at(1732887000) == ["4"]
+    assert await at(1732885199) == []  # before the first sample
+    assert await at(1732888800 + 60) == ["9"]

@@ -246,7 +246,8 @@ def event_findings(
         if not event.reason:
             continue
         rule = rule_for(event, rules)
-        if rule is None or cleared(event, rule, views):
+        # An event finding blames no one: its key is its rule's kind and its workload's.
+        if rule is None or (rule.kind, event.service, "") in seen or cleared(event, rule, views):
             continue
         try:
             finding = _finding(event, rule)

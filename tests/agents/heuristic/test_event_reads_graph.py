@@ -1,0 +1,198 @@
+"""Full-graph runs over a namespace's events read as its Warnings, then completed (``follow_ups.event_calls``).
+
+Each pack is written here with the corpus kit (core/v1 Pods and Events as ``kubectl get -o json`` shows them, the
+kubelet's, scheduler's and volume binder's own reasons and messages) and runs through the Orchestrator with the
+heuristic provider over the tools the server gives a recorded pack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.agents.heuristic import HeuristicProvider
+from diagnosis_server.api.components import pack_tools_for
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import MemoryStore
+from diagnosis_server.tools.scenario import Scenario
+from tests.incidents.corpus.kit import Pack, container, running, status, unschedulable, waiting
+
+NAMESPACE = "fulfilment"
+IMAGE = "registry.acme.io/fulfilment/picker:4.2.1"
+NODES = ("worker-a.k8s.acme.internal", "worker-b.k8s.acme.internal", "worker-c.k8s.acme.internal")
+
+
+def _pack(name: str, question: str) -> Pack:
+    pack = Pack(
+        name,
+        title=name,
+        description="Written by a test: one namespace's pods and events.",
+        question=question,
+        start="2025-09-02T08:00:00Z",
+        minutes=30,
+    )
+    pack.service("picker-api", "http", namespace=NAMESPACE)
+    pack.service("label-printer", "http", namespace=NAMESPACE)
+    pack.truth(kind="written_by_a_test", summary="not judged: each test asserts its own outcome")
+    return pack
+
+
+def _routine(pack: Pack, count: int) -> None:
+    """A busy namespace's lifecycle noise: label-printer's pods scheduled, pulled, created and started."""
+    for i in range(count):
+        pod = f"label-printer-5c7d9b6f48-{i:05d}"
+        minute = 1 + 20 * i / count
+        node = NODES[i % len(NODES)]
+        pack.scheduled(minute, NAMESPACE, pod, node)
+        pack.event(minute, NAMESPACE, "Pod", pod, "Pulled", f'Container image "{IMAGE}" already present on machine')
+        pack.event(minute, NAMESPACE, "Pod", pod, "Created", "Created container printer")
+        pack.event(minute, NAMESPACE, "Pod", pod, "Started", "Started container printer")
+
+
+def _ready_pod(pack: Pack, pod: str, node: str, created: float) -> None:
+    pack.pod(
+        pod,
+        NAMESPACE,
+        labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
+        node=node,
+        containers=[container("api", IMAGE)],
+        statuses=[status(pack, "api", IMAGE, state=running(pack, created + 0.5))],
+        created=created,
+        owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
+        ip="10.42.1.31",
+    )
+
+
+def _run(pack: Pack) -> tuple[run_pb2.DiagnosisRun, list[contracts_pb2.ToolInvocation]]:
+    doc = pack.build()
+    doc.pop("truth", None)
+    scenario = Scenario.model_validate(doc)
+
+    async def go() -> tuple[run_pb2.DiagnosisRun, list[contracts_pb2.ToolInvocation]]:
+        store = MemoryStore(owner="test")
+        runner = Orchestrator(
+            store=store, provider=HeuristicProvider(), tools_for=pack_tools_for({pack.name: scenario})
+        )
+        run = await runner.run(question=str(doc["question"]), scenario=pack.name)
+        return run, list(await store.list_tool_invocations(run.run_id))
+
+    return asyncio.run(go())
+
+
+def _events_reads(invocations: list[contracts_pb2.ToolInvocation]) -> dict[str, contracts_pb2.ToolInvocation]:
+    return {
+        i.arguments.fields["field_selector"].string_value: i
+        for i in invocations
+        if i.tool_name == "kubernetes.events" and "field_selector" in i.arguments.fields
+    }
+
+
+def test_a_warning_behind_thousands_of_routine_events_is_read_and_named() -> None:
+    """4,000 Normal events come first in the listing; the one FailedMount past them is the cause the run gives."""
+    pack = _pack("busy-namespace-failed-mount", "Why is picker-api not starting?")
+    _routine(pack, 1000)
+    pod = "picker-api-7b9f6c5d84-q8m2x"
+    pack.pod(
+        pod,
+        NAMESPACE,
+        labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
+        node=NODES[0],
+        containers=[container("api", IMAGE)],
+        statuses=[status(pack, "api", IMAGE, state=waiting("ContainerCreating"), ready=False)],
+        created=22,
+        owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
+        phase="Pending",
+    )
+    message = 'MountVolume.SetUp failed for volume "picker-tls" : secret "picker-api-tls" not found'
+    pack.event(22.5, NAMESPACE, "Pod", pod, "FailedMount", message, type="Warning", last=29, count=9)
+    run, invocations = _run(pack)
+
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    warnings = _events_reads(invocations)["type=Warning"]
+    assert warnings.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK
+    assert len(warnings.output.struct_value.fields["items"].list_value.values) == 1
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    assert 'secret "picker-api-tls" not found' in run.answer.likely_cause.text
+
+
+def test_a_failed_scheduling_the_scheduler_later_resolved_is_not_reported() -> None:
+    """The Warning read holds FailedScheduling; the pod's own events (read after it) hold the Scheduled that ends it."""
+    pack = _pack("scheduling-resolved", "Is anything wrong with picker-api?")
+    _routine(pack, 50)
+    pod = "picker-api-7b9f6c5d84-z4n7k"
+    message = (
+        "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod."
+    )
+    pack.event(
+        4,
+        NAMESPACE,
+        "Pod",
+        pod,
+        "FailedScheduling",
+        message,
+        type="Warning",
+        component="default-scheduler",
+        new_api=True,
+    )
+    pack.scheduled(9, NAMESPACE, pod, NODES[1])
+    _ready_pod(pack, pod, NODES[1], 3.9)
+    run, invocations = _run(pack)
+
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    reads = _events_reads(invocations)
+    assert f"involvedObject.kind=Pod,involvedObject.name={pod}" in reads
+    assert "cannot be scheduled" not in run.answer_text and "Insufficient memory" not in run.answer_text
+
+
+def test_a_claim_the_binder_reports_only_as_a_normal_event_is_the_cause_of_the_pending_pod() -> None:
+    """FailedBinding is a Normal event about the claim: the Warning read has only the scheduler's FailedScheduling;
+    the read of the rules' Normal reasons finds why the claim is unbound."""
+    pack = _pack("claim-failed-binding", "Why is picker-api stuck in Pending?")
+    _routine(pack, 50)
+    pod = "picker-api-7b9f6c5d84-v6c2d"
+    pending = (
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are "
+        "available: 3 Preemption is not helpful for scheduling."
+    )
+    pack.pod(
+        pod,
+        NAMESPACE,
+        labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
+        containers=[container("api", IMAGE)],
+        created=12,
+        owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
+        phase="Pending",
+        conditions=unschedulable(pack, 12, pending),
+        volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "picker-api-data"}}],
+    )
+    pack.event(
+        12,
+        NAMESPACE,
+        "Pod",
+        pod,
+        "FailedScheduling",
+        pending,
+        type="Warning",
+        component="default-scheduler",
+        new_api=True,
+    )
+    binding = "no persistent volumes available for this claim and no storage class is set"
+    pack.event(
+        11.5,
+        NAMESPACE,
+        "PersistentVolumeClaim",
+        "picker-api-data",
+        "FailedBinding",
+        binding,
+        last=29,
+        count=70,
+        component="persistentvolume-controller",
+    )
+    run, invocations = _run(pack)
+
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    reads = _events_reads(invocations)
+    assert "type=Normal,reason=FailedBinding" in reads
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    assert binding in run.answer.likely_cause.text

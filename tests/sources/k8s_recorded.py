@@ -307,8 +307,8 @@ class Cluster:
             return self._pods(request)
         if path == f"/api/v1/namespaces/{NAMESPACE}/events":
             events = copy.deepcopy(EVENTS)
-            if request.query.get("fieldSelector") == "type=Warning":
-                events["items"] = [e for e in events["items"] if e["type"] == "Warning"]
+            selector = request.query.get("fieldSelector", "")
+            events["items"] = [e for e in events["items"] if _fields_match(e, selector)]
             return json_response(200, events)
         if path == f"/api/v1/namespaces/{NAMESPACE}/pods/checkout-api-7f9c6d8b5-tr6zn/log":
             lines = POD_LOG.splitlines(keepends=True)
@@ -340,3 +340,16 @@ class Cluster:
         items = [pod(f"checkout-api-7f9c6d8b5-{i:05d}") for i in range(start, end)]
         cont = str(end) if end < self.huge_pods else ""
         return json_response(200, pod_list(items, cont=cont, remaining=self.huge_pods - end if cont else None))
+
+
+def _fields_match(obj: dict[str, Any], selector: str) -> bool:
+    """An event field selector as the API server applies it: ``a.b=v``, ``a.b==v`` and ``a.b!=v`` terms, all of them."""
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        negated = "!=" in term
+        key, value = term.replace("==", "=").replace("!=", "=").split("=", 1)
+        found: Any = obj
+        for part in key.strip().split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if (str(found if found is not None else "") == value.strip()) == negated:
+            return False
+    return True

@@ -196,3 +196,35 @@ def test_a_claim_the_binder_reports_only_as_a_normal_event_is_the_cause_of_the_p
     assert "type=Normal,reason=FailedBinding" in reads
     assert run.answer.summary.startswith("Likely cause"), run.answer_text
     assert binding in run.answer.likely_cause.text
+
+
+def test_a_finished_job_known_only_by_normal_events_is_not_answered_as_unknown() -> None:
+    """The Job's pods are gone and its events are Normal (SuccessfulCreate, Completed): the run reads the events of
+    the objects named after it and does not say there is no data about it."""
+    pack = _pack("finished-job", "Did the nightly-export job fail last night?")
+    _routine(pack, 50)
+    pack.event(
+        2,
+        NAMESPACE,
+        "Job",
+        "nightly-export",
+        "SuccessfulCreate",
+        "Created pod: nightly-export-x7k2p",
+        component="job-controller",
+        api_version="batch/v1",
+    )
+    pack.event(
+        14,
+        NAMESPACE,
+        "Job",
+        "nightly-export",
+        "Completed",
+        "Job completed",
+        component="job-controller",
+        api_version="batch/v1",
+    )
+    run, invocations = _run(pack)
+
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    assert "involvedObject.name=nightly-export" in _events_reads(invocations)
+    assert "no data about nightly-export" not in run.answer_text, run.answer_text

@@ -11,7 +11,8 @@ A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not w
 object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
 ``MAX_EVENT_OBJECTS``, all its events (``kubectl describe``: the Scheduled after a FailedScheduling, the Killing after
 an Unhealthy); and, per namespace, the Normal events of each reason a rule names in ``normal_reasons`` (the
-kubelet's "Back-off pulling image", the volume binder's FailedBinding).
+kubelet's "Back-off pulling image", the volume binder's FailedBinding). A workload the question names that no pod
+and no warning shows has the events of the objects named after it read (a finished Job, a CronJob).
 """
 
 from __future__ import annotations
@@ -77,8 +78,15 @@ def event_calls(
         objects.add((namespace, kind, name))
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
         calls.append((EVENTS, {"namespace": namespace, "field_selector": selector}))
-    for namespace in dict.fromkeys(str(o.arguments.get("namespace", "")) for o in reads):
-        for reason in rules.normal_event_reasons if namespace else ():
+    namespaces = [n for n in dict.fromkeys(str(o.arguments.get("namespace", "")) for o in reads) if n]
+    # A workload of the question no pod and no warning shows (a Job whose pods are gone, a CronJob, an HPA): the
+    # events of the objects named after it, before saying there is no data about it.
+    seen = [view.service for view in event_views(reads)] + [pod.service for pod in pod_views(observations)]
+    for target in targets if namespaces else ():
+        if not any(names(target, service) for service in seen if service):
+            calls.append((EVENTS, {"namespace": namespaces[0], "field_selector": f"involvedObject.name={target}"}))
+    for namespace in namespaces:
+        for reason in rules.normal_event_reasons:
             calls.append((EVENTS, {"namespace": namespace, "field_selector": f"type=Normal,reason={reason}"}))
     return calls
 

@@ -17,7 +17,7 @@ from diagnosis_server.agents.heuristic.live_plan import WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.conversions import JsonObject
 
-from ._shapes import NAMESPACE, event_list, k8s_event, observation
+from ._shapes import NAMESPACE, container, event_list, k8s_event, observation, pod, pod_list, running
 
 SCHEDULING = (
     "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
@@ -141,3 +141,13 @@ def test_follow_ups_make_each_events_read_once_and_only_with_the_tool() -> None:
     calls = follow_up_calls([read, done], ["orders-api"], ["kubernetes.events"])
     assert calls == NORMAL_READS
     assert follow_up_calls([read], ["orders-api"], ["kubernetes.pods"]) == []
+
+
+def test_a_questions_workload_no_pod_and_no_warning_shows_has_its_named_objects_events_read() -> None:
+    """A finished Job's pods are gone and its events are Normal: before "no data about nightly-etl", its events."""
+    read = _warnings(k8s_event("Pod", "orders-api-7d4f9c6b5-mx8pl", "Unhealthy", READINESS, 4))
+    pods = pod_list(pod("orders-api-7d4f9c6b5-mx8pl", containers=[container("api", state=running())]))
+    calls = event_calls([pods, read], ["nightly-etl", "orders-api"])
+    by_name = ("kubernetes.events", {"namespace": NAMESPACE, "field_selector": "involvedObject.name=nightly-etl"})
+    assert by_name in calls
+    assert not any(arguments["field_selector"] == "involvedObject.name=orders-api" for _, arguments in calls)

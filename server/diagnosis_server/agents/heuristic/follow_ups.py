@@ -10,9 +10,10 @@ crashed), else its current log; and the Deployment's rollouts when the pod's Rep
 A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not whether it is over: for the first
 object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
 ``MAX_EVENT_OBJECTS``, all its events (``kubectl describe``: the Scheduled after a FailedScheduling, the Killing after
-an Unhealthy); and, per namespace, the Normal events of each reason a rule names in ``normal_reasons`` (the
-kubelet's "Back-off pulling image", the volume binder's FailedBinding). A workload the question names that no pod
-and no warning shows has the events of the objects named after it read (a finished Job, a CronJob).
+an Unhealthy); and, when a rule reads any warning, per namespace, the Normal events of each reason a rule names in
+``normal_reasons`` (the kubelet's "Back-off pulling image", the volume binder's FailedBinding). A workload the
+question names that no pod and no warning shows has the events of the objects named after it read (a finished Job,
+a CronJob).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def event_calls(
     for target in targets if namespaces else ():
         if not any(names(target, service) for service in seen if service):
             calls.append((EVENTS, {"namespace": namespaces[0], "field_selector": f"involvedObject.name={target}"}))
-    for namespace in namespaces:
+    # A namespace with no warning a rule reads has nothing for a Normal event to explain or end.
+    for namespace in namespaces if firsts else ():
         for reason in rules.normal_event_reasons:
             calls.append((EVENTS, {"namespace": namespace, "field_selector": f"type=Normal,reason={reason}"}))
     return calls

@@ -80,9 +80,11 @@ def test_one_object_per_rule_kind_and_workload_and_no_more_than_the_bound() -> N
     assert sum("batch-worker" in selector for selector in objects) == 1
 
 
-def test_a_warning_no_rule_reads_asks_only_for_the_normal_reasons() -> None:
+def test_warnings_no_rule_reads_ask_for_nothing_more() -> None:
+    """Nothing is wrong that a Normal event could explain or end: no object reads and no Normal reads."""
     read = _warnings(k8s_event("Pod", "orders-api-7d4f9c6b5-mx8pl", "DNSConfigForming", "Nameserver limits", 2))
-    assert event_calls([read], ["orders-api"]) == NORMAL_READS
+    assert event_calls([read], ["orders-api"]) == []
+    assert event_calls([_warnings()], []) == []
 
 
 def test_an_unfiltered_events_read_needs_nothing_more() -> None:

@@ -203,8 +203,25 @@ _LEVEL = re.compile(
 _LEVELS = {"CRITICAL": "FATAL", "PANIC": "FATAL", "ERR": "ERROR", "WARNING": "WARN", "TRACE": "DEBUG"}
 
 
+# klog/glog's "E0211 06:52:01.123456" and .NET's console "fail: " start a line; pino and bunyan write a number.
+_PREFIX = re.compile(r"^(?:(?P<klog>[EFWI])\d{4} \d\d:\d\d:\d\d\.\d+|(?P<dotnet>fail|crit|warn|info|dbug|trce): )")
+_PREFIXES = {
+    **{"E": "ERROR", "F": "FATAL", "W": "WARN", "I": "INFO"},
+    **{"fail": "ERROR", "crit": "FATAL", "warn": "WARN", "info": "INFO", "dbug": "DEBUG", "trce": "DEBUG"},
+}
+_NUMERIC = re.compile(r"\"level\"\s*:\s*([1-6]0)\b")
+_NUMBERS = {"60": "FATAL", "50": "ERROR", "40": "WARN", "30": "INFO", "20": "DEBUG", "10": "DEBUG"}
+
+
 def line_level(message: str) -> str:
-    """A raw line's severity, as the line writes it (``ERROR``, ``level=error``, ``"level":"error"``); '' if none."""
+    """A raw line's severity, as the line writes it (``ERROR``, ``level=error``, ``"level":"error"``, klog's
+    ``E0211 ...``, .NET's ``fail:``, pino's ``"level":50``); '' if none."""
+    prefix = _PREFIX.match(message)
+    if prefix is not None:
+        return _PREFIXES[prefix.group("klog") or prefix.group("dotnet")]
+    number = _NUMERIC.search(message[:200])
+    if number is not None:
+        return _NUMBERS[number.group(1)]
     match = _LEVEL.search(message[:200])
     if match is None:
         return ""

@@ -28,14 +28,15 @@ _ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
 # A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs, user@HOST (not
 # a JSON key such as "@timestamp"), connect to [host] HOST, connection to server at "HOST".
 _HOST = re.compile(
-    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|"
-    r"connect(?:ion)? to (?:host |server at \"?)?|UnknownHostException: |https?://|(?<=[\w.-])@)"
+    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|resolve '|"
+    r"connect(?:ion)? to (?:host |server at \"?|node -?\d+ \()?|UnknownHostException: |https?://|(?<=[\w.-])@)"
     r"(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
     re.IGNORECASE,
 )
 # Words of a library's message where a host may stand ("could not connect to server: Connection refused"): no host
 # unless a workload has that name.
 _NOT_HOSTS = frozenset({"server", "host"})
+_NOT_ALSO_TIMEOUTS = frozenset({"dns", "app_pool"})
 _IP = re.compile(r"^\d+(?:\.\d+){3}$")
 # A two-label host is a public name when it ends in a common top-level domain (``api.sendgrid.com``), else
 # ``<service>.<namespace>``.
@@ -168,6 +169,10 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
             out.append(_Hit(rule, kind, target, line.service, excerpt))
         else:
             out.append(_Hit(rule, kind, line.service, target, excerpt))
+    if kinds & _NOT_ALSO_TIMEOUTS:
+        # A lookup that timed out is a DNS failure, a pool that timed out is an empty pool: not also a call that
+        # timed out.
+        out = [hit for hit in out if hit.kind != "timeout"]
     return out
 
 

@@ -8,7 +8,7 @@ compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Ga
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
@@ -76,6 +76,8 @@ class Observation:
     arguments: JsonObject
     invocation_id: str
     output: JsonObject
+    # What analyzers derive from the output alone (a listing's item views), made once per observation.
+    derived: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, *tokens: str | int) -> JsonValue:
         value: JsonValue = self.output

@@ -45,24 +45,29 @@ class PodView(ItemView):
 
 
 def pod_views(observations: Iterable[Observation]) -> list[PodView]:
+    """The pods of every ``kubernetes.pods`` listing, each listing's views made once (``Observation.derived``)."""
     out: list[PodView] = []
     for obs in observations:
-        if obs.tool_name != "kubernetes.pods":
+        if obs.tool_name == "kubernetes.pods":
+            views = obs.derived.get("pod_views")
+            if not isinstance(views, list):
+                views = obs.derived["pod_views"] = _listing_views(obs)
+            out += views
+    return out
+
+
+def _listing_views(obs: Observation) -> list[PodView]:
+    out: list[PodView] = []
+    items = obs.get("items")
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        metadata = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
             continue
-        items = obs.get("items")
-        for index, item in enumerate(items if isinstance(items, list) else []):
-            metadata = item.get("metadata") if isinstance(item, dict) else None
-            if (
-                not isinstance(item, dict)
-                or not isinstance(metadata, dict)
-                or not isinstance(metadata.get("name"), str)
-            ):
-                continue
-            name = str(metadata["name"])
-            labels = metadata.get("labels")
-            named = workload_label(labels if isinstance(labels, dict) else None)
-            service = named[1] if named else workload_of_pod(name)
-            out.append(PodView(obs, index, item, name, service, named[0] if named else ""))
+        name = str(metadata["name"])
+        labels = metadata.get("labels")
+        named = workload_label(labels if isinstance(labels, dict) else None)
+        service = named[1] if named else workload_of_pod(name)
+        out.append(PodView(obs, index, item, name, service, named[0] if named else ""))
     return out
 
 

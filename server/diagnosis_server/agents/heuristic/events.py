@@ -2,7 +2,8 @@
 (core/v1 Event objects), judged by the rules file's ``event`` rules.
 
 An event is about the workload of its involved object (a pod ``checkout-api-7f9c6d8b5-tr6zn`` is checkout-api's;
-a ReplicaSet ``checkout-api-7f9c6d8b5`` too; a Job or PersistentVolumeClaim by its name). The first rule whose
+a ReplicaSet ``checkout-api-7f9c6d8b5`` too; a CronJob's Job ``nightly-etl-29012345`` is its CronJob's; another Job
+or a PersistentVolumeClaim by its name). The first rule whose
 reasons hold the event's reason, and whose message pattern (if any) matches its message, decides. A statement
 quotes the event's message (its first part when it is long) and binds the object, the reason and that text. An
 event a later one about the same object ends (the rule's ``cleared_by``: Scheduled after FailedScheduling) is not
@@ -23,7 +24,7 @@ from diagnosis_server.agents.heuristic.observations import (
     parse_ts,
     records,
 )
-from diagnosis_server.agents.heuristic.workloads import workload_of_pod, workload_of_replicaset
+from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject
 
 MAX_MESSAGE = 160
@@ -74,6 +75,8 @@ def _service_of(kind: str, name: str, known: Sequence[str]) -> str:
         return workload_of_pod(name)
     if kind == "ReplicaSet":
         return workload_of_replicaset(name)
+    if kind == "Job" and workload_of_job(name) != name:
+        return workload_of_job(name)
     if kind in ("PersistentVolumeClaim", "PersistentVolume"):
         return next((w for w in sorted(known, key=len, reverse=True) if w and w in name), name)
     # Objects named after their workload (a Certificate ledger-grpc-tls, its CertificateRequest ledger-grpc-tls-19,
@@ -178,7 +181,10 @@ def _detail(event: EventView, rule: EventRule) -> str:
     reason."""
     message = event.message
     pattern = rule.compiled
-    match = pattern.search(message) if pattern is not None else None
+    # A wrapped error says its root cause last ("failed to create task: ...: exec: "gunicorn": executable file not
+    # found"): the last of the rule's matches is the most specific.
+    matches = list(pattern.finditer(message)) if pattern is not None else []
+    match = matches[-1] if matches else None
     if match is not None:
         return around(message, match.start(), match.end())
     return excerpt(message) if message.strip() else event.reason
@@ -217,16 +223,23 @@ def _finding(event: EventView, rule: EventRule) -> Finding:
 
 
 def cleared(event: EventView, rule: EventRule, views: Sequence[EventView]) -> bool:
-    """A later event about the same object says this one is over (``rule.cleared_by``): a pod Scheduled after
-    FailedScheduling, an image Pulled after a failed pull. Both times must be known."""
+    """A later event about the same object (and container, when both name one) says this one is over
+    (``rule.cleared_by``): a pod Scheduled after FailedScheduling, an image Pulled after a failed pull. Both times
+    must be known."""
     when = parse_ts(event_time(event))
     if not rule.cleared_by or when is None or not event.object_name:
         return False
+    # When both name a container (involvedObject.fieldPath "spec.containers{app}"), the same one: a sidecar's
+    # Pulled and Started do not end the app container's failed pull.
+    path = event.text("involvedObject", "fieldPath")
     for other in views:
         if other.reason not in rule.cleared_by or (other.object_kind, other.object_name) != (
             event.object_kind,
             event.object_name,
         ):
+            continue
+        other_path = other.text("involvedObject", "fieldPath")
+        if path and other_path and path != other_path:
             continue
         later = parse_ts(event_time(other))
         if later is not None and later >= when:

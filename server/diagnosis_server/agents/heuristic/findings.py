@@ -85,6 +85,18 @@ def excerpt(text: str, limit: int = BRIEF) -> str:
     return _TRAILING.sub("", cut[: spaces[-1]] if spaces else cut)
 
 
+def ending(text: str, limit: int = BRIEF) -> str:
+    """The end of ``text``, from a word start within ``limit`` characters of it: a verbatim substring. A wrapped
+    error ("failed to create task: ...: exec: "gunicorn": executable file not found in $PATH") says its root
+    cause last."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    space = _SPACE.search(cut, 0, len(cut) * 2 // 3)
+    return cut[space.end() :] if space else cut
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
+from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject
@@ -83,7 +83,9 @@ def _container_finding(
         bindings.append(pod.bind(*base, *path, "exitCode"))
         detail += f", exit code {code}"
     when = pod.text(*base, *path, "finishedAt") or pod.text(*base, *path, "startedAt")
-    return _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when))
+    # A terminated container's message is the runtime's wrapped error, its root cause last.
+    wrapped = path[-1] == "terminated"
+    return _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when), wrapped=wrapped)
 
 
 def _stated(
@@ -94,12 +96,20 @@ def _stated(
     detail: str,
     bindings: list[Binding],
     onset: datetime | None = None,
+    *,
+    wrapped: bool = False,
 ) -> Finding:
     """The rule's finding about the pod, with the message at ``at`` (when there is one) quoted and bound."""
-    message = excerpt(pod.text(*at, "message"), MAX_MESSAGE)
+    whole = pod.text(*at, "message")
+    message = excerpt(whole, MAX_MESSAGE)
+    said = _detail(reason, message)
     if message:
         bindings = [*bindings, pod.bind(*at, "message", text=message)]
         detail += f", {quote(one_line(message))}"
+        if wrapped and len(whole.strip()) > len(message) and said == excerpt(message):
+            # Past the quoted start, the end of a wrapped error is its root cause: the cause claim quotes that.
+            said = ending(whole)
+            bindings.append(pod.bind(*at, "message", text=said))
     return Finding(
         rule.kind,
         rule.role_value,
@@ -109,7 +119,7 @@ def _stated(
         strength=rule.strength,
         onset=onset,
         pod=pod.name,
-        detail=_detail(reason, message),
+        detail=said,
     )
 
 
@@ -161,6 +171,8 @@ def settled_pods(observations: Iterable[Observation], rules: Rules | None = None
 def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
     if settled(pod, rules):
         return
+    # A pod being deleted (a rollout, a scale-down) has its containers stopped: their exit is the deletion's.
+    deleting = bool(pod.text("metadata", "deletionTimestamp"))
     for key in ("initContainerStatuses", "containerStatuses"):
         statuses = pod.get("status", key)
         for c, status in enumerate(statuses if isinstance(statuses, list) else []):
@@ -168,6 +180,8 @@ def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
                 continue
             container = str(status.get("name") or "")
             for state, (path, words) in _STATES.items():
+                if deleting and state == "terminated":
+                    continue
                 reason = pod.text("status", key, c, *path, "reason")
                 rule = _rule(rules, state, reason) if reason else None
                 if rule is not None and container:

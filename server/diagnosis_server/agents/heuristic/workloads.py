@@ -12,10 +12,16 @@ from collections.abc import Mapping
 
 from diagnosis_server.conversions import JsonValue
 
-_DEPLOYMENT_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$")
+# A ReplicaSet's pod-template-hash (and a CronJob's Job's minute stamp) is written in Kubernetes' safe alphabet,
+# "bcdfghjklmnpqrstvwxz2456789", which has no vowel; a name's last word ("exporter" of the DaemonSet pod
+# node-exporter-x7k2p, "migrate" of the Job pod db-migrate-q8w2z) has one.
+_HASH = r"(?![a-z0-9]*[aeiou])[a-z0-9]{6,10}"
+_DEPLOYMENT_POD = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}-[a-z0-9]{{5}}$")
 _HASHED_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{5}$")
 _ORDINAL_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-\d{1,4}$")
-_REPLICASET = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{6,10}$")
+_REPLICASET = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}$")
+# A Job a CronJob made: <cronjob>-<its scheduled time in minutes>.
+_CRON_JOB = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-\d{8,10}$")
 WORKLOAD_LABELS = ("app.kubernetes.io/name", "app", "k8s-app", "app.kubernetes.io/component", "component", "service")
 STREAM_LABELS = ("app", "service", "service_name", "app_kubernetes_io_name", "job", "container", "pod")
 
@@ -27,6 +33,12 @@ def workload_of_pod(name: str) -> str:
         if match:
             return match.group("name")
     return name
+
+
+def workload_of_job(name: str) -> str:
+    """A Job's workload: the CronJob that made it (nightly-etl of nightly-etl-29012345), else the Job itself."""
+    match = _CRON_JOB.match(name)
+    return match.group("name") if match else name
 
 
 def workload_of_replicaset(name: str) -> str:

@@ -27,7 +27,7 @@ SCHEDULING = (
 READINESS = 'Readiness probe failed: Get "http://10.42.3.17:8080/ready": context deadline exceeded'
 NORMAL_READS = [
     ("kubernetes.events", {"namespace": NAMESPACE, "field_selector": f"type=Normal,reason={reason}"})
-    for reason in ("BackOff", "FailedBinding", "SuccessfulRescale")
+    for reason in ("BackOff", "Preempted", "NotTriggerScaleUp", "FailedBinding", "SawCompletedJob", "SuccessfulRescale")
 ]
 
 
@@ -43,8 +43,17 @@ def _object_read(kind: str, name: str, namespace: str = NAMESPACE) -> tuple[str,
 
 
 def test_the_bundled_rules_name_the_reasons_kubernetes_reports_as_normal_events() -> None:
-    """The kubelet's image pull back-off, the volume binder's FailedBinding and an autoscaler's rescale are Normal."""
-    assert bundled_rules().normal_event_reasons == ("BackOff", "FailedBinding", "SuccessfulRescale")
+    """The kubelet's image pull back-off, the scheduler's preemption, the cluster autoscaler's "pod didn't trigger
+    scale-up", the volume binder's FailedBinding, the CronJob controller's SawCompletedJob and an autoscaler's
+    rescale are Normal events."""
+    assert bundled_rules().normal_event_reasons == (
+        "BackOff",
+        "Preempted",
+        "NotTriggerScaleUp",
+        "FailedBinding",
+        "SawCompletedJob",
+        "SuccessfulRescale",
+    )
 
 
 def test_a_warning_read_asks_for_the_warned_about_objects_events_the_questions_workload_first() -> None:
@@ -102,19 +111,19 @@ def test_each_namespace_read_gets_its_own_normal_reads_and_its_objects_their_nam
     calls = event_calls([first, second], [])
     assert _object_read("Job", "ledger-export", "finance") in calls
     namespaces = [arguments["namespace"] for _, arguments in calls if "type=Normal" in str(arguments["field_selector"])]
-    assert namespaces == [NAMESPACE] * 3 + ["finance"] * 3
+    assert namespaces == [NAMESPACE] * len(NORMAL_READS) + ["finance"] * len(NORMAL_READS)
 
 
 def test_an_operators_rule_adds_its_normal_reasons() -> None:
     extra = Rules(
         event=(
             EventRule(
-                kind="preempted",
-                reasons=("Preempted",),
-                normal_reasons=("Preempted",),
+                kind="sysctl_change",
+                reasons=("NodeSysctlChange",),
+                normal_reasons=("NodeSysctlChange",),
                 role="support",
                 strength=1,
-                phrase="pods were preempted",
+                phrase="runs on a node whose settings changed",
             ),
         )
     )
@@ -123,14 +132,14 @@ def test_an_operators_rule_adds_its_normal_reasons() -> None:
     calls = event_calls([read], [], rules)
     assert calls[-1] == (
         "kubernetes.events",
-        {"namespace": NAMESPACE, "field_selector": "type=Normal,reason=Preempted"},
+        {"namespace": NAMESPACE, "field_selector": "type=Normal,reason=NodeSysctlChange"},
     )
 
 
 def test_normal_reasons_must_be_among_the_rules_reasons(tmp_path: Path) -> None:
     path = tmp_path / "rules.toml"
     path.write_text(
-        'version = 1\n[[event]]\nkind = "preempted"\nreasons = ["Preempted"]\nnormal_reasons = ["Killing"]\n'
+        'version = 1\n[[event]]\nkind = "preempted"\nreasons = ["NodeSysctlChange"]\nnormal_reasons = ["Killing"]\n'
         'role = "support"\nphrase = "pods were preempted"\n'
     )
     with pytest.raises(RulesError, match=r"normal_reasons \['Killing'\] are not among the rule's reasons"):

@@ -34,17 +34,17 @@ restarts_min = 10
 slow_call_ms = 500
 
 [[container]]
-kind = "hook_failed"
+kind = "registry_down"
 state = "waiting"
-reasons = ["PreStartHookError"]
+reasons = ["RegistryUnavailable"]
 role = "cause"
 strength = 3
-phrase = "containers fail their start hook"
+phrase = "cannot pull its image"
 
 [[event]]
-kind = "sandbox"
-reasons = ["FailedCreatePodSandBox"]
-message = '[Ff]ailed to create pod sandbox'
+kind = "network_attach"
+reasons = ["NoNetworkFound"]
+message = 'cannot find a network-attachment-definition'
 role = "cause"
 strength = 4
 phrase = "pods cannot get a network"
@@ -66,9 +66,10 @@ phrase = "runs out of memory"
 patterns = ["OOM command not allowed when used memory > 'maxmemory'"]
 """
 
+# Multus, a CNI meta-plugin the bundled rules do not know.
 SANDBOX = (
-    'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "3f6a9c1e": '
-    'plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized'
+    "cannot find a network-attachment-definition (macvlan-conf) in namespace (silo): "
+    'network-attachment-definitions.k8s.cni.cncf.io "macvlan-conf" not found'
 )
 CACHE_LINE = (
     "ERROR cache write to silo-cache failed: redis.exceptions.ResponseError: OOM command not allowed when used "
@@ -85,14 +86,14 @@ def operator_file(tmp_path: Path, text: str = OPERATOR_RULES) -> Path:
 
 def observations() -> list[Observation]:
     restarted = container("hay-baler", restarts=4, last_state=terminated("OOMKilled", 137))
-    hook = container("hook-runner", ready=False, state=waiting("PreStartHookError", "PreStartHook failed"))
+    hook = container("hook-runner", ready=False, state=waiting("RegistryUnavailable", "registry unavailable"))
     return [
         pod_list(
             pod(POD, app="hay-baler", containers=[restarted]),
             pod("silo-gateway-6b8d9c7f5d-p4q7r", app="silo-gateway", phase="Pending", containers=[hook]),
         ),
         event_list(
-            k8s_event("Pod", POD, "FailedCreatePodSandBox", SANDBOX, 3),
+            k8s_event("Pod", POD, "NoNetworkFound", SANDBOX, 3),
             k8s_event(
                 "Pod",
                 "silo-gateway-6b8d9c7f5d-p4q7r",
@@ -121,7 +122,7 @@ def test_the_bundled_rules_alone() -> None:
     obs = observations()
     found = run_all(obs)
     assert_sound(found, obs)
-    assert not {"sandbox", "cache_full", "hook_failed"} & kinds(found)
+    assert not {"network_attach", "cache_full", "registry_down"} & kinds(found)
     assert one(found, "oom").service == "hay-baler"  # 4 restarts >= 3: not settled
     assert "slow_calls" not in kinds(found)  # 900 ms < 2000 ms
 
@@ -141,13 +142,13 @@ def test_an_operators_file_named_by_the_environment_extends_the_rules(
     obs = observations()
     found = run_all(obs)
     assert_sound(found, obs)
-    sandbox = one(found, "sandbox")
+    sandbox = one(found, "network_attach")
     assert (sandbox.role, sandbox.service, sandbox.strength) == (Role.CAUSE, "hay-baler", 4)
     assert sandbox.statement.startswith("hay-baler pods cannot get a network (pod ")
     cache = one(found, "cache_full")
     assert (cache.role, cache.service) == (Role.CAUSE, "silo-cache")
     assert cache.statement.startswith("silo-cache runs out of memory (grain-api calls to it fail with")
-    hook = one(found, "hook_failed")
+    hook = one(found, "registry_down")
     assert (hook.role, hook.service) == (Role.CAUSE, "silo-gateway")
     assert one(found, "failed_mount").role is Role.CAUSE and "mount_noise" not in kinds(found)
     assert POD in settled_pods(obs) and "oom" not in kinds(found)
@@ -158,7 +159,7 @@ def test_an_operators_file_loaded_explicitly(tmp_path: Path) -> None:
     """``load_rules(path)`` gives the same rules to pass to an analyzer without touching the environment."""
     rules = load_rules(str(operator_file(tmp_path)))
     obs = observations()
-    assert one(sound(event_findings(obs, rules=rules), obs), "sandbox").service == "hay-baler"
+    assert one(sound(event_findings(obs, rules=rules), obs), "network_attach").service == "hay-baler"
     assert "oom" not in kinds(sound(pod_findings(obs, rules=rules), obs))
     assert "oom" in kinds(sound(pod_findings(obs), obs))  # the environment names no file: bundled rules
 

@@ -29,8 +29,8 @@ from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import (
     Matcher,
-    field_selector,
     field_terms,
+    field_test,
     label_selector,
     logql_query,
     promql_selector,
@@ -306,10 +306,11 @@ class _PackKubernetesTool(_PackTool):
     ) -> JsonObject:
         namespace = self._namespace(args)
         labels = label_selector(self.name, str(args["label_selector"])) if "label_selector" in args else None
-        by_field = field_selector(self.name, str(args["field_selector"]), fields) if "field_selector" in args else None
+        by_field = None
         if "field_selector" in args:
-            # The most selective equality term picks the candidates from an index; the whole selector decides.
             terms = field_terms(self.name, str(args["field_selector"]), fields)
+            by_field = field_test(terms, fields)
+            # The most selective equality term picks the candidates from an index; the whole selector decides.
             candidates = [
                 self._data.by_field(kind, objects, key, fields[key]).get(value, [])
                 for key, value, equal in terms

@@ -204,7 +204,10 @@ def field_terms(tool: str, text: str, fields: Mapping[str, Callable[[Object], st
     return terms
 
 
-def field_selector(tool: str, text: str, fields: Mapping[str, Callable[[Object], str]]) -> Callable[[Object], bool]:
-    """A field selector (``f=v``, ``f==v``, ``f!=v``) over the fields this kind supports."""
-    tests = [_field_test(fields[key], value, equal) for key, value, equal in field_terms(tool, text, fields)]
+def field_test(
+    terms: list[tuple[str, str, bool]], fields: Mapping[str, Callable[[Object], str]]
+) -> Callable[[Object], bool]:
+    """Whether an object holds every one of a field selector's ``field_terms``."""
+    tests = [_field_test(fields[key], value, equal) for key, value, equal in terms]
     return lambda obj: all(test(obj) for test in tests)
+

@@ -67,12 +67,14 @@ class _Trimmer:
         """With the object's own size known, its member with the most elements is not measured: its size is what
         the braces, commas, keys and other members leave (an upstream listing's ``items`` is most of its bytes)."""
         whole = self.sizes.get(id(members))
+        if whole is None:
+            return
         containers: dict[str, list[JsonValue] | dict[str, JsonValue]] = {}
         for key in keys:
             member = members[key]
             if isinstance(member, list | dict):
                 containers[key] = member
-        if whole is None or not containers:
+        if not containers:
             return
         largest = max(containers, key=lambda key: len(containers[key]))
         rest = sum(self.size(members[key]) for key in keys if key != largest)

@@ -75,8 +75,8 @@ def _service_of(kind: str, name: str, known: Sequence[str]) -> str:
         return workload_of_pod(name)
     if kind == "ReplicaSet":
         return workload_of_replicaset(name)
-    if kind == "Job" and workload_of_job(name) != name:
-        return workload_of_job(name)
+    if kind == "Job" and (cronjob := workload_of_job(name)) != name:
+        return cronjob
     if kind in ("PersistentVolumeClaim", "PersistentVolume"):
         return next((w for w in sorted(known, key=len, reverse=True) if w and w in name), name)
     # Objects named after their workload (a Certificate ledger-grpc-tls, its CertificateRequest ledger-grpc-tls-19,

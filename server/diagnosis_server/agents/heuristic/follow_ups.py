@@ -62,8 +62,9 @@ def event_calls(
     Normal events of the rules' ``normal_reasons``."""
     rules = rules or current_rules()
     reads = [o for o in observations if o.tool_name == EVENTS and o.arguments.get("field_selector") == WARNINGS]
+    views = event_views(reads)
     firsts: dict[tuple[str, str], tuple[bool, str, str, str]] = {}
-    for view in event_views(reads):
+    for view in views:
         rule = rule_for(view, rules)
         key = (rule.kind if rule else "", view.service)
         if rule is None or key in firsts or not view.object_kind:
@@ -82,7 +83,7 @@ def event_calls(
     namespaces = [n for n in dict.fromkeys(str(o.arguments.get("namespace", "")) for o in reads) if n]
     # A workload of the question no pod and no warning shows (a Job whose pods are gone, a CronJob, an HPA): the
     # events of the objects named after it, before saying there is no data about it.
-    seen = [view.service for view in event_views(reads)] + [pod.service for pod in pod_views(observations)]
+    seen = [view.service for view in views] + [pod.service for pod in pod_views(observations)]
     for target in targets if namespaces else ():
         if not any(names(target, service) for service in seen if service):
             calls.append((EVENTS, {"namespace": namespaces[0], "field_selector": f"involvedObject.name={target}"}))

@@ -210,4 +210,3 @@ def field_test(
     """Whether an object holds every one of a field selector's ``field_terms``."""
     tests = [_field_test(fields[key], value, equal) for key, value, equal in terms]
     return lambda obj: all(test(obj) for test in tests)
-

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from diagnosis_server.sources.packs import pack_metric_names, pack_series, pack_toolset
+from diagnosis_server.sources.packs import _at, _range, pack_metric_names, pack_series, pack_toolset
 from diagnosis_server.tools.scenario import ScenarioError, all_scenarios, load_scenarios, load_user_scenarios
 
 from . import k8s_recorded as rec
@@ -219,3 +219,59 @@ async def test_instant_samples_are_the_latest_within_the_lookback_whatever_order
     assert await at(1732887000) == ["4"]
     assert await at(1732885199) == []  # before the first sample
     assert await at(1732888800 + 60) == ["9"]
+
+
+async def test_pack_prometheus_and_loki_answers_are_redacted_and_filter_on_the_recorded_text(tmp_path: Path) -> None:
+    """A pack's series and streams are redacted once, for every answer; a line filter still reads the line as
+    recorded, as Loki does (the answer holds it redacted)."""
+    pack = {
+        **USER_PACK,
+        "name": "secret-bearing",
+        "logs": [
+            {
+                "ts": "2024-11-29T13:40:00Z",
+                "service": "checkout-api",
+                "level": "ERROR",
+                "message": "login failed for postgres://app:s3cretpass@orders-db:5432/orders",
+            },
+            {"ts": "2024-11-29T13:41:00Z", "service": "checkout-api", "level": "INFO", "message": "ok"},
+        ],
+        "prometheus": {
+            "series": [
+                {
+                    "metric": {"__name__": "up", "instance": "password=hunter2hunter2", "job": "checkout-api"},
+                    "values": [[1732885200, "1"], [1732888800, "1"]],
+                }
+            ]
+        },
+    }
+    toolset = pack_toolset(all_scenarios(_user_dir(tmp_path, pack))["secret-bearing"])
+    names = ("loki.query_range", "prometheus.query", "prometheus.query_range")
+    loki_tool, query_tool, range_tool = (toolset.get(name) for name in names)
+    assert loki_tool is not None and query_tool is not None and range_tool is not None
+    lines: Any = await loki_tool.call({"query": '{service="checkout-api"} |= "s3cretpass"'})
+    (stream,) = lines["data"]["result"]
+    assert [line for _, line in stream["values"]] == ["login failed for postgres://[REDACTED]@orders-db:5432/orders"]
+    for answer in (await query_tool.call({"query": "up"}), await range_tool.call({"query": "up", "step": "30m"})):
+        text = json.dumps(answer)
+        assert "hunter2hunter2" not in text and "password=[REDACTED]" in text
+
+
+@pytest.mark.parametrize("step", [7.0, 15.0, 60.0, 301.0])
+def test_a_range_answer_is_the_instant_sample_at_every_step(step: float) -> None:
+    """The range walk (one pass over the samples) gives at each step what the instant lookup gives there."""
+    incidents = load_user_scenarios(Path(__file__).parents[1] / "incidents" / "packs")
+    checked = 0
+    for scenario in [*load_scenarios().values(), *incidents.values()]:
+        start, end = scenario.time_window.start.timestamp(), scenario.time_window.end.timestamp()
+        for _, values in pack_series(scenario):
+            expected: list[Any] = []
+            moment = start - 600
+            while moment <= end + 1e-9:
+                value = _at(values, moment)
+                if value is not None:
+                    expected.append([int(moment) if float(moment).is_integer() else round(moment, 3), value])
+                moment += step
+            assert _range(values, start - 600, end, step) == expected
+            checked += 1
+    assert checked > 20

@@ -122,8 +122,28 @@ class PackData:
         return pack_series(self.scenario)
 
     @cached_property
+    def redacted_series(self) -> list[tuple[dict[str, str], list[tuple[float, str]]]]:
+        """``series`` as an answer holds them (label values and sample texts redacted), in the same order: a
+        selector reads ``series``, the answer takes the same index from here, redacted once per pack."""
+        text = self.redactor.text
+        return [
+            ({k: text(v) for k, v in labels.items()}, [(ts, text(value)) for ts, value in values])
+            for labels, values in self.series
+        ]
+
+    @cached_property
     def streams(self) -> list[tuple[dict[str, str], list[tuple[int, str]]]]:
         return pack_streams(self.scenario)
+
+    @cached_property
+    def redacted_streams(self) -> list[tuple[dict[str, str], list[str]]]:
+        """Each stream's labels and lines as an answer holds them, in ``streams``' order (line filters read the
+        lines as recorded, as Loki does; the answer holds them redacted)."""
+        text = self.redactor.text
+        return [
+            ({k: text(v) for k, v in labels.items()}, [text(line) for _, line in values])
+            for labels, values in self.streams
+        ]
 
     @cached_property
     def pods(self) -> list[tuple[JsonObject, JsonValue]]:
@@ -181,8 +201,9 @@ def _success(result_type: str, result: list[JsonValue]) -> JsonValue:
     return {"status": "success", "data": {"resultType": result_type, "result": result}}
 
 
-def _select(series: Iterable[tuple[dict[str, str], list[Any]]], matchers: list[Matcher]) -> list[Any]:
-    return [(labels, values) for labels, values in series if all(m.matches(labels) for m in matchers)]
+def _select(series: Iterable[tuple[dict[str, str], list[Any]]], matchers: list[Matcher]) -> list[int]:
+    """The indexes of the series (or streams) whose labels every matcher matches."""
+    return [index for index, (labels, _) in enumerate(series) if all(m.matches(labels) for m in matchers)]
 
 
 def _at(values: list[tuple[float, str]], moment: float) -> str | None:
@@ -199,41 +220,66 @@ def _sample_time(sample: tuple[float, str]) -> float:
     return sample[0]
 
 
-class PackPrometheusQuery(_PackTool):
+def _range(values: list[tuple[float, str]], start: float, end: float, step: float) -> list[JsonValue]:
+    """The range query's points of one series: at each step from ``start`` to ``end``, ``_at``'s sample. The
+    moments rise, so one walk over ``values`` finds them all (``_at`` would search from the start each time)."""
+    points: list[JsonValue] = []
+    count = len(values)
+    index = bisect_right(values, start, key=_sample_time)  # the first sample after the first moment
+    moment = start
+    while moment <= end + 1e-9:
+        while index < count and values[index][0] <= moment:
+            index += 1
+        if index:
+            ts, value = values[index - 1]
+            if moment - ts <= LOOKBACK_S:
+                points.append([_number(moment), value])
+        moment += step
+    return points
+
+
+class _PackAnswerTool(_PackTool):
+    """A Prometheus or Loki tool over the pack's series or streams: its answer is made of the pack's data
+    redacted once (``PackData.redacted_series``, ``redacted_streams``) and of numbers, so it holds nothing left
+    to redact."""
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        return self.answer(self._args(arguments))
+
+
+class PackPrometheusQuery(_PackAnswerTool):
     declaration = prometheus.QUERY_DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
         matchers = promql_selector(self.name, str(args["query"]))
         moment = parse_time(self.name, "time", str(args["time"]), now=self._now) if "time" in args else self._now
+        redacted = self._data.redacted_series
         result: list[JsonValue] = []
-        for labels, values in _select(self._data.series, matchers):
+        for index in _select(self._data.series, matchers):
+            labels, values = redacted[index]
             value = _at(values, moment)
             if value is not None:
                 result.append({"metric": dict(labels), "value": [_number(moment), value]})
         return _success("vector", result)
 
 
-class PackPrometheusQueryRange(_PackTool):
+class PackPrometheusQueryRange(_PackAnswerTool):
     declaration = prometheus.QUERY_RANGE_DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
         matchers = promql_selector(self.name, str(args["query"]))
         start, end, step = prometheus.range_arguments(self.name, self._windowed(args), now=self._now)
+        redacted = self._data.redacted_series
         result: list[JsonValue] = []
-        for labels, values in _select(self._data.series, matchers):
-            points: list[JsonValue] = []
-            moment = start
-            while moment <= end + 1e-9:
-                value = _at(values, moment)
-                if value is not None:
-                    points.append([_number(moment), value])
-                moment += step
+        for index in _select(self._data.series, matchers):
+            labels, values = redacted[index]
+            points = _range(values, start, end, step)
             if points:
                 result.append({"metric": dict(labels), "values": points})
         return _success("matrix", result)
 
 
-class PackLokiQueryRange(_PackTool):
+class PackLokiQueryRange(_PackAnswerTool):
     declaration = loki.DECLARATION
 
     def answer(self, args: Args) -> JsonValue:
@@ -242,15 +288,22 @@ class PackLokiQueryRange(_PackTool):
         start, end = loki.window(args, now=self._now)
         low, high = int(start * 1e9), int(end * 1e9)
         backward = args.get("direction", "backward") == "backward"
-        entries: list[tuple[int, int, str, dict[str, str]]] = []
-        for index, (labels, values) in enumerate(_select(self._data.streams, query.matchers)):
-            entries += [(ns, index, line, labels) for ns, line in values if low <= ns <= high and query.keeps(line)]
+        streams, redacted = self._data.streams, self._data.redacted_streams
+        entries: list[tuple[int, int, int]] = []
+        for index in _select(streams, query.matchers):
+            entries += [
+                (ns, index, at)
+                for at, (ns, line) in enumerate(streams[index][1])
+                if low <= ns <= high and query.keeps(line)
+            ]
         entries.sort(key=lambda e: (e[0], e[1]), reverse=backward)
         kept = entries[: int(args.get("limit", loki.DEFAULT_LIMIT))]
-        streams: dict[int, tuple[dict[str, str], list[JsonValue]]] = {}
-        for ns, index, line, labels in kept:
-            streams.setdefault(index, (labels, []))[1].append([str(ns), line])
-        result: list[JsonValue] = [{"stream": dict(labels), "values": values} for labels, values in streams.values()]
+        chosen: dict[int, list[JsonValue]] = {}
+        for ns, index, at in kept:
+            chosen.setdefault(index, []).append([str(ns), redacted[index][1][at]])
+        result: list[JsonValue] = [
+            {"stream": dict(redacted[index][0]), "values": values} for index, values in chosen.items()
+        ]
         return _success("streams", result)
 
 

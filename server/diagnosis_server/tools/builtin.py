@@ -170,9 +170,11 @@ class LogsSearch(_ScenarioTool):
 
     def __init__(self, scenario: Scenario) -> None:
         super().__init__(scenario)
-        self._logs: dict[str, list[LogLine]] = defaultdict(list)
+        # Per service, newest first: each line with its level's rank and its message lowered, made once (a
+        # service may have thousands of lines, searched on every call).
+        self._logs: dict[str, list[tuple[LogLine, int, str]]] = defaultdict(list)
         for line in _newest_first(scenario.logs):
-            self._logs[line.service].append(line)
+            self._logs[line.service].append((line, LOG_LEVELS.index(line.level), line.message.lower()))
 
     def run(self, args: Args) -> JsonObject:
         service = self._service(args)
@@ -183,10 +185,8 @@ class LogsSearch(_ScenarioTool):
         limit = int(args.get("limit", LOG_LIMIT_DEFAULT))
         matches = [
             line
-            for line in self._logs.get(service, [])
-            if start <= line.ts <= end
-            and LOG_LEVELS.index(line.level) >= floor
-            and (query is None or query in line.message.lower())
+            for line, rank, lowered in self._logs.get(service, [])
+            if rank >= floor and start <= line.ts <= end and (query is None or query in lowered)
         ]
         lines: list[JsonValue] = [
             {"ts": format_ts(line.ts), "level": line.level, "message": line.message} for line in matches[:limit]

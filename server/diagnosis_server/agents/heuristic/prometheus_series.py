@@ -88,13 +88,25 @@ class ResultSeries:
 
 
 def _samples(raw: object) -> list[Sample]:
+    """The pairs ``[ts, "value"]`` that hold a time and a finite number (a range answer holds hundreds a series:
+    the common pair, a float time and a text, is read without ``label_number``'s checks)."""
     out: list[Sample] = []
+    append = out.append
+    isfinite = math.isfinite
     for index, pair in enumerate(raw if isinstance(raw, list) else []):
-        if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], str):
-            ts, value = label_number(pair[0]), label_number(pair[1])
-            # "NaN" (0/0: a ratio with no traffic) and infinities are no value to compare.
-            if ts is not None and value is not None and math.isfinite(value):
-                out.append(Sample(index, ts, value, pair[1]))
+        if not isinstance(pair, list) or len(pair) != 2:
+            continue
+        at, text = pair
+        if type(text) is not str:
+            continue
+        try:
+            value = float(text)  # float() skips surrounding whitespace itself, as label_number does
+        except ValueError:
+            continue
+        ts = float(at) if type(at) is float or type(at) is int else label_number(at)
+        # "NaN" (0/0: a ratio with no traffic) and infinities are no value to compare.
+        if ts is not None and isfinite(value):
+            append(Sample(index, ts, value, text))
     return out
 
 

@@ -12,7 +12,7 @@ import importlib.resources
 import os
 import re
 import tomllib
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -117,8 +117,9 @@ class LogRule(_Rule):
     def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(_compiles(p) for p in value)
 
-    @property
+    @cached_property
     def compiled(self) -> re.Pattern[str]:
+        """The patterns as one expression, made once per rule (every log line of a run is tried against it)."""
         return _compiled("|".join(f"(?:{p})" for p in self.patterns))
 
 

@@ -8,6 +8,7 @@ compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Ga
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -67,6 +68,18 @@ def label_number(text: object) -> float | None:
         return None
 
 
+def walk(value: JsonValue, tokens: Iterable[str | int]) -> JsonValue:
+    """The value at ``tokens`` (object keys and array indexes) under ``value``; None where there is none."""
+    for token in tokens:
+        if isinstance(value, dict) and isinstance(token, str):
+            value = value.get(token)
+        elif isinstance(value, list) and isinstance(token, int) and 0 <= token < len(value):
+            value = value[token]
+        else:
+            return None
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One successful tool call of this cycle: its plan position, call and JSON object output."""
@@ -80,15 +93,7 @@ class Observation:
     derived: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, *tokens: str | int) -> JsonValue:
-        value: JsonValue = self.output
-        for token in tokens:
-            if isinstance(value, dict) and isinstance(token, str):
-                value = value.get(token)
-            elif isinstance(value, list) and isinstance(token, int) and 0 <= token < len(value):
-                value = value[token]
-            else:
-                return None
-        return value
+        return walk(self.output, tokens)
 
     def bind(self, *tokens: str | int, text: str | None = None) -> Binding:
         """A binding to the value at ``tokens``: all of its text, or the given substring of it."""

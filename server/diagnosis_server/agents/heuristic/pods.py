@@ -20,9 +20,9 @@ from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts, walk
 from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_MESSAGE = 160
 
@@ -34,6 +34,10 @@ class PodView(ItemView):
     service: str
     # The label that names the workload, when one does.
     label: str
+
+    def get(self, *path: str | int) -> JsonValue:
+        # From the item itself (``data`` is ``items[index]``), not from the listing's root.
+        return walk(self.data, path)
 
     def bind_name(self) -> Binding:
         return self.bind("metadata", "name")

@@ -10,8 +10,10 @@
 - a workload whose every pod is settled (running and ready, restarts under the bar): healthy evidence; what an
   earlier event said of a settled pod is over (``settled_pods``).
 
-Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, else its name without
-the controller's hashes) and binds the pod's name, the container's name and the values it quotes.
+Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, a Helm chart's pod its
+release's ``app.kubernetes.io/instance``, else its name without the controller's hashes) and binds the pod's name,
+the container's name and the values it quotes. An init container's state is read like an app container's (a pod
+stuck in init: "Init:CrashLoopBackOff"), its binding's path under ``initContainerStatuses``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rul
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts
 from diagnosis_server.agents.heuristic.window import stale_termination
-from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject
 
 MAX_MESSAGE = 160
@@ -68,7 +70,7 @@ def _listing_views(obs: Observation) -> list[PodView]:
             continue
         name = str(metadata["name"])
         labels = metadata.get("labels")
-        named = workload_label(labels if isinstance(labels, dict) else None)
+        named = pod_workload_label(name, labels if isinstance(labels, dict) else None)
         service = named[1] if named else workload_of_pod(name)
         out.append(PodView(obs, index, item, name, service, named[0] if named else ""))
     return out
@@ -87,6 +89,8 @@ def _container_finding(
     base = ("status", key, c)
     bindings = [pod.bind_service(), pod.bind_name(), pod.bind(*base, "name"), pod.bind(*base, *path, "reason")]
     reason = pod.text(*base, *path, "reason")
+    # An init container (its binding's path says so: "init" is a word no matched text holds, so the statement does
+    # not use it) is read like an app container: a pod stuck on one is stuck in init ("Init:CrashLoopBackOff").
     detail = f"pod {pod.name} container {container} {state} {reason}"
     code = pod.get(*base, *path, "exitCode")
     if isinstance(code, int) and not isinstance(code, bool):

@@ -32,7 +32,7 @@ from diagnosis_server.agents.heuristic.live_plan import WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_PODS = 3
 TAIL_LINES = 100
@@ -43,10 +43,24 @@ EVENTS = "kubernetes.events"
 NODE_EVENTS_NAMESPACE = "default"
 
 
+def _completed(status: JsonObject) -> bool:
+    state = status.get("state")
+    terminated = state.get("terminated") if isinstance(state, dict) else None
+    return isinstance(terminated, dict) and terminated.get("exitCode") == 0
+
+
 def _failing_container(pod: PodView) -> tuple[str, bool] | None:
-    """(container, previous) of the pod's failing container, if it has one."""
-    statuses = pod.get("status", "containerStatuses")
-    for status in statuses if isinstance(statuses, list) else []:
+    """(container, previous) of the pod's failing container, if it has one: an init container first (the app
+    containers of a pod stuck in init have not started)."""
+    statuses: list[JsonValue] = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        listed = pod.get("status", key)
+        for status in listed if isinstance(listed, list) else []:
+            # An init container that completed (exit code 0) is done, whatever it went through.
+            done = key == "initContainerStatuses" and isinstance(status, dict) and _completed(status)
+            if not done:
+                statuses.append(status)
+    for status in statuses:
         if not isinstance(status, dict) or not isinstance(status.get("name"), str):
             continue
         state = status.get("state")

@@ -1,7 +1,8 @@
 """Prometheus analyzers: what ``prometheus.query`` and ``prometheus.query_range`` answered (the API's own
 ``data.result``), for kube-state-metrics series and for a service's error rate and latency.
 
-- ``kube_pod_container_status_last_terminated_reason`` / ``..._terminated_reason`` / ``..._waiting_reason``
+- ``kube_pod_container_status_last_terminated_reason`` / ``..._terminated_reason`` / ``..._waiting_reason``, their
+  ``kube_pod_init_container_status_...`` twins and ``kube_pod_status_reason``
   with a value of 1: the container rule of that reason (``OOMKilled``, ``CrashLoopBackOff``, ...); a last
   termination of a pod whose restart counter stayed flat over the window is older than it: support at most;
 - ``kube_pod_container_status_restarts_total`` that grew by ``restarts_min`` or more: restarts (support);
@@ -27,6 +28,12 @@ _REASON_STATES = {
     "kube_pod_container_status_last_terminated_reason": "last_terminated",
     "kube_pod_container_status_terminated_reason": "terminated",
     "kube_pod_container_status_waiting_reason": "waiting",
+    # An init container's, read like an app container's (a pod stuck in Init:CrashLoopBackOff).
+    "kube_pod_init_container_status_last_terminated_reason": "last_terminated",
+    "kube_pod_init_container_status_terminated_reason": "terminated",
+    "kube_pod_init_container_status_waiting_reason": "waiting",
+    # The pod's status.reason (Evicted, NodeLost, UnexpectedAdmissionError, ...).
+    "kube_pod_status_reason": "pod",
 }
 _STATUS_LABELS = ("status", "code", "status_code", "http_status")
 

@@ -15,7 +15,7 @@ from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import MemoryStore
 from diagnosis_server.tools.scenario import Scenario
-from tests.incidents.corpus.kit import Pack, container, running, status, unschedulable, waiting
+from tests.incidents.corpus.kit import Pack, container, running, status, terminated, unschedulable, waiting
 
 NAMESPACE = "fulfilment"
 IMAGE = "registry.acme.io/fulfilment/picker:4.2.1"
@@ -228,3 +228,57 @@ def test_a_finished_job_known_only_by_normal_events_is_not_answered_as_unknown()
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     assert "involvedObject.name=nightly-export" in _events_reads(invocations)
     assert "no data about nightly-export" not in run.answer_text, run.answer_text
+
+
+def test_a_nodes_disk_pressure_is_read_from_its_own_events_and_a_host_path_writer_is_only_possible() -> None:
+    """picker-api's pod is evicted on worker-a. The kubelet's NodeHasDiskPressure (a Normal event, in ``default``)
+    is read through the node's own events (``follow_ups.node_event_calls``) and shown as a fact about picker-api's
+    node; label-printer, which mounts hostPath /var/lib/spool there to write, is only a possible direction."""
+    pack = _pack("node-disk-pressure", "Why are picker-api pods evicted?")
+    node = NODES[0]
+    pod = "picker-api-7b9f6c5d84-v9k5d"
+    eviction = (
+        "The node was low on resource: ephemeral-storage. Threshold quantity: 10737418240, available: 10413212Ki. "
+        "Container api was using 88Ki, request is 0, has larger consumption of ephemeral-storage. "
+    )
+    pack.pod(
+        pod,
+        NAMESPACE,
+        labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
+        node=node,
+        containers=[container("api", IMAGE)],
+        statuses=[status(pack, "api", IMAGE, state=terminated(pack, "Error", 137, 2, 14), ready=False)],
+        created=2,
+        owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
+        phase="Failed",
+        reason="Evicted",
+        message=eviction,
+    )
+    pack.event(14, NAMESPACE, "Pod", pod, "Evicted", eviction, type="Warning", host=node)
+    printer = "label-printer-5c7d9b6f48-h2xkq"
+    printer_image = "registry.acme.io/fulfilment/printer:2.0.3"
+    pack.pod(
+        printer,
+        NAMESPACE,
+        labels={"app": "label-printer", "pod-template-hash": "5c7d9b6f48"},
+        node=node,
+        containers=[container("printer", printer_image, mounts=[{"name": "spool", "mountPath": "/var/spool"}])],
+        statuses=[status(pack, "printer", printer_image, state=running(pack, -600))],
+        created=-600,
+        owner=("ReplicaSet", "label-printer-5c7d9b6f48"),
+        volumes=[{"name": "spool", "hostPath": {"path": "/var/lib/spool", "type": "DirectoryOrCreate"}}],
+    )
+    pack.event(12, "default", "Node", node, "NodeHasDiskPressure", f"Node {node} status is now: NodeHasDiskPressure")
+    run, invocations = _run(pack)
+
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    reads = _events_reads(invocations)
+    node_read = reads[f"involvedObject.kind=Node,involvedObject.name={node}"]
+    assert node_read.arguments.fields["namespace"].string_value == "default"
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    assert "picker-api" in run.answer.likely_cause.text and "evicted" in run.answer.likely_cause.text
+    facts = [f.text for f in run.answer.confirmed_facts]
+    assert any("picker-api runs on a node that reports NodeHasDiskPressure" in f for f in facts), facts
+    assert not any("label-printer" in f for f in facts), facts
+    directions = [d.text for d in run.answer.possible_directions]
+    assert any("label-printer may fill the disk of node" in d and "/var/lib/spool" in d for d in directions)

@@ -25,6 +25,7 @@ from diagnosis_server.agents.heuristic.events import event_findings, event_workl
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
+from diagnosis_server.agents.heuristic.nodes import node_findings
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import (
     pod_findings,
@@ -141,6 +142,7 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *pod_findings(observations),
         *ready_findings(observations),
         *event_findings(observations, known),
+        *node_findings(observations),
         *log_findings(lines, known),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),

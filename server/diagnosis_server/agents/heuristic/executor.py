@@ -12,7 +12,7 @@ import json
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
-from diagnosis_server.agents.heuristic.follow_ups import follow_up_calls
+from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
@@ -68,6 +68,20 @@ def _carried(payload: JsonObject) -> list[JsonObject]:
     return [c for c in raw if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
 
 
+def reads_namespace(payload: JsonObject, tool: str, namespace: str) -> bool:
+    """Whether ``tool`` may read ``namespace``: its schema's namespace enum holds it, or it has no enum."""
+    raw = payload.get("tools")
+    for spec in raw if isinstance(raw, list) else []:
+        if not isinstance(spec, dict) or spec.get("name") != tool:
+            continue
+        schema = spec.get("input_schema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        param = properties.get("namespace") if isinstance(properties, dict) else None
+        allowed = param.get("enum") if isinstance(param, dict) else None
+        return not isinstance(allowed, list) or namespace in allowed
+    return False
+
+
 def _tool_names(payload: JsonObject) -> list[str]:
     raw = payload.get("tools")
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
@@ -95,7 +109,9 @@ class HeuristicExecutor:
         steps = plan_steps(payload)
         for index, step in enumerate(steps):
             await call(index, step.tool_name, step.arguments)
-        for offset, (tool_name, arguments) in enumerate(follow_up_calls(observations, subjects, _tool_names(payload))):
+        node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
+        follow_ups = follow_up_calls(observations, subjects, _tool_names(payload), node_events=node_events)
+        for offset, (tool_name, arguments) in enumerate(follow_ups):
             await call(len(steps) + offset, tool_name, arguments)
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that

@@ -14,6 +14,12 @@ an Unhealthy); and, when a rule reads any warning, per namespace, the Normal eve
 ``normal_reasons`` (the kubelet's "Back-off pulling image", the volume binder's FailedBinding). A workload the
 question names that no pod and no warning shows has the events of the objects named after it read (a finished Job,
 a CronJob).
+
+The nodes the failing pods run on (``spec.nodeName``, at most ``MAX_NODES``, the question's workloads' first) have
+their own events read: the kubelet reports DiskPressure, MemoryPressure and its evictions' thresholds on the Node,
+in the ``default`` namespace (client-go's recorder puts an event about an object without a namespace there), which
+a namespace's reads never hold, and some of them as Normal events (NodeHasDiskPressure, NodeNotReady). Only when
+the events tool may read that namespace (its schema's enum, when it has one).
 """
 
 from __future__ import annotations
@@ -26,18 +32,35 @@ from diagnosis_server.agents.heuristic.live_plan import WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_PODS = 3
 TAIL_LINES = 100
 MAX_EVENT_OBJECTS = 4
+MAX_NODES = 2
 EVENTS = "kubernetes.events"
+# Where Kubernetes records the events of cluster-scoped objects (a Node).
+NODE_EVENTS_NAMESPACE = "default"
+
+
+def _completed(status: JsonObject) -> bool:
+    state = status.get("state")
+    terminated = state.get("terminated") if isinstance(state, dict) else None
+    return isinstance(terminated, dict) and terminated.get("exitCode") == 0
 
 
 def _failing_container(pod: PodView) -> tuple[str, bool] | None:
-    """(container, previous) of the pod's failing container, if it has one."""
-    statuses = pod.get("status", "containerStatuses")
-    for status in statuses if isinstance(statuses, list) else []:
+    """(container, previous) of the pod's failing container, if it has one: an init container first (the app
+    containers of a pod stuck in init have not started)."""
+    statuses: list[JsonValue] = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        listed = pod.get("status", key)
+        for status in listed if isinstance(listed, list) else []:
+            # An init container that completed (exit code 0) is done, whatever it went through.
+            done = key == "initContainerStatuses" and isinstance(status, dict) and _completed(status)
+            if not done:
+                statuses.append(status)
+    for status in statuses:
         if not isinstance(status, dict) or not isinstance(status.get("name"), str):
             continue
         state = status.get("state")
@@ -94,9 +117,33 @@ def event_calls(
     return calls
 
 
+def node_event_calls(observations: Sequence[Observation], targets: Sequence[str]) -> list[tuple[str, JsonObject]]:
+    """All the events of the nodes the failing pods run on (the question's workloads' pods first), at most
+    ``MAX_NODES``."""
+    ranked: list[tuple[bool, str]] = []
+    for pod in pod_views(observations):
+        node = pod.text("spec", "nodeName")
+        if node and _failing_container(pod) is not None:
+            ranked.append((not _about(targets, pod.service, pod.name), node))
+    nodes = list(dict.fromkeys(node for _, node in sorted(ranked, key=lambda r: r[0])))[:MAX_NODES]
+    return [
+        (
+            EVENTS,
+            {"namespace": NODE_EVENTS_NAMESPACE, "field_selector": f"involvedObject.kind=Node,involvedObject.name={n}"},
+        )
+        for n in nodes
+    ]
+
+
 def follow_up_calls(
-    observations: Sequence[Observation], targets: Sequence[str], tools: Sequence[str]
+    observations: Sequence[Observation],
+    targets: Sequence[str],
+    tools: Sequence[str],
+    *,
+    node_events: bool = True,
 ) -> list[tuple[str, JsonObject]]:
+    """The follow-up calls of the tools the run has; ``node_events``: whether the events tool may read the
+    namespace of Node events."""
     made = {(o.tool_name, str(sorted(o.arguments.items()))) for o in observations}
     calls: list[tuple[str, JsonObject]] = []
     pods = 0
@@ -123,6 +170,8 @@ def follow_up_calls(
             if isinstance(owner, dict) and owner.get("kind") == "ReplicaSet" and isinstance(owner.get("name"), str):
                 deployment = workload_of_replicaset(str(owner["name"]))
                 calls.append(("kubernetes.rollouts", {"namespace": namespace, "deployment": deployment}))
+    if node_events:
+        calls += node_event_calls(observations, targets)
     calls += event_calls(observations, targets)
     out: list[tuple[str, JsonObject]] = []
     for tool, arguments in calls:

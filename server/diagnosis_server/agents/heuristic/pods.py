@@ -5,23 +5,28 @@
   last terminated (``OOMKilled`` with exit code 137, ``Error`` with its exit code): the matching rule's finding;
 - a pod evicted (``status.reason``), or unschedulable (condition ``PodScheduled`` False, ``Unschedulable``);
 - a pod that is not Ready, or whose containers restarted: a symptom by itself (no metric is required);
+- a last termination that finished before the window, of a container that did not restart in it (``window``):
+  context, never the cause, stated with the time it finished;
 - a workload whose every pod is settled (running and ready, restarts under the bar): healthy evidence; what an
   earlier event said of a settled pod is over (``settled_pods``).
 
-Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, else its name without
-the controller's hashes) and binds the pod's name, the container's name and the values it quotes.
+Each finding is about the pod's workload (its ``app.kubernetes.io/name``/``app`` label, a Helm chart's pod its
+release's ``app.kubernetes.io/instance``, else its name without the controller's hashes) and binds the pod's name,
+the container's name and the values it quotes. An init container's state is read like an app container's (a pod
+stuck in init: "Init:CrashLoopBackOff"), its binding's path under ``initContainerStatuses``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts, walk
-from diagnosis_server.agents.heuristic.workloads import workload_label, workload_of_pod
+from diagnosis_server.agents.heuristic.window import stale_termination
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_MESSAGE = 160
@@ -69,18 +74,27 @@ def _listing_views(obs: Observation) -> list[PodView]:
             continue
         name = str(metadata["name"])
         labels = metadata.get("labels")
-        named = workload_label(labels if isinstance(labels, dict) else None)
+        named = pod_workload_label(name, labels if isinstance(labels, dict) else None)
         service = named[1] if named else workload_of_pod(name)
         out.append(PodView(obs, index, item, name, service, named[0] if named else ""))
     return out
 
 
 def _container_finding(
-    pod: PodView, key: str, c: int, container: str, state: str, path: tuple[str, ...], rule: ContainerRule
+    pod: PodView,
+    key: str,
+    c: int,
+    container: str,
+    state: str,
+    path: tuple[str, ...],
+    rule: ContainerRule,
+    observations: Sequence[Observation] = (),
 ) -> Finding:
     base = ("status", key, c)
     bindings = [pod.bind_service(), pod.bind_name(), pod.bind(*base, "name"), pod.bind(*base, *path, "reason")]
     reason = pod.text(*base, *path, "reason")
+    # An init container (its binding's path says so: "init" is a word no matched text holds, so the statement does
+    # not use it) is read like an app container: a pod stuck on one is stuck in init ("Init:CrashLoopBackOff").
     detail = f"pod {pod.name} container {container} {state} {reason}"
     code = pod.get(*base, *path, "exitCode")
     if isinstance(code, int) and not isinstance(code, bool):
@@ -89,7 +103,30 @@ def _container_finding(
     when = pod.text(*base, *path, "finishedAt") or pod.text(*base, *path, "startedAt")
     # A terminated container's message is the runtime's wrapped error, its root cause last.
     wrapped = path[-1] == "terminated"
-    return _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when), wrapped=wrapped)
+    finding = _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when), wrapped=wrapped)
+    return _aged(pod, finding, base, path, container, observations) if observations else finding
+
+
+def _aged(
+    pod: PodView,
+    finding: Finding,
+    base: tuple[str | int, ...],
+    path: tuple[str, ...],
+    container: str,
+    observations: Sequence[Observation],
+) -> Finding:
+    """A last termination that finished before the window, of a container that did not restart in it
+    (``window.stale_termination``): context at most, stated with the time it finished (R-V-4)."""
+    finished = pod.text(*base, *path, "finishedAt")
+    if path[0] != "lastState" or finding.role not in (Role.CAUSE, Role.SYMPTOM) or not finished:
+        return finding
+    since = parse_ts(pod.text(*base, "state", "running", "startedAt"))
+    if not stale_termination(observations, pod.name, container, parse_ts(finished), since):
+        return finding
+    head, _, rest = finding.statement.partition(" (")
+    statement = f"{head} ({rest[:-1]}, finished at {finished})"
+    bindings = (*finding.bindings, pod.bind(*base, *path, "finishedAt"))
+    return replace(finding, role=Role.SUPPORT, strength=1, statement=statement, bindings=bindings)
 
 
 def _stated(
@@ -172,7 +209,7 @@ def settled_pods(observations: Iterable[Observation], rules: Rules | None = None
     return frozenset(pod.name for pod in pod_views(observations) if settled(pod, rules))
 
 
-def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
+def _containers(pod: PodView, rules: Rules, observations: Sequence[Observation] = ()) -> Iterable[Finding]:
     if settled(pod, rules):
         return
     # A pod being deleted (a rollout, a scale-down) has its containers stopped: their exit is the deletion's.
@@ -189,7 +226,7 @@ def _containers(pod: PodView, rules: Rules) -> Iterable[Finding]:
                 reason = pod.text("status", key, c, *path, "reason")
                 rule = _rule(rules, state, reason) if reason else None
                 if rule is not None and container:
-                    yield _container_finding(pod, key, c, container, words, path, rule)
+                    yield _container_finding(pod, key, c, container, words, path, rule, observations)
 
 
 def _reported(pod: PodView, rule: ContainerRule, base: tuple[str | int, ...]) -> Finding:
@@ -262,12 +299,13 @@ def _unready(pod: PodView) -> Finding | None:
 def pod_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
     """Findings of every pod: one per (kind, workload), from the first pod that shows it."""
     rules = rules or current_rules()
+    observations = list(observations)
     out: list[Finding] = []
     counts: dict[tuple[str, str, str], int] = {}
     for pod in pod_views(observations):
         found: list[Finding] = []
         try:
-            found += list(_containers(pod, rules))
+            found += list(_containers(pod, rules, observations))
             found += list(_pod_level(pod, rules))
             unready = None if settled(pod, rules) else _unready(pod)
             if unready is not None:

@@ -1,8 +1,10 @@
 """Prometheus analyzers: what ``prometheus.query`` and ``prometheus.query_range`` answered (the API's own
 ``data.result``), for kube-state-metrics series and for a service's error rate and latency.
 
-- ``kube_pod_container_status_last_terminated_reason`` / ``..._terminated_reason`` / ``..._waiting_reason``
-  with a value of 1: the container rule of that reason (``OOMKilled``, ``CrashLoopBackOff``, ...);
+- ``kube_pod_container_status_last_terminated_reason`` / ``..._terminated_reason`` / ``..._waiting_reason``, their
+  ``kube_pod_init_container_status_...`` twins and ``kube_pod_status_reason``
+  with a value of 1: the container rule of that reason (``OOMKilled``, ``CrashLoopBackOff``, ...); a last
+  termination of a pod whose restart counter stayed flat over the window is older than it: support at most;
 - ``kube_pod_container_status_restarts_total`` that grew by ``restarts_min`` or more: restarts (support);
 - ``kube_deployment_status_replicas_unavailable`` above 0, ``kube_pod_status_ready{condition="false"}`` at 1:
   a symptom;
@@ -12,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
@@ -20,16 +22,23 @@ from diagnosis_server.agents.heuristic.connections import pair_findings
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
+from diagnosis_server.agents.heuristic.window import stale_termination
 
 _REASON_STATES = {
     "kube_pod_container_status_last_terminated_reason": "last_terminated",
     "kube_pod_container_status_terminated_reason": "terminated",
     "kube_pod_container_status_waiting_reason": "waiting",
+    # An init container's, read like an app container's (a pod stuck in Init:CrashLoopBackOff).
+    "kube_pod_init_container_status_last_terminated_reason": "last_terminated",
+    "kube_pod_init_container_status_terminated_reason": "terminated",
+    "kube_pod_init_container_status_waiting_reason": "waiting",
+    # The pod's status.reason (Evicted, NodeLost, UnexpectedAdmissionError, ...).
+    "kube_pod_status_reason": "pod",
 }
 _STATUS_LABELS = ("status", "code", "status_code", "http_status")
 
 
-def _reason_finding(series: ResultSeries, rules: Rules) -> Finding | None:
+def _reason_finding(series: ResultSeries, rules: Rules, observations: Sequence[Observation] = ()) -> Finding | None:
     state = _REASON_STATES.get(series.name)
     reason = series.labels.get("reason", "")
     if state is None or not reason or max(s.value for s in series.samples) < 1:
@@ -51,13 +60,18 @@ def _reason_finding(series: ResultSeries, rules: Rules) -> Finding | None:
     if pod and pod != service:
         bindings.append(series.bind_label("pod"))
         detail += f" for pod {pod}"
+    role, strength = rule.role_value, rule.strength
+    # A last termination of a container whose restart counter stayed flat over the window is older than the
+    # window: context, never the incident's cause (window.stale_termination).
+    if state == "last_terminated" and pod and stale_termination(observations, pod, series.labels.get("container", "")):
+        role, strength = Role.SUPPORT, 1
     return Finding(
         rule.kind,
-        rule.role_value,
+        role,
         service,
         f"{service} {rule.phrase} ({detail})",
         tuple(bindings),
-        strength=rule.strength,
+        strength=strength,
         detail=reason,
     )
 
@@ -158,11 +172,17 @@ def _symptom(series: ResultSeries) -> Finding | None:
 
 def prometheus_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
     rules = rules or current_rules()
+    observations = list(observations)
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     all_series = result_series(observations)
     for series in all_series:
-        for analyzer in (lambda s: _reason_finding(s, rules), lambda s: _grown(s, rules), _unavailable, _symptom):
+        for analyzer in (
+            lambda s: _reason_finding(s, rules, observations),
+            lambda s: _grown(s, rules),
+            _unavailable,
+            _symptom,
+        ):
             try:
                 finding = analyzer(series)
             except BindingError:

@@ -57,6 +57,27 @@ def workload_label(labels: Mapping[str, JsonValue] | None) -> tuple[str, str] | 
     return None
 
 
+CHART_LABEL = "app.kubernetes.io/name"
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+
+def pod_workload_label(pod: str, labels: Mapping[str, JsonValue] | None) -> tuple[str, str] | None:
+    """(label key, value) of the label that names a pod's workload. A Helm chart's pod has the chart's name in
+    ``app.kubernetes.io/name`` (postgresql) and the release's in ``app.kubernetes.io/instance`` (orders-db); its
+    controller, and so the pod, is named ``<release>-<chart>`` (StatefulSet orders-db-postgresql, pod
+    orders-db-postgresql-0): when the pod's name starts with the release's and not with the chart's, the release
+    names the workload (the service a topology knows), not the chart (every release of it has that name)."""
+    named = workload_label(labels)
+    if named is None or named[0] != CHART_LABEL or labels is None:
+        return named
+    release = labels.get(INSTANCE_LABEL)
+    chart = named[1]
+    released = isinstance(release, str) and bool(release) and release != chart
+    if released and pod.startswith(f"{release}-") and not pod.startswith(chart + "-"):
+        return INSTANCE_LABEL, str(release)
+    return named
+
+
 def names(target: str, workload: str) -> bool:
     """Whether a question's target names this workload (equal, or one a dashed prefix of the other)."""
     a, b = target.lower(), workload.lower()

@@ -111,23 +111,34 @@ def _samples(raw: object) -> list[Sample]:
 
 
 def result_series(observations: Iterable[Observation]) -> list[ResultSeries]:
+    """The series of every Prometheus answer, each answer's made once (``Observation.derived``): several analyzers
+    read them, some once per pod."""
     out: list[ResultSeries] = []
     for obs in observations:
         if obs.tool_name not in ("prometheus.query", "prometheus.query_range"):
             continue
-        result = obs.get("data", "result")
-        for index, item in enumerate(result if isinstance(result, list) else []):
-            metric = item.get("metric") if isinstance(item, dict) else None
-            if not isinstance(item, dict) or not isinstance(metric, dict):
-                continue
-            labels = {str(k): str(v) for k, v in metric.items() if isinstance(v, str)}
-            if not labels.get("__name__"):
-                query = obs.arguments.get("query")
-                if isinstance(query, str):
-                    labels = {**labels, "__query__": query}
-            ranged = "values" in item
-            raw = item.get("values") if ranged else [item.get("value")]
-            samples = tuple(_samples(raw))
-            if samples:
-                out.append(ResultSeries(obs, index, labels, samples, ranged))
+        made = obs.derived.get("result_series")
+        if not isinstance(made, list):
+            made = obs.derived["result_series"] = _answer_series(obs)
+        out += made
+    return out
+
+
+def _answer_series(obs: Observation) -> list[ResultSeries]:
+    out: list[ResultSeries] = []
+    result = obs.get("data", "result")
+    for index, item in enumerate(result if isinstance(result, list) else []):
+        metric = item.get("metric") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(metric, dict):
+            continue
+        labels = {str(k): str(v) for k, v in metric.items() if isinstance(v, str)}
+        if not labels.get("__name__"):
+            query = obs.arguments.get("query")
+            if isinstance(query, str):
+                labels = {**labels, "__query__": query}
+        ranged = "values" in item
+        raw = item.get("values") if ranged else [item.get("value")]
+        samples = tuple(_samples(raw))
+        if samples:
+            out.append(ResultSeries(obs, index, labels, samples, ranged))
     return out

@@ -88,50 +88,63 @@ def event_views(
     observations: Iterable[Observation], known: Sequence[str] = (), *, nodes: bool = False
 ) -> list[EventView]:
     """Every event of the outputs about a workload: pack records (``k8s.events``) and core/v1 Events
-    (``kubernetes.events``); with ``nodes``, events about a Node too (their service is empty)."""
+    (``kubernetes.events``); with ``nodes``, events about a Node too (their service is empty). Each output's views
+    are made once for the same ``known`` and ``nodes`` (``Observation.derived``): several analyzers read them."""
     out: list[EventView] = []
+    key = "event_views\x00" + str(nodes) + "\x00" + "\x00".join(known)
     for obs in observations:
-        if obs.tool_name == "k8s.events":
-            for record in records(obs, "events"):
-                service = record.text("service")
-                if service or (nodes and record.text("kind") == "Node"):
-                    out.append(
-                        EventView(
-                            obs,
-                            ("events", record.index),
-                            record.data,
-                            service,
-                            record.text("kind"),
-                            record.text("object"),
-                            ("object",),
-                            ("service",),
-                            None,
-                        )
-                    )
-        elif obs.tool_name == "kubernetes.events":
-            items = obs.get("items")
-            for index, item in enumerate(items if isinstance(items, list) else []):
-                involved = item.get("involvedObject") if isinstance(item, dict) else None
-                if not isinstance(item, dict) or not isinstance(involved, dict):
-                    continue
-                kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
-                if not name or (kind == "Node" and not nodes):
-                    continue
-                service = "" if kind == "Node" else _service_of(kind, name, known)
+        if obs.tool_name not in ("k8s.events", "kubernetes.events"):
+            continue
+        views = obs.derived.get(key)
+        if not isinstance(views, list):
+            views = obs.derived[key] = _event_views(obs, known, nodes)
+        out += views
+    return out
+
+
+def _event_views(obs: Observation, known: Sequence[str], nodes: bool) -> list[EventView]:
+    out: list[EventView] = []
+    if obs.tool_name == "k8s.events":
+        for record in records(obs, "events"):
+            service = record.text("service")
+            if service or (nodes and record.text("kind") == "Node"):
                 out.append(
                     EventView(
                         obs,
-                        ("items", index),
-                        item,
+                        ("events", record.index),
+                        record.data,
                         service,
-                        kind,
-                        name,
-                        ("involvedObject", "name"),
-                        ("involvedObject", "name"),
-                        service,
-                        ("involvedObject", "kind"),
+                        record.text("kind"),
+                        record.text("object"),
+                        ("object",),
+                        ("service",),
+                        None,
                     )
                 )
+    elif obs.tool_name == "kubernetes.events":
+        items = obs.get("items")
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            involved = item.get("involvedObject") if isinstance(item, dict) else None
+            if not isinstance(item, dict) or not isinstance(involved, dict):
+                continue
+            kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
+            if not name or (kind == "Node" and not nodes):
+                continue
+            service = "" if kind == "Node" else _service_of(kind, name, known)
+            out.append(
+                EventView(
+                    obs,
+                    ("items", index),
+                    item,
+                    service,
+                    kind,
+                    name,
+                    ("involvedObject", "name"),
+                    ("involvedObject", "name"),
+                    service,
+                    ("involvedObject", "kind"),
+                )
+            )
     return out
 
 

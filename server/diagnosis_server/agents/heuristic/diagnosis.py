@@ -37,6 +37,7 @@ from diagnosis_server.agents.heuristic.prometheus_results import prometheus_find
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
 
 MAX_SYMPTOMS_CRITICAL = 3
@@ -386,17 +387,31 @@ def _refine(
     return out
 
 
-def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation]) -> list[str]:
-    """The names the question gives that no output of the run mentions (as a service, workload or pod)."""
+def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation], question: str = "") -> list[str]:
+    """The names the question gives that no output of the run mentions (as a service, workload or pod).
+
+    A hyphenated word is taken for a name on its form alone; when the question's other words already name known
+    workloads by a distinctive part ("account sign-ups" and accounts-api), an unmatched hyphenated word is not
+    a workload the data lacks ("sign-ups" is what the users do)."""
     known = known_services(observations)
-    return [s for s in subjects if not any(names(s, k) for k in known)]
+    unknown = [s for s in subjects if not any(names(s, k) for k in known)]
+    hyphenated = [s for s in unknown if "-" in s or "_" in s]
+    if not hyphenated or not question:
+        return unknown
+    rest = question.lower()
+    for name in hyphenated:
+        rest = rest.replace(name, " ")
+    words = question_words(rest)
+    if any(matches_part(words, k) for k in known):
+        return [s for s in unknown if s not in hyphenated]
+    return unknown
 
 
-def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = ()) -> Assessment:
+def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = (), question: str = "") -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
     findings = _refine(detect(observations), settled_pods(observations), subjects)
-    unknown = unknown_subjects(subjects, observations)
+    unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(
             GapDraft(f"no output of the calls made mentions {s}", critical=True, subject=s) for s in unknown

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect
+from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect, unknown_subjects
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Role
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import settled_pods
@@ -254,6 +254,27 @@ def test_a_question_about_workloads_no_output_mentions_gets_no_data_gaps() -> No
     # One subject the data knows: an ordinary assessment, no no-data gap.
     known = assess(observations, subjects=["seedbank", "hay-baler"])
     assert known.claims and not any(g.subject for g in known.gaps)
+
+
+def test_an_unmatched_hyphenated_word_beside_a_known_name_part_is_not_a_workload_without_data() -> None:
+    """ "Why are baler sign-ups failing?": "sign-ups" is taken for a name on its form, but the question's word
+    "baler" names hay-baler by a part: the answer is an ordinary assessment, not "no data about sign-ups"."""
+    observations = [ready_balers(), event_list(PROBE)]
+    question = "Why are baler sign-ups failing after the re-index?"
+    assessment = assess(observations, subjects=["sign-ups"], question=question)
+    assert assessment.claims and not any(g.subject for g in assessment.gaps)
+    assert unknown_subjects(["sign-ups"], observations, question) == []
+
+
+def test_a_hyphenated_name_is_still_unknown_when_only_its_own_parts_match() -> None:
+    """ "hay-silo" shares "hay" with hay-baler, and "seed-drill" names nothing: the words inside the unmatched names
+    do not count, so both stay workloads the data does not know."""
+    observations = [ready_balers(), event_list(PROBE)]
+    question = "Why did the hay-silo and seed-drill cronjobs fail last night?"
+    assert unknown_subjects(["hay-silo", "seed-drill"], observations, question) == ["hay-silo", "seed-drill"]
+    assessment = assess(observations, subjects=["hay-silo", "seed-drill"], question=question)
+    assert assessment.claims == ()
+    assert [g.subject for g in assessment.gaps] == ["hay-silo", "seed-drill"]
 
 
 def test_unavailable_replicas_make_a_strong_cause_the_root() -> None:

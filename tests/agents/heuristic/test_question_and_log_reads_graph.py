@@ -1,0 +1,66 @@
+"""Full-graph runs over packs written for these tests in the corpus TOML format (``written/*.toml``, read by
+``tests/incidents/corpus/reader.py``): the question's words, the hosts a failing line names, the series a symptom
+is read from, and the rules that make a finding a cause. Each pack runs through the Orchestrator with the heuristic
+provider over the tools the server gives a recorded pack; each test asserts the answer's summary or cause (R-A-2,
+R-V-1, R-C-1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from diagnosis.v1 import run_pb2
+from diagnosis_server.agents.heuristic import HeuristicProvider
+from diagnosis_server.api.components import pack_tools_for
+from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.store import MemoryStore
+from diagnosis_server.tools.scenario import Scenario
+from tests.incidents.corpus.reader import read
+
+_TRUTH = """
+[truth]
+kind = "written_by_a_test"
+summary = "not judged: each test asserts its own outcome"
+"""
+
+
+WRITTEN = Path(__file__).parent / "written"
+
+
+def _pack_text(name: str) -> str:
+    return (WRITTEN / f"{name}.toml").read_text(encoding="utf-8")
+
+
+def _run(tmp_path: Path, name: str, text: str) -> run_pb2.DiagnosisRun:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text + _TRUTH, encoding="utf-8")
+    doc = read(path).build()
+    doc.pop("truth", None)
+    scenario = Scenario.model_validate(doc)
+
+    async def go() -> run_pb2.DiagnosisRun:
+        store = MemoryStore(owner="test")
+        runner = Orchestrator(store=store, provider=HeuristicProvider(), tools_for=pack_tools_for({name: scenario}))
+        return await runner.run(question=str(doc["question"]), scenario=name)
+
+    run = asyncio.run(go())
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
+    return run
+
+
+def test_an_ordinary_hyphenated_word_beside_a_workload_name_part_is_not_answered_as_unknown(tmp_path: Path) -> None:
+    """ "member sign-ups": "sign-ups" names no workload and "member" names members-api and members-pg by a part;
+    the answer is the database at its connection limit, not "no data about sign-ups"."""
+    run = _run(tmp_path, "members-sign-ups", _pack_text("members-sign-ups"))
+    assert "no data about" not in run.answer_text, run.answer_text
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    assert "members-pg" in run.answer.likely_cause.text
+
+
+def test_an_unknown_hyphenated_name_is_still_answered_as_unknown(tmp_path: Path) -> None:
+    """The same data, asked about a workload it does not know (no other word names a known one): no data."""
+    asked = "Why is loyalty-ledger rejecting writes?"
+    text = _pack_text("members-sign-ups").replace("Why are member sign-ups failing with 500s?", asked)
+    run = _run(tmp_path, "members-unknown", text)
+    assert "There is no data about loyalty-ledger" in run.answer_text, run.answer_text

@@ -64,3 +64,23 @@ def test_an_unknown_hyphenated_name_is_still_answered_as_unknown(tmp_path: Path)
     text = _pack_text("members-sign-ups").replace("Why are member sign-ups failing with 500s?", asked)
     run = _run(tmp_path, "members-unknown", text)
     assert "There is no data about loyalty-ledger" in run.answer_text, run.answer_text
+
+
+def test_a_service_name_of_a_namespace_its_workload_left_is_the_callers_cause(tmp_path: Path) -> None:
+    """push-dispatcher resolves ``apns-relay.messaging.svc.cluster.local`` (NXDOMAIN) while apns-relay's pods run
+    in messaging-v2: the caller is configured with a name that does not exist, not "apns-relay cannot be resolved"
+    (apns-relay's own Service is not shown to be gone)."""
+    run = _run(tmp_path, "push-misplaced-service", _pack_text("push-misplaced-service"))
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    cause = run.answer.likely_cause.text
+    assert cause.startswith("push-dispatcher calls a host name that does not exist"), cause
+    assert "apns-relay.messaging.svc.cluster.local" in cause
+    assert "apns-relay cannot be resolved" not in run.answer_text
+
+
+def test_an_applications_own_word_lookup_names_no_workload(tmp_path: Path) -> None:
+    """ "basket lookup failed: Error 111 connecting to 10.100.7.9:6379": the refused call names an address only;
+    no statement makes a workload of the word after "lookup"."""
+    run = _run(tmp_path, "basket-session-lookup", _pack_text("basket-session-lookup"))
+    assert "calls to failed" not in run.answer_text, run.answer_text
+    assert "failed cannot" not in run.answer_text

@@ -25,7 +25,7 @@ from diagnosis_server.agents.heuristic.events import event_findings, event_workl
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
-from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
+from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import (
     pod_findings,
     pod_views,
@@ -39,6 +39,7 @@ from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
+from diagnosis_server.conversions import JsonValue
 
 MAX_SYMPTOMS_CRITICAL = 3
 MAX_LINKS_CRITICAL = 3
@@ -128,6 +129,28 @@ def _cluster_dns(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def workload_namespaces(observations: Sequence[Observation], lines: Sequence[LogLine]) -> dict[str, set[str]]:
+    """The namespaces each workload was seen in: its pods', its log streams' and pod logs' ``namespace``, and the
+    topology's ``labels.namespace``."""
+    found: dict[str, set[str]] = {}
+
+    def add(service: str, namespace: JsonValue) -> None:
+        if service and isinstance(namespace, str) and namespace:
+            found.setdefault(service, set()).add(namespace)
+
+    for pod in pod_views(observations):
+        add(pod.service, pod.get("metadata", "namespace"))
+    for obs in observations:
+        if obs.tool_name == "topology.dependencies" and obs.service:
+            add(obs.service, obs.get("labels", "namespace"))
+    for line in lines:
+        if line.obs.tool_name == "loki.query_range" and len(line.service_path) > 1:
+            add(line.service, line.obs.get(*line.service_path[:-1], "namespace"))
+        elif line.obs.tool_name == "kubernetes.pod_logs":
+            add(line.service, line.obs.get("namespace"))
+    return found
+
+
 def detect(observations: Sequence[Observation]) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
@@ -142,7 +165,7 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *pod_findings(observations),
         *ready_findings(observations),
         *event_findings(observations, known),
-        *log_findings(lines, known),
+        *log_findings(lines, known, namespaces=workload_namespaces(observations, lines)),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),

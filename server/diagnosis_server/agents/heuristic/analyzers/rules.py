@@ -111,6 +111,10 @@ class LogRule(_Rule):
     # For a rule about a target: when the target is a host no known workload is named by (the caller is set up
     # with a name that does not exist), the finding is about the caller, with this phrase.
     unknown_host_phrase: Phrase | None = None
+    # For a rule about a target: when the target is a Service host ``<name>.<namespace>.svc`` of a workload seen
+    # only in other namespaces (the caller is set up with a name that does not exist there), the finding is about
+    # the caller, with this phrase (``unknown_host_phrase`` when unset).
+    misplaced_host_phrase: Phrase | None = None
 
     @field_validator("patterns")
     @classmethod

@@ -84,3 +84,13 @@ def test_an_applications_own_word_lookup_names_no_workload(tmp_path: Path) -> No
     run = _run(tmp_path, "basket-session-lookup", _pack_text("basket-session-lookup"))
     assert "calls to failed" not in run.answer_text, run.answer_text
     assert "failed cannot" not in run.answer_text
+
+
+def test_a_named_latency_series_is_stated_as_latency_with_its_name_and_unit(tmp_path: Path) -> None:
+    """orders-api's calls to fraud-check exceed their deadline while fraud-check's
+    ``grpc_server_handling_seconds:p99`` rose: the cause says "latency", the exact series name and the values in
+    seconds, as the name states them, and the Verifier keeps it."""
+    run = _run(tmp_path, "fraud-check-slow", _pack_text("fraud-check-slow"))
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    cause = run.answer.likely_cause.text
+    assert "fraud-check latency (grpc_server_handling_seconds:p99) rose from 0.11 s to 1.66 s" in cause, cause

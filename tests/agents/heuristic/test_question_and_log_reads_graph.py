@@ -94,3 +94,15 @@ def test_a_named_latency_series_is_stated_as_latency_with_its_name_and_unit(tmp_
     assert run.answer.summary.startswith("Likely cause"), run.answer_text
     cause = run.answer.likely_cause.text
     assert "fraud-check latency (grpc_server_handling_seconds:p99) rose from 0.11 s to 1.66 s" in cause, cause
+
+
+def test_a_pool_timeout_and_its_own_pool_series_at_its_size_make_the_pool_the_cause(tmp_path: Path) -> None:
+    """HikariCP's "Connection is not available" in invoice-api's log while its own pool series show 8 of 8 active
+    and requests waiting; invoice-db is far from its limit: the pool is the likely cause (not only a possible
+    direction), and the pool's series are confirmed facts beside it."""
+    run = _run(tmp_path, "invoice-api-hikari", _pack_text("invoice-api-hikari"))
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    cause = run.answer.likely_cause.text
+    assert cause.startswith("invoice-api runs out of connections in its connection pool"), cause
+    facts = [item.text for item in run.answer.confirmed_facts]
+    assert any("hikaricp_connections_active reached 8 against hikaricp_connections_max 8" in f for f in facts), facts

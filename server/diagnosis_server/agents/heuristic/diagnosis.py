@@ -379,9 +379,20 @@ def _refine(
     symptomatic |= {f.service for f in findings if f.kind in UNAVAILABLE_KINDS}
     symptomatic |= {f.service for f in findings if any(names(s, f.service) for s in subjects)}
     kinds = {f.kind for f in findings}
+    own_kinds = {(f.service, f.kind) for f in findings}
+    # The (workload, kind) of the findings that agree within their workload (``cause_with_own``): the mechanism and
+    # the findings that made it a cause.
+    agreeing: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.cause_with_own and any((f.service, kind) in own_kinds for kind in f.cause_with):
+            agreeing |= {(f.service, f.kind), *((f.service, kind) for kind in f.cause_with)}
     out: list[Finding] = []
     for finding in findings:
-        if set(finding.cause_with) & kinds and finding.role is not Role.CAUSE:
+        if finding.cause_with_own:
+            agreed = (finding.service, finding.kind) in agreeing
+        else:
+            agreed = bool(set(finding.cause_with) & kinds)
+        if agreed and finding.role is not Role.CAUSE:
             finding = replace(finding, role=Role.CAUSE, strength=max(finding.strength, STRONG_CAUSE))
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
@@ -393,16 +404,21 @@ def _refine(
             and finding.role in (Role.CAUSE, Role.SUPPORT, Role.SYMPTOM)
         ):
             finding = finding.as_role(Role.HYPOTHESIS)
-        if finding.kind in DATABASE_SIDE and not database_full:
+        # Client-side pool trouble is the database's doing when the database is at its limit; a pool's own
+        # timeout and its own series at its size (``cause_with_own``) say the pool itself is the bottleneck.
+        if finding.kind in DATABASE_SIDE and not database_full and (finding.service, finding.kind) not in agreeing:
             finding = finding.as_role(Role.HYPOTHESIS)
         if finding.kind in GENERIC_SYMPTOMS and finding.service in healthy:
             finding = finding.as_role(Role.HYPOTHESIS)
         # A failure mechanism on a service that shows no symptom, is blamed by no caller and is linked to
         # nothing is a red herring candidate (one failed probe of a serving pod), not the incident's cause:
         # when headline signals elsewhere were read healthy, or when the platform does not report it outright.
+        # A mechanism its own workload's findings agree on is no red herring: a pool's timeout is a request that
+        # failed waiting for a connection, and the pool's own series show it at its size.
         if (
             finding.role is Role.CAUSE
             and finding.service not in symptomatic
+            and (finding.service, finding.kind) not in agreeing
             and (healthy or finding.strength < STRONG_CAUSE)
         ):
             finding = finding.as_role(Role.HYPOTHESIS)

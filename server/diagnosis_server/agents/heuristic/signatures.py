@@ -241,6 +241,8 @@ def _own_finding(line: LogLine, hit: _Hit, role: Role, phrase: str, strength: in
         strength=strength,
         onset=line.ts,
         detail=hit.excerpt,
+        cause_with=hit.rule.cause_with,
+        cause_with_own=hit.rule.cause_with_own,
     )
 
 

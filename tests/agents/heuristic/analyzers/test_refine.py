@@ -277,6 +277,46 @@ def test_a_hyphenated_name_is_still_unknown_when_only_its_own_parts_match() -> N
     assert [g.subject for g in assessment.gaps] == ["hay-silo", "seed-drill"]
 
 
+HIKARI_TIMEOUT = (
+    "2025-02-11T06:44:00.318Z ERROR 1 --- [grain-api] [nio-8080-exec-37] o.h.engine.jdbc.spi.SqlExceptionHelper   : "
+    "HikariPool-1 - Connection is not available, request timed out after 30000ms (total=10, active=10, idle=0, "
+    "waiting=42)"
+)
+
+
+def hikari(service: str, active: float, *, pending: float = 0) -> Observation:
+    """Micrometer's HikariCP gauges of ``service``'s pool over ten minutes: active, max (10) and pending."""
+    labels = {"pool": "HikariPool-1", "job": service, "namespace": "greenfield"}
+    return query_range(
+        '{__name__=~"hikaricp_connections_(active|max|pending)"}',
+        ranged({"__name__": "hikaricp_connections_active", **labels}, [4.0] * 5 + [active] * 5),
+        ranged({"__name__": "hikaricp_connections_max", **labels}, [10.0] * 10),
+        ranged({"__name__": "hikaricp_connections_pending", **labels}, [0.0] * 5 + [pending] * 5),
+    )
+
+
+def test_a_pool_timeout_with_its_own_pool_at_its_size_is_a_cause() -> None:
+    """HikariCP's "Connection is not available" in grain-api's log and grain-api's own pool series at its size
+    (active 10 of max 10, requests waiting) agree: the pool is the cause, its series back it; the database (within
+    its limit elsewhere) does not make it the database's doing."""
+    observations = [pod_logs(CALLER, HIKARI_TIMEOUT), hikari("grain-api", 10, pending=38)]
+    findings = sound(_refine(detect(observations)), observations)
+    pool = one(findings, "app_pool")
+    assert (pool.role, pool.service) == (Role.CAUSE, "grain-api") and pool.strength >= 3
+    assert one(findings, "app_pool_full").role is Role.SUPPORT
+    assessment = checked(observations)
+    pooled = [c for c in assessment.claims if "runs out of connections in its connection pool" in c.statement]
+    assert any(c.critical for c in pooled)
+
+
+def test_a_pool_timeout_stays_a_direction_without_its_own_pool_series_at_its_size() -> None:
+    """The same timeout with the pool's series under its size, or with another workload's pool full: no agreement
+    within the workload, so the timeout is only a direction (client-side pool trouble without a full database)."""
+    for series in (hikari("grain-api", 6), hikari("hay-baler", 10, pending=20)):
+        observations = [pod_logs(CALLER, HIKARI_TIMEOUT), series]
+        assert one(sound(_refine(detect(observations)), observations), "app_pool").role is Role.HYPOTHESIS
+
+
 def test_unavailable_replicas_make_a_strong_cause_the_root() -> None:
     """kube-state-metrics reports hay-baler's replicas unavailable while its pods cannot mount their secret: the
     workload is symptomatic, so the mount failure is the root cause."""

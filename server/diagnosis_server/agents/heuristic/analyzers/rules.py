@@ -64,6 +64,9 @@ class _Rule(_Model):
     # Kinds of other findings that make this one a cause (a Certificate that cannot be renewed, while callers
     # report an expired certificate): it is then a cause of strength 3 or more.
     cause_with: tuple[Kind, ...] = ()
+    # The ``cause_with`` findings count only when they are about the same workload (a pool's own series at its
+    # size, beside the pool's timeout in that workload's log).
+    cause_with_own: bool = False
 
     @property
     def role_value(self) -> Role:

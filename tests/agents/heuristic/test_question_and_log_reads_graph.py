@@ -106,3 +106,13 @@ def test_a_pool_timeout_and_its_own_pool_series_at_its_size_make_the_pool_the_ca
     assert cause.startswith("invoice-api runs out of connections in its connection pool"), cause
     facts = [item.text for item in run.answer.confirmed_facts]
     assert any("hikaricp_connections_active reached 8 against hikaricp_connections_max 8" in f for f in facts), facts
+
+
+def test_a_data_store_that_cannot_load_its_files_at_start_is_the_crash_loops_cause(tmp_path: Path) -> None:
+    """orders-pg crash-loops and its previous log says "invalid checkpoint record" before its startup process
+    aborts: the crash loop's stated reason is that it cannot load its files from disk, quoted."""
+    run = _run(tmp_path, "orders-pg-checkpoint", _pack_text("orders-pg-checkpoint"))
+    assert run.answer.summary.startswith("Likely cause"), run.answer_text
+    cause = run.answer.likely_cause.text
+    assert cause.startswith("orders-pg cannot load its files from disk"), cause
+    assert "checkpoint record" in cause

@@ -92,6 +92,52 @@ def test_a_session_lookup_line_is_not_a_call_to_a_workload_named_failed() -> Non
     assert "failed fail" not in finding.statement and "calls to failed" not in finding.statement
 
 
+@pytest.mark.parametrize(
+    ("line", "quoted"),
+    [
+        (
+            "1:M 28 Nov 2025 20:19:00.951 # Bad file format reading the append only file appendonly.aof.3.incr.aof: "
+            "make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>",
+            "Bad file format reading the append only file appendonly.aof.3.incr.aof",
+        ),
+        (
+            "1:M 02 Oct 2025 03:14:00.120 # Unexpected end of file reading the append only file appendonly.aof. You "
+            "can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>.",
+            "Unexpected end of file reading the append only file",
+        ),
+        (
+            "1:M 02 Oct 2025 03:14:00.120 # Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+        ),
+        ("2025-10-02 03:14:00.133 UTC [28] LOG:  invalid checkpoint record", "invalid checkpoint record"),
+        (
+            "2025-10-02 03:14:00.133 UTC [28] PANIC:  could not locate a valid checkpoint record",
+            "could not locate a valid checkpoint record",
+        ),
+        (
+            "2025-10-02 03:14:00.090 UTC [1] FATAL:  database files are incompatible with server",
+            "database files are incompatible with server",
+        ),
+        (
+            "2025-10-02T03:14:00.512Z 0 [ERROR] [MY-011906] [InnoDB] InnoDB: Database page corruption on disk or a "
+            "failed file read of tablespace orders/order_items page [page id: space=42, page number=7].",
+            "InnoDB: Database page corruption on disk or a failed file read",
+        ),
+    ],
+)
+def test_a_data_store_that_cannot_load_its_files_at_start_is_its_own_cause(line: str, quoted: str) -> None:
+    """Redis, PostgreSQL and MySQL at start-up, finding their files on disk unreadable: a cause about the store
+    itself, quoting what it said (R-C-1); never about a host the line happens to name."""
+    (finding,) = [f for f in findings_of(line, pod="orchard-db-0") if f.kind == "data_files"]
+    assert (finding.role, finding.service, finding.strength) == (Role.CAUSE, "orchard-db", 3)
+    assert finding.statement == f'orchard-db cannot load its files from disk ("{quoted}")'
+
+
+def test_a_checkpoint_in_an_ordinary_log_line_is_no_damaged_file() -> None:
+    found = findings_of("2025-10-02 03:20:00.133 UTC [61] LOG:  checkpoint complete: wrote 812 buffers (5.0%)")
+    assert all(f.kind != "data_files" for f in found)
+
+
 SEEN_IN = {"orchard-db": ["greenfield"], "weather-feed": ["mill-v2"], "grain-api": ["greenfield"]}
 PLACED = ServiceNames([*KNOWN, "weather-feed"], SEEN_IN)
 

@@ -180,6 +180,17 @@ def test_a_unit_is_found_written_with_the_number_or_beside_it_in_another_binding
     assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4"]).classification == CONTRADICTED
 
 
+def test_a_unit_is_found_as_the_base_unit_suffix_of_a_metric_name_in_another_binding() -> None:
+    """Prometheus names state their unit (``_seconds``, ``_milliseconds``/``_ms``, ``_bytes``): a sample and the
+    series' name hold ``1.52 s``; a name of another unit, or a word that only contains the suffix, does not."""
+    name = "grpc_server_handling_seconds:p99"
+    assert derive("p99 rose from 0.14 s to 1.52 s", ["p99", "0.14", "1.52", name]).classification == DIRECT
+    assert derive("p99 rose to 900 ms", ["p99", "900", "api_request_duration_p99_ms"]).classification == DIRECT
+    assert derive("p99 rose to 1.52 ms", ["p99", "1.52", name]).classification == CONTRADICTED
+    assert derive("p99 rose to 1.52 s", ["p99", "1.52", "p99_milliseconds"]).classification == CONTRADICTED
+    assert derive("p99 rose to 1.52 s", ["p99", "1.52", "timeseconds"]).classification == CONTRADICTED
+
+
 def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states_the_claimed_value() -> None:
     assert derive("status=503 from upstream", ["status=200"]).classification == CONTRADICTED
     assert derive("status=503 from upstream", ["status=200", "status=503"]).classification == DIRECT

@@ -22,7 +22,8 @@ How a fact is found:
 - a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace;
 - a number: as a whole number (``97`` is not found in ``1997`` or ``0.97``); with a unit, either
   written with its unit (``2337ms``) or as a whole number in one text and the unit as a word in
-  another (a metric's ``/summary/max`` and its ``/unit``).
+  another (a metric's ``/summary/max`` and its ``/unit``), or as the base-unit suffix of a Prometheus metric
+  name in another (``1.52 s`` from a sample ``1.52`` and ``grpc_server_handling_seconds:p99``).
 """
 
 from __future__ import annotations
@@ -158,7 +159,25 @@ def _has_word(word: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(text) for text in texts)
 
 
-def _found(fact: _Fact, texts: Sequence[str], haystack: str) -> bool:
+# A Prometheus metric name states its base unit as a suffix part (``_seconds``, ``_milliseconds``, ``_bytes``):
+# ``http_request_duration_seconds_bucket``, ``grpc_server_handling_seconds:p99``.
+_NAME_UNITS = {
+    "s": re.compile(r"[a-z0-9]_seconds(?![a-z])"),
+    "ms": re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])"),
+    "b": re.compile(r"[a-z0-9]_bytes(?![a-z])"),
+}
+
+
+def _has_unit(unit: str, texts: Sequence[str], raw: Sequence[str]) -> bool:
+    """The unit as a word of a (normalized) text, or as the unit suffix of a metric name in a raw text (the
+    normalized form drops the name's underscores)."""
+    if _has_word(unit, texts):
+        return True
+    in_name = _NAME_UNITS.get(unit.casefold())
+    return in_name is not None and any(in_name.search(text.casefold()) for text in raw)
+
+
+def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = ()) -> bool:
     if not fact.number:
         return compact(fact.text) in haystack
     if not fact.unit:
@@ -166,7 +185,7 @@ def _found(fact: _Fact, texts: Sequence[str], haystack: str) -> bool:
     written = re.compile(rf"(?<![\d.]){re.escape(compact(fact.text))}")
     if written.search(haystack):
         return True
-    return _has_number(fact.number, texts) and _has_word(fact.unit, texts)
+    return _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw)
 
 
 def _key_values(text: str) -> dict[str, set[str]]:
@@ -186,13 +205,15 @@ def derive(
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
     whole values the evidence was found in) may ground its words but never its facts."""
-    texts = [normalize(t) for t in matched_texts if t]
-    others = [normalize(t) for t in run_texts if t]
+    raw = [t for t in matched_texts if t]
+    raw_others = [t for t in run_texts if t]
+    texts = [normalize(t) for t in raw]
+    others = [normalize(t) for t in raw_others]
     facts = _facts(statement)
     haystack = "".join(t.replace(" ", "") for t in texts)
-    found = tuple(f.text for f in facts if _found(f, texts, haystack))
+    found = tuple(f.text for f in facts if _found(f, texts, haystack, raw))
     elsewhere = "".join(t.replace(" ", "") for t in others)
-    borrowed = tuple(f.text for f in facts if f.text not in found and _found(f, others, elsewhere))
+    borrowed = tuple(f.text for f in facts if f.text not in found and _found(f, others, elsewhere, raw_others))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():

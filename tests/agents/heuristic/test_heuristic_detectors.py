@@ -402,3 +402,24 @@ async def test_callers_504s_on_a_slow_dependency_make_its_latency_the_cause() ->
     link = one(findings, "timeout")
     assert link.blamed == "catalog-api" and "504" in link.statement
     assert one(findings, "dep_latency").service == "catalog-api"
+
+
+async def test_a_named_latency_series_is_stated_with_its_family_word() -> None:
+    """``http_server_request_duration_p99`` does not say "latency": the statement says it, then the exact name read
+    (bound), and stays a direct observation of its bindings; a name that says it already is stated alone."""
+    scenario = pack(
+        [svc("ledger-api"), svc("quotes-api")],
+        metrics=[
+            series("http_server_request_duration_p99", "ledger-api", step(120, 2400), unit="ms"),
+            series("quotes_latency_p99_ms", "quotes-api", step(80, 1900), unit="ms"),
+        ],
+    )
+    findings = await grounded_findings(
+        scenario,
+        [metric("http_server_request_duration_p99", "ledger-api"), metric("quotes_latency_p99_ms", "quotes-api")],
+    )
+    by_service = {f.service: f for f in findings if f.role is Role.SYMPTOM}
+    assert by_service["ledger-api"].statement.startswith(
+        "ledger-api latency (http_server_request_duration_p99) rose above its baseline to a peak of 2400 ms"
+    )
+    assert by_service["quotes-api"].statement.startswith("quotes-api quotes_latency_p99_ms rose above its baseline")

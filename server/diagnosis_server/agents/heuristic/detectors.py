@@ -59,7 +59,10 @@ def _baseline_series(s: Series, family: str) -> tuple[Finding | None, Onset | No
     if onset is None:
         if family not in (sig.ERROR, sig.LATENCY):
             return None, None
-        statement = f"{s.service} {s.metric} {HEALTHY_MARK} (peak {peak}{unit}, baseline mean {base}{unit})"
+        statement = (
+            f"{s.service} {sig.signal_subject(family, s.metric)} {HEALTHY_MARK} "
+            f"(peak {peak}{unit}, baseline mean {base}{unit})"
+        )
         return Finding("within_baseline", Role.HEALTHY, s.service, statement, tuple(bindings)), None
     bindings.append(s.bind_point(onset, 0))
     when = s.point_ts(onset)
@@ -72,7 +75,7 @@ def _baseline_series(s: Series, family: str) -> tuple[Finding | None, Onset | No
         statement = f"{s.service} {s.metric} to upstream {upstream} {rose}"
         finding = Finding(family, Role.LINK, s.service, statement, tuple(bindings), onset=onset.ts, blamed=upstream)
         return finding, None
-    statement = f"{s.service} {s.metric} {rose}"
+    statement = f"{s.service} {sig.signal_subject(family, s.metric)} {rose}"
     finding = Finding(family, Role.SYMPTOM, s.service, statement, tuple(bindings), onset=onset.ts)
     return finding, Onset(s, onset, threshold, baseline)
 

@@ -26,7 +26,7 @@ from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_stat
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.nodes import node_findings
-from diagnosis_server.agents.heuristic.observations import Binding, Observation, Series, log_lines, records
+from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import (
     pod_findings,
     pod_views,
@@ -38,7 +38,9 @@ from diagnosis_server.agents.heuristic.prometheus_results import prometheus_find
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
+from diagnosis_server.conversions import JsonValue
 
 MAX_SYMPTOMS_CRITICAL = 3
 MAX_LINKS_CRITICAL = 3
@@ -128,6 +130,28 @@ def _cluster_dns(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def workload_namespaces(observations: Sequence[Observation], lines: Sequence[LogLine]) -> dict[str, set[str]]:
+    """The namespaces each workload was seen in: its pods', its log streams' and pod logs' ``namespace``, and the
+    topology's ``labels.namespace``."""
+    found: dict[str, set[str]] = {}
+
+    def add(service: str, namespace: JsonValue) -> None:
+        if service and isinstance(namespace, str) and namespace:
+            found.setdefault(service, set()).add(namespace)
+
+    for pod in pod_views(observations):
+        add(pod.service, pod.get("metadata", "namespace"))
+    for obs in observations:
+        if obs.tool_name == "topology.dependencies" and obs.service:
+            add(obs.service, obs.get("labels", "namespace"))
+    for line in lines:
+        if line.obs.tool_name == "loki.query_range" and len(line.service_path) > 1:
+            add(line.service, line.obs.get(*line.service_path[:-1], "namespace"))
+        elif line.obs.tool_name == "kubernetes.pod_logs":
+            add(line.service, line.obs.get("namespace"))
+    return found
+
+
 def detect(observations: Sequence[Observation]) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
@@ -143,7 +167,7 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *ready_findings(observations),
         *event_findings(observations, known),
         *node_findings(observations),
-        *log_findings(lines, known),
+        *log_findings(lines, known, namespaces=workload_namespaces(observations, lines)),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
@@ -357,9 +381,20 @@ def _refine(
     symptomatic |= {f.service for f in findings if f.kind in UNAVAILABLE_KINDS}
     symptomatic |= {f.service for f in findings if any(names(s, f.service) for s in subjects)}
     kinds = {f.kind for f in findings}
+    own_kinds = {(f.service, f.kind) for f in findings}
+    # The (workload, kind) of the findings that agree within their workload (``cause_with_own``): the mechanism and
+    # the findings that made it a cause.
+    agreeing: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.cause_with_own and any((f.service, kind) in own_kinds for kind in f.cause_with):
+            agreeing |= {(f.service, f.kind), *((f.service, kind) for kind in f.cause_with)}
     out: list[Finding] = []
     for finding in findings:
-        if set(finding.cause_with) & kinds and finding.role is not Role.CAUSE:
+        if finding.cause_with_own:
+            agreed = (finding.service, finding.kind) in agreeing
+        else:
+            agreed = bool(set(finding.cause_with) & kinds)
+        if agreed and finding.role is not Role.CAUSE:
             finding = replace(finding, role=Role.CAUSE, strength=max(finding.strength, STRONG_CAUSE))
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
@@ -371,16 +406,21 @@ def _refine(
             and finding.role in (Role.CAUSE, Role.SUPPORT, Role.SYMPTOM)
         ):
             finding = finding.as_role(Role.HYPOTHESIS)
-        if finding.kind in DATABASE_SIDE and not database_full:
+        # Client-side pool trouble is the database's doing when the database is at its limit; a pool's own
+        # timeout and its own series at its size (``cause_with_own``) say the pool itself is the bottleneck.
+        if finding.kind in DATABASE_SIDE and not database_full and (finding.service, finding.kind) not in agreeing:
             finding = finding.as_role(Role.HYPOTHESIS)
         if finding.kind in GENERIC_SYMPTOMS and finding.service in healthy:
             finding = finding.as_role(Role.HYPOTHESIS)
         # A failure mechanism on a service that shows no symptom, is blamed by no caller and is linked to
         # nothing is a red herring candidate (one failed probe of a serving pod), not the incident's cause:
         # when headline signals elsewhere were read healthy, or when the platform does not report it outright.
+        # A mechanism its own workload's findings agree on is no red herring: a pool's timeout is a request that
+        # failed waiting for a connection, and the pool's own series show it at its size.
         if (
             finding.role is Role.CAUSE
             and finding.service not in symptomatic
+            and (finding.service, finding.kind) not in agreeing
             and (healthy or finding.strength < STRONG_CAUSE)
         ):
             finding = finding.as_role(Role.HYPOTHESIS)
@@ -388,17 +428,31 @@ def _refine(
     return out
 
 
-def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation]) -> list[str]:
-    """The names the question gives that no output of the run mentions (as a service, workload or pod)."""
+def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation], question: str = "") -> list[str]:
+    """The names the question gives that no output of the run mentions (as a service, workload or pod).
+
+    A hyphenated word is taken for a name on its form alone; when the question's other words already name known
+    workloads by a distinctive part ("account sign-ups" and accounts-api), an unmatched hyphenated word is not
+    a workload the data lacks ("sign-ups" is what the users do)."""
     known = known_services(observations)
-    return [s for s in subjects if not any(names(s, k) for k in known)]
+    unknown = [s for s in subjects if not any(names(s, k) for k in known)]
+    hyphenated = [s for s in unknown if "-" in s or "_" in s]
+    if not hyphenated or not question:
+        return unknown
+    rest = question.lower()
+    for name in hyphenated:
+        rest = rest.replace(name, " ")
+    words = question_words(rest)
+    if any(matches_part(words, k) for k in known):
+        return [s for s in unknown if s not in hyphenated]
+    return unknown
 
 
-def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = ()) -> Assessment:
+def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = (), question: str = "") -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
     findings = _refine(detect(observations), settled_pods(observations), subjects)
-    unknown = unknown_subjects(subjects, observations)
+    unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(
             GapDraft(f"no output of the calls made mentions {s}", critical=True, subject=s) for s in unknown

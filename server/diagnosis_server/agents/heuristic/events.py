@@ -232,6 +232,7 @@ def _finding(event: EventView, rule: EventRule) -> Finding:
         pod=event.object_name if event.object_kind == "Pod" else "",
         detail=said,
         cause_with=rule.cause_with,
+        cause_with_own=rule.cause_with_own,
     )
 
 

@@ -116,6 +116,8 @@ class HeuristicExecutor:
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that
         # they do not name them again is no sign that there is no data about them.
-        assessment = assess(observations, subjects=() if carried else subjects)
+        assessment = assess(
+            observations, subjects=() if carried else subjects, question=question if isinstance(question, str) else ""
+        )
         text = json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

@@ -44,8 +44,10 @@ class Finding:
     # What the platform or the line said, verbatim and short (a reason, the start of a message): the cause
     # claim carries it, so the conclusion names the mechanism and not only its kind.
     detail: str = ""
-    # Kinds of other findings that make this one a cause (its rule's ``cause_with``).
+    # Kinds of other findings that make this one a cause (its rule's ``cause_with``), of the same workload only
+    # when ``cause_with_own`` (its rule's ``cause_with_own``).
     cause_with: tuple[str, ...] = ()
+    cause_with_own: bool = False
 
     def as_role(self, role: Role) -> Finding:
         return replace(self, role=role)

@@ -81,14 +81,115 @@ _NOT_NOUNS = frozenset(
         "api",
     ]
 )
-_NOT_SUBJECTS = frozenset({"out-of-memory", "crash-loop", "crash-looping", "time-out", "re-deploy", "roll-out"})
+# Hyphenated words of ordinary English (and of operations talk) that name no workload: "account sign-ups",
+# "the check-out page", "a third-party API", "out-of-memory". Their plural and inflected forms are covered by
+# ``ordinary_compound`` (sign-ups, log-ins, follow-ups, crash-looping).
+_NOT_SUBJECTS = frozenset(
+    {
+        "add-on",
+        "all-in-one",
+        "auto-scale",
+        "auto-scaling",
+        "back-end",
+        "back-off",
+        "built-in",
+        "check-in",
+        "check-out",
+        "clean-up",
+        "co-located",
+        "crash-loop",
+        "cut-over",
+        "day-to-day",
+        "drop-off",
+        "e-mail",
+        "end-to-end",
+        "end-user",
+        "fail-over",
+        "first-time",
+        "follow-up",
+        "front-end",
+        "full-text",
+        "hand-off",
+        "high-latency",
+        "in-app",
+        "in-flight",
+        "in-memory",
+        "in-store",
+        "long-running",
+        "look-up",
+        "log-in",
+        "log-on",
+        "low-latency",
+        "multi-region",
+        "multi-tenant",
+        "non-prod",
+        "non-production",
+        "on-call",
+        "on-prem",
+        "on-premise",
+        "on-premises",
+        "one-time",
+        "opt-in",
+        "opt-out",
+        "out-of-memory",
+        "pick-up",
+        "point-in-time",
+        "pop-up",
+        "post-mortem",
+        "pre-prod",
+        "pre-production",
+        "re-deploy",
+        "re-index",
+        "re-run",
+        "re-try",
+        "read-only",
+        "read-write",
+        "real-time",
+        "roll-back",
+        "roll-out",
+        "round-trip",
+        "self-service",
+        "server-side",
+        "client-side",
+        "set-up",
+        "short-lived",
+        "sign-in",
+        "sign-on",
+        "sign-up",
+        "single-sign-on",
+        "start-up",
+        "third-party",
+        "time-out",
+        "top-up",
+        "up-to-date",
+        "well-known",
+        "write-ahead",
+        "x-ray",
+    }
+)
+
+
+def ordinary_compound(word: str) -> bool:
+    """Whether a hyphenated word is an ordinary English compound, not a name: ``sign-ups``, ``log-ins``,
+    ``check-out``, ``e-mails``, ``crash-looping``, ``re-deployed`` (a listed compound, plural or inflected)."""
+    low = word.lower().replace("_", "-")
+    if low in _NOT_SUBJECTS:
+        return True
+    head, _, last = low.rpartition("-")
+    if not head:
+        return False
+    for suffix in ("s", "es", "ing", "ed", "d"):
+        if last.endswith(suffix) and len(last) > len(suffix) and f"{head}-{last[: -len(suffix)]}" in _NOT_SUBJECTS:
+            return True
+    return False
 
 
 def question_subjects(question: str) -> list[str]:
     """The workload or service names a question gives: kebab-case names, and a name before "service"/"pods"."""
     text = question.lower()
-    found = [m.group(1) for m in _SUBJECT.finditer(text) if m.group(1) not in _NOT_SUBJECTS]
-    found += [m.group(1) for m in _NOUN_BEFORE.finditer(text) if m.group(1) not in _NOT_NOUNS]
+    found = [m.group(1) for m in _SUBJECT.finditer(text) if not ordinary_compound(m.group(1))]
+    nouns = (m.group(1) for m in _NOUN_BEFORE.finditer(text))
+    found += [n for n in nouns if n not in _NOT_NOUNS and not ordinary_compound(n)]
     return list(dict.fromkeys(found))
 
 

@@ -155,18 +155,21 @@ def _symptom(series: ResultSeries) -> Finding | None:
     if owner is None:
         return None
     service, service_binding = owner
-    what = series.name or ("error rate" if family == sig.ERROR else "latency")
+    # The family word, then the series' exact name (bound); a value's unit only as the name states it (bound
+    # with the name: ``_seconds`` is ``s``).
+    what = sig.signal_subject(family, series.name)
+    unit = f" {sig.name_unit(series.name)}" if sig.name_unit(series.name) else ""
     named = [series.obs.bind("data", "result", series.index, "metric", "__name__")] if series.name else []
     if len(above) < sig.MIN_ANOMALOUS_POINTS:
         first, peak = series.samples[0], max(series.samples, key=lambda s: s.value)
-        statement = f"{service} {what} {HEALTHY_MARK} (peak {peak.text}, first sample {first.text})"
+        statement = f"{service} {what} {HEALTHY_MARK} (peak {peak.text}{unit}, first sample {first.text}{unit})"
         bindings = [service_binding, series.bind_sample(first), series.bind_sample(peak), *named]
         return Finding("within_baseline", Role.HEALTHY, service, statement, tuple(bindings))
     peak, onset = max(after, key=lambda s: s.value), above[0]
     bindings = [service_binding, series.bind_sample(quiet), series.bind_sample(peak), *named]
     if onset.index not in (peak.index, quiet.index):
         bindings.append(series.bind_sample(onset))
-    statement = f"{service} {what} rose from {quiet.text} to {peak.text}"
+    statement = f"{service} {what} rose from {quiet.text}{unit} to {peak.text}{unit}"
     return Finding(family, Role.SYMPTOM, service, statement, tuple(bindings))
 
 

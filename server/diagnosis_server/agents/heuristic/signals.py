@@ -86,6 +86,34 @@ def metric_family(name: str) -> str:
     return next((family for family, pattern in _FAMILY_PATTERNS if pattern.search(n)), OTHER)
 
 
+# What an operator calls a family's signal, in a statement about a named series.
+_FAMILY_WORDS = {ERROR: "error rate", LATENCY: "latency"}
+# A Prometheus name's base unit, as its last unit part (``_seconds``, ``_milliseconds`` / ``_ms``), before any
+# suffix (``:p99``, ``_bucket``).
+_NAME_UNITS = (
+    (re.compile(r"[a-z0-9]_seconds(?![a-z])"), "s"),
+    (re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])"), "ms"),
+)
+
+
+def signal_subject(family: str, name: str) -> str:
+    """How a statement names a series of a headline family: its family word, then the series' exact name
+    (``latency (grpc_server_handling_seconds:p99)``); the name alone when it already says the word
+    (``checkout_latency_p99_ms``), or for another family."""
+    word = _FAMILY_WORDS.get(family)
+    if not word or not name:
+        return name or word or ""
+    if word in re.sub(r"[^a-z]+", " ", name.lower()):
+        return name
+    return f"{word} ({name})"
+
+
+def name_unit(name: str) -> str:
+    """The unit a Prometheus series' values are in, as its name says (``s`` of ``..._seconds:p99``), or ''."""
+    low = name.lower()
+    return next((unit for pattern, unit in _NAME_UNITS if pattern.search(low)), "")
+
+
 @dataclass(frozen=True, slots=True)
 class Threshold:
     """A value above ``max(factor * baseline, baseline + delta)`` is anomalous."""

@@ -14,7 +14,7 @@ Every line is read once; rules are tried on it through one combined pattern per 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.analyzers.rules import LogRule, Rules, current_rules
@@ -28,11 +28,26 @@ _ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
 # A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs, user@HOST (not
 # a JSON key such as "@timestamp"), connect to [host] HOST, connection to server at "HOST".
 _HOST = re.compile(
-    r"(?:dial tcp |lookup |Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|resolve '|"
+    r"(?:dial tcp |(?P<lookup>lookup )|Could not resolve host: |ENOTFOUND |EAI_AGAIN |host='?|server on '|resolve '|"
     r"connect(?:ion)? to (?:host |server at \"?|node -?\d+ \()?|UnknownHostException: |https?://|(?<=[\w.-])@)"
     r"(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)",
     re.IGNORECASE,
 )
+# After ``lookup HOST``, what makes it a resolver's message (Go's ``lookup HOST on 10.96.0.10:53: ...``, ``lookup
+# HOST: no such host``, ``lookup HOST: i/o timeout``), not an application's own word ("session lookup failed").
+_RESOLVER_TAIL = re.compile(
+    r" on \[?[0-9a-f.:]+\]?:\d+\b"
+    r"|: (?:no such host|i/o timeout|server misbehaving|Temporary failure in name resolution|Name or service not "
+    r"known|no answer from DNS server|operation was canceled|connection refused|read udp |dial udp |"
+    r"getaddrinfow?: )",
+    re.IGNORECASE,
+)
+# ``<name>.<namespace>.svc[.cluster.local]``: a Service's in-cluster name, in that namespace.
+_SERVICE_HOST = re.compile(
+    r"^(?P<name>[a-z0-9][a-z0-9-]*)\.(?P<namespace>[a-z0-9][a-z0-9-]*)\.svc(?:\.cluster\.local)?$"
+)
+# A host-shaped word where a service name starts in a line.
+_HOST_AT = re.compile(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*", re.IGNORECASE)
 # Words of a library's message where a host may stand ("could not connect to server: Connection refused"): no host
 # unless a workload has that name.
 _NOT_HOSTS = frozenset({"server", "host"})
@@ -53,19 +68,40 @@ class ServiceNames:
     """Finds whole service names in text (``warehouse-gateway`` in ``warehouse-gateway.logistics.svc``,
     never in ``warehouse-gateway-config``) with one compiled pattern."""
 
-    def __init__(self, services: Iterable[str]) -> None:
+    def __init__(self, services: Iterable[str], namespaces: Mapping[str, Iterable[str]] | None = None) -> None:
         names = sorted({s for s in services if s}, key=lambda s: (-len(s), s))
         alternation = "|".join(re.escape(name) for name in names)
         self._pattern = re.compile(rf"(?<![A-Za-z0-9-])(?:{alternation})(?![A-Za-z0-9-])") if names else None
+        # The namespaces each workload was seen in (its pods, its log streams, the topology's labels).
+        self._namespaces = {name: frozenset(found) for name, found in (namespaces or {}).items() if found}
 
     def knows(self, name: str) -> bool:
         return self._pattern is not None and self._pattern.fullmatch(name) is not None
 
+    def misplaced(self, host: str) -> bool:
+        """Whether ``host`` is ``<name>.<namespace>.svc[.cluster.local]`` of a known workload that was seen only in
+        other namespaces: a Service name that does not exist (the workload moved, or the caller's namespace is
+        wrong), not that workload."""
+        match = _SERVICE_HOST.match(host.lower())
+        if match is None or not self.knows(match.group("name")):
+            return False
+        seen = self._namespaces.get(match.group("name"))
+        return seen is not None and match.group("namespace") not in seen
+
     def first_other(self, message: str, own: str) -> str:
-        """The first service other than ``own`` named in ``message``, or ''."""
+        """The first service other than ``own`` named in ``message``, or '' (not a name that only stands in a
+        misplaced Service host: ``sms-gateway.comms.svc`` while sms-gateway runs in comms-v2)."""
         if self._pattern is None:
             return ""
-        return next((m.group(0) for m in self._pattern.finditer(message) if m.group(0) != own), "")
+        for match in self._pattern.finditer(message):
+            name = match.group(0)
+            if name == own:
+                continue
+            host = _HOST_AT.match(message, match.start())
+            if host is not None and self.misplaced(host.group(0).rstrip(".")):
+                continue
+            return name
+        return ""
 
 
 def mentioned(message: str, own: str, services: Sequence[str]) -> str:
@@ -86,6 +122,12 @@ def named_host(message: str, own: str, names: ServiceNames | None = None) -> str
             continue
         if host in _NOT_HOSTS and not (names is not None and names.knows(host)):
             continue
+        if match.group("lookup") and not _resolver_lookup(message, match, host, names):
+            continue
+        if names is not None and names.misplaced(host):
+            if host.split(".")[0] != own:
+                return host
+            continue
         name = host.split(".")[0]
         local = "." not in host or host.endswith(_CLUSTER_SUFFIXES) or (host.count(".") == 1 and not _TLD.search(host))
         if names is not None and names.knows(name):
@@ -94,6 +136,14 @@ def named_host(message: str, own: str, names: ServiceNames | None = None) -> str
         if chosen and name != own and len(name) >= 2:
             return chosen
     return ""
+
+
+def _resolver_lookup(message: str, match: re.Match[str], host: str, names: ServiceNames | None) -> bool:
+    """Whether ``lookup HOST`` is a resolver's: HOST has a dot or is a known workload, or the resolver's own words
+    follow it (``on 10.96.0.10:53``, ``: no such host``). "session lookup failed" names no host."""
+    if "." in host or (names is not None and names.knows(host)):
+        return True
+    return _RESOLVER_TAIL.match(message, match.end("host")) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +202,10 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
             continue
         target = names.first_other(message, line.service)
         host = "" if target else named_host(message, line.service, names)
+        misplaced = rule.misplaced_host_phrase or rule.unknown_host_phrase
+        if host and misplaced and names.misplaced(host):
+            out.append(_Hit(rule, rule.kind, line.service, "", excerpt, misplaced))
+            continue
         if host and rule.unknown_host_phrase and not names.knows(host):
             out.append(_Hit(rule, rule.kind, line.service, "", excerpt, rule.unknown_host_phrase))
             continue
@@ -187,6 +241,8 @@ def _own_finding(line: LogLine, hit: _Hit, role: Role, phrase: str, strength: in
         strength=strength,
         onset=line.ts,
         detail=hit.excerpt,
+        cause_with=hit.rule.cause_with,
+        cause_with_own=hit.rule.cause_with_own,
     )
 
 
@@ -257,12 +313,18 @@ def _generic(line: LogLine, rules: Rules) -> Finding | None:
     return None
 
 
-def log_findings(lines: Iterable[LogLine], services: Sequence[str], rules: Rules | None = None) -> list[Finding]:
-    """Findings of every line, first occurrence of each (kind, service, blamed) only."""
+def log_findings(
+    lines: Iterable[LogLine],
+    services: Sequence[str],
+    rules: Rules | None = None,
+    namespaces: Mapping[str, Iterable[str]] | None = None,
+) -> list[Finding]:
+    """Findings of every line, first occurrence of each (kind, service, blamed) only. ``namespaces``: where each
+    workload was seen, so that a Service host of another namespace is not taken for it."""
     rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
-    names = ServiceNames(services)
+    names = ServiceNames(services, namespaces)
     for line in lines:
         if not line.service:
             continue

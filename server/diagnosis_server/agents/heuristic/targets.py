@@ -63,7 +63,13 @@ def _named_in_full(question: str, name: str) -> bool:
     return re.search(rf"(?<![a-z0-9-]){re.escape(name.lower())}(?![a-z0-9-])", question.lower()) is not None
 
 
-def _matches_part(words: set[str], name: str) -> bool:
+def question_words(question: str) -> set[str]:
+    """The question's words, each stemmed (``accounts`` and ``account`` read alike)."""
+    return {_stem(w) for w in _WORD.findall(question.lower())}
+
+
+def matches_part(words: set[str], name: str) -> bool:
+    """Whether a distinctive part of ``name`` (not ``api``, ``svc``, ...) is one of ``words``."""
     parts = [p for p in re.split(r"[-_.]", name.lower()) if p and p not in _GENERIC_PARTS]
     return any(_stem(p) in words for p in parts)
 
@@ -84,8 +90,8 @@ def select_targets(question: str, services: Sequence[ServiceInfo], *, max_primar
     full = [s for s in services if _named_in_full(question, s.name)]
     if full:
         return Targets(tuple(full[:max_primary]), (), "named in the question")
-    words = {_stem(w) for w in _WORD.findall(question.lower())}
-    matched = [s for s in services if _matches_part(words, s.name)]
+    words = question_words(question)
+    matched = [s for s in services if matches_part(words, s.name)]
     if matched:
         http = [s for s in matched if s.kind == "http"]
         primary = http[:max_primary] if http else matched[:max_primary]

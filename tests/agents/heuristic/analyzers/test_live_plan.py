@@ -12,6 +12,7 @@ from diagnosis_server.agents.heuristic.live_plan import (
     NAMESPACE_ERRORS,
     headline_names,
     live_steps,
+    ordinary_compound,
     question_subjects,
 )
 from diagnosis_server.conversions import JsonObject
@@ -48,12 +49,30 @@ CONTEXT: JsonObject = {
         ("is the out-of-memory in hay-baler v2.3.1 fixed after the roll-out?", ["hay-baler"]),
         ("why is orchard-db.greenfield slow, and orchard-db's replica?", ["orchard-db"]),
         ("silo_gateway and hay-baler: crash-looping since 06:40", ["silo_gateway", "hay-baler"]),
+        ("Why are account sign-ups failing with 500s?", []),
+        ("Customers can't log-in or check-out since the e-mail change. Why?", []),
+        ("The follow-up e-mails of the on-call page time out; is the third-party API read-only?", []),
+        ("Real-time quotes from the multi-tenant pricing-engine are slow (end-to-end)", ["pricing-engine"]),
+        ("Long-running opt-in pop-ups after the set-up of the built-in add-ons crash-loop", []),
+        ("is it an out-of-memory or high-latency issue on ledger-writer, re-deployed at 9?", ["ledger-writer"]),
+        ("Why is the check-out service down?", []),
     ],
 )
 def test_question_subjects(question: str, subjects: list[str]) -> None:
     """Kebab names and a name before "service"/"pods"; never a determiner ("its pods" gives no "its"), a
-    hyphenated ordinary word (out-of-memory, roll-out, crash-looping) or a version."""
+    hyphenated ordinary word (out-of-memory, roll-out, crash-looping, sign-ups, e-mail, third-party, in any
+    plural or inflected form) or a version."""
     assert question_subjects(question) == subjects
+
+
+@pytest.mark.parametrize("word", ["sign-ups", "log-ins", "follow-ups", "crash-looping", "re-deployed", "add-ons"])
+def test_an_inflected_ordinary_compound_is_not_a_name(word: str) -> None:
+    assert ordinary_compound(word)
+
+
+@pytest.mark.parametrize("word", ["sign-api", "checkout-svc", "signup-web", "log-shipper", "on-call-bot", "e-mailer"])
+def test_a_name_that_starts_like_a_compound_is_still_a_name(word: str) -> None:
+    assert not ordinary_compound(word)
 
 
 def test_headline_names_keep_rates_latencies_and_connection_pairs_not_raw_counters() -> None:

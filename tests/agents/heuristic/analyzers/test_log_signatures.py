@@ -63,6 +63,125 @@ def test_named_host(message: str, host: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("message", "host"),
+    [
+        # An application's own word "lookup" names no host.
+        ("session lookup failed: connect ECONNREFUSED 10.100.12.34:6379", ""),
+        ("ERROR token lookup failed for user 8812: upstream returned 503", ""),
+        ("WARN cache lookup miss ratio 0.93 over the last minute", ""),
+        ("price lookup timed out after 5000ms", ""),
+        # Go's resolver: "lookup HOST on IP:53", "lookup HOST: <resolver error>".
+        ("dial tcp: lookup weather-feed on 10.96.0.10:53: no such host", "weather-feed"),
+        ("dial tcp: lookup weather-feed: no such host", "weather-feed"),
+        ("dial tcp: lookup weather-feed: i/o timeout", "weather-feed"),
+        ("lookup weather-feed on [fd00:10:96::a]:53: server misbehaving", "weather-feed"),
+        # A dotted host, or a known workload's bare name, after "lookup".
+        ("bale lookup hay-baler failed after 3 attempts", "hay-baler"),
+        ("lookup payments.partner.example failed", "payments.partner.example"),
+    ],
+)
+def test_lookup_names_a_host_only_in_the_resolvers_form(message: str, host: str) -> None:
+    """``lookup <h>`` is a host only as a resolver writes it, or when <h> has a dot or is a known workload."""
+    assert named_host(message, "grain-api", NAMES) == host
+
+
+def test_a_session_lookup_line_is_not_a_call_to_a_workload_named_failed() -> None:
+    """Node's ioredis through an app's own words: the refused call names an address, not a host "failed"."""
+    (finding,) = findings_of("ERROR session lookup failed: connect ECONNREFUSED 10.100.12.34:6379")
+    assert (finding.service, finding.blamed) == ("grain-api", "")
+    assert "failed fail" not in finding.statement and "calls to failed" not in finding.statement
+
+
+@pytest.mark.parametrize(
+    ("line", "quoted"),
+    [
+        (
+            "1:M 28 Nov 2025 20:19:00.951 # Bad file format reading the append only file appendonly.aof.3.incr.aof: "
+            "make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>",
+            "Bad file format reading the append only file appendonly.aof.3.incr.aof",
+        ),
+        (
+            "1:M 02 Oct 2025 03:14:00.120 # Unexpected end of file reading the append only file appendonly.aof. You "
+            "can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>.",
+            "Unexpected end of file reading the append only file",
+        ),
+        (
+            "1:M 02 Oct 2025 03:14:00.120 # Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+        ),
+        ("2025-10-02 03:14:00.133 UTC [28] LOG:  invalid checkpoint record", "invalid checkpoint record"),
+        (
+            "2025-10-02 03:14:00.133 UTC [28] PANIC:  could not locate a valid checkpoint record",
+            "could not locate a valid checkpoint record",
+        ),
+        (
+            "2025-10-02 03:14:00.090 UTC [1] FATAL:  database files are incompatible with server",
+            "database files are incompatible with server",
+        ),
+        (
+            "2025-10-02T03:14:00.512Z 0 [ERROR] [MY-011906] [InnoDB] InnoDB: Database page corruption on disk or a "
+            "failed file read of tablespace orders/order_items page [page id: space=42, page number=7].",
+            "InnoDB: Database page corruption on disk or a failed file read",
+        ),
+    ],
+)
+def test_a_data_store_that_cannot_load_its_files_at_start_is_its_own_cause(line: str, quoted: str) -> None:
+    """Redis, PostgreSQL and MySQL at start-up, finding their files on disk unreadable: a cause about the store
+    itself, quoting what it said (R-C-1); never about a host the line happens to name."""
+    (finding,) = [f for f in findings_of(line, pod="orchard-db-0") if f.kind == "data_files"]
+    assert (finding.role, finding.service, finding.strength) == (Role.CAUSE, "orchard-db", 3)
+    assert finding.statement == f'orchard-db cannot load its files from disk ("{quoted}")'
+
+
+def test_a_checkpoint_in_an_ordinary_log_line_is_no_damaged_file() -> None:
+    found = findings_of("2025-10-02 03:20:00.133 UTC [61] LOG:  checkpoint complete: wrote 812 buffers (5.0%)")
+    assert all(f.kind != "data_files" for f in found)
+
+
+SEEN_IN = {"orchard-db": ["greenfield"], "weather-feed": ["mill-v2"], "grain-api": ["greenfield"]}
+PLACED = ServiceNames([*KNOWN, "weather-feed"], SEEN_IN)
+
+
+@pytest.mark.parametrize(
+    ("message", "host"),
+    [
+        # In the namespace the workload runs in: the workload.
+        ("dial tcp orchard-db.greenfield.svc:5432: connect: connection refused", "orchard-db"),
+        ("java.net.UnknownHostException: orchard-db.greenfield.svc.cluster.local", "orchard-db"),
+        # In a namespace it does not run in: a Service name that does not exist, kept whole.
+        ("java.net.UnknownHostException: weather-feed.mill.svc.cluster.local", "weather-feed.mill.svc.cluster.local"),
+        ("dial tcp: lookup orchard-db.barn.svc on 10.96.0.10:53: no such host", "orchard-db.barn.svc"),
+        # A workload whose namespace nothing showed: mapped by its first label, as before.
+        ("dial tcp hay-baler.anywhere.svc:8080: connect: connection refused", "hay-baler"),
+    ],
+)
+def test_a_service_host_maps_to_its_workload_only_in_a_namespace_it_runs_in(message: str, host: str) -> None:
+    assert named_host(message, "grain-api", PLACED) == host
+
+
+def test_unknown_host_of_a_service_in_another_namespace_is_the_callers_cause() -> None:
+    """Java's UnknownHostException (the library does not say whether the name exists) for
+    ``weather-feed.mill.svc.cluster.local`` while weather-feed runs in mill-v2: the caller is configured with a
+    Service name that does not exist there. The cause is the caller's, never "weather-feed cannot be resolved"."""
+    line = (
+        '{"@timestamp":"2025-02-11T06:52:01.123Z","level":"ERROR","message":"forecast refresh failed","stack_trace":'
+        '"org.springframework.web.client.ResourceAccessException: I/O error on GET request for \\"http://weather-feed'
+        '.mill.svc.cluster.local:8080/v1/forecast\\": weather-feed.mill.svc.cluster.local\\nCaused by: '
+        'java.net.UnknownHostException: weather-feed.mill.svc.cluster.local\\n"}'
+    )
+    obs = pod_logs(CALLER, line)
+    found = log_findings(log_lines(obs), [*KNOWN, "weather-feed"], namespaces=SEEN_IN)
+    assert_sound(found, [obs])
+    dns = one(found, "dns")
+    assert (dns.service, dns.role, dns.blamed) == ("grain-api", Role.CAUSE, "")
+    assert dns.statement.startswith(f"grain-api {DOES_NOT_EXIST} (")
+    assert "weather-feed.mill.svc.cluster.local" in dns.statement
+    # The same line while weather-feed runs in mill: weather-feed cannot be resolved.
+    here = log_findings(log_lines(obs), [*KNOWN, "weather-feed"], namespaces={"weather-feed": ["mill"]})
+    assert one(here, "dns").statement.startswith("weather-feed cannot be resolved (grain-api calls to it fail")
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "2025/02/11 06:52:01 ERROR quote failed: dial tcp: lookup weather-feed.greenfield.svc.cluster.local on "

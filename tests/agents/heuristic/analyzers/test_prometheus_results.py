@@ -12,8 +12,10 @@ import re
 
 import pytest
 
+from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Role
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
+from diagnosis_server.verification.derivability import derive
 
 from ._checks import assert_sound, one, sound
 from ._shapes import instant, query, query_range, ranged
@@ -25,7 +27,7 @@ QUIET = [0.002, 0.003, 0.002, 0.002]
 
 
 def rose(statement: str) -> tuple[float, float]:
-    match = re.search(r"rose from (\S+) to (\S+)$", statement)
+    match = re.search(r"rose from (\S+)(?: m?s)? to (\S+)(?: m?s)?$", statement)
     assert match, statement
     return float(match.group(1)), float(match.group(2))
 
@@ -210,6 +212,53 @@ def test_latency_in_seconds_is_judged_in_seconds() -> None:
     findings = prometheus_findings([quantile])
     assert_sound(findings, [quantile])
     assert one(findings, "latency").statement == "grain-api latency rose from 0.12 to 0.9"
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "statement"),
+    [
+        (
+            "grpc_server_handling_seconds:p99",
+            [0.14] * 10 + [1.52] * 10,
+            "grain-api latency (grpc_server_handling_seconds:p99) rose from 0.14 s to 1.52 s",
+        ),
+        (
+            "http_server_request_duration_seconds:p95",
+            [0.2] * 10 + [0.21] * 10,
+            f"grain-api latency (http_server_request_duration_seconds:p95) {HEALTHY_MARK} "
+            "(peak 0.21 s, first sample 0.2 s)",
+        ),
+        (
+            "grain_api_request_duration_p99_ms",
+            [100] * 10 + [900] * 10,
+            "grain-api latency (grain_api_request_duration_p99_ms) rose from 100 ms to 900 ms",
+        ),
+        (
+            "grain_api_latency_p99_ms",
+            [100] * 10 + [900] * 10,
+            "grain-api grain_api_latency_p99_ms rose from 100 ms to 900 ms",
+        ),
+        (
+            "grpc_server_errors_ratio:rate5m",
+            [0.001] * 10 + [0.2] * 10,
+            "grain-api error rate (grpc_server_errors_ratio:rate5m) rose from 0.001 to 0.2",
+        ),
+        ("grain_api_error_rate", [0.001] * 10 + [0.2] * 10, "grain-api grain_api_error_rate rose from 0.001 to 0.2"),
+    ],
+)
+def test_a_named_series_is_stated_with_its_family_word_and_the_unit_its_name_says(
+    name: str, values: list[float], statement: str
+) -> None:
+    """The family word an operator uses, then the exact name read (bound); a value's unit only as the name's base-unit
+    suffix states it (``_seconds``: s, ``_ms``: ms), never for an error ratio. The statement is a direct observation
+    of its bindings (the derivability check finds ``1.52 s`` from the sample and the name's ``_seconds``)."""
+    obs = query_range(name, ranged({"__name__": name, "job": "grain-api"}, values))
+    findings = prometheus_findings([obs])
+    assert_sound(findings, [obs])
+    (finding,) = [f for f in findings if f.kind in ("latency", "error", "within_baseline")]
+    assert finding.statement == statement
+    derivation = derive(finding.statement, [b.matched_text for b in finding.bindings])
+    assert derivation.classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION, derivation.reason()
 
 
 def test_latency_in_milliseconds_keeps_the_millisecond_delta() -> None:

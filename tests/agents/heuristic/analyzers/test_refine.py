@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect
+from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect, unknown_subjects
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Role
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.pods import settled_pods
@@ -254,6 +254,67 @@ def test_a_question_about_workloads_no_output_mentions_gets_no_data_gaps() -> No
     # One subject the data knows: an ordinary assessment, no no-data gap.
     known = assess(observations, subjects=["seedbank", "hay-baler"])
     assert known.claims and not any(g.subject for g in known.gaps)
+
+
+def test_an_unmatched_hyphenated_word_beside_a_known_name_part_is_not_a_workload_without_data() -> None:
+    """ "Why are baler sign-ups failing?": "sign-ups" is taken for a name on its form, but the question's word
+    "baler" names hay-baler by a part: the answer is an ordinary assessment, not "no data about sign-ups"."""
+    observations = [ready_balers(), event_list(PROBE)]
+    question = "Why are baler sign-ups failing after the re-index?"
+    assessment = assess(observations, subjects=["sign-ups"], question=question)
+    assert assessment.claims and not any(g.subject for g in assessment.gaps)
+    assert unknown_subjects(["sign-ups"], observations, question) == []
+
+
+def test_a_hyphenated_name_is_still_unknown_when_only_its_own_parts_match() -> None:
+    """ "hay-silo" shares "hay" with hay-baler, and "seed-drill" names nothing: the words inside the unmatched names
+    do not count, so both stay workloads the data does not know."""
+    observations = [ready_balers(), event_list(PROBE)]
+    question = "Why did the hay-silo and seed-drill cronjobs fail last night?"
+    assert unknown_subjects(["hay-silo", "seed-drill"], observations, question) == ["hay-silo", "seed-drill"]
+    assessment = assess(observations, subjects=["hay-silo", "seed-drill"], question=question)
+    assert assessment.claims == ()
+    assert [g.subject for g in assessment.gaps] == ["hay-silo", "seed-drill"]
+
+
+HIKARI_TIMEOUT = (
+    "2025-02-11T06:44:00.318Z ERROR 1 --- [grain-api] [nio-8080-exec-37] o.h.engine.jdbc.spi.SqlExceptionHelper   : "
+    "HikariPool-1 - Connection is not available, request timed out after 30000ms (total=10, active=10, idle=0, "
+    "waiting=42)"
+)
+
+
+def hikari(service: str, active: float, *, pending: float = 0) -> Observation:
+    """Micrometer's HikariCP gauges of ``service``'s pool over ten minutes: active, max (10) and pending."""
+    labels = {"pool": "HikariPool-1", "job": service, "namespace": "greenfield"}
+    return query_range(
+        '{__name__=~"hikaricp_connections_(active|max|pending)"}',
+        ranged({"__name__": "hikaricp_connections_active", **labels}, [4.0] * 5 + [active] * 5),
+        ranged({"__name__": "hikaricp_connections_max", **labels}, [10.0] * 10),
+        ranged({"__name__": "hikaricp_connections_pending", **labels}, [0.0] * 5 + [pending] * 5),
+    )
+
+
+def test_a_pool_timeout_with_its_own_pool_at_its_size_is_a_cause() -> None:
+    """HikariCP's "Connection is not available" in grain-api's log and grain-api's own pool series at its size
+    (active 10 of max 10, requests waiting) agree: the pool is the cause, its series back it; the database (within
+    its limit elsewhere) does not make it the database's doing."""
+    observations = [pod_logs(CALLER, HIKARI_TIMEOUT), hikari("grain-api", 10, pending=38)]
+    findings = sound(_refine(detect(observations)), observations)
+    pool = one(findings, "app_pool")
+    assert (pool.role, pool.service) == (Role.CAUSE, "grain-api") and pool.strength >= 3
+    assert one(findings, "app_pool_full").role is Role.SUPPORT
+    assessment = checked(observations)
+    pooled = [c for c in assessment.claims if "runs out of connections in its connection pool" in c.statement]
+    assert any(c.critical for c in pooled)
+
+
+def test_a_pool_timeout_stays_a_direction_without_its_own_pool_series_at_its_size() -> None:
+    """The same timeout with the pool's series under its size, or with another workload's pool full: no agreement
+    within the workload, so the timeout is only a direction (client-side pool trouble without a full database)."""
+    for series in (hikari("grain-api", 6), hikari("hay-baler", 10, pending=20)):
+        observations = [pod_logs(CALLER, HIKARI_TIMEOUT), series]
+        assert one(sound(_refine(detect(observations)), observations), "app_pool").role is Role.HYPOTHESIS
 
 
 def test_unavailable_replicas_make_a_strong_cause_the_root() -> None:

@@ -17,6 +17,7 @@ def _phrases() -> list[str]:
     rules = bundled_rules()
     phrases = [rule.phrase for group in (rules.container, rules.event, rules.log) for rule in group]
     phrases += [rule.unknown_host_phrase for rule in rules.log if rule.unknown_host_phrase]
+    phrases += [rule.misplaced_host_phrase for rule in rules.log if rule.misplaced_host_phrase]
     return sorted(set(phrases))
 
 

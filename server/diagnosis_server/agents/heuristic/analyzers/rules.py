@@ -64,6 +64,9 @@ class _Rule(_Model):
     # Kinds of other findings that make this one a cause (a Certificate that cannot be renewed, while callers
     # report an expired certificate): it is then a cause of strength 3 or more.
     cause_with: tuple[Kind, ...] = ()
+    # The ``cause_with`` findings count only when they are about the same workload (a pool's own series at its
+    # size, beside the pool's timeout in that workload's log).
+    cause_with_own: bool = False
 
     @property
     def role_value(self) -> Role:
@@ -111,6 +114,10 @@ class LogRule(_Rule):
     # For a rule about a target: when the target is a host no known workload is named by (the caller is set up
     # with a name that does not exist), the finding is about the caller, with this phrase.
     unknown_host_phrase: Phrase | None = None
+    # For a rule about a target: when the target is a Service host ``<name>.<namespace>.svc`` of a workload seen
+    # only in other namespaces (the caller is set up with a name that does not exist there), the finding is about
+    # the caller, with this phrase (``unknown_host_phrase`` when unset).
+    misplaced_host_phrase: Phrase | None = None
 
     @field_validator("patterns")
     @classmethod

@@ -152,10 +152,27 @@ def workload_namespaces(observations: Sequence[Observation], lines: Sequence[Log
     return found
 
 
+def _as_listed(lines: list[LogLine], observations: Sequence[Observation]) -> list[LogLine]:
+    """A pod's log lines belong to the workload the pods listing names for that pod (its labels: a Helm release's
+    ``session-redis`` for the pod ``session-redis-master-0`` of the StatefulSet ``session-redis-master``), when
+    that name begins the pod's own name, so the line's binding still quotes the pod's name."""
+    listed = {pod.name: pod.service for pod in pod_views(observations)}
+    if not listed:
+        return lines
+    out: list[LogLine] = []
+    for line in lines:
+        pod = line.obs.text("pod") if line.obs.tool_name == "kubernetes.pod_logs" else ""
+        workload = listed.get(pod)
+        if workload and workload != line.service and pod.startswith(workload + "-"):
+            line = replace(line, service=workload, service_text=workload)
+        out.append(line)
+    return out
+
+
 def detect(observations: Sequence[Observation]) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
-    lines = [line for obs in observations for line in log_lines(obs)]
+    lines = _as_listed([line for obs in observations for line in log_lines(obs)], observations)
     metrics, onsets = metric_findings(series)
     known = known_services(observations)
     # The same series may be read twice (metrics.query and Prometheus): one finding of a kind per service.

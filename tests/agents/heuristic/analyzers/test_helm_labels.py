@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from diagnosis_server.agents.heuristic.diagnosis import detect
 from diagnosis_server.agents.heuristic.pods import pod_findings, pod_views
 from diagnosis_server.agents.heuristic.workloads import pod_workload_label
 
 from ._checks import assert_sound, one
-from ._shapes import container, pod, pod_list, waiting
+from ._shapes import container, pod, pod_list, pod_logs, waiting
 
 BACK_OFF = "back-off 5m0s restarting failed container=postgresql pod=orders-db-postgresql-0_greenfield(5b0f)"
 
@@ -57,3 +58,24 @@ def test_a_redis_release_and_a_chart_named_pod_and_a_plain_label() -> None:
         "app.kubernetes.io/name",
         "log-shipper",
     )
+
+
+def test_a_release_pods_log_lines_belong_to_the_release_and_bind_the_pods_name() -> None:
+    """A crash-looping Redis release's previous log names the release (the service the topology knows), not the
+    StatefulSet ``session-redis-master`` its pod name gives; the line's binding quotes the pod's name."""
+    name = "session-redis-master-0"
+    listing = pod_list(_chart_pod(name, "redis", "session-redis", ("StatefulSet", "session-redis-master")))
+    logs = pod_logs(
+        name,
+        "1:M 14 Mar 2025 20:01:07.512 # Bad file format reading the append only file appendonly.aof.3.incr.aof: "
+        "make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>",
+        container_name="redis",
+    )
+    observations = [listing, logs]
+    findings = [f for f in detect(observations) if f.bindings and f.bindings[0].invocation_id == logs.invocation_id]
+    assert_sound(findings, observations)
+    assert findings and {f.service for f in findings} == {"session-redis"}, [f.statement for f in findings]
+    assert (findings[0].bindings[0].raw_path, findings[0].bindings[0].matched_text) == ("/pod", "session-redis")
+    # Without the listing, the pod's name is all there is: its controller's name.
+    alone = [f for f in detect([logs]) if f.bindings and f.bindings[0].invocation_id == logs.invocation_id]
+    assert alone and {f.service for f in alone} == {"session-redis-master"}

@@ -221,22 +221,31 @@ class SqliteRunner:
             self._loop_conn = own
         return self._loop_conn
 
-    def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str, *, commit: bool) -> Any:
-        """The transaction's result when it ran on the loop; ``_MET_LOCK`` when it met a lock (rolled back)."""
+    def _on_loop(self, operation: Callable[[sqlite3.Connection], _R], begin: str | None, *, commit: bool) -> Any:
+        """The transaction's result when it ran on the loop; ``_MET_LOCK`` when it met a lock (rolled back).
+
+        ``begin`` None: the operation is one statement (or one statement each time it runs, as one whose
+        refusal reads why in a statement of its own), each SQLite's own transaction: a write statement takes
+        the write lock before it reads anything, as BEGIN IMMEDIATE would, and commits when it is done; a
+        read statement reads one snapshot. Two calls of the driver fewer a transaction.
+        """
         conn = self._loop_connection()
         if conn is None:
             return _MET_LOCK
         execute = conn.execute
         try:
-            execute(begin)
-            try:
+            if begin is None:
                 result = operation(conn)
-                execute("COMMIT" if commit else "ROLLBACK")
-            except BaseException:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        execute("ROLLBACK")
-                raise
+            else:
+                execute(begin)
+                try:
+                    result = operation(conn)
+                    execute("COMMIT" if commit else "ROLLBACK")
+                except BaseException:
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            execute("ROLLBACK")
+                    raise
         except sqlite3.OperationalError as exc:
             if not _is_locked(exc):
                 self._drop_broken(conn)
@@ -317,18 +326,25 @@ class SqliteRunner:
     async def write(self, operation: Callable[[Connection], _R]) -> _R:
         return await _to_the_end(self._submit(lambda: self._transaction(operation, "BEGIN IMMEDIATE", commit=True)))
 
-    async def read_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
-        """A DB-API read (``sqlite_ops``): on the loop when it cannot wait, else on the worker thread."""
-        result = self._on_loop(operation, "BEGIN", commit=False)
+    async def read_raw(self, operation: Callable[[sqlite3.Connection], _R], *, one_statement: bool = False) -> _R:
+        """A DB-API read (``sqlite_ops``): on the loop when it cannot wait, else on the worker thread.
+
+        ``one_statement``: the operation reads with one statement, which reads one snapshot by itself (on the
+        loop, no BEGIN and ROLLBACK around it)."""
+        result = self._on_loop(operation, None if one_statement else "BEGIN", commit=False)
         if result is _MET_LOCK:
             return await self._submit(lambda: self._raw_on_worker(operation, "BEGIN", commit=False))
         if time.perf_counter() - self._yielded_at >= self.YIELD_AFTER_S:
             await self._fair()
         return result  # type: ignore[no-any-return]
 
-    async def write_raw(self, operation: Callable[[sqlite3.Connection], _R]) -> _R:
-        """A DB-API write transaction (``sqlite_ops``): on the loop when it cannot wait, else on the worker."""
-        result = self._on_loop(operation, "BEGIN IMMEDIATE", commit=True)
+    async def write_raw(self, operation: Callable[[sqlite3.Connection], _R], *, one_statement: bool = False) -> _R:
+        """A DB-API write transaction (``sqlite_ops``): on the loop when it cannot wait, else on the worker.
+
+        ``one_statement``: the operation writes with one statement (a refusal may read why in another), which
+        is its own transaction (on the loop, no BEGIN IMMEDIATE and COMMIT around it). On the worker every
+        write is in BEGIN IMMEDIATE: it waits for the lock on the busy timeout there."""
+        result = self._on_loop(operation, None if one_statement else "BEGIN IMMEDIATE", commit=True)
         if result is _MET_LOCK:
             return await _to_the_end(
                 self._submit(lambda: self._raw_on_worker(operation, "BEGIN IMMEDIATE", commit=True))

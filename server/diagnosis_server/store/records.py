@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -32,10 +33,15 @@ def truncate_to_micros(stamp: Timestamp) -> None:
     stamp.nanos -= stamp.nanos % 1000
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def to_timestamp(moment: datetime) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
+    """``Timestamp.FromDatetime`` (a naive datetime is UTC), without its round trip through a time tuple."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    since = moment - _EPOCH
+    return Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def from_timestamp(stamp: Timestamp) -> datetime:
@@ -52,6 +58,14 @@ def parse_run(data: bytes) -> run_pb2.DiagnosisRun:
 
 def parse_invocation(data: bytes) -> contracts_pb2.ToolInvocation:
     return _parse(contracts_pb2.ToolInvocation(), data)
+
+
+def parse_invocations(rows: Iterable[bytes]) -> list[contracts_pb2.ToolInvocation]:
+    parse = contracts_pb2.ToolInvocation.FromString
+    try:
+        return [parse(data) for data in rows]
+    except DecodeError as exc:
+        raise StoreError("stored ToolInvocation does not parse") from exc
 
 
 def parse_event(data: bytes) -> run_pb2.OrchestrationEvent:
@@ -146,14 +160,16 @@ def stamp_interrupted(run: run_pb2.DiagnosisRun, reason: str, now: datetime) -> 
 
 
 def invocation_columns(invocation: contracts_pb2.ToolInvocation) -> dict[str, Any]:
-    require_id(invocation.run_id, "tool invocation run_id")
-    require_id(invocation.invocation_id, "invocation_id")
-    return {
-        "run_id": invocation.run_id,
-        "invocation_id": invocation.invocation_id,
-        "tool_name": invocation.tool_name,
-        "payload": payload(invocation),
-    }
+    run_id, invocation_id, tool_name, data = invocation_row(invocation)
+    return {"run_id": run_id, "invocation_id": invocation_id, "tool_name": tool_name, "payload": data}
+
+
+def invocation_row(invocation: contracts_pb2.ToolInvocation) -> tuple[str, str, str, bytes]:
+    """The invocation's row (run_id, invocation_id, tool_name, payload), its ids checked first."""
+    run_id, invocation_id = invocation.run_id, invocation.invocation_id
+    require_id(run_id, "tool invocation run_id")
+    require_id(invocation_id, "invocation_id")
+    return run_id, invocation_id, invocation.tool_name, invocation.SerializeToString(deterministic=True)
 
 
 def check_event(run_id: str, event: run_pb2.OrchestrationEvent) -> None:

@@ -39,8 +39,9 @@ from diagnosis_server.store.records import (
     events_limit,
     final_commit,
     invocation_columns,
+    invocation_row,
     parse_event,
-    parse_invocation,
+    parse_invocations,
     parse_run,
     parse_step,
     run_columns,
@@ -139,19 +140,26 @@ class Repository:
         except _DRIVER_ERRORS as exc:
             raise _store_error(exc, what, duplicate) from exc
 
-    async def _read_raw(self, what: str, operation: Callable[[sqlite3.Connection], _R]) -> _R:
+    async def _read_raw(
+        self, what: str, operation: Callable[[sqlite3.Connection], _R], *, one_statement: bool = False
+    ) -> _R:
         assert self._sqlite is not None
         try:
-            return await self._sqlite.read_raw(operation)
+            return await self._sqlite.read_raw(operation, one_statement=one_statement)
         except _DRIVER_ERRORS as exc:
             raise _store_error(exc, what) from exc
 
     async def _write_raw(
-        self, what: str, operation: Callable[[sqlite3.Connection], _R], *, duplicate: str | None = None
+        self,
+        what: str,
+        operation: Callable[[sqlite3.Connection], _R],
+        *,
+        duplicate: str | None = None,
+        one_statement: bool = False,
     ) -> _R:
         assert self._sqlite is not None
         try:
-            return await self._sqlite.write_raw(operation)
+            return await self._sqlite.write_raw(operation, one_statement=one_statement)
         except _DRIVER_ERRORS as exc:
             raise _store_error(exc, what, duplicate) from exc
 
@@ -165,7 +173,10 @@ class Repository:
         duplicate = f"run {run.run_id!r} exists"
         if self._sqlite is not None:
             await self._write_raw(
-                "create_run", functools.partial(sqlite_ops.create_run, values=values), duplicate=duplicate
+                "create_run",
+                functools.partial(sqlite_ops.create_run, values=values),
+                duplicate=duplicate,
+                one_statement=True,
             )
             return
         await self._write("create_run", functools.partial(sql.create_run, values=values), duplicate=duplicate)
@@ -225,7 +236,7 @@ class Repository:
         limit = events_limit(limit)
         if self._sqlite is not None:
             raw = functools.partial(sqlite_ops.list_events, run_id=run_id, after_sequence=after_sequence, limit=limit)
-            rows = await self._read_raw("list_events", raw)
+            rows = await self._read_raw("list_events", raw, one_statement=True)
         else:
             query = functools.partial(sql.list_events, run_id=run_id, after_sequence=after_sequence, limit=limit)
             rows = await self._shared_read(("list_events", run_id, after_sequence, limit), "list_events", query)
@@ -250,12 +261,18 @@ class Repository:
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         """Records one tool call of a RUNNING run, in its own transaction (R-C-2)."""
+        if self._sqlite is not None:
+            row = invocation_row(invocation)
+            try:
+                await self._sqlite.write_raw(
+                    functools.partial(sqlite_ops.add_tool_invocation, row=row), one_statement=True
+                )
+            except _DRIVER_ERRORS as exc:
+                duplicate = f"run {row[0]!r} already has invocation {row[1]!r}"
+                raise _store_error(exc, "add_tool_invocation", duplicate) from exc
+            return
         values = invocation_columns(invocation)
         duplicate = f"run {invocation.run_id!r} already has invocation {invocation.invocation_id!r}"
-        if self._sqlite is not None:
-            raw = functools.partial(sqlite_ops.add_tool_invocation, run_id=invocation.run_id, values=values)
-            await self._write_raw("add_tool_invocation", raw, duplicate=duplicate)
-            return
         operation = functools.partial(sql.add_tool_invocation, run_id=invocation.run_id, values=values)
         await self._write("add_tool_invocation", operation, duplicate=duplicate)
 
@@ -264,12 +281,12 @@ class Repository:
         rows: Sequence[bytes]
         if self._sqlite is not None:
             raw = functools.partial(sqlite_ops.list_tool_invocations, run_id=run_id)
-            rows = await self._read_raw("list_tool_invocations", raw)
+            rows = await self._read_raw("list_tool_invocations", raw, one_statement=True)
         else:
             rows = await self._read(
                 "list_tool_invocations", functools.partial(sql.list_tool_invocations, run_id=run_id)
             )
-        return [parse_invocation(data) for data in rows]
+        return parse_invocations(rows)
 
     # ------------------------------------------------------------------ liveness
 

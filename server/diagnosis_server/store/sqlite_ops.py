@@ -27,8 +27,10 @@ INSERT_RUN = (
 )
 RUN_STATUS = "SELECT status FROM diagnosis_run WHERE run_id = ?"
 LOCK_RUN = "SELECT status, tenant, created_at FROM diagnosis_run WHERE run_id = ?"
+# The run's row replaced, but for run_id, tenant and created_at: a run keeps them (``stamp_run_update``), and
+# setting them to the same values would rewrite the two indexes they lead for nothing.
 UPDATE_RUN = (
-    "UPDATE diagnosis_run SET tenant = ?, status = ?, verdict = ?, question = ?, scenario = ?, created_at = ?, "
+    "UPDATE diagnosis_run SET status = ?, verdict = ?, question = ?, scenario = ?, "
     "updated_at = ?, owner = ?, heartbeat_at = ?, payload = ? WHERE run_id = ?"
 )
 INSERT_STEP = "INSERT INTO node_step (run_id, node, attempt, payload) VALUES (?, ?, ?, ?)"
@@ -114,18 +116,17 @@ def commit_node(
         row = conn.execute(LOCK_RUN, (run_id,)).fetchone()
         _refuse(run_id, None if row is None else int(row[0]))
         stored = stamp_run_update(run, tenant=row[1], created_at=parse_stamp(row[2]), now=now)
+        at = stamp(now)
         conn.execute(
             UPDATE_RUN,
             (
-                stored.tenant,
                 int(stored.status),
                 int(stored.verdict),
                 stored.question,
                 stored.scenario,
-                row[2],
-                stamp(now),
+                at,
                 owner,
-                stamp(now),
+                at,
                 payload(stored),
                 run_id,
             ),
@@ -137,12 +138,11 @@ def commit_node(
     return stored
 
 
-def add_tool_invocation(conn: sqlite3.Connection, run_id: str, values: dict[str, Any]) -> None:
-    """The invocation's row, in one conditional insert; why not, when its run is missing or final."""
-    inserted = conn.execute(
-        INSERT_INVOCATION, (run_id, values["invocation_id"], values["tool_name"], values["payload"], run_id)
-    ).rowcount
-    if not inserted:
+def add_tool_invocation(conn: sqlite3.Connection, row: tuple[str, str, str, bytes]) -> None:
+    """The invocation's row (``records.invocation_row``), in one conditional insert; why not, when its run is
+    missing or final."""
+    run_id = row[0]
+    if not conn.execute(INSERT_INVOCATION, (*row, run_id)).rowcount:
         _refuse(run_id, _status(conn, run_id))
         raise RunNotFound(f"run {run_id!r} took no invocation")  # unreachable: a run not final takes it
 

@@ -75,30 +75,6 @@ async def test_a_write_meeting_a_held_lock_waits_on_the_worker_not_on_the_loop(t
         await repository.close()
 
 
-async def test_the_log_starts_over_under_a_steady_stream_of_writes_on_the_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The worker checkpoints the whole log (RESTART) while the loop keeps writing: the log starts over
-    instead of growing for as long as the writes go on."""
-    monkeypatch.setattr(SqliteRunner, "CHECKPOINT_EVERY", 8)
-    monkeypatch.setattr(SqliteRunner, "CHECKPOINT_FRAMES", 40)
-    path = tmp_path / "log.db"
-    repository = await open_repository(f"sqlite+aiosqlite:///{path}")
-    try:
-        runner = _runner(repository)
-        await repository.create_run(make_run("run-1"))
-        most = 0
-        for n in range(600):
-            await repository.add_tool_invocation(make_invocation("run-1", f"inv-{n}"))
-            most = max(most, runner._wal_frames())
-        assert runner.on_worker < 100  # most writes ran on the loop (a few met the checkpoint's lock)
-        # Every write adds frames: without the log starting over it would hold well over 600 of them.
-        assert 40 <= most < 300
-        assert len(await repository.list_tool_invocations("run-1")) == 600
-    finally:
-        await repository.close()
-
-
 async def test_an_in_memory_store_runs_on_the_loop() -> None:
     repository = await open_repository("sqlite+aiosqlite://")
     try:

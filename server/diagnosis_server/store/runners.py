@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from diagnosis_server.store.engine import SQLITE_BUSY_TIMEOUT_MS, enable_wal, is_sqlite_memory
+from diagnosis_server.store.engine import enable_wal, is_sqlite_memory
 
 _R = TypeVar("_R")
 
@@ -112,22 +112,15 @@ class SqliteRunner:
     synchronous=NORMAL a commit writes the log without syncing it. A transaction that meets a lock anywhere
     is rolled back and run again on the worker thread, which waits on the busy timeout like every other
     transaction there. The loop connection never checkpoints the log itself (``wal_autocheckpoint`` 0): the
-    worker does, once the log holds ``CHECKPOINT_FRAMES`` frames (SQLite's own auto-checkpoint point), as
-    SQLite's auto-checkpoint would: all of it, the log then starting over from its beginning (RESTART). A
-    checkpoint that let the loop go on writing (PASSIVE) never catches up with a busy loop: the log would
-    never start over, grow without end, and be checkpointed a little at a time every ``CHECKPOINT_EVERY``
-    commits (a fifth of the store's CPU). While the checkpoint runs, the loop's writes meet the lock and go
-    to the worker, behind it; it waits on other connections for ``CHECKPOINT_BUSY_MS`` at most, and a
-    checkpoint cut short is tried again later. An in-memory database has one connection and no other
-    process: its transactions run on the loop whenever the worker thread has nothing queued (so the two
-    never share the connection at once).
+    worker does, once the log has grown past ``CHECKPOINT_WAL_BYTES``, without blocking writers (PASSIVE). An
+    in-memory database has one connection and no other process: its transactions run on the loop whenever
+    the worker thread has nothing queued (so the two never share the connection at once).
     """
 
-    # Every this many commits on the loop, the log's length is looked at (the wal-index header's frame count);
-    # from CHECKPOINT_FRAMES frames (SQLite's own auto-checkpoint point) the worker checkpoints it.
+    # Every this many commits on the loop, the log's size is looked at; past CHECKPOINT_WAL_BYTES (SQLite's own
+    # auto-checkpoint point, 1,000 pages of 4 KiB) the worker checkpoints it.
     CHECKPOINT_EVERY = 64
-    CHECKPOINT_FRAMES = 1000
-    CHECKPOINT_BUSY_MS = 100
+    CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
     YIELD_AFTER_S = 0.001
 
     def __init__(self, engine: Engine) -> None:
@@ -142,7 +135,6 @@ class SqliteRunner:
         self._loop_conn: sqlite3.Connection | None = None
         self._queued = 0  # transactions handed to the worker thread and not yet done
         self._loop_commits = 0
-        self._checkpointing = False  # a checkpoint is queued on the worker or running there
         self._prepared = False
         self._yielded_at = 0.0
         self.on_loop = 0  # transactions run on the loop, and on the worker (tests and the bench read them)
@@ -257,11 +249,7 @@ class SqliteRunner:
         self.on_loop += 1
         if commit and not self._memory:
             self._loop_commits += 1
-            if (
-                self._loop_commits % self.CHECKPOINT_EVERY == 0
-                and not self._checkpointing
-                and self._wal_frames() >= self.CHECKPOINT_FRAMES
-            ):
+            if self._loop_commits % self.CHECKPOINT_EVERY == 0 and self._wal_size() >= self.CHECKPOINT_WAL_BYTES:
                 self._checkpoint_later()
         return result
 
@@ -279,34 +267,19 @@ class SqliteRunner:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
 
-    def _wal_frames(self) -> int:
-        """The frames in the log: the wal-index header's ``mxFrame`` (a u32 at byte 16 of the ``-shm`` file, in
-        the machine's byte order: https://www.sqlite.org/walformat.html), read without its lock (a hint only)."""
+    def _wal_size(self) -> int:
         try:
-            with open(f"{self._path}-shm", "rb", buffering=0) as shm:
-                header = shm.read(20)
+            return os.stat(f"{self._path}-wal").st_size
         except OSError:
             return 0
-        return int.from_bytes(header[16:20], sys.byteorder) if len(header) == 20 else 0
 
     def _checkpoint_later(self) -> None:
         def checkpoint() -> None:
             driver: Any = self._connection().connection.driver_connection
-            try:
-                with contextlib.suppress(sqlite3.Error):
-                    driver.execute(f"PRAGMA busy_timeout = {self.CHECKPOINT_BUSY_MS}")
-                    driver.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    driver.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            with contextlib.suppress(sqlite3.Error):
+                driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
-        self._checkpointing = True
-        future = self._submit(checkpoint)
-        future.add_done_callback(self._checkpointed)
-
-    def _checkpointed(self, future: asyncio.Future[None]) -> None:
-        self._checkpointing = False
-        _retrieve(future)
+        self._submit(checkpoint).add_done_callback(_retrieve)
 
     def _dispose(self) -> None:
         conn, self._conn = self._conn, None

@@ -95,10 +95,7 @@ def event_views(
     for obs in observations:
         if obs.tool_name not in ("k8s.events", "kubernetes.events"):
             continue
-        views = obs.derived.get(key)
-        if not isinstance(views, list):
-            views = obs.derived[key] = _event_views(obs, known, nodes)
-        out += views
+        out += obs.once(key, lambda o: _event_views(o, known, nodes))
     return out
 
 

@@ -8,9 +8,10 @@ compact JSON text: the number ``0.312`` binds as ``"0.312"``), exactly as the Ga
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar, cast
 
 from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue, value_text
@@ -68,6 +69,9 @@ def label_number(text: object) -> float | None:
         return None
 
 
+_Made = TypeVar("_Made")
+
+
 def walk(value: JsonValue, tokens: Iterable[str | int]) -> JsonValue:
     """The value at ``tokens`` (object keys and array indexes) under ``value``; None where there is none."""
     for token in tokens:
@@ -94,6 +98,14 @@ class Observation:
 
     def get(self, *tokens: str | int) -> JsonValue:
         return walk(self.output, tokens)
+
+    def once(self, key: str, make: Callable[[Observation], list[_Made]]) -> list[_Made]:
+        """What ``make`` derives from this output (a listing's item views, an answer's series), made on first use
+        and kept in ``derived`` under ``key``: several analyzers read it, some once per item."""
+        made = self.derived.get(key)
+        if not isinstance(made, list):
+            made = self.derived[key] = make(self)
+        return cast(list[_Made], made)
 
     def bind(self, *tokens: str | int, text: str | None = None) -> Binding:
         """A binding to the value at ``tokens``: all of its text, or the given substring of it."""

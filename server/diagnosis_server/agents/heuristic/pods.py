@@ -58,10 +58,7 @@ def pod_views(observations: Iterable[Observation]) -> list[PodView]:
     out: list[PodView] = []
     for obs in observations:
         if obs.tool_name == "kubernetes.pods":
-            views = obs.derived.get("pod_views")
-            if not isinstance(views, list):
-                views = obs.derived["pod_views"] = _listing_views(obs)
-            out += views
+            out += obs.once("pod_views", _listing_views)
     return out
 
 

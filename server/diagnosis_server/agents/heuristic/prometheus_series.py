@@ -117,10 +117,7 @@ def result_series(observations: Iterable[Observation]) -> list[ResultSeries]:
     for obs in observations:
         if obs.tool_name not in ("prometheus.query", "prometheus.query_range"):
             continue
-        made = obs.derived.get("result_series")
-        if not isinstance(made, list):
-            made = obs.derived["result_series"] = _answer_series(obs)
-        out += made
+        out += obs.once("result_series", _answer_series)
     return out
 
 

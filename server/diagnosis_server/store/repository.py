@@ -261,18 +261,12 @@ class Repository:
 
     async def add_tool_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
         """Records one tool call of a RUNNING run, in its own transaction (R-C-2)."""
+        duplicate = f"run {invocation.run_id!r} already has invocation {invocation.invocation_id!r}"
         if self._sqlite is not None:
-            row = invocation_row(invocation)
-            try:
-                await self._sqlite.write_raw(
-                    functools.partial(sqlite_ops.add_tool_invocation, row=row), one_statement=True
-                )
-            except _DRIVER_ERRORS as exc:
-                duplicate = f"run {row[0]!r} already has invocation {row[1]!r}"
-                raise _store_error(exc, "add_tool_invocation", duplicate) from exc
+            raw = functools.partial(sqlite_ops.add_tool_invocation, row=invocation_row(invocation))
+            await self._write_raw("add_tool_invocation", raw, duplicate=duplicate, one_statement=True)
             return
         values = invocation_columns(invocation)
-        duplicate = f"run {invocation.run_id!r} already has invocation {invocation.invocation_id!r}"
         operation = functools.partial(sql.add_tool_invocation, run_id=invocation.run_id, values=values)
         await self._write("add_tool_invocation", operation, duplicate=duplicate)
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.text.language import causal_phrases, specific_words, stem, ungrounded_words, vocabulary
+from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
 _C = contracts_pb2.ClaimClassification
@@ -159,22 +160,12 @@ def _has_word(word: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(text) for text in texts)
 
 
-# A Prometheus metric name states its base unit as a suffix part (``_seconds``, ``_milliseconds``, ``_bytes``):
-# ``http_request_duration_seconds_bucket``, ``grpc_server_handling_seconds:p99``.
-_NAME_UNITS = {
-    "s": re.compile(r"[a-z0-9]_seconds(?![a-z])"),
-    "ms": re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])"),
-    "b": re.compile(r"[a-z0-9]_bytes(?![a-z])"),
-}
-
-
 def _has_unit(unit: str, texts: Sequence[str], raw: Sequence[str]) -> bool:
     """The unit as a word of a (normalized) text, or as the unit suffix of a metric name in a raw text (the
     normalized form drops the name's underscores)."""
     if _has_word(unit, texts):
         return True
-    in_name = _NAME_UNITS.get(unit.casefold())
-    return in_name is not None and any(in_name.search(text.casefold()) for text in raw)
+    return any(names_unit(unit, text) for text in raw)
 
 
 def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = ()) -> bool:

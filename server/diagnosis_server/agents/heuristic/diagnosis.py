@@ -153,15 +153,17 @@ def workload_namespaces(observations: Sequence[Observation], lines: Sequence[Log
 
 
 def _as_listed(lines: list[LogLine], observations: Sequence[Observation]) -> list[LogLine]:
-    """A pod's log lines belong to the workload the pods listing names for that pod (its labels: a Helm release's
-    ``session-redis`` for the pod ``session-redis-master-0`` of the StatefulSet ``session-redis-master``), when
-    that name begins the pod's own name, so the line's binding still quotes the pod's name."""
+    """A line whose workload was read off a pod's name (``kubernetes.pod_logs``' pod, a Loki stream's ``pod``
+    label: its ``service_text``) belongs to the workload the pods listing names for that pod (its labels: a Helm
+    release's ``session-redis`` for the pod ``session-redis-master-0`` of the StatefulSet
+    ``session-redis-master``), when that name begins the pod's own name, so the line's binding still quotes the
+    pod's name."""
     listed = {pod.name: pod.service for pod in pod_views(observations)}
     if not listed:
         return lines
     out: list[LogLine] = []
     for line in lines:
-        pod = line.obs.text("pod") if line.obs.tool_name == "kubernetes.pod_logs" else ""
+        pod = line.obs.text(*line.service_path) if line.service_text is not None else ""
         workload = listed.get(pod)
         if workload and workload != line.service and pod.startswith(workload + "-"):
             line = replace(line, service=workload, service_text=workload)

@@ -136,20 +136,20 @@ def node_findings(observations: Sequence[Observation], rules: Rules | None = Non
             continue
         failing = [pod for pod in pods if not settled(pod, rules)]
         affected = {pod.service for pod in failing}
-        found: list[tuple[tuple[str, str], PodView, Finding]] = []
+        found: list[tuple[tuple[str, str], Finding]] = []
         try:
             for pod in failing:
-                found.append(((rule.kind, pod.service), pod, _on_node(event, rule, pod)))
+                found.append(((rule.kind, pod.service), _on_node(event, rule, pod)))
             if rule.kind in DISK_KINDS and affected:
                 for pod in pods:
                     if pod.service in affected:
                         continue
                     for volume, path in writable_host_paths(pod)[:1]:
                         key = (f"{rule.kind}/writer", pod.service)
-                        found.append((key, pod, _host_path_writer(event, rule.kind, pod, volume, path)))
+                        found.append((key, _host_path_writer(event, rule.kind, pod, volume, path)))
         except BindingError:
             continue
-        for key, _, finding in found:
+        for key, finding in found:
             if key not in seen:
                 seen.add(key)
                 out.append(finding)

@@ -23,6 +23,7 @@ from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Ro
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
 from diagnosis_server.agents.heuristic.window import stale_termination
+from diagnosis_server.text.metric_units import time_unit
 
 _REASON_STATES = {
     "kube_pod_container_status_last_terminated_reason": "last_terminated",
@@ -158,7 +159,8 @@ def _symptom(series: ResultSeries) -> Finding | None:
     # The family word, then the series' exact name (bound); a value's unit only as the name states it (bound
     # with the name: ``_seconds`` is ``s``).
     what = sig.signal_subject(family, series.name)
-    unit = f" {sig.name_unit(series.name)}" if sig.name_unit(series.name) else ""
+    unit = time_unit(series.name)
+    unit = f" {unit}" if unit else ""
     named = [series.obs.bind("data", "result", series.index, "metric", "__name__")] if series.name else []
     if len(above) < sig.MIN_ANOMALOUS_POINTS:
         first, peak = series.samples[0], max(series.samples, key=lambda s: s.value)

@@ -88,12 +88,6 @@ def metric_family(name: str) -> str:
 
 # What an operator calls a family's signal, in a statement about a named series.
 _FAMILY_WORDS = {ERROR: "error rate", LATENCY: "latency"}
-# A Prometheus name's base unit, as its last unit part (``_seconds``, ``_milliseconds`` / ``_ms``), before any
-# suffix (``:p99``, ``_bucket``).
-_NAME_UNITS = (
-    (re.compile(r"[a-z0-9]_seconds(?![a-z])"), "s"),
-    (re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])"), "ms"),
-)
 
 
 def signal_subject(family: str, name: str) -> str:
@@ -106,12 +100,6 @@ def signal_subject(family: str, name: str) -> str:
     if word in re.sub(r"[^a-z]+", " ", name.lower()):
         return name
     return f"{word} ({name})"
-
-
-def name_unit(name: str) -> str:
-    """The unit a Prometheus series' values are in, as its name says (``s`` of ``..._seconds:p99``), or ''."""
-    low = name.lower()
-    return next((unit for pattern, unit in _NAME_UNITS if pattern.search(low)), "")
 
 
 @dataclass(frozen=True, slots=True)

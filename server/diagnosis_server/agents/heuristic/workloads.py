@@ -23,7 +23,9 @@ _REPLICASET = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}$")
 # A Job a CronJob made: <cronjob>-<its scheduled time in minutes>.
 _CRON_JOB = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-\d{8,10}$")
 WORKLOAD_LABELS = ("app.kubernetes.io/name", "app", "k8s-app", "app.kubernetes.io/component", "component", "service")
-STREAM_LABELS = ("app", "service", "service_name", "app_kubernetes_io_name", "job", "container", "pod")
+# The Loki stream labels that name a line's workload, in order. A pod's name says its workload (its controller's,
+# or through the pods listing its release's) where a container's name need not ("api", "redis", "app").
+STREAM_LABELS = ("app", "service", "service_name", "app_kubernetes_io_name", "job", "pod", "container")
 
 
 def workload_of_pod(name: str) -> str:

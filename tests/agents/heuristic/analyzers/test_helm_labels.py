@@ -11,7 +11,7 @@ from diagnosis_server.agents.heuristic.pods import pod_findings, pod_views
 from diagnosis_server.agents.heuristic.workloads import pod_workload_label
 
 from ._checks import assert_sound, one
-from ._shapes import container, pod, pod_list, pod_logs, waiting
+from ._shapes import container, loki, pod, pod_list, pod_logs, waiting
 
 BACK_OFF = "back-off 5m0s restarting failed container=postgresql pod=orders-db-postgresql-0_greenfield(5b0f)"
 
@@ -79,3 +79,19 @@ def test_a_release_pods_log_lines_belong_to_the_release_and_bind_the_pods_name()
     # Without the listing, the pod's name is all there is: its controller's name.
     alone = [f for f in detect([logs]) if f.bindings and f.bindings[0].invocation_id == logs.invocation_id]
     assert alone and {f.service for f in alone} == {"session-redis-master"}
+
+
+def test_a_release_pods_loki_stream_by_pod_label_belongs_to_the_release() -> None:
+    """The same for a Loki stream labelled only by its pod: the listing's workload, bound in the pod label."""
+    name = "session-redis-master-0"
+    listing = pod_list(_chart_pod(name, "redis", "session-redis", ("StatefulSet", "session-redis-master")))
+    line = "1:M 14 Mar 2025 20:01:07.512 # Bad file format reading the append only file appendonly.aof.3.incr.aof"
+    stream = loki(({"namespace": "greenfield", "pod": name, "container": "redis"}, [(3.0, line)]))
+    observations = [listing, stream]
+    findings = [f for f in detect(observations) if f.bindings and f.bindings[0].invocation_id == stream.invocation_id]
+    assert_sound(findings, observations)
+    assert findings and {f.service for f in findings} == {"session-redis"}, [f.statement for f in findings]
+    assert (findings[0].bindings[0].raw_path, findings[0].bindings[0].matched_text) == (
+        "/data/result/0/stream/pod",
+        "session-redis",
+    )

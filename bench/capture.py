@@ -15,7 +15,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import Agent, AgentProvider, AgentReply, AgentRequest, AgentRole
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.agents.scripted import ScriptedProvider
-from diagnosis_server.api.components import builtin_tools_for
+from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import MemoryStore, NodeCommit, RunStore
 from diagnosis_server.tools.scenario import load_scenarios
@@ -124,8 +124,11 @@ class _CapturingStore(MemoryStore):
 
 
 def orchestrator(store: RunStore, provider: AgentProvider | None = None) -> Orchestrator:
+    """The run the server's ``Diagnose`` makes on a bundled scenario: its tools are a pack's (``pack_tools_for``:
+    the built-in ones and the live tools the pack answers), as ``api.server`` gives them, so that every figure
+    compared with the server's (the floor's run, its rows) is of the same run."""
     packs = load_scenarios()
-    return Orchestrator(store=store, provider=provider or HeuristicProvider(), tools_for=builtin_tools_for(packs))
+    return Orchestrator(store=store, provider=provider or HeuristicProvider(), tools_for=pack_tools_for(packs))
 
 
 _CAPTURED: list[CapturedRun] = []

@@ -22,14 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.capture import QUESTION, SCENARIO
 from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess
 from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTION = "Why is checkout-api returning 503s?"
-SCENARIO = "checkout-oom"
 RUN_TIMEOUT_S = 60.0
 SETTLE_S = 0.3
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.capture import CapturedRun, capture, orchestrator
+from bench.capture import QUESTION, SCENARIO, CapturedRun, capture, orchestrator
 from bench.launcher import save_messages
 from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess, cpu_seconds
@@ -26,9 +26,6 @@ from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
 from diagnosis.v1 import diagnosis_service_pb2
 from diagnosis_server.store import MemoryStore
-
-QUESTION = "Why is checkout-api returning 503s?"
-SCENARIO = "checkout-oom"
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,14 +23,13 @@ from pathlib import Path
 
 import grpc.aio
 
+from bench.capture import QUESTION, SCENARIO
 from bench.launcher import save_messages
 from bench.profiling import ProfileSummary, load_profile
 from bench.servers import ServerProcess, cpu_seconds, peak_rss_mb, rss_mb
 from bench.timing import percentile
 from diagnosis import AsyncDiagnosisClient
 
-QUESTION = "Why is checkout-api returning 503s?"
-SCENARIO = "checkout-oom"
 # Streams per connection: several connections, as many clients would have.
 STREAMS_PER_CHANNEL = 100
 RUN_TIMEOUT_S = 90.0

@@ -12,24 +12,14 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from bench.capture import QUESTION, SCENARIO, orchestrator
 from bench.engine import our_engine
 from bench.profiling import ProfileSummary, profile_async
 from bench.timing import cpu_per_op_async
 from diagnosis.v1 import run_pb2
-from diagnosis_server.agents.heuristic import HeuristicProvider
-from diagnosis_server.api.components import builtin_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.store import MemoryStore, RunStore, open_repository
-from diagnosis_server.tools.scenario import load_scenarios
-
-QUESTION = "Why is checkout-api returning 503s?"
-SCENARIO = "checkout-oom"
-
-
-def orchestrator(store: RunStore) -> Orchestrator:
-    packs = load_scenarios()
-    return Orchestrator(store=store, provider=HeuristicProvider(), tools_for=builtin_tools_for(packs))
+from diagnosis_server.store import MemoryStore, open_repository
 
 
 async def _run_once(runner: Orchestrator) -> run_pb2.DiagnosisRun:

@@ -124,3 +124,28 @@ async def test_tool_calls_racing_the_final_write_are_stored_before_it_or_refused
         assert len(await repo.list_tool_invocations("run-1")) == len(accepted)
     finally:
         await other.close()
+
+
+async def test_the_log_stays_bounded_under_continuous_writes_on_the_loop(tmp_path: Path) -> None:
+    """A run of writes with no pause checkpoints the log as it goes (SQLite's own 1,000-page point), so the
+    log starts over and its file stays near that size; a checkpoint left to the worker thread never caught up
+    with the loop's writes, and the file grew with every row."""
+    path = tmp_path / "log.db"
+    repository = await open_repository(f"sqlite+aiosqlite:///{path}")
+    try:
+        runs = 50
+        for r in range(runs):
+            await repository.create_run(make_run(f"run-{r}"))
+            for i in range(50):
+                invocation = make_invocation(f"run-{r}", f"inv-{i}")
+                invocation.output.string_value = "x" * 8192  # two overflow pages a row
+                await repository.add_tool_invocation(invocation)
+        written = runs * 50 * 8192
+        wal = Path(f"{path}-wal").stat().st_size
+        assert written > 20_000_000
+        # 1,000 pages of 4 KiB and the transaction that crossed them, with room to spare; not the 20 MB written.
+        assert wal < 6 * 1024 * 1024, wal
+        assert _runner(repository).on_loop > runs * 50
+        assert len(await repository.list_tool_invocations(f"run-{runs - 1}")) == 50
+    finally:
+        await repository.close()

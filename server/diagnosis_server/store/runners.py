@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -111,16 +110,15 @@ class SqliteRunner:
     lock at once or fails at once (another process or the worker holds it), and in WAL mode with
     synchronous=NORMAL a commit writes the log without syncing it. A transaction that meets a lock anywhere
     is rolled back and run again on the worker thread, which waits on the busy timeout like every other
-    transaction there. The loop connection never checkpoints the log itself (``wal_autocheckpoint`` 0): the
-    worker does, once the log has grown past ``CHECKPOINT_WAL_BYTES``, without blocking writers (PASSIVE). An
+    transaction there. Checkpoints are SQLite's own: the connection whose commit takes the log past 1,000
+    pages copies it back into the database (PASSIVE, ``wal_autocheckpoint``), on the loop for the loop's
+    connection. Done from the worker thread instead, a checkpoint ran beside the loop's next writes, never
+    caught up with them, and so the log never started over: it grew without bound (56 MB in a 30 s replay),
+    and every read and write slowed with it. An
     in-memory database has one connection and no other process: its transactions run on the loop whenever
     the worker thread has nothing queued (so the two never share the connection at once).
     """
 
-    # Every this many commits on the loop, the log's size is looked at; past CHECKPOINT_WAL_BYTES (SQLite's own
-    # auto-checkpoint point, 1,000 pages of 4 KiB) the worker checkpoints it.
-    CHECKPOINT_EVERY = 64
-    CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
     YIELD_AFTER_S = 0.001
 
     def __init__(self, engine: Engine) -> None:
@@ -134,7 +132,6 @@ class SqliteRunner:
         self._path = None if self._memory or database.startswith("file:") else database
         self._loop_conn: sqlite3.Connection | None = None
         self._queued = 0  # transactions handed to the worker thread and not yet done
-        self._loop_commits = 0
         self._prepared = False
         self._yielded_at = 0.0
         self.on_loop = 0  # transactions run on the loop, and on the worker (tests and the bench read them)
@@ -209,7 +206,6 @@ class SqliteRunner:
             own.execute("PRAGMA busy_timeout = 0")
             own.execute("PRAGMA synchronous = NORMAL")
             own.execute("PRAGMA foreign_keys = ON")
-            own.execute("PRAGMA wal_autocheckpoint = 0")
             self._loop_conn = own
         return self._loop_conn
 
@@ -247,10 +243,6 @@ class SqliteRunner:
             self._drop_broken(conn)
             raise
         self.on_loop += 1
-        if commit and not self._memory:
-            self._loop_commits += 1
-            if self._loop_commits % self.CHECKPOINT_EVERY == 0 and self._wal_size() >= self.CHECKPOINT_WAL_BYTES:
-                self._checkpoint_later()
         return result
 
     async def _fair(self) -> None:
@@ -266,20 +258,6 @@ class SqliteRunner:
             self._loop_conn = None
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
-
-    def _wal_size(self) -> int:
-        try:
-            return os.stat(f"{self._path}-wal").st_size
-        except OSError:
-            return 0
-
-    def _checkpoint_later(self) -> None:
-        def checkpoint() -> None:
-            driver: Any = self._connection().connection.driver_connection
-            with contextlib.suppress(sqlite3.Error):
-                driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-        self._submit(checkpoint).add_done_callback(_retrieve)
 
     def _dispose(self) -> None:
         conn, self._conn = self._conn, None

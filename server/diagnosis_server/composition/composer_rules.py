@@ -26,6 +26,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions, mentions_any
 from diagnosis_server.protocols.composer import ComposerParse
 from diagnosis_server.text.language import causal_phrases, ungrounded_words, vocabulary_words
+from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.normalize import compact, normalize, words
 from diagnosis_server.verification.derivability import concrete_facts
 
@@ -83,7 +84,7 @@ def _distinctive_facts(excluded: Iterable[str], allowed_haystack: str) -> list[r
         for fact in concrete_facts(statement):
             key = normalize(fact)
             if len(key) >= 3 and _NUMBER_ONLY.fullmatch(fact) is None and compact(fact) not in allowed_haystack:
-                out[key] = re.compile(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])")
+                out[key] = literal_between(key, r"(?<![a-z0-9])", r"(?![a-z0-9])")
     return list(out.values())
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.text.language import causal_phrases, specific_words, stem, ungrounded_words, vocabulary
+from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 
@@ -151,12 +152,12 @@ def concrete_facts(statement: str) -> tuple[str, ...]:
 
 
 def _has_number(number: str, texts: Sequence[str]) -> bool:
-    pattern = re.compile(rf"(?<![\d.]){re.escape(number)}(?!\d|\.\d)")
+    pattern = literal_between(number, r"(?<![\d.])", r"(?!\d|\.\d)")
     return any(pattern.search(text) for text in texts)
 
 
 def _has_word(word: str, texts: Sequence[str]) -> bool:
-    pattern = re.compile(rf"(?<![a-z]){re.escape(word.casefold())}(?![a-z])")
+    pattern = literal_between(word.casefold(), r"(?<![a-z])", r"(?![a-z])")
     return any(pattern.search(text) for text in texts)
 
 
@@ -173,7 +174,7 @@ def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] 
         return compact(fact.text) in haystack
     if not fact.unit:
         return _has_number(fact.number, texts)
-    written = re.compile(rf"(?<![\d.]){re.escape(compact(fact.text))}")
+    written = literal_between(compact(fact.text), r"(?<![\d.])")
     if written.search(haystack):
         return True
     return _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw)

@@ -22,6 +22,7 @@ from diagnosis_server.agents.heuristic.observations import (
     records,
 )
 from diagnosis_server.agents.heuristic.signatures import ERROR_LEVELS, self_excerpt
+from diagnosis_server.text.literal import literal_between
 
 _SOURCE_LOCATION = re.compile(r"[\w-]+\.(?:go|py|java|kt|js|ts|rb|rs|cs):\d+")
 
@@ -51,7 +52,7 @@ def _deploy_bindings(deploy: Record) -> tuple[str, list[Binding]]:
 
 def _version_errors(deploy: Record, lines: Sequence[LogLine]) -> Finding | None:
     service, version = deploy.text("service"), deploy.text("version")
-    token = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])")
+    token = literal_between(version, r"(?<![\w.])", r"(?![\w.])")
     for line in lines:
         if line.service != service or line.level not in ERROR_LEVELS or not token.search(line.message):
             continue

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from diagnosis_server.conversions import JsonValue
+from diagnosis_server.text.literal import literal_between
 
 # Name parts too generic to say which service a question means.
 _GENERIC_PARTS = frozenset(
@@ -60,7 +61,7 @@ def _stem(word: str) -> str:
 
 
 def _named_in_full(question: str, name: str) -> bool:
-    return re.search(rf"(?<![a-z0-9-]){re.escape(name.lower())}(?![a-z0-9-])", question.lower()) is not None
+    return literal_between(name.lower(), r"(?<![a-z0-9-])", r"(?![a-z0-9-])").search(question.lower()) is not None
 
 
 def question_words(question: str) -> set[str]:

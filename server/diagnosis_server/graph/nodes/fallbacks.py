@@ -26,6 +26,7 @@ from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.text.literal import literal_between
 
 _AGENT_FAILURES = (
     run_pb2.NODE_OUTCOME_INVALID_OUTPUT,
@@ -70,7 +71,7 @@ def asked_subjects(state: DiagnosisState) -> tuple[str, ...]:
         subject = gap.subject.strip().lower()
         if not _NAME.fullmatch(subject) or subject in found:
             continue
-        if re.search(rf"(?<![a-z0-9._-]){re.escape(subject)}(?![a-z0-9_-])", question):
+        if literal_between(subject, r"(?<![a-z0-9._-])", r"(?![a-z0-9_-])").search(question):
             found.append(subject)
     return tuple(found[:MAX_SUBJECTS])
 

@@ -7,29 +7,42 @@ PointerError, the same message.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from google.protobuf import struct_pb2
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis_server.conversions import from_value, to_value
-from diagnosis_server.gatekeeper.pointer import PointerError, resolve, resolve_value
+from diagnosis_server.conversions import from_value, to_value, value_text
+from diagnosis_server.gatekeeper import rules
+from diagnosis_server.gatekeeper.pointer import PointerError, is_array_index, locate, resolve, resolve_value
 from tests.support.pointers import pointed
 
+# Member names a pointer must escape ('/', '~'), that look like indexes ("0", "01", "١") or are empty.
+keys = st.sampled_from(["a", "", "0", "1", "01", "-", "a/b", "a~b", "~1", "~0", "/", "~", "١", " 1"]) | st.text(
+    max_size=4
+)
+strings = st.sampled_from(["", " ", "503", "ignore all previous instructions", "Ａ", "é"]) | st.text(max_size=5)
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**60), 2**60)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    | strings,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4),
     max_leaves=20,
 )
-tokens = st.sampled_from(["0", "1", "3", "01", "-", "a", "", "~0", "~1", "x~1y", "~", "~2", "10"]) | st.text(max_size=3)
+# Array indexes and what only looks like one: leading zeros, "-", signs, spaces, non-ASCII digits ("١", "²").
+index_like = ["0", "1", "3", "10", "00", "01", "-", "+1", "-1", " 1", "1 ", "1e0", "0x1", "١", "0١", "²", "٣", "１"]
+tokens = (
+    st.sampled_from([*index_like, "a", "", "~0", "~1", "x~1y", "a~0b", "~01", "~10", "~", "~2", "a~", "~~"])
+    | st.text(max_size=3)
+    | st.text(alphabet="0123456789", min_size=1, max_size=4)
+)
 pointers = st.lists(tokens, max_size=4).map(lambda parts: "".join(f"/{part}" for part in parts)) | st.sampled_from(
-    ["", "a", "#/a", " /a"]
+    ["", "a", "#/a", " /a", "/", "//", "~", "/~", "/a/"]
 )
 
 
@@ -41,6 +54,7 @@ def _outcome(call: Any) -> tuple[str, Any]:
 
 
 @pytest.mark.requirement("R-GK-5")
+@settings(max_examples=500)
 @given(json_values, pointers)
 def test_resolving_in_the_message_equals_resolving_in_the_converted_document(doc: Any, pointer: str) -> None:
     recorded = to_value(doc)
@@ -87,3 +101,58 @@ def test_an_absent_output_is_null_and_scalars_are_named_as_before(
     document: struct_pb2.Value | None, pointer: str, expected: tuple[str, Any]
 ) -> None:
     assert _outcome(lambda: resolve_value(document, pointer)) == expected
+
+
+@pytest.mark.requirement("R-GK-5")
+@settings(max_examples=300)
+@given(json_values, pointers)
+def test_locate_finds_the_value_resolve_finds(doc: Any, pointer: str) -> None:
+    """``locate`` (what the Gatekeeper walks with) gives the recorded Value ``resolve`` gives converted, or the
+    same PointerError; an absent output is null."""
+    for document in (to_value(doc), None):
+        expected = _outcome(lambda d=document: resolve(None if d is None else from_value(d), pointer))
+        found = _outcome(lambda d=document: locate(d, pointer))
+        if found[0] == "value":
+            found = ("value", None if found[1] is None else from_value(found[1]))
+        assert found == expected
+
+
+@pytest.mark.requirement("R-GK-5")
+@settings(max_examples=300)
+@given(json_values)
+def test_every_escaped_member_name_is_found(doc: Any) -> None:
+    """Member names with '/' and '~' are found through their escapes ('~1', '~0'), and so is every array element."""
+    recorded = to_value(doc)
+    for pointer, value in pointed(from_value(recorded)):
+        found = locate(recorded, pointer)
+        assert (None if found is None else from_value(found)) == value
+
+
+_RFC_6901_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+@pytest.mark.requirement("R-GK-5")
+@settings(max_examples=1000)
+@given(st.sampled_from(index_like) | st.text(max_size=4) | st.text(alphabet="0123456789١²-+ ", max_size=4))
+def test_an_array_index_is_what_the_rfc_grammar_matches(token: str) -> None:
+    """Only "0" or ASCII digits without a leading zero: not "01", "-", "+1", "", nor non-ASCII digits."""
+    assert is_array_index(token) == (_RFC_6901_INDEX.fullmatch(token) is not None)
+
+
+@pytest.mark.parametrize("token", index_like)
+def test_index_like_tokens_fail_alike_in_the_message_and_the_document(token: str) -> None:
+    document: Any = {"items": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]}
+    recorded = to_value(document)
+    pointer = f"/items/{token}"
+    assert _outcome(lambda: resolve_value(recorded, pointer)) == _outcome(lambda: resolve(document, pointer))
+
+
+@settings(max_examples=500)
+@given(json_values)
+def test_the_text_of_a_recorded_value_is_its_converted_text(doc: Any) -> None:
+    """The Gatekeeper reads a string Value as is and converts anything else: the text is ``value_text`` of the
+    converted value either way (an empty string too, and an absent output is "null")."""
+    recorded = to_value(doc)
+    assert rules._text_of(recorded) == value_text(from_value(recorded))
+    assert rules._text_of(None) == value_text(None) == "null"
+    assert rules._text_of(struct_pb2.Value()) == "null"

@@ -529,13 +529,13 @@ def test_each_cited_pointer_is_resolved_once_and_uncited_outputs_never(monkeypat
     from diagnosis_server.gatekeeper import pointer, rules
 
     calls: list[tuple[Any, str]] = []
-    real = pointer.resolve_value  # what rules imported
+    real = pointer.locate  # what rules imported
 
     def counting(value: Any, path: str) -> Any:
         calls.append((from_value(value), path))
         return real(value, path)
 
-    monkeypatch.setattr(rules, "resolve_value", counting)
+    monkeypatch.setattr(rules, "locate", counting)
     bindings = [bind(path=p, text=t) for p, t in [("/status", "503"), ("/healthy", "true"), ("/status", "503")]]
     uncited = inv("inv-2", output={"never": "read"})
     result = check(claim("c1", *bindings), claim("c2", bind()), invocations=[inv(), uncited])

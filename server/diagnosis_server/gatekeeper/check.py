@@ -35,7 +35,7 @@ def run_gatekeeper(
             "run_gatekeeper needs a legal executor_evidence_v2 parse: INVALID_OUTPUT is a parse status, "
             "not a Gatekeeper verdict"
         )
-    index = EvidenceIndex(invocations, run_id=run_id)
+    check = EvidenceIndex(invocations, run_id=run_id).check
     result = contracts_pb2.GatekeeperResult()
     checked = result.checked_bindings
     errors = result.errors
@@ -54,14 +54,15 @@ def run_gatekeeper(
 
     for claim_index, claim in enumerate(output.claims):
         claim_id = claim.claim_id
-        for issue in claim_issues.get(claim_index, ()):
+        claim_status = claim.status
+        for issue in claim_issues.get(claim_index, ()) if claim_issues else ():
             errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=-1, message=issue.message)
             failures[SCHEMA] += 1
-        if claim.status not in _CLAIM_STATUSES:
+        if claim_status not in _CLAIM_STATUSES:
             errors.add(rule=SCHEMA, claim_id=claim_id, binding_index=-1, message="claim status is unspecified")
             failures[SCHEMA] += 1
         bindings = claim.evidence_bindings
-        if not bindings and claim.status == contracts_pb2.CLAIM_STATUS_CONFIRMED:
+        if not bindings and claim_status == contracts_pb2.CLAIM_STATUS_CONFIRMED:
             errors.add(
                 rule=SCHEMA, claim_id=claim_id, binding_index=-1, message="confirmed claim has no evidence_bindings"
             )
@@ -71,7 +72,7 @@ def run_gatekeeper(
             raw_path = binding.raw_path
             matched_text = binding.matched_text
             source_ids = binding.source_invocation_ids
-            problems = binding_issues.get((claim_index, binding_index))
+            problems = binding_issues.get((claim_index, binding_index)) if binding_issues else None
             # A binding with schema problems fails SCHEMA for each of its pairs, without a look at the evidence.
             schema_message = "; ".join(problems) if problems else None
             if schema_message is not None and not source_ids:
@@ -79,38 +80,44 @@ def run_gatekeeper(
                 failures[SCHEMA] += 1
             for source_id in source_ids:
                 if schema_message is None:
-                    outcome = index.check(source_id, tool_name, raw_path, matched_text)
-                    failed_rule, warning_rule, message = outcome.failed_rule, outcome.warning_rule, outcome.message
+                    failed_rule, warning_rule, message = check(source_id, tool_name, raw_path, matched_text)
                 else:
                     failed_rule, warning_rule, message = SCHEMA, None, schema_message
-                checked.add(
-                    claim_id=claim_id,
-                    binding_index=binding_index,
-                    source_invocation_id=source_id,
-                    tool_name=tool_name,
-                    raw_path=raw_path,
-                    matched_text=matched_text,
-                    passed=failed_rule is None,
-                    failed_rules=() if failed_rule is None else (failed_rule,),
-                    warning_rules=() if warning_rule is None else (warning_rule,),
-                )
-                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
-                rule, issues, counts = (
-                    (failed_rule, errors, failures) if failed_rule is not None else (warning_rule, warnings, warned)
-                )
-                if rule is not None:
-                    issues.add(
-                        rule=rule,
+                # Field by field: about 2.5 times cheaper than add(**fields) (empty repeated fields are not set).
+                pair = checked.add()
+                pair.claim_id = claim_id
+                pair.binding_index = binding_index
+                pair.source_invocation_id = source_id
+                pair.tool_name = tool_name
+                pair.raw_path = raw_path
+                pair.matched_text = matched_text
+                if failed_rule is None:
+                    pair.passed = True
+                    passed += 1
+                else:
+                    # A failed pair is an error of its failed rule.
+                    pair.failed_rules.append(failed_rule)
+                    errors.add(
+                        rule=failed_rule,
                         claim_id=claim_id,
                         binding_index=binding_index,
                         source_invocation_id=source_id,
                         message=message,
                     )
-                    counts[rule] += 1
-                if failed_rule is not None:
+                    failures[failed_rule] += 1
                     failed_pairs += 1
-                else:
-                    passed += 1
+                if warning_rule is not None:
+                    pair.warning_rules.append(warning_rule)
+                    if failed_rule is None:
+                        # A passed pair may be a warning of its warning rule.
+                        warnings.add(
+                            rule=warning_rule,
+                            claim_id=claim_id,
+                            binding_index=binding_index,
+                            source_invocation_id=source_id,
+                            message=message,
+                        )
+                        warned[warning_rule] += 1
 
     for rule in RULES:
         if failures[rule]:

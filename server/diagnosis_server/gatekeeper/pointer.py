@@ -8,8 +8,6 @@ from google.protobuf import struct_pb2
 
 from diagnosis_server.conversions import JsonValue, from_value
 
-_INDEX = re.compile(r"0|[1-9][0-9]*")
-
 
 class PointerError(ValueError):
     """The pointer is not a JSON Pointer, or it does not resolve in the document."""
@@ -52,14 +50,28 @@ def resolve(document: JsonValue, pointer: str) -> JsonValue:
 
 def _array_index(pointer: str, depth: int, token: str, length: int) -> int:
     """The index ``token`` names in an array of ``length`` elements, or the PointerError saying why it names none."""
-    if token == "-":
-        raise PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
-    if _INDEX.fullmatch(token) is None:
-        raise PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
-    index = int(token)
-    if index >= length:
-        raise PointerError(f"{_prefix(pointer, depth)}: index {index} is out of range (length {length})")
+    index = int(token) if is_array_index(token) else -1
+    if not 0 <= index < length:
+        raise _no_element(pointer, depth, token, length)
     return index
+
+
+def _no_element(pointer: str, depth: int, token: str, length: int) -> PointerError:
+    """Why ``token`` names no element of an array of ``length`` elements."""
+    if token == "-":
+        return PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
+    if not is_array_index(token):
+        return PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
+    return PointerError(f"{_prefix(pointer, depth)}: index {int(token)} is out of range (length {length})")
+
+
+def is_array_index(token: str) -> bool:
+    """Whether ``token`` is an RFC 6901 array index: ``0``, or ASCII digits without a leading zero.
+
+    The same answer as matching ``0|[1-9][0-9]*`` whole: ``01``, ``-``, ``""``, ``+1`` and non-ASCII
+    digits (``١``, ``²``) are not indexes.
+    """
+    return token.isascii() and token.isdigit() and (token[0] != "0" or len(token) == 1)
 
 
 def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
@@ -68,24 +80,41 @@ def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
     The same value, and the same PointerError with the same message, as ``resolve`` on the converted
     document (an absent document, or a Value with no kind, is JSON null).
     """
+    value = locate(document, pointer)
+    return None if value is None else from_value(value)
+
+
+def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value | None:
+    """The recorded Value ``pointer`` refers to in ``document`` (None: the absent document itself), not converted.
+
+    ``PointerError`` with ``resolve``'s message when there is none; nothing of the document is converted
+    but a scalar that a token cannot be taken of (for the message).
+    """
+    # parse's result without its call when there is nothing to unescape (most pointers): a list, not a tuple.
+    tokens = pointer[1:].split("/") if pointer[:1] == "/" and "~" not in pointer else parse(pointer)
+    if document is None:
+        if tokens:
+            raise PointerError(f"{_prefix(pointer, 0)}: cannot take {tokens[0]!r} of a null")
+        return None
     value = document
-    for depth, token in enumerate(parse(pointer)):
-        kind = None if value is None else value.WhichOneof("kind")
+    for depth, token in enumerate(tokens):
+        kind = value.WhichOneof("kind")
         if kind == "struct_value":
-            assert value is not None
             fields = value.struct_value.fields
-            if token not in fields:
+            if token not in fields:  # (indexing a missing key would add it)
                 raise PointerError(f"{_prefix(pointer, depth)}: no member {token!r}")
             value = fields[token]
         elif kind == "list_value":
-            assert value is not None
             items = value.list_value.values
-            value = items[_array_index(pointer, depth, token, len(items))]
+            index = int(token) if is_array_index(token) else -1
+            if not 0 <= index < len(items):
+                raise _no_element(pointer, depth, token, len(items))
+            value = items[index]
         else:
-            scalar = None if value is None else from_value(value)
+            scalar = from_value(value)
             name = "null" if scalar is None else type(scalar).__name__
             raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {name}")
-    return None if value is None else from_value(value)
+    return value
 
 
 def _prefix(pointer: str, depth: int) -> str:

@@ -18,12 +18,13 @@ Rules, in the order a (binding, source invocation id) pair is checked; a pair st
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
+
+from google.protobuf import struct_pb2
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import EnumType, enum_short_name, value_text
-from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
+from diagnosis_server.conversions import EnumType, enum_short_name, from_value, value_text
+from diagnosis_server.gatekeeper.pointer import PointerError, locate
 from diagnosis_server.text.language import reads_as_instruction
 
 SCHEMA = "schema.executor_v2"
@@ -47,9 +48,11 @@ _NO_OUTPUT_STATUSES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PairOutcome:
-    """The result of the evidence rules on one pair: a failure, a warning, or a clean pass."""
+class PairOutcome(NamedTuple):
+    """The result of the evidence rules on one pair: a failure, a warning, or a clean pass.
+
+    A tuple, so that the Gatekeeper's loop unpacks it in one step.
+    """
 
     failed_rule: str | None = None
     warning_rule: str | None = None
@@ -57,23 +60,20 @@ class PairOutcome:
 
 
 PASSED = PairOutcome()
+_UNCHECKED = PairOutcome(message="not checked yet")  # a marker: a checked reference that passed is cached as None
+_UNREAD = struct_pb2.Value()  # a marker: an output not read yet
 
 
 class _Located:
-    """The value a pointer designates, as text, with its folded form computed on first need."""
+    """The value a pointer designates, as text; whether it reads as an instruction and its folded form are
+    computed on first need (a pair whose matched text is not found needs neither)."""
 
-    __slots__ = ("_folded", "_instruction", "text")
+    __slots__ = ("_folded", "instruction", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.instruction: bool | None = None  # set by EvidenceIndex.check on first need
         self._folded: str | None = None
-        self._instruction: bool | None = None
-
-    @property
-    def instruction(self) -> bool:
-        if self._instruction is None:
-            self._instruction = reads_as_instruction(self.text)
-        return self._instruction
 
     @property
     def folded(self) -> str:
@@ -87,10 +87,10 @@ class EvidenceIndex:
     converting only the value it designates.
 
     Resolved pointers are cached per (invocation id, raw path), so that the cost of a check stays
-    linear in the number of bindings whatever the size of the outputs.
+    linear in the number of bindings whatever the size of the outputs; each cited output is read once.
     """
 
-    __slots__ = ("_by_id", "_duplicates", "_located", "_refs", "_run_id")
+    __slots__ = ("_by_id", "_duplicates", "_located", "_outputs", "_refs", "_run_id")
 
     def __init__(self, invocations: Sequence[contracts_pb2.ToolInvocation], *, run_id: str) -> None:
         self._run_id = run_id
@@ -102,22 +102,27 @@ class EvidenceIndex:
             else:
                 self._by_id[invocation.invocation_id] = invocation
         self._refs: dict[tuple[str, str], PairOutcome | None] = {}
-        self._located: dict[tuple[str, str], _Located | str] = {}
+        self._outputs: dict[str, struct_pb2.Value | None] = {}
+        self._located: dict[tuple[str, str], _Located | PairOutcome] = {}
 
     def check(self, source_id: str, tool_name: str, raw_path: str, matched_text: str) -> PairOutcome:
-        """Runs ``evidence.invocation_ref``, ``evidence.raw_path`` and ``evidence.matched_text`` in order."""
+        """Runs ``evidence.invocation_ref``, ``evidence.raw_path`` and ``evidence.matched_text`` in order, then
+        ``evidence.instruction_text`` on a pair that passed them (R-GK-5).
+
+        The Gatekeeper's hot path (once per pair): the per-run caches are read inline.
+        """
         ref_key = (source_id, tool_name)
-        if ref_key in self._refs:
-            refused = self._refs[ref_key]
-        else:
+        refused = self._refs.get(ref_key, _UNCHECKED)
+        if refused is _UNCHECKED:
             refused = self._refs[ref_key] = self._check_ref(source_id, tool_name)
         if refused is not None:
             return refused
-        located = self._located.get((source_id, raw_path))
+        located_key = (source_id, raw_path)
+        located = self._located.get(located_key)
         if located is None:
-            located = self._locate(source_id, raw_path)
-        if isinstance(located, str):
-            return PairOutcome(RAW_PATH, message=located)
+            located = self._located[located_key] = self._locate(source_id, raw_path)
+        if isinstance(located, PairOutcome):
+            return located  # evidence.raw_path: the pointer does not resolve
         if not matched_text.strip():
             return PairOutcome(MATCHED_TEXT, message="matched_text is empty")
         if matched_text in located.text:
@@ -129,7 +134,10 @@ class EvidenceIndex:
             )
         else:
             return PairOutcome(MATCHED_TEXT, message=f"matched_text is not found at raw_path {raw_path!r}")
-        if located.instruction:
+        instruction = located.instruction
+        if instruction is None:
+            instruction = located.instruction = reads_as_instruction(located.text)
+        if instruction:
             return PairOutcome(
                 warning_rule=INSTRUCTION_TEXT,
                 message=f"the value at raw_path {raw_path!r} reads as an instruction, not as an observation",
@@ -163,17 +171,29 @@ class EvidenceIndex:
             return "source invocation id is empty"
         return f"invocation {source_id!r} is not one of this run's tool invocations"
 
-    def _locate(self, source_id: str, raw_path: str) -> _Located | str:
-        invocation = self._by_id[source_id]
-        output = invocation.output if invocation.HasField("output") else None
-        located: _Located | str
+    def _locate(self, source_id: str, raw_path: str) -> _Located | PairOutcome:
+        """The value at ``raw_path`` in the invocation's output, or the pair's ``evidence.raw_path`` failure."""
+        output = self._outputs.get(source_id, _UNREAD)
+        if output is _UNREAD:
+            invocation = self._by_id[source_id]
+            output = self._outputs[source_id] = invocation.output if invocation.HasField("output") else None
+        located: _Located | PairOutcome
         try:
             # Walks the recorded Value: only the value at the pointer is converted, not the whole output.
-            located = _Located(value_text(resolve_value(output, raw_path)))
+            located = _Located(_text_of(locate(output, raw_path)))
         except PointerError as exc:
-            located = f"raw_path does not resolve in invocation {source_id!r}: {exc}"
-        self._located[(source_id, raw_path)] = located
+            located = PairOutcome(RAW_PATH, message=f"raw_path does not resolve in invocation {source_id!r}: {exc}")
         return located
+
+
+def _text_of(value: struct_pb2.Value | None) -> str:
+    """``value_text(from_value(value))`` (None: JSON null): a string is read as it is, anything else as JSON."""
+    if value is None:
+        return value_text(None)
+    text = value.string_value  # "" unless the Value is a string
+    if text or value.HasField("string_value"):
+        return text
+    return value_text(from_value(value))
 
 
 def fold(text: str) -> str:

@@ -95,10 +95,51 @@ INSTRUCTION_LITERALS = (
 )  # fmt: skip
 
 
+# The space, then English letters from the most to the least frequent; any other character is rarer still.
+_CHARACTER_FREQUENCY = " etaoinshrdlcumwfgypbvkjxqz"
+
+
+def _rarity(char: str) -> int:
+    index = _CHARACTER_FREQUENCY.find(char)
+    return len(_CHARACTER_FREQUENCY) if index == -1 else index
+
+
+def anchored_alternation(literals: Iterable[str]) -> re.Pattern[str]:
+    """A pattern whose ``search`` finds a match exactly when one of ``literals`` (non-empty, case-sensitive)
+    is a substring of the text: ``any(literal in text for literal in literals)`` in one pass.
+
+    Each literal is matched from its rarest character, the characters before it checked by a lookbehind
+    (``ignore`` is ``g(?<=ig)nore``), and the literals are grouped by that anchor character. The regex engine
+    only tries the positions where an anchor character stands: far fewer than every position, or than every
+    position where a literal's first character stands (a plain ``ignore|disregard|...``).
+    """
+    by_anchor: dict[str, set[str]] = {}
+    for literal in literals:
+        at = max(range(len(literal)), key=lambda i: (_rarity(literal[i]), -i))
+        before = f"(?<={re.escape(literal[: at + 1])})" if at else ""
+        by_anchor.setdefault(literal[at], set()).add(before + re.escape(literal[at + 1 :]))
+    groups = []
+    for anchor, rests in by_anchor.items():
+        if "" in rests:  # the anchor alone is a literal: found wherever a longer one would be
+            groups.append(re.escape(anchor))
+        else:
+            groups.append(f"{re.escape(anchor)}(?:{'|'.join(sorted(rests))})")
+    return re.compile("|".join(groups))
+
+
+_ANY_INSTRUCTION_LITERAL = anchored_alternation(INSTRUCTION_LITERALS)
+
+
+def holds_instruction_literal(folded: str) -> bool:
+    """``any(literal in folded for literal in INSTRUCTION_LITERALS)``, exactly: the prefilter of
+    ``reads_as_instruction``, in one search (faster than a search per literal, at any length measured)."""
+    return _ANY_INSTRUCTION_LITERAL.search(folded) is not None
+
+
 def reads_as_instruction(text: str) -> bool:
     """Whether text (a tool output's value) addresses the diagnosis instead of describing the system."""
     folded = normalize(text)
-    if not any(literal in folded for literal in INSTRUCTION_LITERALS):
+    if not holds_instruction_literal(folded):
         return False
     return _INSTRUCTION.search(folded) is not None
 

@@ -156,3 +156,16 @@ def test_the_text_of_a_recorded_value_is_its_converted_text(doc: Any) -> None:
     assert rules._text_of(recorded) == value_text(from_value(recorded))
     assert rules._text_of(None) == value_text(None) == "null"
     assert rules._text_of(struct_pb2.Value()) == "null"
+
+
+@pytest.mark.parametrize("digits", [19, 4301, 10_000])
+def test_an_index_too_long_for_any_array_is_out_of_range_not_a_crash(digits: int) -> None:
+    """An index of thousands of digits (which ``int()`` refuses to read) names no element: a PointerError
+    saying so, in the message and in the converted document alike (R-GK-3: the pair fails evidence.raw_path)."""
+    token = "9" * digits
+    document = to_value({"lines": ["a", "b"]})
+    with pytest.raises(PointerError, match="is out of range") as in_message:
+        resolve_value(document, f"/lines/{token}")
+    with pytest.raises(PointerError) as in_document:
+        resolve({"lines": ["a", "b"]}, f"/lines/{token}")
+    assert str(in_message.value) == str(in_document.value)

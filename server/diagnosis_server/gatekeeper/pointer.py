@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from google.protobuf import struct_pb2
 
@@ -50,7 +51,7 @@ def resolve(document: JsonValue, pointer: str) -> JsonValue:
 
 def _array_index(pointer: str, depth: int, token: str, length: int) -> int:
     """The index ``token`` names in an array of ``length`` elements, or the PointerError saying why it names none."""
-    index = int(token) if is_array_index(token) else -1
+    index = _index(token)
     if not 0 <= index < length:
         raise _no_element(pointer, depth, token, length)
     return index
@@ -62,7 +63,18 @@ def _no_element(pointer: str, depth: int, token: str, length: int) -> PointerErr
         return PointerError(f"{_prefix(pointer, depth)}: '-' refers to no existing array element")
     if not is_array_index(token):
         return PointerError(f"{_prefix(pointer, depth)}: {token!r} is not an array index")
-    return PointerError(f"{_prefix(pointer, depth)}: index {int(token)} is out of range (length {length})")
+    return PointerError(f"{_prefix(pointer, depth)}: index {token} is out of range (length {length})")
+
+
+# An index of more digits than this names no element of any array (and int() refuses a string of 4,300 digits).
+_MAX_INDEX_DIGITS = 18
+
+
+def _index(token: str) -> int:
+    """The index ``token`` names (-1: it is not an array index; one past any array's end: it is too long to)."""
+    if not is_array_index(token):
+        return -1
+    return int(token) if len(token) <= _MAX_INDEX_DIGITS else sys.maxsize
 
 
 def is_array_index(token: str) -> bool:
@@ -106,7 +118,7 @@ def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value 
             value = fields[token]
         elif kind == "list_value":
             items = value.list_value.values
-            index = int(token) if is_array_index(token) else -1
+            index = _index(token)
             if not 0 <= index < len(items):
                 raise _no_element(pointer, depth, token, len(items))
             value = items[index]

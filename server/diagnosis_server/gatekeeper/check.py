@@ -94,30 +94,23 @@ def run_gatekeeper(
                 if failed_rule is None:
                     pair.passed = True
                     passed += 1
+                    rule, issues, counts = warning_rule, warnings, warned
                 else:
-                    # A failed pair is an error of its failed rule.
                     pair.failed_rules.append(failed_rule)
-                    errors.add(
-                        rule=failed_rule,
+                    failed_pairs += 1
+                    rule, issues, counts = failed_rule, errors, failures
+                if warning_rule is not None:
+                    pair.warning_rules.append(warning_rule)
+                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
+                if rule is not None:
+                    issues.add(
+                        rule=rule,
                         claim_id=claim_id,
                         binding_index=binding_index,
                         source_invocation_id=source_id,
                         message=message,
                     )
-                    failures[failed_rule] += 1
-                    failed_pairs += 1
-                if warning_rule is not None:
-                    pair.warning_rules.append(warning_rule)
-                    if failed_rule is None:
-                        # A passed pair may be a warning of its warning rule.
-                        warnings.add(
-                            rule=warning_rule,
-                            claim_id=claim_id,
-                            binding_index=binding_index,
-                            source_invocation_id=source_id,
-                            message=message,
-                        )
-                        warned[warning_rule] += 1
+                    counts[rule] += 1
 
     for rule in RULES:
         if failures[rule]:

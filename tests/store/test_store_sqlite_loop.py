@@ -4,6 +4,7 @@ one conditional insert a tool call, refusing every call once its run is final, u
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
@@ -141,7 +142,7 @@ async def test_the_log_stays_bounded_under_continuous_writes_on_the_loop(tmp_pat
                 invocation.output.string_value = "x" * 8192  # two overflow pages a row
                 await repository.add_tool_invocation(invocation)
         written = runs * 50 * 8192
-        wal = Path(f"{path}-wal").stat().st_size
+        wal = os.stat(f"{path}-wal").st_size
         assert written > 20_000_000
         # 1,000 pages of 4 KiB and the transaction that crossed them, with room to spare; not the 20 MB written.
         assert wal < 6 * 1024 * 1024, wal

@@ -118,10 +118,7 @@ def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value 
             value = fields[token]
         elif kind == "list_value":
             items = value.list_value.values
-            index = _index(token)
-            if not 0 <= index < len(items):
-                raise _no_element(pointer, depth, token, len(items))
-            value = items[index]
+            value = items[_array_index(pointer, depth, token, len(items))]
         else:
             scalar = from_value(value)
             name = "null" if scalar is None else type(scalar).__name__

@@ -112,11 +112,10 @@ class SqliteRunner:
     is rolled back and run again on the worker thread, which waits on the busy timeout like every other
     transaction there. Checkpoints are SQLite's own: the connection whose commit takes the log past 1,000
     pages copies it back into the database (PASSIVE, ``wal_autocheckpoint``), on the loop for the loop's
-    connection. Done from the worker thread instead, a checkpoint ran beside the loop's next writes, never
-    caught up with them, and so the log never started over: it grew without bound (56 MB in a 30 s replay),
-    and every read and write slowed with it. An
-    in-memory database has one connection and no other process: its transactions run on the loop whenever
-    the worker thread has nothing queued (so the two never share the connection at once).
+    connection: done there, it catches up with the log, which then starts over (a checkpoint on another thread
+    runs beside the loop's writes and never does: the log grows without bound). An in-memory database has one
+    connection and no other process: its transactions run on the loop whenever the worker thread has nothing
+    queued (so the two never share the connection at once).
     """
 
     YIELD_AFTER_S = 0.001

@@ -8,6 +8,7 @@ heuristic provider over the tools the server gives a recorded pack.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.heuristic import HeuristicProvider
@@ -15,7 +16,7 @@ from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import MemoryStore
 from diagnosis_server.tools.scenario import Scenario
-from tests.incidents.corpus.kit import Pack, container, running, status, terminated, unschedulable, waiting
+from tests.incidents.corpus.kit import Json, Pack, container, running, status, terminated, unschedulable, waiting
 
 NAMESPACE = "fulfilment"
 IMAGE = "registry.acme.io/fulfilment/picker:4.2.1"
@@ -49,17 +50,20 @@ def _routine(pack: Pack, count: int) -> None:
         pack.event(minute, NAMESPACE, "Pod", pod, "Started", "Started container printer")
 
 
-def _ready_pod(pack: Pack, pod: str, node: str, created: float) -> None:
+def _picker_pod(
+    pack: Pack, pod: str, node: str, created: float, state: Json, *, ready: bool = True, **more: Any
+) -> None:
+    """A picker-api pod of its ReplicaSet on ``node``, its one container in ``state``."""
     pack.pod(
         pod,
         NAMESPACE,
         labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
         node=node,
         containers=[container("api", IMAGE)],
-        statuses=[status(pack, "api", IMAGE, state=running(pack, created + 0.5))],
+        statuses=[status(pack, "api", IMAGE, state=state, ready=ready)],
         created=created,
         owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
-        ip="10.42.1.31",
+        **more,
     )
 
 
@@ -136,7 +140,7 @@ def test_a_failed_scheduling_the_scheduler_later_resolved_is_not_reported() -> N
         new_api=True,
     )
     pack.scheduled(9, NAMESPACE, pod, NODES[1])
-    _ready_pod(pack, pod, NODES[1], 3.9)
+    _picker_pod(pack, pod, NODES[1], 3.9, running(pack, 4.4), ip="10.42.1.31")
     run, invocations = _run(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
@@ -241,19 +245,8 @@ def test_a_nodes_disk_pressure_is_read_from_its_own_events_and_a_host_path_write
         "The node was low on resource: ephemeral-storage. Threshold quantity: 10737418240, available: 10413212Ki. "
         "Container api was using 88Ki, request is 0, has larger consumption of ephemeral-storage. "
     )
-    pack.pod(
-        pod,
-        NAMESPACE,
-        labels={"app": "picker-api", "pod-template-hash": "7b9f6c5d84"},
-        node=node,
-        containers=[container("api", IMAGE)],
-        statuses=[status(pack, "api", IMAGE, state=terminated(pack, "Error", 137, 2, 14), ready=False)],
-        created=2,
-        owner=("ReplicaSet", "picker-api-7b9f6c5d84"),
-        phase="Failed",
-        reason="Evicted",
-        message=eviction,
-    )
+    terminated_state = terminated(pack, "Error", 137, 2, 14)
+    _picker_pod(pack, pod, node, 2, terminated_state, ready=False, phase="Failed", reason="Evicted", message=eviction)
     pack.event(14, NAMESPACE, "Pod", pod, "Evicted", eviction, type="Warning", host=node)
     printer = "label-printer-5c7d9b6f48-h2xkq"
     printer_image = "registry.acme.io/fulfilment/printer:2.0.3"

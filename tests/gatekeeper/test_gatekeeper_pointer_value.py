@@ -147,6 +147,19 @@ def test_index_like_tokens_fail_alike_in_the_message_and_the_document(token: str
     assert _outcome(lambda: resolve_value(recorded, pointer)) == _outcome(lambda: resolve(document, pointer))
 
 
+@pytest.mark.requirement("R-GK-5")
+@pytest.mark.parametrize("token", ["0", "9", "1023", "1024", "1029", "1030", "5000", "01023", "0999", "1023 "])
+def test_indexes_of_a_long_array_resolve_alike_in_the_message_and_the_document(token: str) -> None:
+    """Indexes below and above the small ones the message walk looks up (1,024), in and past a long array:
+    the same element, or the same PointerError, as in the converted document."""
+    document: Any = {"lines": [f"line {i}" for i in range(1030)]}
+    recorded = to_value(document)
+    pointer = f"/lines/{token}"
+    outcome = _outcome(lambda: resolve_value(recorded, pointer))
+    assert outcome == _outcome(lambda: resolve(document, pointer))
+    assert outcome[0] == ("value" if is_array_index(token) and int(token) < 1030 else "error")
+
+
 @settings(max_examples=500)
 @given(json_values)
 def test_the_text_of_a_recorded_value_is_its_converted_text(doc: Any) -> None:

@@ -91,9 +91,12 @@ def run_gatekeeper(
                 pair.tool_name = tool_name
                 pair.raw_path = raw_path
                 pair.matched_text = matched_text
+                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
                 if failed_rule is None:
                     pair.passed = True
                     passed += 1
+                    if warning_rule is None:
+                        continue
                     rule, issues, counts = warning_rule, warnings, warned
                 else:
                     pair.failed_rules.append(failed_rule)
@@ -101,16 +104,14 @@ def run_gatekeeper(
                     rule, issues, counts = failed_rule, errors, failures
                 if warning_rule is not None:
                     pair.warning_rules.append(warning_rule)
-                # A failed pair is an error of its failed rule; a passed one may be a warning of its warning rule.
-                if rule is not None:
-                    issues.add(
-                        rule=rule,
-                        claim_id=claim_id,
-                        binding_index=binding_index,
-                        source_invocation_id=source_id,
-                        message=message,
-                    )
-                    counts[rule] += 1
+                issues.add(
+                    rule=rule,
+                    claim_id=claim_id,
+                    binding_index=binding_index,
+                    source_invocation_id=source_id,
+                    message=message,
+                )
+                counts[rule] += 1
 
     for rule in RULES:
         if failures[rule]:

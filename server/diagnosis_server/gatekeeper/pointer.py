@@ -118,12 +118,19 @@ def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value 
             value = fields[token]
         elif kind == "list_value":
             items = value.list_value.values
-            value = items[_array_index(pointer, depth, token, len(items))]
+            index = _SMALL_INDEXES.get(token)
+            if index is None or index >= len(items):
+                index = _array_index(pointer, depth, token, len(items))
+            value = items[index]
         else:
             scalar = from_value(value)
             name = "null" if scalar is None else type(scalar).__name__
             raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {name}")
     return value
+
+
+# The array indexes most pointers use, looked up instead of checked and parsed ("01" is not one of them).
+_SMALL_INDEXES: dict[str, int] = {str(i): i for i in range(1024)}
 
 
 def _prefix(pointer: str, depth: int) -> str:

@@ -64,24 +64,6 @@ _UNCHECKED = PairOutcome(message="not checked yet")  # a marker: a checked refer
 _UNREAD = struct_pb2.Value()  # a marker: an output not read yet
 
 
-class _Located:
-    """The value a pointer designates, as text; whether it reads as an instruction and its folded form are
-    computed on first need (a pair whose matched text is not found needs neither)."""
-
-    __slots__ = ("_folded", "instruction", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.instruction: bool | None = None  # set by EvidenceIndex.check on first need
-        self._folded: str | None = None
-
-    @property
-    def folded(self) -> str:
-        if self._folded is None:
-            self._folded = fold(self.text)
-        return self._folded
-
-
 class EvidenceIndex:
     """This run's invocations, indexed once by id. A pointer is resolved in the recorded output itself,
     converting only the value it designates.
@@ -90,7 +72,7 @@ class EvidenceIndex:
     linear in the number of bindings whatever the size of the outputs; each cited output is read once.
     """
 
-    __slots__ = ("_by_id", "_duplicates", "_located", "_outputs", "_refs", "_run_id")
+    __slots__ = ("_by_id", "_duplicates", "_folded", "_instructions", "_located", "_outputs", "_refs", "_run_id")
 
     def __init__(self, invocations: Sequence[contracts_pb2.ToolInvocation], *, run_id: str) -> None:
         self._run_id = run_id
@@ -103,7 +85,12 @@ class EvidenceIndex:
                 self._by_id[invocation.invocation_id] = invocation
         self._refs: dict[tuple[str, str], PairOutcome | None] = {}
         self._outputs: dict[str, struct_pb2.Value | None] = {}
-        self._located: dict[tuple[str, str], _Located | PairOutcome] = {}
+        # The text at each resolved pointer (or the pair's evidence.raw_path failure); per text, whether it
+        # reads as an instruction and its folded form, computed on first need (a pair whose matched text is
+        # not found needs neither).
+        self._located: dict[tuple[str, str], str | PairOutcome] = {}
+        self._instructions: dict[str, bool] = {}
+        self._folded: dict[str, str] = {}
 
     def check(self, source_id: str, tool_name: str, raw_path: str, matched_text: str) -> PairOutcome:
         """Runs ``evidence.invocation_ref``, ``evidence.raw_path`` and ``evidence.matched_text`` in order, then
@@ -118,31 +105,37 @@ class EvidenceIndex:
         if refused is not None:
             return refused
         located_key = (source_id, raw_path)
-        located = self._located.get(located_key)
-        if located is None:
-            located = self._located[located_key] = self._locate(source_id, raw_path)
-        if isinstance(located, PairOutcome):
-            return located  # evidence.raw_path: the pointer does not resolve
+        text = self._located.get(located_key)
+        if text is None:
+            text = self._located[located_key] = self._locate(source_id, raw_path)
+        if isinstance(text, PairOutcome):
+            return text  # evidence.raw_path: the pointer does not resolve
         if not matched_text.strip():
             return PairOutcome(MATCHED_TEXT, message="matched_text is empty")
-        if matched_text in located.text:
+        if matched_text in text:
             outcome = PASSED
-        elif fold(matched_text) in located.folded:
+        elif fold(matched_text) in self._fold(text):
             outcome = PairOutcome(
                 warning_rule=MATCHED_TEXT,
                 message="matched_text matches only after case folding and whitespace collapsing",
             )
         else:
             return PairOutcome(MATCHED_TEXT, message=f"matched_text is not found at raw_path {raw_path!r}")
-        instruction = located.instruction
+        instruction = self._instructions.get(text)
         if instruction is None:
-            instruction = located.instruction = reads_as_instruction(located.text)
+            instruction = self._instructions[text] = reads_as_instruction(text)
         if instruction:
             return PairOutcome(
                 warning_rule=INSTRUCTION_TEXT,
                 message=f"the value at raw_path {raw_path!r} reads as an instruction, not as an observation",
             )
         return outcome
+
+    def _fold(self, text: str) -> str:
+        folded = self._folded.get(text)
+        if folded is None:
+            folded = self._folded[text] = fold(text)
+        return folded
 
     def _check_ref(self, source_id: str, tool_name: str) -> PairOutcome | None:
         """``evidence.invocation_ref`` (R-GK-3, R-GK-4): None when the pair may go on to the next rule."""
@@ -171,19 +164,18 @@ class EvidenceIndex:
             return "source invocation id is empty"
         return f"invocation {source_id!r} is not one of this run's tool invocations"
 
-    def _locate(self, source_id: str, raw_path: str) -> _Located | PairOutcome:
+    def _locate(self, source_id: str, raw_path: str) -> str | PairOutcome:
         """The value at ``raw_path`` in the invocation's output, or the pair's ``evidence.raw_path`` failure."""
         output = self._outputs.get(source_id, _UNREAD)
         if output is _UNREAD:
             invocation = self._by_id[source_id]
             output = self._outputs[source_id] = invocation.output if invocation.HasField("output") else None
-        located: _Located | PairOutcome
         try:
             # Walks the recorded Value: only the value at the pointer is converted, not the whole output.
-            located = _Located(_text_of(locate(output, raw_path)))
+            value = locate(output, raw_path)
         except PointerError as exc:
-            located = PairOutcome(RAW_PATH, message=f"raw_path does not resolve in invocation {source_id!r}: {exc}")
-        return located
+            return PairOutcome(RAW_PATH, message=f"raw_path does not resolve in invocation {source_id!r}: {exc}")
+        return _text_of(value)
 
 
 def _text_of(value: struct_pb2.Value | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeAlias
 
@@ -299,6 +300,40 @@ def json_depth(value: object, *, limit: int = MAX_JSON_DEPTH) -> int:
 def value_depth(value: struct_pb2.Value | struct_pb2.Struct, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a protobuf Value or Struct (a Struct is 1), walked without recursion."""
     return _depth(value, _value_children, limit)
+
+
+def holds_json(message: struct_pb2.Value | struct_pb2.Struct) -> bool:
+    """Whether ``message`` is what ``to_value`` (``to_struct``) builds of some JSON value: every Value has a
+    kind, every number is finite, and containers nest at most MAX_JSON_DEPTH deep.
+
+    The message is walked level by level and nothing is converted: a recorded Value that holds JSON can be
+    copied as it is instead of read out and built again.
+    """
+    level: list[struct_pb2.Value]
+    if isinstance(message, struct_pb2.Struct):
+        level, depth = list(message.fields.values()), 1
+    else:
+        level, depth = [message], 0
+    isfinite = math.isfinite
+    while level:
+        below: list[struct_pb2.Value] = []
+        nested = False
+        for value in level:
+            kind = value.WhichOneof("kind")
+            if kind == "struct_value":
+                below.extend(value.struct_value.fields.values())
+                nested = True
+            elif kind == "list_value":
+                below.extend(value.list_value.values)
+                nested = True
+            elif kind is None or (kind == "number_value" and not isfinite(value.number_value)):
+                return False
+        if nested:
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return False
+        level = below
+    return True
 
 
 # What a depth walk sees in an item: None for a leaf, else its children and whether the item is a container

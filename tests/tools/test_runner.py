@@ -105,8 +105,13 @@ async def test_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error()
     async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
         recorded.append(invocation)
 
+    deep = contracts_pb2.ToolInvocation(invocation_id="inv-deep", tool_name="fixed")
+    inner = deep.output
+    for _ in range(40):  # deeper than to_value would build (in place: too deep to copy whole)
+        inner = inner.struct_value.fields["k"]
+    inner.string_value = "leaf"
     runner = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder)
-    await runner.record("fixed", {}, _nested(40), invocation_id="inv-deep")
+    await runner.record(deep)
     assert recorded[0].status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert recorded[0].error == "output is nested deeper than 32"
 

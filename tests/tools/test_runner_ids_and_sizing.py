@@ -56,8 +56,12 @@ async def test_runners_of_one_run_share_its_counter() -> None:
 
     ids = InvocationIds()
     first = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder, ids=ids)
-    await first.record("fixed", {}, {"a": 1}, invocation_id=ids.next())
+    await first.record(
+        contracts_pb2.ToolInvocation(invocation_id=ids.next(), tool_name="fixed", output=to_value({"a": 1}))
+    )
     second = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder, cycle=2, ids=ids)
-    await second.record("fixed", {}, {"a": 2}, invocation_id=ids.next())
+    await second.record(
+        contracts_pb2.ToolInvocation(invocation_id=ids.next(), tool_name="fixed", output=to_value({"a": 2}))
+    )
     assert [i.invocation_id for i in recorded] == ["inv-0001", "inv-0002"]
     assert [i.cycle for i in recorded] == [1, 2]

@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 if TYPE_CHECKING:
+    from diagnosis.v1 import contracts_pb2
     from diagnosis_server.tools.runner import ToolCallResult
 
 AgentRole = Literal["planner", "executor", "verifier", "composer"]
@@ -58,8 +59,8 @@ class ToolCaller(Protocol):
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult: ...
 
-    async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
-        """Record an already-produced output as a tool_invocation of this run (scripted replays)."""
+    async def record(self, recorded: contracts_pb2.ToolInvocation) -> None:
+        """Record an invocation made elsewhere as a tool_invocation of this run (scripted replays)."""
         ...
 
 

@@ -31,6 +31,9 @@ from diagnosis_server.conversions import (
     enum_short_name,
     fill_struct,
     fill_value,
+    from_struct,
+    from_value,
+    holds_json,
     json_depth,
     too_deep_message,
 )
@@ -201,16 +204,23 @@ class ToolRunner:
             error=error,
         )
 
-    async def record(self, tool_name: str, arguments: JsonObject, output: JsonValue, *, invocation_id: str) -> None:
-        """Record an output produced elsewhere (a scripted replay) as this run's invocation.
+    async def record(self, recorded: contracts_pb2.ToolInvocation) -> None:
+        """Record an invocation made elsewhere (a scripted replay) as this run's, under its invocation id: its
+        tool name, arguments and output as given, with this runner's run id, cycle and times.
 
-        An output or arguments that cannot be recorded (nested deeper than the bound, not JSON) are recorded
-        as an ERROR invocation saying why, like a live call's.
+        Arguments and an output that hold JSON (``holds_json``) are copied as they are. Any others are
+        converted as a live call's would be, so that what cannot be recorded (nested deeper than the bound,
+        not JSON) is an ERROR invocation saying why, as a live call's is.
         """
         started = time.time()
-        invocation = self._invocation(invocation_id, tool_name, started)
-        arguments_error = _fill_arguments(invocation.arguments, arguments)
-        output_error = _fill_output(invocation.output, output)  # deeper than the bound: JsonTooDeep
+        invocation = self._invocation(recorded.invocation_id, recorded.tool_name, started)
+        if holds_json(recorded.arguments) and holds_json(recorded.output):
+            invocation.arguments.CopyFrom(recorded.arguments)
+            invocation.output.CopyFrom(recorded.output)
+            await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_OK, "", started)
+            return
+        arguments_error = _fill_arguments(invocation.arguments, from_struct(recorded.arguments))
+        output_error = _fill_output(invocation.output, from_value(recorded.output))
         error = arguments_error or output_error
         if output_error:
             invocation.output.Clear()

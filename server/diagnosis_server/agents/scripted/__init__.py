@@ -19,7 +19,6 @@ from diagnosis_server.agents.base import (
     AgentRetryableError,
     AgentRole,
 )
-from diagnosis_server.conversions import from_struct, from_value
 
 TIMEOUT = "!timeout"
 REFUSE = "!refuse"
@@ -46,12 +45,7 @@ class ScriptedAgent:
         if self._role == "executor" and request.tools is not None and request.cycle not in self._recorded_cycles:
             self._recorded_cycles.add(request.cycle)
             for invocation in self._invocations_by_cycle.get(request.cycle, ()):
-                await request.tools.record(
-                    invocation.tool_name,
-                    from_struct(invocation.arguments),
-                    from_value(invocation.output),
-                    invocation_id=invocation.invocation_id,
-                )
+                await request.tools.record(invocation)
         if self._next >= len(self._outputs):
             raise AgentNonRetryableError(f"scripted {self._role} has no output for call {self._next + 1}")
         text = self._outputs[self._next]

@@ -321,7 +321,8 @@ def holds_json(message: struct_pb2.Value | struct_pb2.Struct) -> bool:
         for value in level:
             kind = value.WhichOneof("kind")
             if kind == "struct_value":
-                below.extend(value.struct_value.fields.values())
+                fields = value.struct_value.fields
+                below.extend(map(fields.__getitem__, fields))  # (the map's values() iterates in Python)
                 nested = True
             elif kind == "list_value":
                 below.extend(value.list_value.values)

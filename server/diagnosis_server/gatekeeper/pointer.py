@@ -96,6 +96,10 @@ def resolve_value(document: struct_pb2.Value | None, pointer: str) -> JsonValue:
     return None if value is None else from_value(value)
 
 
+# The array indexes most pointers use, looked up instead of checked and parsed ("01" is not one of them).
+_SMALL_INDEXES: dict[str, int] = {str(i): i for i in range(1024)}
+
+
 def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value | None:
     """The recorded Value ``pointer`` refers to in ``document`` (None: the absent document itself), not converted.
 
@@ -127,10 +131,6 @@ def locate(document: struct_pb2.Value | None, pointer: str) -> struct_pb2.Value 
             name = "null" if scalar is None else type(scalar).__name__
             raise PointerError(f"{_prefix(pointer, depth)}: cannot take {token!r} of a {name}")
     return value
-
-
-# The array indexes most pointers use, looked up instead of checked and parsed ("01" is not one of them).
-_SMALL_INDEXES: dict[str, int] = {str(i): i for i in range(1024)}
 
 
 def _prefix(pointer: str, depth: int) -> str:

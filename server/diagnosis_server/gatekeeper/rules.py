@@ -61,7 +61,6 @@ class PairOutcome(NamedTuple):
 
 PASSED = PairOutcome()
 _UNCHECKED = PairOutcome(message="not checked yet")  # a marker: a checked reference that passed is cached as None
-_UNREAD = struct_pb2.Value()  # a marker: an output not read yet
 
 
 class EvidenceIndex:
@@ -69,10 +68,10 @@ class EvidenceIndex:
     converting only the value it designates.
 
     Resolved pointers are cached per (invocation id, raw path), so that the cost of a check stays
-    linear in the number of bindings whatever the size of the outputs; each cited output is read once.
+    linear in the number of bindings whatever the size of the outputs.
     """
 
-    __slots__ = ("_by_id", "_duplicates", "_folded", "_instructions", "_located", "_outputs", "_refs", "_run_id")
+    __slots__ = ("_by_id", "_duplicates", "_folded", "_instructions", "_located", "_refs", "_run_id")
 
     def __init__(self, invocations: Sequence[contracts_pb2.ToolInvocation], *, run_id: str) -> None:
         self._run_id = run_id
@@ -84,7 +83,6 @@ class EvidenceIndex:
             else:
                 self._by_id[invocation.invocation_id] = invocation
         self._refs: dict[tuple[str, str], PairOutcome | None] = {}
-        self._outputs: dict[str, struct_pb2.Value | None] = {}
         # The text at each resolved pointer (or the pair's evidence.raw_path failure); per text, whether it
         # reads as an instruction and its folded form, computed on first need (a pair whose matched text is
         # not found needs neither).
@@ -166,10 +164,8 @@ class EvidenceIndex:
 
     def _locate(self, source_id: str, raw_path: str) -> str | PairOutcome:
         """The value at ``raw_path`` in the invocation's output, or the pair's ``evidence.raw_path`` failure."""
-        output = self._outputs.get(source_id, _UNREAD)
-        if output is _UNREAD:
-            invocation = self._by_id[source_id]
-            output = self._outputs[source_id] = invocation.output if invocation.HasField("output") else None
+        invocation = self._by_id[source_id]
+        output = invocation.output if invocation.HasField("output") else None
         try:
             # Walks the recorded Value: only the value at the pointer is converted, not the whole output.
             value = locate(output, raw_path)

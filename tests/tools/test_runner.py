@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, from_value
+from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, from_value, to_value
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import ToolRunner
+from tests.support.values import recorded_with, wrapped
 
 
 class _Fixed:
@@ -105,11 +106,7 @@ async def test_a_scripted_replay_of_an_output_too_deep_is_recorded_as_an_error()
     async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
         recorded.append(invocation)
 
-    deep = contracts_pb2.ToolInvocation(invocation_id="inv-deep", tool_name="fixed")
-    inner = deep.output
-    for _ in range(40):  # deeper than to_value would build (in place: too deep to copy whole)
-        inner = inner.struct_value.fields["k"]
-    inner.string_value = "leaf"
+    deep = recorded_with(wrapped(to_value("leaf"), 40))  # deeper than to_value would build
     runner = ToolRunner(run_id="run-1", toolset=Toolset([]), recorder=recorder)
     await runner.record(deep)
     assert recorded[0].status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR

@@ -24,6 +24,7 @@ from diagnosis_server.conversions import (
 )
 from diagnosis_server.tools.base import Toolset
 from diagnosis_server.tools.runner import ToolRunner
+from tests.support.values import recorded_with, wrapped
 
 # ------------------------------------------------------------------ Values built without to_value's checks
 
@@ -70,43 +71,6 @@ def _value(shape: Any) -> struct_pb2.Value:
     return out
 
 
-def _wrapped(value: struct_pb2.Value, levels: int, *, as_list: bool = False) -> struct_pb2.Value:
-    """``value`` inside ``levels`` containers (objects, or arrays), built in place from the outside in (a
-    message nested past the parser's depth limit cannot be copied whole)."""
-    root = struct_pb2.Value()
-    inner = root
-    for _ in range(levels):
-        inner = inner.list_value.values.add() if as_list else inner.struct_value.fields["k"]
-    inner.CopyFrom(value)
-    return root
-
-
-def _recorded(output: struct_pb2.Value, arguments: struct_pb2.Struct | None = None) -> contracts_pb2.ToolInvocation:
-    """An invocation holding ``output`` (and ``arguments``), built in place: not copied whole."""
-    recorded = contracts_pb2.ToolInvocation(invocation_id="inv-1", tool_name="fixed")
-    _graft(recorded.output, output)
-    if arguments is not None:
-        recorded.arguments.SetInParent()
-        for key, item in arguments.fields.items():
-            _graft(recorded.arguments.fields[key], item)
-    return recorded
-
-
-def _graft(out: struct_pb2.Value, value: struct_pb2.Value) -> None:
-    """``out.CopyFrom(value)`` one level at a time."""
-    kind = value.WhichOneof("kind")
-    if kind == "struct_value":
-        out.struct_value.SetInParent()
-        for key, item in value.struct_value.fields.items():
-            _graft(out.struct_value.fields[key], item)
-    elif kind == "list_value":
-        out.list_value.SetInParent()
-        for item in value.list_value.values:
-            _graft(out.list_value.values.add(), item)
-    elif kind is not None:
-        setattr(out, kind, getattr(value, kind))
-
-
 def _kinds_and_numbers_ok(value: struct_pb2.Value) -> bool:
     kind = value.WhichOneof("kind")
     if kind is None:
@@ -128,7 +92,7 @@ def _kinds_and_numbers_ok(value: struct_pb2.Value) -> bool:
 def test_a_value_holds_json_when_every_value_has_a_kind_every_number_is_finite_and_it_is_not_too_deep(
     shape: Any, levels: int, as_list: bool
 ) -> None:
-    value = _wrapped(_value(shape), levels, as_list=as_list)
+    value = wrapped(_value(shape), levels, as_list=as_list)
     expected = _kinds_and_numbers_ok(value) and value_depth(value, limit=MAX_JSON_DEPTH + 5) <= MAX_JSON_DEPTH
     assert holds_json(value) is expected
 
@@ -138,8 +102,8 @@ def test_the_depth_bound_counts_an_empty_container_as_a_level(innermost: str) ->
     """32 containers are JSON a Value may hold, 33 are not, whether the innermost is empty or holds a leaf."""
     leaf = {"{}": to_value({}), "[]": to_value([]), "leaf": to_value("x")}[innermost]
     inner_levels = 0 if innermost == "leaf" else 1
-    at_bound = _wrapped(leaf, MAX_JSON_DEPTH - inner_levels)
-    past_bound = _wrapped(leaf, MAX_JSON_DEPTH - inner_levels + 1)
+    at_bound = wrapped(leaf, MAX_JSON_DEPTH - inner_levels)
+    past_bound = wrapped(leaf, MAX_JSON_DEPTH - inner_levels + 1)
     assert value_depth(at_bound, limit=40) == MAX_JSON_DEPTH and holds_json(at_bound)
     assert value_depth(past_bound, limit=40) == MAX_JSON_DEPTH + 1 and not holds_json(past_bound)
 
@@ -160,9 +124,9 @@ def test_what_to_value_builds_holds_json(document: JsonValue) -> None:
 
 def test_a_struct_counts_as_its_own_level() -> None:
     arguments = struct_pb2.Struct()
-    arguments.fields["k"].CopyFrom(_wrapped(to_value("x"), MAX_JSON_DEPTH - 1))
+    arguments.fields["k"].CopyFrom(wrapped(to_value("x"), MAX_JSON_DEPTH - 1))
     assert json_depth({"k": 0}) == 1 and holds_json(arguments)
-    arguments.fields["k"].CopyFrom(_wrapped(to_value("x"), MAX_JSON_DEPTH))
+    arguments.fields["k"].CopyFrom(wrapped(to_value("x"), MAX_JSON_DEPTH))
     assert not holds_json(arguments)
 
 
@@ -234,8 +198,8 @@ async def test_a_replayed_output_with_a_non_finite_number_is_an_error(number: fl
 @pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize("levels", [MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 60])
 async def test_a_replayed_output_deeper_than_the_bound_is_an_error_and_one_at_it_is_whole(levels: int) -> None:
-    output = _wrapped(to_value("leaf"), levels, as_list=True)
-    kept = await _replayed(_recorded(output))
+    output = wrapped(to_value("leaf"), levels, as_list=True)
+    kept = await _replayed(recorded_with(output))
     if levels <= MAX_JSON_DEPTH:
         assert kept.status == contracts_pb2.TOOL_INVOCATION_STATUS_OK and kept.output == output
         assert contracts_pb2.ToolInvocation.FromString(kept.SerializeToString()) == kept
@@ -247,7 +211,7 @@ async def test_a_replayed_output_deeper_than_the_bound_is_an_error_and_one_at_it
 @pytest.mark.requirement("R-C-2")
 async def test_replayed_arguments_deeper_than_the_bound_are_an_error() -> None:
     arguments = struct_pb2.Struct()
-    arguments.fields["filter"].CopyFrom(_wrapped(to_value("x"), MAX_JSON_DEPTH))
-    kept = await _replayed(_recorded(to_value({"a": 1}), arguments))
+    arguments.fields["filter"].CopyFrom(wrapped(to_value("x"), MAX_JSON_DEPTH))
+    kept = await _replayed(recorded_with(to_value({"a": 1}), arguments))
     assert kept.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert kept.error == f"arguments is nested deeper than {MAX_JSON_DEPTH}: the tool was not run"

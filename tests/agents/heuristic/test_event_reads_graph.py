@@ -7,15 +7,10 @@ heuristic provider over the tools the server gives a recorded pack.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.agents.heuristic import HeuristicProvider
-from diagnosis_server.api.components import pack_tools_for
-from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.store import MemoryStore
-from diagnosis_server.tools.scenario import Scenario
+from tests.agents.heuristic._graph_runs import run_pack
 from tests.incidents.corpus.kit import Json, Pack, container, running, status, terminated, unschedulable, waiting
 
 NAMESPACE = "fulfilment"
@@ -67,22 +62,6 @@ def _picker_pod(
     )
 
 
-def _run(pack: Pack) -> tuple[run_pb2.DiagnosisRun, list[contracts_pb2.ToolInvocation]]:
-    doc = pack.build()
-    doc.pop("truth", None)
-    scenario = Scenario.model_validate(doc)
-
-    async def go() -> tuple[run_pb2.DiagnosisRun, list[contracts_pb2.ToolInvocation]]:
-        store = MemoryStore(owner="test")
-        runner = Orchestrator(
-            store=store, provider=HeuristicProvider(), tools_for=pack_tools_for({pack.name: scenario})
-        )
-        run = await runner.run(question=str(doc["question"]), scenario=pack.name)
-        return run, list(await store.list_tool_invocations(run.run_id))
-
-    return asyncio.run(go())
-
-
 def _events_reads(invocations: list[contracts_pb2.ToolInvocation]) -> dict[str, contracts_pb2.ToolInvocation]:
     return {
         i.arguments.fields["field_selector"].string_value: i
@@ -109,7 +88,7 @@ def test_a_warning_behind_thousands_of_routine_events_is_read_and_named() -> Non
     )
     message = 'MountVolume.SetUp failed for volume "picker-tls" : secret "picker-api-tls" not found'
     pack.event(22.5, NAMESPACE, "Pod", pod, "FailedMount", message, type="Warning", last=29, count=9)
-    run, invocations = _run(pack)
+    run, invocations = run_pack(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     warnings = _events_reads(invocations)["type=Warning"]
@@ -141,7 +120,7 @@ def test_a_failed_scheduling_the_scheduler_later_resolved_is_not_reported() -> N
     )
     pack.scheduled(9, NAMESPACE, pod, NODES[1])
     _picker_pod(pack, pod, NODES[1], 3.9, running(pack, 4.4), ip="10.42.1.31")
-    run, invocations = _run(pack)
+    run, invocations = run_pack(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     reads = _events_reads(invocations)
@@ -193,7 +172,7 @@ def test_a_claim_the_binder_reports_only_as_a_normal_event_is_the_cause_of_the_p
         count=70,
         component="persistentvolume-controller",
     )
-    run, invocations = _run(pack)
+    run, invocations = run_pack(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     reads = _events_reads(invocations)
@@ -227,7 +206,7 @@ def test_a_finished_job_known_only_by_normal_events_is_not_answered_as_unknown()
         component="job-controller",
         api_version="batch/v1",
     )
-    run, invocations = _run(pack)
+    run, invocations = run_pack(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     assert "involvedObject.name=nightly-export" in _events_reads(invocations)
@@ -262,7 +241,7 @@ def test_a_nodes_disk_pressure_is_read_from_its_own_events_and_a_host_path_write
         volumes=[{"name": "spool", "hostPath": {"path": "/var/lib/spool", "type": "DirectoryOrCreate"}}],
     )
     pack.event(12, "default", "Node", node, "NodeHasDiskPressure", f"Node {node} status is now: NodeHasDiskPressure")
-    run, invocations = _run(pack)
+    run, invocations = run_pack(pack)
 
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     reads = _events_reads(invocations)

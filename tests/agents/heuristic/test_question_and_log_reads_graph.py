@@ -7,15 +7,10 @@ R-V-1, R-C-1).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from diagnosis.v1 import run_pb2
-from diagnosis_server.agents.heuristic import HeuristicProvider
-from diagnosis_server.api.components import pack_tools_for
-from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.store import MemoryStore
-from diagnosis_server.tools.scenario import Scenario
+from tests.agents.heuristic._graph_runs import run_pack
 from tests.incidents.corpus.reader import read
 
 _TRUTH = """
@@ -35,16 +30,7 @@ def _pack_text(name: str) -> str:
 def _run(tmp_path: Path, name: str, text: str) -> run_pb2.DiagnosisRun:
     path = tmp_path / f"{name}.toml"
     path.write_text(text + _TRUTH, encoding="utf-8")
-    doc = read(path).build()
-    doc.pop("truth", None)
-    scenario = Scenario.model_validate(doc)
-
-    async def go() -> run_pb2.DiagnosisRun:
-        store = MemoryStore(owner="test")
-        runner = Orchestrator(store=store, provider=HeuristicProvider(), tools_for=pack_tools_for({name: scenario}))
-        return await runner.run(question=str(doc["question"]), scenario=name)
-
-    run = asyncio.run(go())
+    run, _ = run_pack(read(path))
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     return run
 
@@ -82,6 +68,7 @@ def test_an_applications_own_word_lookup_names_no_workload(tmp_path: Path) -> No
     """ "basket lookup failed: Error 111 connecting to 10.100.7.9:6379": the refused call names an address only;
     no statement makes a workload of the word after "lookup"."""
     run = _run(tmp_path, "basket-session-lookup", _pack_text("basket-session-lookup"))
+    assert "basket-api calls fail" in run.answer_text, run.answer_text
     assert "calls to failed" not in run.answer_text, run.answer_text
     assert "failed cannot" not in run.answer_text
 

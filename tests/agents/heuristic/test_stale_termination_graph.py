@@ -8,14 +8,8 @@ With the same pod's counter rising in the window, the kill is the incident and t
 
 from __future__ import annotations
 
-import asyncio
-
 from diagnosis.v1 import run_pb2
-from diagnosis_server.agents.heuristic import HeuristicProvider
-from diagnosis_server.api.components import pack_tools_for
-from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.store import MemoryStore
-from diagnosis_server.tools.scenario import Scenario
+from tests.agents.heuristic._graph_runs import run_pack
 from tests.incidents.corpus.kit import Pack, container, running, status, terminated
 
 NAMESPACE = "fulfilment"
@@ -92,19 +86,6 @@ def _pack(name: str, question: str, printer_restarts: list[float]) -> Pack:
     return pack
 
 
-def _run(pack: Pack) -> run_pb2.DiagnosisRun:
-    doc = pack.build()
-    doc.pop("truth", None)
-    scenario = Scenario.model_validate(doc)
-
-    async def go() -> run_pb2.DiagnosisRun:
-        tools = pack_tools_for({pack.name: scenario})
-        runner = Orchestrator(store=MemoryStore(owner="test"), provider=HeuristicProvider(), tools_for=tools)
-        return await runner.run(question=str(doc["question"]), scenario=pack.name)
-
-    return asyncio.run(go())
-
-
 def _stated(run: run_pb2.DiagnosisRun) -> list[str]:
     """Everything the answer states: its summary, confirmed facts and possible directions."""
     answer = run.answer
@@ -112,7 +93,7 @@ def _stated(run: run_pb2.DiagnosisRun) -> list[str]:
 
 
 def test_an_old_oom_kill_beside_the_incident_is_never_stated_as_its_cause() -> None:
-    run = _run(_pack("stale-oom-beside-refusals", "Why is picker-api returning 500s?", [4.0] * 31))
+    run, _ = run_pack(_pack("stale-oom-beside-refusals", "Why is picker-api returning 500s?", [4.0] * 31))
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert "OOMKilled" not in run.answer.summary, run.answer.summary
     facts = [f.text for f in run.answer.confirmed_facts]
@@ -126,6 +107,6 @@ def test_an_old_oom_kill_beside_the_incident_is_never_stated_as_its_cause() -> N
 
 def test_the_same_kill_with_restarts_rising_in_the_window_is_the_incident() -> None:
     rising = [1.0] * 10 + [2.0] * 10 + [4.0] * 11
-    run = _run(_pack("oom-in-window", "Why is label-printer restarting?", rising))
+    run, _ = run_pack(_pack("oom-in-window", "Why is label-printer restarting?", rising))
     assert run.status == run_pb2.RUN_STATUS_SUCCESS
     assert "label-printer" in run.answer.summary and "OOMKilled" in run.answer.summary, run.answer.summary

@@ -1142,21 +1142,25 @@ NOISE = [
     f"{T} INFO db pool configured max=50 acquire_timeout=30s",
 ]
 
-# Borderline: a retried failure logged at INFO/WARN that later succeeded (refused/dns rules are not errors_only).
+# A retried failure logged at INFO/WARN (refused and dns rules are not errors_only): still a refused call.
 RETRIED = [
     'level=info msg="retrying connection (attempt 1)" err="dial tcp orders-db:5432: connect: connection refused"',
     f"{T} WARN connection to orders-db lost, reconnecting: Connection refused",
 ]
 
-# Error lines that must NOT be reported as the given kind (existing patterns too wide).
+# Error lines that must NOT be reported as the given kind (existing patterns too wide), and the kind they are.
 FALSE_POSITIVE = [
-    ("missing_binary", 'level=error msg="get order failed" err="order 4242: not found"'),
-    ("missing_binary", f"{T} ERROR profile lookup: user alice: not found"),
-    ("timeout", f"{JV} HikariPool-1 - Connection is not available, request timed out after 30000ms."),
-    ("timeout", 'level=error msg="db connect" err="dial tcp: lookup orders-db.shop.svc.cluster.local: i/o timeout"'),
-    ("refused", "ERROR 2003 (HY000): Can't connect to MySQL server on 'catalog-mysql' (110)"),
-    ("panic", "(node:1) UnhandledPromiseRejectionWarning: Error: boom"),
+    ("missing_binary", "error_log", 'level=error msg="get order failed" err="order 4242: not found"'),
+    ("missing_binary", "error_log", f"{T} ERROR profile lookup: user alice: not found"),
+    ("timeout", "app_pool", f"{JV} HikariPool-1 - Connection is not available, request timed out after 30000ms."),
+    (
+        "timeout",
+        "dns",
+        'level=error msg="db connect" err="dial tcp: lookup orders-db.shop.svc.cluster.local: i/o timeout"',
+    ),
+    ("refused", "timeout", "ERROR 2003 (HY000): Can't connect to MySQL server on 'catalog-mysql' (110)"),
+    ("panic", "error_log", "(node:1) UnhandledPromiseRejectionWarning: Error: boom"),
     # A handled exception logged at ERROR is not a crash.
-    ("panic", f"{T} ERROR TypeError: Cannot read properties of undefined (reading 'id')"),
-    ("panic", f"{T} ERROR AttributeError: 'NoneType' object has no attribute 'id'"),
+    ("panic", "error_log", f"{T} ERROR TypeError: Cannot read properties of undefined (reading 'id')"),
+    ("panic", "error_log", f"{T} ERROR AttributeError: 'NoneType' object has no attribute 'id'"),
 ]

@@ -18,7 +18,7 @@ from diagnosis_server.agents.heuristic.signatures import log_findings
 
 from ._checks import assert_sound
 from ._shapes import loki, pod_logs
-from ._wordings import CALLER, CALLER_POD, FAILURES, FALSE_POSITIVE, KNOWN, NOISE
+from ._wordings import CALLER, CALLER_POD, FAILURES, FALSE_POSITIVE, KNOWN, NOISE, RETRIED
 
 DOES_NOT_EXIST = "calls a host name that does not exist"
 
@@ -66,10 +66,18 @@ def test_a_line_of_ordinary_operation_gives_nothing(line: str) -> None:
     assert not found, [(f.kind, f.statement) for f in found]
 
 
-@pytest.mark.parametrize(("kind", "line"), FALSE_POSITIVE)
-def test_an_error_line_of_another_failure_is_not_read_as_this_kind(kind: str, line: str) -> None:
+@pytest.mark.parametrize(("kind", "read_as", "line"), FALSE_POSITIVE)
+def test_an_error_line_of_another_failure_is_not_read_as_this_kind(kind: str, read_as: str, line: str) -> None:
+    """Read as the failure it is (a generic error line at least), not as the kind its words resemble."""
     found, _ = _findings("pod", line)
-    assert kind not in {f.kind for f in found}, [(f.kind, _target(f)) for f in found]
+    kinds = {f.kind for f in found}
+    assert kind not in kinds and read_as in kinds, [(f.kind, _target(f)) for f in found]
+
+
+@pytest.mark.parametrize("line", RETRIED)
+def test_a_retried_refusal_logged_below_error_is_still_a_refused_call(line: str) -> None:
+    found, _ = _findings("pod", line)
+    assert "refused" in {f.kind for f in found}, [(f.kind, _target(f)) for f in found]
 
 
 @pytest.mark.parametrize(

@@ -37,14 +37,14 @@ def _node_event(reason: str, message: str, minutes: float, *, type_: str = "Warn
     return event
 
 
-def _evicted(name: str = EVICTED, node: str = NODE) -> dict[str, Any]:
+def _evicted(name: str = EVICTED, node: str = NODE, app: str = "seed-sorter") -> dict[str, Any]:
     item = pod(
         name,
-        app="seed-sorter",
+        app=app,
         phase="Failed",
         reason="Evicted",
         message=EVICTION,
-        containers=[container("seed-sorter", ready=False, state={"terminated": {"reason": "Error", "exitCode": 137}})],
+        containers=[container(app, ready=False, state={"terminated": {"reason": "Error", "exitCode": 137}})],
     )
     item["spec"]["nodeName"] = node
     return item
@@ -161,14 +161,26 @@ def test_a_pod_writing_to_the_short_nodes_own_disk_is_a_hypothesis_only() -> Non
 def test_the_failing_pods_nodes_events_are_read_bounded_and_only_where_the_tool_may_read() -> None:
     """All the events of the nodes of failing pods (the question's workload's first), at most MAX_NODES;
     none of a node whose pods all run ready; none when the events tool may not read ``default``."""
+    other = _evicted("parcel-router-7b8c9d6f5-k2m4p", node="pool-a-node-9", app="parcel-router")
     pods = [_evicted(f"seed-sorter-6d9f7c8b4d-{i:05d}", node=f"pool-b-node-{i}") for i in range(4)]
-    listing = pod_list(*pods, _ready("label-printer-5c7d9b6f48-q8m2x", "label-printer"))
+    ready = _ready("label-printer-5c7d9b6f48-q8m2x", "label-printer")
+    ready["spec"]["nodeName"] = "pool-c-node-7"
+    listing = pod_list(other, *pods, ready)
+
+    def nodes(calls: list[tuple[str, Any]]) -> list[str]:
+        assert all(tool == "kubernetes.events" and arguments["namespace"] == "default" for tool, arguments in calls)
+        return [
+            arguments["field_selector"].removeprefix("involvedObject.kind=Node,involvedObject.name=")
+            for _, arguments in calls
+        ]
+
     calls = node_event_calls([listing], ["seed-sorter"])
-    assert len(calls) == MAX_NODES
-    assert calls[0] == (
-        "kubernetes.events",
-        {"namespace": "default", "field_selector": "involvedObject.kind=Node,involvedObject.name=pool-b-node-0"},
-    )
+    # The question's workload's nodes first, though another workload's failing pod is listed before them.
+    assert nodes(calls) == ["pool-b-node-0", "pool-b-node-1"] and len(calls) == MAX_NODES
+    assert nodes(node_event_calls([listing], [])) == ["pool-a-node-9", "pool-b-node-0"]
+    # A node whose pods all run ready is never read.
+    assert "pool-c-node-7" not in nodes(node_event_calls([listing], ["label-printer"]))
+    assert node_event_calls([pod_list(ready)], ["label-printer"]) == []
     tools = ["kubernetes.events", "kubernetes.pod_logs", "kubernetes.rollouts"]
     with_nodes = follow_up_calls([listing], ["seed-sorter"], tools)
     assert calls[0] in with_nodes

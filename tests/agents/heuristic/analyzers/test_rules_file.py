@@ -6,6 +6,7 @@ bound and derivable like any other (R-C-1, R-V-1, R-V-4).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,12 @@ def test_an_operators_file_loaded_explicitly(tmp_path: Path) -> None:
             '[[log]]\nkind = "x"\nabout = "self"\nrole = "cause"\nphrase = "crashes"\npatterns = ["ok", "[unclosed"]\n',
             "log.0.patterns",
         ),
+        # Each pattern compiles alone; tried as one expression, the second names the first's group again.
+        (
+            '[[log]]\nkind = "x"\nabout = "self"\nrole = "cause"\nphrase = "crashes"\n'
+            "patterns = ['(?P<code>E\\d+) failed', 'failed with (?P<code>\\d+)']\n",
+            "log.0.patterns: Value error, the patterns are not one regular expression together: redefinition of group",
+        ),
         ('[[event]]\nkind = "Bad-Kind"\nreasons = ["X"]\nrole = "cause"\nphrase = "crashes"\n', "event.0.kind"),
         (
             '[[log]]\nkind = "x"\nabout = "elsewhere"\nrole = "cause"\nphrase = "crashes"\npatterns = ["a"]\n',
@@ -215,3 +222,54 @@ def test_a_missing_file_is_a_rules_error(tmp_path: Path) -> None:
     with pytest.raises(RulesError) as raised:
         load_rules(str(path))
     assert str(raised.value) == f"{path}: No such file or directory"
+
+
+FLAGGED_RULES = """\
+version = 1
+
+[[log]]
+kind = "ledger_lock"
+about = "self"
+role = "cause"
+strength = 3
+phrase = "waits on a ledger lock"
+patterns = [
+    "(?i)ledger lock wait (?:exceeded|timed out)",
+    '''(?x) deadlock \\s+ detected   # the database's own words
+    \\s+ on \\s+ ledger''',
+    "(?s)(?m)journal stalled.+retrying$",
+]
+"""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR LEDGER LOCK WAIT EXCEEDED for account 7731",
+        "ERROR Ledger lock wait timed out after 30s",
+        "ERROR deadlock   detected on ledger batch 12",
+        "ERROR journal stalled (segment 4), retrying",
+    ],
+)
+def test_a_pattern_with_leading_inline_flags_matches_as_it_does_alone(tmp_path: Path, line: str) -> None:
+    """Python takes global inline flags ("(?i)") only at the start of a whole expression, and a rule's patterns are
+    tried as one: each pattern's leading flags apply to it alone, and a verbose pattern's comment ends at its line.
+    The file loads, and a line only one of the patterns matches, whatever its case, is the rule's finding."""
+    rules = load_rules(str(operator_file(tmp_path, FLAGGED_RULES)))
+    (rule,) = [r for r in rules.log if r.kind == "ledger_lock"]
+    alone = [re.search(pattern, line) for pattern in rule.patterns]
+    assert sum(match is not None for match in alone) == 1
+    matched = rule.compiled.search(line)
+    assert matched is not None and matched.group(0) == next(m for m in alone if m is not None).group(0)
+    found = log_findings(log_lines(pod_logs("ledger-api-5d8f7c6b9d-k2m4p", line)), ["ledger-api"], rules=rules)
+    assert one(found, "ledger_lock").service == "ledger-api"
+
+
+def test_flags_stay_with_their_own_pattern(tmp_path: Path) -> None:
+    """A pattern without flags is not made case-insensitive by its neighbour's "(?i)"."""
+    rules = load_rules(str(operator_file(tmp_path, FLAGGED_RULES.replace("(?s)(?m)journal", "journal"))))
+    (rule,) = [r for r in rules.log if r.kind == "ledger_lock"]
+    assert rule.compiled.search("journal stalled (segment 4), retrying") is not None
+    assert rule.compiled.search("JOURNAL STALLED (segment 4), retrying") is None
+    assert rule.compiled.search("deadlock detected on ledger") is not None
+    assert rule.compiled.search("DEADLOCK DETECTED ON LEDGER") is None

@@ -40,10 +40,31 @@ class _Model(BaseModel):
 
 def _compiles(pattern: str) -> str:
     try:
-        re.compile(pattern)
+        _compiled(pattern)
     except re.error as exc:
         raise ValueError(f"not a regular expression: {exc}") from None
     return pattern
+
+
+# Global inline flags ("(?i)") at the start of a pattern: Python takes them only at the start of a whole expression.
+_LEADING_FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
+
+
+def _alternative(pattern: str) -> str:
+    """``pattern`` as one alternative of a log rule's expression: in a group of its own, with the global flags it
+    starts with scoped to it (``(?i)timed out`` is ``(?i:timed out)``), so that it matches alone as it does joined."""
+    flags, rest = "", pattern
+    while (leading := _LEADING_FLAGS.match(rest)) is not None:
+        flags, rest = flags + leading.group(1), rest[leading.end() :]
+    if not flags:
+        return f"(?:{pattern})"
+    # A verbose pattern's comment runs to the end of its line: the group closes on the next.
+    return f"(?{''.join(dict.fromkeys(flags))}:{rest}{chr(10) if 'x' in flags else ''})"
+
+
+def log_expression(patterns: tuple[str, ...]) -> str:
+    """A log rule's patterns as the one expression every log line is tried against."""
+    return "|".join(_alternative(p) for p in patterns)
 
 
 class Thresholds(_Model):
@@ -122,12 +143,20 @@ class LogRule(_Rule):
     @field_validator("patterns")
     @classmethod
     def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_compiles(p) for p in value)
+        for pattern in value:
+            _compiles(pattern)
+        # Checked (and compiled) here, at start-up: two patterns naming the same group cannot be one expression.
+        try:
+            _compiled(log_expression(value))
+        except re.error as exc:
+            raise ValueError(f"the patterns are not one regular expression together: {exc}") from None
+        return value
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
-        """The patterns as one expression, made once per rule (every log line of a run is tried against it)."""
-        return _compiled("|".join(f"(?:{p})" for p in self.patterns))
+        """The patterns as one expression (``log_expression``), compiled when the rule was read (every log line
+        of a run is tried against it)."""
+        return _compiled(log_expression(self.patterns))
 
 
 class Rules(_Model):

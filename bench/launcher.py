@@ -36,7 +36,7 @@ import grpc.aio
 
 from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
-from diagnosis_server.agents.heuristic import HeuristicProvider
+from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.api import RunningServer, configure_logging
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.cli.serve import serve
@@ -70,7 +70,8 @@ class SleepyProvider:
     name = "heuristic"
 
     def __init__(self, *, sleep_s: float, gate_subscribers: int) -> None:
-        self._heuristic = HeuristicProvider()
+        # As the service makes it: the rules in force are read (and their patterns compiled) at start-up.
+        self._heuristic = create_provider()
         self.sleep_s = sleep_s
         self.gate_subscribers = gate_subscribers
         self.hub: EventHub | None = None

@@ -45,6 +45,7 @@ from diagnosis_server.api.interceptor import ApiInterceptor
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.api.store_health import StoreHealth
+from diagnosis_server.api.warm_up import warm_up
 from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import Settings, SettingsError, env_name, is_loopback_host, split_host_port
@@ -285,10 +286,13 @@ async def start_server(
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
         hub = EventHub(queue_size=subscriber_queue_size)
+        scenario_tools = tools_for or pack_tools_for(packs)
+        if tools_for is None:
+            warm_up(scenario_tools, packs)
         orchestrator = Orchestrator(
             store=repository,
             provider=agents,
-            tools_for=tools_for or pack_tools_for(packs),
+            tools_for=scenario_tools,
             environment_tools=registry.tools_for,
             finish_retry_s=settings.store_retry_s,
             limits=Limits(retry_backoff_s=settings.retry_backoff_s),

@@ -25,7 +25,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
 from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
-from diagnosis_server.verification.derivability import derive_claim
+from diagnosis_server.verification.derivability import RunEvidence
 
 _C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
@@ -54,38 +54,66 @@ class Ceiling:
     fabricated: bool
 
 
+class Ceilings:
+    """The ceilings of a verified input's claims: its evidence and its Gatekeeper audit read once for all of them
+    (``RunEvidence``; the claims whose binding failed; the evidence items that read as instructions).
+
+    ``bound_values`` are the whole recorded values its evidence was found in, by (invocation id, raw path):
+    they may ground a statement's words (a log line's other words), never its facts.
+    """
+
+    def __init__(
+        self,
+        verifier_input: contracts_pb2.VerifierInput,
+        bound_values: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        self._question = verifier_input.diagnosis_context.question
+        evidence = verifier_input.verified_evidence
+        self._evidence = RunEvidence(evidence)
+        audit = verifier_input.gatekeeper_audit.checked_bindings
+        self._failed = {b.claim_id for b in audit if not b.passed}
+        values = bound_values or {}
+        instructions = {i for i, b in enumerate(audit) if INSTRUCTION_TEXT in b.warning_rules}
+        # Per claim: its values' texts (grounding), and whether any of its evidence reads as an instruction.
+        self._grounding: dict[str, list[str]] = {}
+        self._instruction: set[str] = set()
+        for e in evidence:
+            claim_id = e.claim_id
+            grounding = self._grounding.setdefault(claim_id, [])
+            if (key := (e.source_invocation_id, e.raw_path)) in values:
+                grounding.append(values[key])
+            if e.checked_binding_index in instructions:
+                self._instruction.add(claim_id)
+
+    def of(self, claim: contracts_pb2.Claim) -> Ceiling:
+        """The deterministic ceiling of one verified claim (see the module docstring)."""
+        claim_id = claim.claim_id
+        values = self._grounding.get(claim_id)
+        if values is None:
+            return Ceiling(_C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
+        derivation = self._evidence.derive_claim(claim, grounding=[self._question, *values])
+        ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
+        capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
+        if rank(ceiling.classification) <= rank(capped):
+            return ceiling
+        if has_bidi_control(claim.statement):
+            return Ceiling(capped, "its statement holds bidi control characters", ceiling.fabricated)
+        if claim_id in self._instruction:
+            return Ceiling(
+                capped, "its evidence reads as an instruction to the diagnosis, not as an observation", False
+            )
+        if claim_id in self._failed:
+            return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
+        return ceiling
+
+
 def claim_ceiling(
     claim: contracts_pb2.Claim,
     verifier_input: contracts_pb2.VerifierInput,
     bound_values: Mapping[tuple[str, str], str] | None = None,
 ) -> Ceiling:
-    """The deterministic ceiling of one verified claim (see the module docstring).
-
-    ``bound_values`` are the whole recorded values its evidence was found in, by (invocation id, raw path):
-    they may ground the statement's words (a log line's other words), never its facts.
-    """
-    evidence = [e for e in verifier_input.verified_evidence if e.claim_id == claim.claim_id]
-    if not evidence:
-        return Ceiling(_C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
-    values = bound_values or {}
-    grounding = [verifier_input.diagnosis_context.question]
-    grounding += [values[key] for e in evidence if (key := (e.source_invocation_id, e.raw_path)) in values]
-    derivation = derive_claim(claim, verifier_input.verified_evidence, grounding=grounding)
-    ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
-    audit = verifier_input.gatekeeper_audit.checked_bindings
-    failed = any(b.claim_id == claim.claim_id and not b.passed for b in audit)
-    instruction = any(
-        0 <= e.checked_binding_index < len(audit) and INSTRUCTION_TEXT in audit[e.checked_binding_index].warning_rules
-        for e in evidence
-    )
-    capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
-    if has_bidi_control(claim.statement) and rank(ceiling.classification) > rank(capped):
-        return Ceiling(capped, "its statement holds bidi control characters", ceiling.fabricated)
-    if instruction and rank(ceiling.classification) > rank(capped):
-        return Ceiling(capped, "its evidence reads as an instruction to the diagnosis, not as an observation", False)
-    if failed and rank(ceiling.classification) > rank(capped):
-        return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
-    return ceiling
+    """The deterministic ceiling of one verified claim (``Ceilings``, for one claim)."""
+    return Ceilings(verifier_input, bound_values).of(claim)
 
 
 def guard_claim_checks(
@@ -96,6 +124,7 @@ def guard_claim_checks(
     """A copy of ``output`` with every classification capped by its claim's ceiling (each change recorded),
     and the ids of the claims that fabricate a fact."""
     claims = {claim.claim_id: claim for claim in verifier_input.verified_executor_output.claims}
+    ceilings = Ceilings(verifier_input, bound_values)
     guarded = contracts_pb2.VerifierOutput()
     guarded.CopyFrom(output)
     fabricated: set[str] = set()
@@ -104,7 +133,7 @@ def guard_claim_checks(
         claim = claims.get(check.claim_id)
         if claim is None:
             continue
-        ceiling = claim_ceiling(claim, verifier_input, bound_values)
+        ceiling = ceilings.of(claim)
         if ceiling.fabricated:
             fabricated.add(claim.claim_id)
         if rank(check.classification) <= rank(ceiling.classification):

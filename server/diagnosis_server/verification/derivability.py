@@ -197,15 +197,39 @@ def derive(
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
     whole values the evidence was found in) may ground its words but never its facts."""
-    raw = [t for t in matched_texts if t]
-    raw_others = [t for t in run_texts if t]
-    texts = [normalize(t) for t in raw]
-    others = [normalize(t) for t in raw_others]
+    return _derive(statement, _Texts.of(matched_texts), _Texts.of(run_texts), grounding)
+
+
+class _Texts:
+    """Verified evidence texts as a derivation reads them: the non-empty ones, normalized, and their
+    normalized forms run together without whitespace (where a fact split across texts or lines is found)."""
+
+    __slots__ = ("_spaceless", "normalized", "raw")
+
+    def __init__(self, raw: list[str], normalized: list[str]) -> None:
+        self.raw = raw
+        self.normalized = normalized
+        self._spaceless: str | None = None
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> _Texts:
+        raw = [t for t in texts if t]
+        return cls(raw, [normalize(t) for t in raw])
+
+    @property
+    def spaceless(self) -> str:
+        if self._spaceless is None:
+            self._spaceless = "".join(t.replace(" ", "") for t in self.normalized)
+        return self._spaceless
+
+
+def _derive(statement: str, own: _Texts, others: _Texts, grounding: Iterable[str]) -> Derivation:
+    """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
+    texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    haystack = "".join(t.replace(" ", "") for t in texts)
-    found = tuple(f.text for f in facts if _found(f, texts, haystack, raw))
-    elsewhere = "".join(t.replace(" ", "") for t in others)
-    borrowed = tuple(f.text for f in facts if f.text not in found and _found(f, others, elsewhere, raw_others))
+    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw))
+    missing = [f for f in facts if f.text not in found]
+    borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():
@@ -217,7 +241,7 @@ def derive(
         if key in evidence_kv and value not in evidence_kv[key]
     )
     grounding = list(grounding)
-    ungrounded = ungrounded_words(statement, [*texts, *others, *grounding])
+    ungrounded = ungrounded_words(statement, [*texts, *others.normalized, *grounding])
     causal = causal_phrases(statement)
     if conflicts or len(found) + len(borrowed) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
@@ -242,6 +266,33 @@ def derive(
     )
 
 
+class RunEvidence:
+    """A run's verified evidence items, each read once (normalized, run together), for the derivation of every
+    claim of the run: a claim's own items are its evidence, the others may hold a fact it infers."""
+
+    __slots__ = ("_by_claim", "_claim_ids", "_normalized", "_raw")
+
+    def __init__(self, evidence: Sequence[contracts_pb2.VerifiedEvidence]) -> None:
+        self._claim_ids = [e.claim_id for e in evidence]
+        self._raw = [e.matched_text for e in evidence]
+        self._normalized = [normalize(t) if t else "" for t in self._raw]
+        self._by_claim: dict[str, list[int]] = {}
+        for index, claim_id in enumerate(self._claim_ids):
+            self._by_claim.setdefault(claim_id, []).append(index)
+
+    def _texts(self, indexes: Iterable[int]) -> _Texts:
+        raw, normalized = self._raw, self._normalized
+        kept = [i for i in indexes if raw[i]]
+        return _Texts([raw[i] for i in kept], [normalized[i] for i in kept])
+
+    def derive_claim(self, claim: contracts_pb2.Claim, *, grounding: Iterable[str] = ()) -> Derivation:
+        """``derive_claim`` of one claim of the run."""
+        claim_id = claim.claim_id
+        own = self._texts(self._by_claim.get(claim_id, ()))
+        others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
+        return _derive(claim.statement, own, others, grounding)
+
+
 def derive_claim(
     claim: contracts_pb2.Claim,
     evidence: Sequence[contracts_pb2.VerifiedEvidence],
@@ -250,6 +301,4 @@ def derive_claim(
 ) -> Derivation:
     """Check one verified claim against the verified evidence items that belong to it; the other items may
     hold facts it infers."""
-    own = [e.matched_text for e in evidence if e.claim_id == claim.claim_id]
-    others = [e.matched_text for e in evidence if e.claim_id != claim.claim_id]
-    return derive(claim.statement, own, run_texts=others, grounding=grounding)
+    return RunEvidence(evidence).derive_claim(claim, grounding=grounding)

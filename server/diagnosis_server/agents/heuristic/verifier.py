@@ -1,6 +1,6 @@
 """The heuristic Verifier: a deterministic derivability check of each verified claim (R-V-1..R-V-6).
 
-Each claim is classified by the guard's own ceiling (``verification.classification_ceiling.claim_ceiling``: derivability
+Each claim is classified by the guard's own ceiling (``verification.classification_ceiling.Ceilings``: derivability
 against its own verified evidence, failed bindings, instruction-like evidence), so the embedded Verifier
 and the guard beside every other Verifier agree; its evidence refs are exactly those items.
 ``groundedness_score`` is the share of critical claims that are direct observations (0.0 without a
@@ -20,7 +20,7 @@ from google.protobuf import json_format
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name, message_to_dict
-from diagnosis_server.verification.classification_ceiling import claim_ceiling
+from diagnosis_server.verification.classification_ceiling import Ceilings
 from diagnosis_server.verification.verdict import claims_verdict, lowest_verdict
 
 MODEL = "heuristic"
@@ -50,12 +50,13 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
     checks_json: list[JsonValue] = []
     seen: set[str] = set()
     fabricated = False
+    ceilings = Ceilings(verifier_input)
     for claim in verifier_input.verified_executor_output.claims:
         if claim.claim_id in seen:
             continue
         seen.add(claim.claim_id)
         items = evidence.get(claim.claim_id, [])
-        bound = claim_ceiling(claim, verifier_input)
+        bound = ceilings.of(claim)
         classification, reason = bound.classification, bound.reason
         fabricated = fabricated or bound.fabricated
         check = contracts_pb2.ClaimCheck(

@@ -28,6 +28,7 @@ from diagnosis_server.conversions import (
     canonical_bytes,
     from_struct,
     from_value,
+    json_copy,
     json_depth,
     message_to_dict,
     to_struct,
@@ -214,3 +215,33 @@ def test_message_to_dict_of_a_built_value_is_the_value() -> None:
     holder = struct_pb2.Struct()
     holder.fields["v"].CopyFrom(to_value(value))
     assert message_to_dict(holder) == {"v": value}
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list in ``value``, itself included."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            found.append(item)
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return found
+
+
+@given(json_values)
+def test_a_json_copy_is_equal_and_shares_no_container(value: JsonValue) -> None:
+    """What ``input_schema`` hands each run: a change to the copy never reaches the original (the cached schema)."""
+    copied = json_copy(value)
+    assert copied == value and type(copied) is type(value)
+    originals = {id(c) for c in _containers(value)}
+    assert not originals & {id(c) for c in _containers(copied)}
+
+
+def test_a_json_copy_copies_subclasses_and_tuples_too() -> None:
+    inner: dict[str, list[str]] = {"enum": ["a", "b"]}
+    value: Any = OrderedDict(properties=(inner,))
+    copied: Any = json_copy(value)
+    assert copied == {"properties": (inner,)}
+    copied["properties"][0]["enum"].append("c")
+    assert inner == {"enum": ["a", "b"]}

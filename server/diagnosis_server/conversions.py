@@ -291,6 +291,18 @@ def _too_deep() -> JsonValueError:
     return JsonTooDeep(f"value is nested deeper than {MAX_JSON_DEPTH}")
 
 
+def json_copy(value: JsonValue) -> JsonValue:
+    """A copy of a plain JSON value: every dict and list new, the scalars (immutable) shared; about three times
+    cheaper than ``copy.deepcopy``, which keeps a memo for shared and cyclic objects a JSON value cannot have."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    if isinstance(value, tuple):  # (not JSON, but held as an array would be: its items are copied too)
+        return tuple(json_copy(item) for item in value)
+    return value
+
+
 def json_depth(value: object, *, limit: int = MAX_JSON_DEPTH) -> int:
     """Containers nested in a plain JSON value (a scalar 0, ``{}`` 1), walked without recursion; a walk
     stops as soon as it passes ``limit`` (a cycle is "deeper than any limit" this way, never a hang)."""

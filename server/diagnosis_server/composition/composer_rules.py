@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions, mentions_any
@@ -189,8 +190,10 @@ class _Grounding:
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> _Grounding:
+        """The run's ``texts``, and the neutral words every section may use (``_neutral``)."""
         kept = tuple(t for t in texts if t)
-        return cls("\x00".join(compact(t) for t in kept), kept)
+        neutral_haystack, neutral = _neutral()
+        return cls("\x00".join(compact(t) for t in kept) + neutral_haystack, kept + neutral)
 
     def names(self, fact: str) -> bool:
         if compact(fact) in self.haystack:
@@ -199,10 +202,18 @@ class _Grounding:
         return not any(ch.isdigit() for ch in fact) and not ungrounded_words(fact.replace("-", " "), self.texts)
 
 
+@cache
+def _neutral() -> tuple[str, tuple[str, ...]]:
+    """The vocabulary's and the verdicts' words, which ground any section's text: the same in every run, so
+    their part of a haystack (each "\x00" and its compact form) is made once."""
+    words = tuple(w for w in (*vocabulary_words(), *_VERDICT_WORDS) if w)
+    return "".join("\x00" + compact(w) for w in words), words
+
+
 def _grounding(material: AllowedMaterial, tool_names: Collection[str]) -> tuple[_Grounding, _Grounding]:
-    """What a claim section's text, and a gap or step's text, may name."""
+    """What a claim section's text, and a gap or step's text, may name (besides the neutral words)."""
     claims = [material.question, *material.allowed_statements(), *material.quoted_texts(), *tool_names]
-    claims += [c.claim_id for c in material.shown] + [*vocabulary_words(), *_VERDICT_WORDS]
+    claims += [c.claim_id for c in material.shown]
     steps = [*claims, *(g.description for g in material.evidence_gaps), *(s.text for s in material.next_steps)]
     steps += [g.claim_id for g in material.evidence_gaps]
     return _Grounding.of(claims), _Grounding.of(steps)

@@ -7,16 +7,15 @@ An optional argument given as ``null`` counts as absent; anything else that brea
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import ErrorDetails
 
-from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.conversions import JsonObject, JsonValue, json_copy
 from diagnosis_server.json_schema import schema_of
 from diagnosis_server.tools.base import ToolError
 
@@ -91,7 +90,7 @@ def arguments_model(params: tuple[Param, ...]) -> type[BaseModel]:
 def input_schema(params: Sequence[Param]) -> JsonObject:
     """The arguments' JSON Schema for agents: the model's, every object closed (a copy of the one made once for
     these parameters: pydantic builds a schema in milliseconds, and every run lists every tool's)."""
-    return copy.deepcopy(_input_schema(tuple(params)))
+    return cast(JsonObject, json_copy(_input_schema(tuple(params))))
 
 
 @lru_cache(maxsize=256)

@@ -298,8 +298,6 @@ def json_copy(value: JsonValue) -> JsonValue:
         return {key: json_copy(item) for key, item in value.items()}
     if isinstance(value, list):
         return [json_copy(item) for item in value]
-    if isinstance(value, tuple):  # (not JSON, but held as an array would be: its items are copied too)
-        return tuple(json_copy(item) for item in value)
     return value
 
 

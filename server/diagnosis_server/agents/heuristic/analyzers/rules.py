@@ -59,7 +59,8 @@ def _alternative(pattern: str) -> str:
     if not flags:
         return f"(?:{pattern})"
     # A verbose pattern's comment runs to the end of its line: the group closes on the next.
-    return f"(?{''.join(dict.fromkeys(flags))}:{rest}{chr(10) if 'x' in flags else ''})"
+    end = "\n)" if "x" in flags else ")"
+    return f"(?{''.join(dict.fromkeys(flags))}:{rest}{end}"
 
 
 def log_expression(patterns: tuple[str, ...]) -> str:

@@ -14,7 +14,10 @@ _FRAGMENTS = (
     "gho_", "github_pat_", "glpat-", "xoxb-", "sk-", "AKIA", "AIza", "ABCDEFGHIJKLMNOP0123456789abcdefghij",
     "password", "PASSWD", "Pwd", "secret", "api_key", "API-KEY", "apikey", "access_key", "AccessKey",
     "private-key", "credentials", "=", ": ", '"', " ", "DB_", "_VALUE", "hunter22", "1234", "pod", "Started",
-    "container", "checkout-api-7f9c", "\n",
+    "container", "checkout-api-7f9c", "\n", "ASIA", "ghr_", "ghs_", "ghu_", "glrt-", "gldt-", "xoxp-", "xapp-1-",
+    "hooks.slack.com/services/", "T0123/B0456/", "Authorization", "Cookie: ", "X-Api-Key", "sk-", "key-", "token-",
+    "a1b2c3", "-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN PGP PRIVATE KEY BLOCK-----", "client_secret",
+    "X-Amz-Signature", "session_id", "?", "&",
 )  # fmt: skip
 
 

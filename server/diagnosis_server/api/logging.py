@@ -18,6 +18,7 @@ from typing import Any, TextIO, cast
 import structlog
 
 from diagnosis_server.api.calls import CallInfo, Context
+from diagnosis_server.sources.redaction import redact_value
 from diagnosis_server.telemetry import add_trace_ids
 
 log = structlog.get_logger("diagnosis_server.api")
@@ -25,6 +26,12 @@ log = structlog.get_logger("diagnosis_server.api")
 # structlog's dict_tracebacks shows every frame's locals by default; ours never do.
 _TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def _redacted(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """The last step before a line is written: every text of the event (an upstream's error, a rendered
+    traceback) through the one redaction, so a token that reached a message is never logged."""
+    return {key: redact_value(value) if isinstance(value, str | list | dict) else value for key, value in event.items()}
 
 
 class _Stderr:
@@ -48,6 +55,7 @@ def configure_logging(level: str = "info", *, stream: TextIO | None = None) -> N
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
             _TRACEBACKS,
+            _redacted,
             structlog.processors.JSONRenderer(sort_keys=True),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level.lower(), logging.INFO)),

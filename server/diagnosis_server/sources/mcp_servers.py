@@ -47,6 +47,8 @@ class McpTarget:
     command: tuple[str, ...] | None = None
     url: str | None = None
     env: Mapping[str, str] | None = None
+    # The values of ``env`` the environment marks as secrets (and passwords inside its plain URLs): redacted.
+    secret_values: tuple[str, ...] = ()
     bearer_token: str | None = None
     allow: tuple[str, ...] | None = None
     startup_timeout_s: float = 15.0
@@ -60,8 +62,7 @@ class McpTarget:
         return f"stdio:{os.path.basename(self.command[0])}" if self.command else "stdio"
 
     def secrets(self) -> list[str]:
-        values = list((self.env or {}).values())
-        return values + ([self.bearer_token] if self.bearer_token else [])
+        return [*self.secret_values, *([self.bearer_token] if self.bearer_token else [])]
 
 
 @dataclass(frozen=True, slots=True)

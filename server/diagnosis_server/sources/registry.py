@@ -121,7 +121,10 @@ async def _close_all(environments: Collection[OpenEnvironment]) -> None:
 
 
 def _url_secrets(url: str) -> list[str]:
-    password = urlsplit(url).password
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # not a URL (an env value may be anything)
+        return []
     return [unquote(password)] if password else []
 
 
@@ -140,6 +143,10 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
             key: value if isinstance(value, str) else str(secret(value, f"mcp[{index}].env.{key}"))
             for key, value in server.env.items()
         }
+        # Only the values the environment reads as secrets ({ env = ... }, { file = ... }) are redacted as such;
+        # a plain value (a URL, a flag) stays readable, less any password inside it.
+        marked = tuple(values[key] for key, value in server.env.items() if not isinstance(value, str))
+        plain_urls = [s for value in server.env.values() if isinstance(value, str) for s in _url_secrets(value)]
         token = secret(server.token_ref(), _token_key(f"mcp[{index}]", server))
         targets.append(
             McpTarget(
@@ -147,6 +154,7 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
                 command=tuple(server.command) if server.command else None,
                 url=server.url,
                 env=values,
+                secret_values=(*marked, *plain_urls),
                 bearer_token=token,
                 allow=tuple(server.tools) if server.tools is not None else None,
                 startup_timeout_s=server.startup_timeout_s,

@@ -38,6 +38,8 @@ from diagnosis_server.conversions import (
     too_deep_message,
 )
 from diagnosis_server.limits import DEFAULT_LIMITS
+from diagnosis_server.sources.redaction import DEFAULT as REDACTOR
+from diagnosis_server.sources.redaction import redact_text
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 
@@ -175,9 +177,12 @@ class ToolRunner:
         except TimeoutError:
             status, error = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, f"no output within {self._timeout_s:g}s"
         except ToolError as exc:
-            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, str(exc)[:500]
+            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, redact_text(str(exc)[:500])
         except Exception as exc:  # a broken tool must not break the run; it is recorded
-            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, f"{type(exc).__name__}: {str(exc)[:400]}"
+            status, error = (
+                contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,
+                redact_text(f"{type(exc).__name__}: {str(exc)[:400]}"),
+            )
         if status == contracts_pb2.TOOL_INVOCATION_STATUS_OK:
             # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The
             # conversion is the depth check too: deeper than MAX_JSON_DEPTH (than any message holding it could
@@ -284,13 +289,14 @@ def _trimmed(
 
 
 def _fill_arguments(out: struct_pb2.Struct, arguments: JsonObject) -> str:
-    """Fills ``out`` with the arguments as recorded; why they cannot be recorded ("" when they can)."""
+    """Fills ``out`` with the arguments as recorded (redacted: a token an agent put in a query is not stored);
+    why they cannot be recorded ("" when they can)."""
     if json_depth(arguments) > MAX_JSON_DEPTH:
         out.Clear()
         out.SetInParent()
         return f"{too_deep_message('arguments')}: the tool was not run"
     try:
-        fill_struct(out, arguments)
+        fill_struct(out, REDACTOR.arguments(arguments))
     except Exception as exc:  # nested too deeply, not JSON, or not valid Unicode: recorded as such
         out.Clear()
         out.SetInParent()

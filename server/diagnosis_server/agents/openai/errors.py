@@ -15,12 +15,12 @@ the endpoint's short error message, never the prompt.
 from __future__ import annotations
 
 import email.utils
-import re
 import socket
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from diagnosis_server.agents.base import AgentError, AgentNonRetryableError, AgentRetryableError
+from diagnosis_server.sources.redaction import redact_text
 
 INSTALL_HINT = "the openai agent provider needs the 'openai' package: pip install 'diagnosis-graph[openai]'"
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -41,18 +41,12 @@ def _detail(exc: BaseException) -> str:
     return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
 
 
-_USERINFO = re.compile(r"(//)[^/@\s]+@")
-_KEY_LIKE = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
 _MAX_RETRY_AFTER_S = 3600.0
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """``text`` without the given secrets, credentials in URLs, or key-like words."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = _USERINFO.sub(r"\1***@", text)
-    return _KEY_LIKE.sub(lambda m: f"{m.group(1)}-***", text)
+    """``text`` without the given secrets, credentials in URLs, or token-shaped words (the one redaction)."""
+    return redact_text(text, secrets)
 
 
 def _cause_detail(exc: BaseException) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import regex
+
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import invalid_argument
 from diagnosis_server.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
@@ -30,14 +32,14 @@ def check_question(question: str, *, max_chars: int) -> str:
     """The question without surrounding whitespace, checked the same way whatever the store's backend.
 
     INVALID_ARGUMENT when it is empty, holds a control character (NUL included; tab, line feed and
-    carriage return are text), holds nothing visible (only spaces and invisible format characters such
-    as zero-width spaces), or is longer than ``max_chars`` once trimmed.
+    carriage return are text), holds nothing visible (``only_invisible``), or is longer than ``max_chars``
+    once trimmed.
     """
     text = question.strip()
     if not text:
         raise invalid_argument("question", "must not be empty")
     check_text(text, field="question")
-    if not any(_visible(ch) for ch in text):
+    if only_invisible(text):
         raise invalid_argument("question", "must contain visible text (it holds only invisible characters)")
     if len(text) > max_chars:
         raise invalid_argument("question", f"must be at most {max_chars} characters (got {len(text)})")
@@ -54,9 +56,17 @@ def check_text(text: str, *, field: str) -> None:
             raise invalid_argument(field, f"must not contain control characters (U+{ord(ch):04X} at {position})")
 
 
-def _visible(ch: str) -> bool:
-    # Separators (Z*), format characters (Cf: zero-width space, BOM, joiners) and controls show nothing.
-    return not ch.isspace() and unicodedata.category(ch)[0] not in ("Z", "C")
+# What shows nothing, from Unicode's own tables (the ``regex`` package's, of a newer Unicode than unicodedata's):
+# Default_Ignorable_Code_Point (zero-width characters, joiners, the combining grapheme joiner, variation selectors,
+# tag characters, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0), White_Space, every separator (Z*) and
+# other (C*: controls, format, unassigned, private use) character, and the one filler those leave out, the Braille
+# blank U+2800 (a symbol of category So whose glyph is empty).
+_INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Z}\p{C}\u2800]+")
+
+
+def only_invisible(text: str) -> bool:
+    """True when no character of ``text`` shows anything."""
+    return _INVISIBLE.fullmatch(text) is not None
 
 
 def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: str) -> str:

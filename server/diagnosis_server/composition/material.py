@@ -173,7 +173,13 @@ class AllowedMaterial:
         return tuple(q.matched_text for c in self.shown for q in c.quotes)
 
 
-_PLAIN_ID = re.compile(r"[A-Za-z]{1,12}[-_.]?[0-9]{1,6}[A-Za-z]?|[0-9]{1,6}")
+# A plain label: a one- or two-letter prefix or one of the usual label words, then a number ("c3", "claim-12",
+# "fact_2"); any other id ("rollbacknow-1", "restart-db-2") would put the agent's words in the answer.
+_PLAIN_ID = re.compile(
+    r"(?:[A-Za-z]{1,2}|claim|fact|cause|obs|ev|hyp|inf|dir|gap|sym|step|item|finding)[-_.]?[0-9]{1,6}[A-Za-z]?"
+    r"|[0-9]{1,6}",
+    re.IGNORECASE,
+)
 
 
 def display_label(claim_id: str, position: int) -> str:

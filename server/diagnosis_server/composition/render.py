@@ -11,6 +11,7 @@ says what the run did from its own record and holds no Executor claim (R-A-4).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -20,7 +21,7 @@ from diagnosis_server.composition.material import AllowedMaterial, MaterialClaim
 from diagnosis_server.composition.suggestions import COLLECT_MORE, Suggestion
 from diagnosis_server.protocols.composer import ComposerParse
 from diagnosis_server.text.language import finds_nothing
-from diagnosis_server.text.normalize import display_text
+from diagnosis_server.text.normalize import display_text, displayable
 
 _V = contracts_pb2.Verdict
 _S = contracts_pb2.ComposerSource
@@ -280,11 +281,17 @@ def _quote_mark(text: str) -> str:
     return f'"{text}"'
 
 
+def shown_data(value: str) -> str:
+    """A value from an output or a record (a pointer, a tool name, an id) as data: as is when it passes the
+    display check, else its JSON form (escapes visible) through the check."""
+    return value if displayable(value) else display_text(json.dumps(value))
+
+
 def _quoted(quote: contracts_pb2.EvidenceQuote) -> str:
-    text = " ".join(display_text(quote.matched_text).split())
+    text = display_text(quote.matched_text)
     if len(text) > MAX_QUOTE_CHARS:
         text = text[: MAX_QUOTE_CHARS - 1] + "…"
-    return f"{_quote_mark(text)} at {quote.raw_path or '/'}"
+    return f"{_quote_mark(text)} at {shown_data(quote.raw_path or '/')}"
 
 
 def quote_lines(quotes: Sequence[contracts_pb2.EvidenceQuote]) -> list[str]:
@@ -294,7 +301,7 @@ def quote_lines(quotes: Sequence[contracts_pb2.EvidenceQuote]) -> list[str]:
     for quote in quotes:
         by_call.setdefault(quote.source_invocation_id, []).append(quote)
     for invocation_id, found in by_call.items():
-        where = f"{found[0].tool_name} {invocation_id}"
+        where = f"{shown_data(found[0].tool_name)} {shown_data(invocation_id)}"
         if found[0].HasField("observed_at"):
             where += f", {found[0].observed_at.ToDatetime().strftime('%Y-%m-%dT%H:%M:%SZ')}"
         lines.append(f"observed in {where}: " + "; ".join(_quoted(q) for q in found))
@@ -302,13 +309,14 @@ def quote_lines(quotes: Sequence[contracts_pb2.EvidenceQuote]) -> list[str]:
 
 
 def _cite(item: contracts_pb2.ComposedItem) -> str:
-    return f" [{', '.join(item.claim_ids)}]" if item.claim_ids else ""
+    return f" [{', '.join(shown_data(i) for i in item.claim_ids)}]" if item.claim_ids else ""
 
 
 def _line(field_name: str, item: contracts_pb2.ComposedItem, verdict: int) -> list[str]:
-    text = " ".join(display_text(item.text).split())
+    text = display_text(item.text)
     if field_name == "possible_directions":
-        label = f"Possibly (inferred from {', '.join(item.inferred_from)})" if item.inferred_from else "Possibly"
+        inferred = ", ".join(shown_data(i) for i in item.inferred_from)
+        label = f"Possibly (inferred from {inferred})" if item.inferred_from else "Possibly"
         text = f"{label}: {text}"
     lines = [f"- {text}{_cite(item)}"]
     if field_name == "confirmed_facts":
@@ -318,7 +326,7 @@ def _line(field_name: str, item: contracts_pb2.ComposedItem, verdict: int) -> li
 
 def answer_text(output: contracts_pb2.ComposerOutput) -> str:
     """The user-facing text: the headline, then each non-empty section; bidi and invisible characters removed."""
-    summary = " ".join(display_text(output.summary).split())
+    summary = display_text(output.summary)
     if output.HasField("likely_cause"):
         summary += _cite(output.likely_cause)
     parts = [summary]

@@ -15,6 +15,7 @@ a fixed template ("Look for direct evidence of c5"). A suggested call becomes a 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,12 +26,17 @@ from google.protobuf import timestamp_pb2
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import JsonObject, JsonValue, from_struct, value_text
 from diagnosis_server.text.language import finds_nothing, reads_as_instruction
-from diagnosis_server.text.normalize import compact, normalize
+from diagnosis_server.text.normalize import compact, displayable, normalize
 
 MAX_STEPS = 8
 MAX_VALUE_CHARS = 200
 _IDENTIFIER_LIKE = re.compile(r"[\w.:/@+=,*-]{1,128}")
 _BARE = re.compile(r"[A-Za-z0-9_.:/@+*-]+")
+# An argument's key as a tool names it ("service", "label_selector", "since.minutes").
+_ARGUMENT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+_MAX_ARGUMENT_DEPTH = 3
+_TOOL = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_MAX_ABS_NUMBER = 1e15
 
 COLLECT_MORE = (
     "Collect more evidence (logs, metrics, recent deployments and configuration changes) and run the diagnosis again."
@@ -122,6 +128,27 @@ class Grounding:
         if normalize(text) in self._exact:
             return True
         return _IDENTIFIER_LIKE.fullmatch(text) is not None and compact(text) in self._haystack
+
+
+def shows_as_given(value: JsonValue, depth: int = 0) -> bool:
+    """Whether a suggested call's arguments pass the display check as they are: every key a plain name, every
+    string one clean line (``displayable``), every number finite and of a plausible size, nesting shallow. A
+    call that does not is never shown (a key with a line break could forge a line of the answer)."""
+    if isinstance(value, str):
+        return displayable(value)
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, int | float):
+        return math.isfinite(value) and abs(value) <= _MAX_ABS_NUMBER
+    if depth >= _MAX_ARGUMENT_DEPTH:
+        return False
+    if isinstance(value, list):
+        return all(shows_as_given(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(
+            _ARGUMENT_KEY.fullmatch(key) is not None and shows_as_given(item, depth + 1) for key, item in value.items()
+        )
+    return False
 
 
 def _argument_text(value: JsonValue) -> str:
@@ -224,6 +251,8 @@ def suggestions_for(
             if key in made or key in seen:
                 continue
             if tool_names is not None and call.tool_name not in tool_names:
+                continue
+            if not _TOOL.fullmatch(call.tool_name) or not shows_as_given(arguments):
                 continue
             if not all(grounding.holds(value) for value in json_strings(arguments)):
                 continue

@@ -16,8 +16,13 @@ spelled differently:
 5. markdown emphasis removed (``*``, ``_``, backticks, ``~``);
 6. whitespace collapsed to single spaces, none at the ends.
 
-``display_text`` is what a shown text goes through: bidi controls and the other invisible and control
-characters are removed (so reversed or hidden text cannot be made to read differently), nothing else.
+``display_text`` is the one display check every shown text goes through, whatever its field (statements,
+quotes, pointers, call arguments, ids, notes): secrets redacted (``sources.redaction``); ANSI escape sequences,
+bidi controls and the other invisible and control characters removed, line breaks (LF, CR, NEL, U+2028,
+U+2029) made spaces (so reversed, hidden or forged lines cannot be made to read differently); markup made
+plain (a markdown link or image shows its text and target, an HTML tag or comment is dropped). Nothing else
+changes. ``displayable`` says whether a text passes it unchanged (a value that does not is refused where a
+field must be shown as given, such as a suggested call's argument).
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ import re
 import unicodedata
 from collections import deque
 from functools import cache, lru_cache
+
+import re2
+
+from diagnosis_server.sources.redaction import redact_text
 
 _EMPHASIS = re.compile(r"[*_`~]+")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -163,9 +172,32 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
+# ECMA-48 control sequences (CSI ... final byte, OSC ... BEL or ST, and the two-byte escapes), the 8-bit CSI too.
+_ANSI = re2.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
+_LINE_BREAKS = {0x2028: " ", 0x2029: " "}
+# Markdown inline links and images ("[text](target)", "![alt](src)"), autolinks ("<https://...>"), HTML comments
+# and tags ("<a href=...>", "</b>", "<!doctype>"): linear-time (RE2).
+_LINK = re2.compile(r"!?\[([^\[\]\n]*)\]\(\s*([^()\s]*)[^()]*\)")
+_AUTOLINK = re2.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]{1,31}:[^<>\s]*)>")
+_TAG = re2.compile(r"<!--(?s:.*?)-->|</?[A-Za-z!?][^<>]*>")
+
+
 def display_text(text: str) -> str:
-    """A text as it may be shown: invisible and bidi control characters removed, whitespace runs kept."""
-    return strip_invisible(text)
+    """``text`` as it may be shown (the one display check, see the module docstring): one line, no markup."""
+    text = redact_text(text)
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI.sub("", text)
+    text = strip_invisible(text).translate(_LINE_BREAKS)
+    if "](" in text:
+        text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else str(m.group(1)), text)
+    if "<" in text:
+        text = _TAG.sub("", _AUTOLINK.sub(lambda m: str(m.group(1)), text))
+    return " ".join(text.split())
+
+
+def displayable(text: str) -> bool:
+    """Whether ``text`` passes the display check unchanged (one line of single spaces, nothing removed)."""
+    return display_text(text) == text
 
 
 def has_bidi_control(text: str) -> bool:

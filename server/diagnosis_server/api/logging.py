@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import MutableMapping
 from typing import Any, TextIO, cast
 
 import structlog
@@ -28,7 +29,7 @@ _TRACEBACKS = structlog.processors.ExceptionRenderer(structlog.tracebacks.Except
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
-def _redacted(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+def _redacted(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """The last step before a line is written: every text of the event (an upstream's error, a rendered
     traceback) through the one redaction, so a token that reached a message is never logged."""
     return {key: redact_value(value) if isinstance(value, str | list | dict) else value for key, value in event.items()}

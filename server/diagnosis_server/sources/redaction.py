@@ -80,8 +80,8 @@ _AUTH_SCHEME = re2.compile(r"(?i)(?:bearer|basic|token|digest|negotiate|aws4-hma
 # and most strings of an answer hold none (the test of the markers checks that they cover every alternative).
 PATTERN_MARKERS = (
     "-----begin", "eyj", "authorization", "x-api-key", "x-auth-token", "x-vault-token", "cookie", "bearer",
-    "basic", "token", "://", "hooks.slack.com/", "gh", "github_pat_", "gl", "xox", "xapp-", "sk-", "akia", "asia", "abia",
-    "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa", "asca", "aiza", "pass", "pwd", "secret",
+    "basic", "token", "://", "hooks.slack.com/", "gh", "github_pat_", "gl", "xox", "xapp-", "sk-", "akia", "asia",
+    "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa", "asca", "aiza", "pass", "pwd", "secret",
     "key", "credential", "signature", "session",
 )  # fmt: skip
 

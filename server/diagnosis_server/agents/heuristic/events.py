@@ -26,6 +26,7 @@ from diagnosis_server.agents.heuristic.observations import (
 )
 from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
 MAX_MESSAGE = 160
 
@@ -58,7 +59,7 @@ class EventView:
 
     @property
     def message(self) -> str:
-        return self.text("message")
+        return self.text("message")[:MAX_MATCHED_CHARS]  # bounded before any analysis, as a log line is
 
     def bind(self, *path: str, text: str | None = None) -> Binding:
         return self.obs.bind(*self.base, *path, text=text)

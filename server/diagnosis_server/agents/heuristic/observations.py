@@ -15,6 +15,7 @@ from typing import TypeVar, cast
 
 from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue, value_text
+from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
 
 class BindingError(ValueError):
@@ -205,6 +206,12 @@ class LogLine:
     message_path: tuple[str | int, ...] = ()
     service_path: tuple[str | int, ...] = ("service",)
     service_text: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every analysis of a line reads its first MAX_MATCHED_CHARS characters only (a 12 KB crafted line costs
+        # what a 4 KB one does); a quote from them is still part of the recorded value.
+        if len(self.message) > MAX_MATCHED_CHARS:
+            object.__setattr__(self, "message", self.message[:MAX_MATCHED_CHARS])
 
     def bind_message(self, text: str | None = None) -> Binding:
         return self.obs.bind(*(self.message_path or ("lines", self.index, "message")), text=text)

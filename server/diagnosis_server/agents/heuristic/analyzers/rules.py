@@ -4,6 +4,9 @@
 rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
 the first rule that matches), and its ``thresholds`` override the bundled values. A bad file is one clear error
 naming the file and the field.
+
+Every pattern is matched in linear time (``text.matching``: RE2, or a lookaround pattern proven free of
+backtracking on bounded text); a pattern that could backtrack on a crafted line is refused when the rules load.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from diagnosis_server.agents.heuristic.findings import Role
+from diagnosis_server.text.matching import LinearPattern, NotLinear
 from diagnosis_server.validation_errors import first_problem
 
 RULES_FILE_ENV = "DIAGNOSIS_HEURISTIC_RULES_FILE"
@@ -40,9 +44,12 @@ class _Model(BaseModel):
 
 def _compiles(pattern: str) -> str:
     try:
-        _compiled(pattern)
+        re.compile(pattern)
+        _linear((pattern,))
     except re.error as exc:
         raise ValueError(f"not a regular expression: {exc}") from None
+    except NotLinear as exc:
+        raise ValueError(f"not matchable in linear time: {exc}") from None
     return pattern
 
 
@@ -124,8 +131,8 @@ class EventRule(_Rule):
         return _compiles(value)
 
     @property
-    def compiled(self) -> re.Pattern[str] | None:
-        return _compiled(self.message) if self.message else None
+    def compiled(self) -> LinearPattern | None:
+        return _linear((self.message,)) if self.message else None
 
 
 class LogRule(_Rule):
@@ -154,10 +161,10 @@ class LogRule(_Rule):
         return value
 
     @cached_property
-    def compiled(self) -> re.Pattern[str]:
-        """The patterns as one expression (``log_expression``), compiled when the rule was read (every log line
-        of a run is tried against it)."""
-        return _compiled(log_expression(self.patterns))
+    def compiled(self) -> LinearPattern:
+        """The patterns as one expression (``log_expression``'s alternatives, matched in linear time), compiled
+        when the rule was read (every log line of a run is tried against it)."""
+        return _linear(self.patterns)
 
 
 class Rules(_Model):
@@ -193,6 +200,11 @@ class Rules(_Model):
 @cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+@cache
+def _linear(patterns: tuple[str, ...]) -> LinearPattern:
+    return LinearPattern(patterns)
 
 
 def _parse(text: str, where: str) -> tuple[Rules, dict[str, object]]:

@@ -39,6 +39,9 @@ from diagnosis_server.protocols.shapes import Shape
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
 MAX_INPUT_BYTES = 1 << 20
+# A claim states one finding: a longer statement is a schema issue, and only its first this many characters are
+# kept, so no later step (fact extraction, duplicate-fact removal, redaction, rendering) works on more.
+MAX_STATEMENT_CHARS = 2000
 MAX_DEPTH = MAX_JSON_DEPTH  # the service's one JSON depth bound
 
 _IGNORED_FIELDS = frozenset({"reasoning"})
@@ -232,9 +235,15 @@ def _claim(item: ExecutorClaim, claim_index: int, issues: list[SchemaIssue]) -> 
     claim_id = item.claim_id
     if not item.statement.strip():
         issues.append(SchemaIssue(claim_id, -1, "statement is empty", claim_index))
+    statement = item.statement
+    if len(statement) > MAX_STATEMENT_CHARS:
+        issues.append(
+            SchemaIssue(claim_id, -1, f"statement is longer than {MAX_STATEMENT_CHARS} characters", claim_index)
+        )
+        statement = statement[:MAX_STATEMENT_CHARS]
     claim = contracts_pb2.Claim(
         claim_id=claim_id,
-        statement=item.statement,
+        statement=statement,
         critical=item.critical,
         status=contracts_pb2.ClaimStatus.ValueType(item.status),
     )

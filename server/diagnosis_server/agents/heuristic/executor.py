@@ -7,7 +7,9 @@ invocations, with matched texts copied verbatim, and evidence gaps; never a summ
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
@@ -87,6 +89,17 @@ def _tool_names(payload: JsonObject) -> list[str]:
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
 
 
+def _evidence_text(
+    observations: list[Observation],
+    subjects: Sequence[str],
+    question: object,
+    failures: list[str],
+    carried: list[JsonObject],
+) -> str:
+    assessment = assess(observations, subjects=subjects, question=question if isinstance(question, str) else "")
+    return json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
+
+
 class HeuristicExecutor:
     async def run(self, request: AgentRequest) -> AgentReply:
         tools = request.tools
@@ -110,14 +123,16 @@ class HeuristicExecutor:
         for index, step in enumerate(steps):
             await call(index, step.tool_name, step.arguments)
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
-        follow_ups = follow_up_calls(observations, subjects, _tool_names(payload), node_events=node_events)
+        # The analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
+        follow_ups = await asyncio.to_thread(
+            follow_up_calls, observations, subjects, _tool_names(payload), node_events=node_events
+        )
         for offset, (tool_name, arguments) in enumerate(follow_ups):
             await call(len(steps) + offset, tool_name, arguments)
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that
         # they do not name them again is no sign that there is no data about them.
-        assessment = assess(
-            observations, subjects=() if carried else subjects, question=question if isinstance(question, str) else ""
+        text = await asyncio.to_thread(
+            _evidence_text, observations, () if carried else subjects, question, failures, carried
         )
-        text = json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

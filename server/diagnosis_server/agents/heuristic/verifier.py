@@ -12,6 +12,7 @@ neither observed nor inferred adds a critical gap of its own, which names the cl
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, cast
 
@@ -134,4 +135,5 @@ class HeuristicVerifier:
         verifier_input = request.input_message
         if not isinstance(verifier_input, contracts_pb2.VerifierInput):
             verifier_input = parse_verifier_input(request.input_bytes)
-        return AgentReply(text=json.dumps(verify(verifier_input), ensure_ascii=False), model=MODEL)
+        checks = await asyncio.to_thread(verify, verifier_input)  # CPU work, off the event loop
+        return AgentReply(text=json.dumps(checks, ensure_ascii=False), model=MODEL)

@@ -61,11 +61,13 @@ class Finding:
 
 
 def quote(text: str) -> str:
-    """``text`` in the first quote character it does not contain (so a checker reads it as one fact)."""
+    """``text`` in the first quote character it does not contain (so a checker reads it as one fact). A text that
+    holds all three is still data, never prose: its double quotes become single ones inside double quotes (no
+    longer verbatim, so a checker cannot ground it, and the claim is not shown)."""
     for mark in ('"', "'", "`"):
         if mark not in text:
             return f"{mark}{text}{mark}"
-    return text
+    return '"' + text.replace('"', "'") + '"'
 
 
 BRIEF = 90

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar, cast
 
-from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, is_object_name, is_token_name, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue, value_text
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
@@ -270,8 +270,8 @@ def _pack_lines(obs: Observation) -> list[LogLine]:
 def _pod_lines(obs: Observation) -> list[LogLine]:
     pod = obs.get("pod")
     lines = obs.get("lines")
-    if not isinstance(pod, str) or not isinstance(lines, list):
-        return []
+    if not is_object_name(pod) or not isinstance(lines, list):
+        return []  # (a pod "name" that is not one is never a workload's name in a sentence)
     workload = workload_of_pod(pod)
     out: list[LogLine] = []
     for index, line in enumerate(lines):
@@ -290,7 +290,8 @@ def _loki_lines(obs: Observation) -> list[LogLine]:
         values = stream.get("values") if isinstance(stream, dict) else None
         if not isinstance(labels, dict) or not isinstance(values, list):
             continue
-        key = next((k for k in STREAM_LABELS if isinstance(labels.get(k), str) and labels.get(k)), "")
+        # Only a label whose value has a name's shape names the line's workload (Loki label values may be anything).
+        key = next((k for k in STREAM_LABELS if is_token_name(labels.get(k))), "")
         service = str(labels[key]) if key else ""
         if key == "pod":
             service = workload_of_pod(service)

@@ -26,7 +26,12 @@ from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rul
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts, walk
 from diagnosis_server.agents.heuristic.window import stale_termination
-from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import (
+    is_container_name,
+    is_object_name,
+    pod_workload_label,
+    workload_of_pod,
+)
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_MESSAGE = 160
@@ -67,8 +72,8 @@ def _listing_views(obs: Observation) -> list[PodView]:
     items = obs.get("items")
     for index, item in enumerate(items if isinstance(items, list) else []):
         metadata = item.get("metadata") if isinstance(item, dict) else None
-        if not isinstance(item, dict) or not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
-            continue
+        if not isinstance(item, dict) or not isinstance(metadata, dict) or not is_object_name(metadata.get("name")):
+            continue  # no name, or not a pod's name by Kubernetes' rules: never a name in a sentence
         name = str(metadata["name"])
         labels = metadata.get("labels")
         named = pod_workload_label(name, labels if isinstance(labels, dict) else None)
@@ -222,7 +227,7 @@ def _containers(pod: PodView, rules: Rules, observations: Sequence[Observation] 
                     continue
                 reason = pod.text("status", key, c, *path, "reason")
                 rule = _rule(rules, state, reason) if reason else None
-                if rule is not None and container:
+                if rule is not None and is_container_name(container):
                     yield _container_finding(pod, key, c, container, words, path, rule, observations)
 
 

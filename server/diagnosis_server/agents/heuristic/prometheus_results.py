@@ -23,6 +23,7 @@ from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Ro
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
 from diagnosis_server.agents.heuristic.window import stale_termination
+from diagnosis_server.agents.heuristic.workloads import is_object_name
 from diagnosis_server.text.metric_units import time_unit
 
 _REASON_STATES = {
@@ -58,7 +59,7 @@ def _reason_finding(series: ResultSeries, rules: Rules, observations: Sequence[O
     ]
     detail = f"{series.name} reason {reason} at {sample.text}"
     pod = series.labels.get("pod")
-    if pod and pod != service:
+    if pod and pod != service and is_object_name(pod):
         bindings.append(series.bind_label("pod"))
         detail += f" for pod {pod}"
     role, strength = rule.role_value, rule.strength

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number
-from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import is_token_name, workload_of_pod
 
 _SERVICE_LABELS = ("service", "app", "application", "deployment", "job_name", "service_name")
 # When a series describes objects (kube-state-metrics) or names its pod, the object's labels say what it is about:
@@ -72,8 +72,8 @@ class ResultSeries:
             keys = (*_SERVICE_LABELS, *_WORKLOAD_LABELS)
         for key in keys:
             value = self.labels.get(key)
-            if not value or _exporter(value):
-                continue
+            if not is_token_name(value) or _exporter(value):
+                continue  # (a label value without a name's shape is never a workload's name in a sentence)
             if key in _WORKLOAD_LABELS:
                 if value[:1].isdigit():
                     continue
@@ -81,7 +81,7 @@ class ResultSeries:
                 return workload, self.bind_label(key, text=workload)
             return value, self.bind_label(key)
         job = self.labels.get("job") or self.labels.get("container")
-        if job and job not in _EXPORTERS:
+        if job and job not in _EXPORTERS and is_token_name(job):
             key = "job" if self.labels.get("job") else "container"
             return job, self.bind_label(key)
         return None

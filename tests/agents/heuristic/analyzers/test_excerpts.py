@@ -84,7 +84,8 @@ def test_quote_picks_a_mark_the_text_does_not_hold() -> None:
     assert quote("plain") == '"plain"'
     assert quote('secret "tls" not found') == "'secret \"tls\" not found'"
     assert quote("""it's "x" """) == """`it's "x" `"""
-    assert quote("""`a` 'b' "c\"""") == """`a` 'b' "c\""""
+    # A text holding all three marks is still quoted, never spliced in as prose (and no longer verbatim).
+    assert quote("`a` 'b' \"c\"") == "\"`a` 'b' 'c'\""
 
 
 def _finding(statement: str, detail: str = "") -> Finding:

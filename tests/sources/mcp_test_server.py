@@ -59,7 +59,7 @@ def restart_service(service: str) -> str:
 @server.tool(annotations=READ_ONLY, structured_output=True)
 def show_token() -> dict[str, Any]:
     """Returns what the server was given (to test redaction)."""
-    return {"token": os.environ.get("TEST_MCP_TOKEN", ""), "note": "configured"}
+    return {"token": os.environ.get("TEST_MCP_TOKEN", ""), "note": os.environ.get("TEST_MCP_NOTE", "configured")}
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ _REMEMBERED_STRINGS = 1 << 16
 # Key words that name a secret, in a key of a pair or a JSON object ("DB_PASSWORD", "aws_secret_access_key",
 # "X-Amz-Security-Token", "client-secret", "apiKey").
 _SECRET_WORDS = (
-    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"(?:password|passwd|passphrase|pwd|pass(?:[_.-]|\b)|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|credentials?|signature|session[_-]?id)"
 )
 _KEY_CHARS = r"[A-Za-z0-9_.-]"
@@ -55,7 +55,7 @@ _ALTERNATIVES = [
     # RFC 6750 (Bearer), RFC 7617 (Basic) and GitHub's "token" scheme.
     r"(?P<scheme>\b(?i:bearer|basic|token)\s+)(?P<credential>[A-Za-z0-9._~+/=-]{8,})",
     # RFC 3986 user-info before the host: "scheme://user:password@" (and "scheme://token@").
-    r"(?P<userinfo_prefix>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s:@?#]+:[^/\s@?#]*|[^/\s:@?#]{16,})@",
+    r"(?P<userinfo_prefix>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s:@?#]*:[^/\s@?#]*|[^/\s:@?#]{16,})@",
     # Slack incoming webhooks: https://hooks.slack.com/services/T.../B.../secret (the path is the credential).
     r"(?P<hook_prefix>hooks\.slack\.com/(?:services|workflows|triggers)/)(?P<hook>[A-Za-z0-9/_-]{8,})",
     # Vendors' token formats.

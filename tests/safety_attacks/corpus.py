@@ -10,6 +10,9 @@ import string
 
 _RNG = random.Random(20261202)
 _BASE62 = string.ascii_letters + string.digits
+_UPPER = string.ascii_uppercase + string.digits
+_HEX = "abcdef0123456789"
+_D = string.digits
 
 
 def _chars(alphabet: str, n: int) -> str:
@@ -41,11 +44,11 @@ GITHUB = [f"{prefix}{_chars(_BASE62, 36)}" for prefix in ("ghp_", "gho_", "ghu_"
 GITLAB = [f"{prefix}{_chars(_BASE62 + '_-', 20)}" for prefix in ("glpat-", "gldt-", "glrt-")]
 # Slack bot, user and app-level tokens; an incoming webhook's URL (its path is the credential).
 SLACK = [
-    f"xoxb-{_chars(string.digits, 12)}-{_chars(string.digits, 13)}-{_chars(_BASE62, 24)}",
-    f"xoxp-{_chars(string.digits, 12)}-{_chars(string.digits, 12)}-{_chars(string.digits, 13)}-{_chars('abcdef0123456789', 32)}",
-    f"xapp-1-A{_chars(string.ascii_uppercase + string.digits, 10)}-{_chars(string.digits, 13)}-{_chars('abcdef0123456789', 64)}",
+    f"xoxb-{_chars(_D, 12)}-{_chars(_D, 13)}-{_chars(_BASE62, 24)}",
+    f"xoxp-{_chars(_D, 12)}-{_chars(_D, 12)}-{_chars(_D, 13)}-{_chars(_HEX, 32)}",
+    f"xapp-1-A{_chars(_UPPER, 10)}-{_chars(_D, 13)}-{_chars(_HEX, 64)}",
 ]
-SLACK_WEBHOOK_PATH = f"T{_chars(string.ascii_uppercase + string.digits, 8)}/B{_chars(string.ascii_uppercase + string.digits, 10)}/{_chars(_BASE62, 24)}"
+SLACK_WEBHOOK_PATH = f"T{_chars(_UPPER, 8)}/B{_chars(_UPPER, 10)}/{_chars(_BASE62, 24)}"
 # AWS access key ids: a four-letter prefix (AKIA long-term, ASIA STS temporary) and 16 of [A-Z2-7].
 AWS_KEY_IDS = [f"{prefix}{_chars(string.ascii_uppercase + '234567', 16)}" for prefix in ("AKIA", "ASIA")]
 AWS_SECRET = _chars(_BASE62 + "/+", 40)

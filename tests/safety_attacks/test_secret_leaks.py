@@ -80,7 +80,10 @@ class _Echo:
 
     name = "echo.call"
     description = "answers its arguments"
-    input_schema: JsonObject = {"type": "object"}
+
+    @property
+    def input_schema(self) -> JsonObject:
+        return {"type": "object"}
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         if arguments.get("fail"):

@@ -37,8 +37,8 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.graph.orchestrator import Orchestrator
-from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.store import open_repository
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.scenario import Scenario, load_scenarios, load_user_scenarios
 
 HERE = Path(__file__).resolve().parent

@@ -11,9 +11,9 @@ import pytest
 
 from diagnosis_server.agents.heuristic.analyzers.rules import RulesError, bundled_rules, load_rules
 from diagnosis_server.protocols.executor import MAX_STATEMENT_CHARS, parse_executor_output
-from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS, LinearPattern, NotLinear, backtrack_safe
 from diagnosis_server.text.normalize import display_text
+from diagnosis_server.text.redaction import Redactor
 
 N = 12_000  # a 12 KB line
 

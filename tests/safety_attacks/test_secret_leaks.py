@@ -20,8 +20,8 @@ import structlog
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.api.logging import configure_logging
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.redaction import REDACTED, Redactor, redact_text
 from diagnosis_server.text.normalize import display_text
+from diagnosis_server.text.redaction import REDACTED, Redactor, redact_text
 from diagnosis_server.tools.base import ToolError, Toolset
 
 from ..sources.conftest import MCP_SERVER

@@ -15,7 +15,7 @@ import pytest
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import from_value
 from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.runner import ToolBlockedError
 
 from .conftest import MCP_SERVER, free_port

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis_server.sources.redaction import PATTERN_MARKERS, REDACTED, Redactor, may_hold_a_token, pattern
+from diagnosis_server.text.redaction import PATTERN_MARKERS, REDACTED, Redactor, may_hold_a_token, pattern
 
 _FRAGMENTS = (
     "-----BEGIN RSA PRIVATE KEY-----", "MIIEow", "-----END RSA PRIVATE KEY-----", "eyJhbGciOi", "eyJzdWIi", ".",

@@ -31,6 +31,7 @@ from diagnosis_server.api.validation import (
 )
 from diagnosis_server.sources.registry import EnvironmentRegistry
 from diagnosis_server.store import InvalidPageToken, RunStore
+from diagnosis_server.text.redaction import redact_text
 from diagnosis_server.tools.scenario import Scenario
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -61,7 +62,8 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
     async def Diagnose(self, request: pb.DiagnoseRequest, context: Context) -> AsyncIterator[pb.DiagnoseResponse]:
         call = current_call()
         # Every check comes before the run exists: bad input never leaves a run behind.
-        question = check_question(request.question, max_chars=self._max_question_chars)
+        # A secret pasted into the question (a connection URL with its password) is never stored or echoed.
+        question = redact_text(check_question(request.question, max_chars=self._max_question_chars))
         scenario, environment = check_target(
             request.context.scenario,
             request.context.environment,

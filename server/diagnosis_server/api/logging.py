@@ -19,8 +19,8 @@ from typing import Any, TextIO, cast
 import structlog
 
 from diagnosis_server.api.calls import CallInfo, Context
-from diagnosis_server.sources.redaction import redact_value
 from diagnosis_server.telemetry import add_trace_ids
+from diagnosis_server.text.redaction import redact_value
 
 log = structlog.get_logger("diagnosis_server.api")
 

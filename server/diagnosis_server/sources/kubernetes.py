@@ -28,7 +28,7 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError
 
 PODS = "kubernetes.pods"

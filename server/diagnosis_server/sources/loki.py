@@ -16,7 +16,7 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
 from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
 QUERY_RANGE = "loki.query_range"

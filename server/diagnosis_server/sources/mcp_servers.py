@@ -27,7 +27,7 @@ import structlog
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.http import USER_AGENT, safe_url, trace_headers
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError
 
 log = structlog.get_logger(__name__)

@@ -26,7 +26,6 @@ from diagnosis_server.sources import kubernetes as k8s
 from diagnosis_server.sources import loki, prometheus
 from diagnosis_server.sources.arguments import Args, parse_time
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
-from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import (
     Matcher,
     field_terms,
@@ -35,6 +34,7 @@ from diagnosis_server.sources.selectors import (
     logql_query,
     promql_selector,
 )
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
 from diagnosis_server.tools.builtin import builtin_toolset, format_ts, scenario_context
 from diagnosis_server.tools.scenario import Scenario

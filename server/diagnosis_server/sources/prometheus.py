@@ -23,7 +23,7 @@ from diagnosis_server.sources.arguments import (
 )
 from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
 from diagnosis_server.sources.http import get
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
 QUERY = "prometheus.query"

@@ -25,7 +25,7 @@ from diagnosis_server.sources.http import create_client, safe_url
 from diagnosis_server.sources.loki import LokiQueryRange
 from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
 from diagnosis_server.sources.prometheus import PrometheusApi, PrometheusQuery, PrometheusQueryRange
-from diagnosis_server.sources.redaction import Redactor
+from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import Tool, Toolset
 
 log = structlog.get_logger(__name__)

@@ -17,7 +17,7 @@ spelled differently:
 6. whitespace collapsed to single spaces, none at the ends.
 
 ``display_text`` is the one display check every shown text goes through, whatever its field (statements,
-quotes, pointers, call arguments, ids, notes): secrets redacted (``sources.redaction``); ANSI escape sequences,
+quotes, pointers, call arguments, ids, notes): secrets redacted (``text.redaction``); ANSI escape sequences,
 bidi controls and the other invisible and control characters removed, line breaks (LF, CR, NEL, U+2028,
 U+2029) made spaces (so reversed, hidden or forged lines cannot be made to read differently); markup made
 plain (a markdown link or image shows its text and target, an HTML tag or comment is dropped). Nothing else
@@ -36,7 +36,7 @@ from functools import cache, lru_cache
 
 import re2
 
-from diagnosis_server.sources.redaction import redact_text
+from diagnosis_server.text.redaction import redact_text
 
 _EMPHASIS = re.compile(r"[*_`~]+")
 _WORD = re.compile(r"[a-z0-9]+")

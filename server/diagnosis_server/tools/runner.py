@@ -38,8 +38,8 @@ from diagnosis_server.conversions import (
     too_deep_message,
 )
 from diagnosis_server.limits import DEFAULT_LIMITS
-from diagnosis_server.sources.redaction import DEFAULT as REDACTOR
-from diagnosis_server.sources.redaction import redact_text
+from diagnosis_server.text.redaction import DEFAULT as REDACTOR
+from diagnosis_server.text.redaction import redact_text
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from diagnosis_server.agents.base import AgentError, AgentNonRetryableError, AgentRetryableError
-from diagnosis_server.sources.redaction import redact_text
+from diagnosis_server.text.redaction import redact_text
 
 INSTALL_HINT = "the openai agent provider needs the 'openai' package: pip install 'diagnosis-graph[openai]'"
 _RETRYABLE_STATUS = frozenset({408, 409, 429})

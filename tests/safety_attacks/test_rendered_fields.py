@@ -51,6 +51,7 @@ def _quote(raw_path: str, tool_name: str = "k8s.events", invocation_id: str = "i
     )
 
 
+@pytest.mark.requirement("R-A-1")
 @pytest.mark.parametrize("injected", INJECTIONS)
 def test_no_rendered_field_carries_a_line_control_or_markup(injected: str) -> None:
     output = contracts_pb2.ComposerOutput(summary=f"Diagnosis below.{injected}", verdict=contracts_pb2.VERDICT_PASS)

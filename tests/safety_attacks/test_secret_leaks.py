@@ -93,6 +93,7 @@ class _Echo:
         return {"ok": True}
 
 
+@pytest.mark.requirement("R-C-2")
 @pytest.mark.parametrize(("name", "secret", "text"), CARRIED, ids=IDS)
 async def test_tool_arguments_and_errors_are_recorded_without_secrets(name: str, secret: str, text: str) -> None:
     toolset = Toolset([_Echo()])

@@ -78,7 +78,8 @@ def test_ascii_is_never_remapped_and_digits_stay_digits() -> None:
 def test_invisible_and_control_characters() -> None:
     assert strip_invisible("a\u200bb\u00adc\u202ed\u2066e\ufe0ff\u034fg") == "abcdefg"
     assert strip_invisible("a\nb\tc\x00d") == "a b c d"
-    assert display_text("x\u202ey  z") == "xy  z"
+    # A shown text is one line: bidi controls gone, line breaks and runs of spaces one space.
+    assert display_text("x\u202ey  z\n\u2028w") == "xy z w"
     assert has_bidi_control("a\u202eb") and has_bidi_control("\u2067") and not has_bidi_control("a\u200bb")
 
 

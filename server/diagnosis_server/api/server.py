@@ -317,6 +317,7 @@ async def start_server(
             finish_retry_s=settings.store_retry_s,
             limits=Limits(retry_backoff_s=settings.retry_backoff_s),
             on_endpoint_failure=metrics.observe_endpoint_failure,
+            on_invocation=metrics.observe_invocation,
         )
         health = ListingHealthServicer()
         store_health = StoreHealth(

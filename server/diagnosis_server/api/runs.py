@@ -26,6 +26,8 @@ from diagnosis_server.store.records import utc_now
 log = structlog.get_logger(__name__)
 
 DEFAULT_HEARTBEAT_INTERVAL_S = 10.0
+# What a caller refused at the run cap is told to wait (google.rpc.RetryInfo): about a short run's length.
+TOO_MANY_RUNS_RETRY_AFTER_S = 1.0
 
 
 class RunStartError(RuntimeError):
@@ -95,6 +97,7 @@ class RunManager:
                 "TOO_MANY_RUNS",
                 f"too many concurrent runs (limit {self._max}); retry later",
                 {"limit": str(self._max)},
+                retry_after_s=TOO_MANY_RUNS_RETRY_AFTER_S,
             )
         run_id = new_run_id()
         self._hub.open(run_id)

@@ -28,6 +28,7 @@ log = structlog.get_logger(__name__)
 DEFAULT_HEARTBEAT_INTERVAL_S = 10.0
 # What a caller refused at the run cap is told to wait (google.rpc.RetryInfo): about a short run's length.
 TOO_MANY_RUNS_RETRY_AFTER_S = 1.0
+MAX_REMEMBERED_ABANDONED = 10_000
 
 
 class RunStartError(RuntimeError):
@@ -67,6 +68,9 @@ class RunManager:
         self._stale_after_s = stale_after_s
         self._store_health = store_health
         self._tasks: dict[str, asyncio.Task[run_pb2.DiagnosisRun | None]] = {}
+        # The runs whose final record this instance gave up, oldest first (a WatchRun of one is UNAVAILABLE
+        # while the store still holds it RUNNING).
+        self._abandoned: dict[str, None] = {}
         self._closed = False
         self._maintenance = Periodic(
             self.maintain_once, interval_s=heartbeat_interval_s, name="run maintenance", failed="run_maintenance_failed"
@@ -77,6 +81,15 @@ class RunManager:
         self._hurry = asyncio.Event()
         # Called with the stored run after each run ends (tests and embedders may listen).
         self.on_finished: list[Callable[[run_pb2.DiagnosisRun], None]] = []
+
+    def abandoned(self, run_id: str) -> bool:
+        """Whether this instance ran ``run_id`` and gave up its final record (the store was down)."""
+        return run_id in self._abandoned
+
+    def _remember_abandoned(self, run_id: str) -> None:
+        self._abandoned[run_id] = None
+        while len(self._abandoned) > MAX_REMEMBERED_ABANDONED:
+            del self._abandoned[next(iter(self._abandoned))]
 
     @property
     def active_run_ids(self) -> list[str]:
@@ -172,6 +185,8 @@ class RunManager:
             log.error("run_store_failed", run_id=run_id, error=str(exc)[:300], created=started.done())
             if not started.done():
                 started.set_exception(exc)
+            else:
+                self._remember_abandoned(run_id)
             return None
         except Exception as exc:
             log.exception("run_crashed", run_id=run_id, error=type(exc).__name__)

@@ -8,6 +8,7 @@ interrupts orphans, and on shutdown waits a grace period before marking what is 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,7 +22,6 @@ from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
-from diagnosis_server.store.records import utc_now
 
 log = structlog.get_logger(__name__)
 
@@ -213,7 +213,7 @@ class RunManager:
 
     async def maintain_once(self) -> list[str]:
         """Heartbeats the runs whose task is alive, then sweeps orphans (this instance's dead runs too)."""
-        snapshot_at = utc_now()
+        snapshot_at = time.monotonic()
         alive = list(self._tasks)
         if alive:
             await self._repository.heartbeat(alive)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 import grpc.aio
@@ -13,7 +14,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from tests.support.bad_input import BAD_DIAGNOSE_INPUTS
 from tests.support.fakes import PassProvider
-from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest
+from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest, retry_delay_s
 
 from .conftest import Api, ApiFactory
 
@@ -130,12 +131,39 @@ async def test_concurrent_run_limit_is_resource_exhausted(api_factory: ApiFactor
         await api.diagnose("second")
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert error_reason(caught.value) == "TOO_MANY_RUNS"
+    assert retry_delay_s(caught.value) == 1.0  # google.rpc.RetryInfo: when to try again
     assert await api.running.repository.count_runs() == 1
 
     provider.gate.set()  # type: ignore[union-attr]
     rest = await read_rest(first)
     assert rest[-1].run.run_id == started.run_id
     assert (await api.diagnose("third"))[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
+
+
+async def test_refusals_at_the_run_cap_answer_fast_while_the_cap_is_held(api_factory: ApiFactory) -> None:
+    """Callers beyond the cap, in waves of ten at once, while the cap's runs are in flight: each refusal is
+    RESOURCE_EXHAUSTED with a RetryInfo within 100 ms (it costs no run, no store write, no wait)."""
+    provider = PassProvider(gate=asyncio.Event())
+    api = await api_factory(provider=provider, max_concurrent_runs=4)
+    held = [api.diagnosis.Diagnose(pb.DiagnoseRequest(question=f"held {n}")) for n in range(4)]
+    for stream in held:
+        await next_message(stream)
+
+    async def refused() -> float:
+        started = time.perf_counter()
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await api.diagnose("one too many")
+        elapsed = time.perf_counter() - started
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert retry_delay_s(caught.value) > 0
+        return elapsed
+
+    latencies = [latency for _ in range(5) for latency in await asyncio.gather(*(refused() for _ in range(10)))]
+    assert max(latencies) < 0.1, sorted(latencies)[-5:]
+    assert await api.running.repository.count_runs() == 4
+    provider.gate.set()  # type: ignore[union-attr]
+    for stream in held:
+        assert (await read_rest(stream))[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
 
 
 async def test_message_over_the_size_limit_is_resource_exhausted_by_grpc(api_factory: ApiFactory) -> None:

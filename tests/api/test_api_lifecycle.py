@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sqlite3
+import time
 import urllib.request
 from contextlib import closing
 from pathlib import Path
@@ -86,10 +87,14 @@ async def test_shutdown_lets_a_run_finish_within_the_grace(api_factory: ApiFacto
     assert final.run.run_id == run_id
 
 
-async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
+async def test_runs_left_running_by_a_dead_instance_are_interrupted_once_their_heartbeat_stays_unchanged(
     api_factory: ApiFactory, tmp_path: Path
 ) -> None:
-    """A run whose heartbeat is older than DIAGNOSIS_ORPHAN_STALE_AFTER_S (a setting) is swept at start-up."""
+    """A dead instance's runs are swept once this instance has seen their heartbeat unchanged for
+    DIAGNOSIS_ORPHAN_STALE_AFTER_S (a setting) of its own monotonic clock. The stamps' values count for
+    nothing: one far in the past (a clock behind, or stepped back) is not swept at start-up, one just written
+    is swept all the same once it is not renewed. (A stamp older than the threshold by this server's clock
+    used to be swept at start-up: two clocks compared.)"""
     url = f"sqlite+aiosqlite:///{tmp_path / 'api.db'}"
     previous_life = await open_repository(url, owner="node-a-0123456789ab")
     for run_id in ("run-left-behind", "run-fresh"):
@@ -101,13 +106,19 @@ async def test_runs_left_running_by_a_dead_instance_are_interrupted_at_start_up(
             "UPDATE diagnosis_run SET heartbeat_at = '2000-01-01 00:00:00.000000' WHERE run_id = 'run-left-behind'"
         )
 
-    api = await api_factory(instance_id="node-a", orphan_stale_after_s=600)
+    started = time.monotonic()
+    api = await api_factory(instance_id="node-a", orphan_stale_after_s=1, start_kwargs={"heartbeat_interval_s": 0.05})
+
+    async def status(run_id: str) -> int:
+        return int((await api.diagnosis.GetRun(pb.GetRunRequest(run_id=run_id))).run.status)
+
+    assert await status("run-left-behind") == run_pb2.RUN_STATUS_RUNNING  # not judged by its stamp
+    while {await status("run-left-behind"), await status("run-fresh")} != {run_pb2.RUN_STATUS_FAILED}:
+        assert time.monotonic() - started < 10
+        await asyncio.sleep(0.05)
+    assert time.monotonic() - started >= 1.0  # not before the staleness
     stored = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-left-behind"))).run
-    assert stored.status == run_pb2.RUN_STATUS_FAILED
     assert stored.failure_reason == INTERRUPTED
-    # Fresh within the threshold: it may be alive on another instance.
-    fresh = (await api.diagnosis.GetRun(pb.GetRunRequest(run_id="run-fresh"))).run
-    assert fresh.status == run_pb2.RUN_STATUS_RUNNING
 
 
 async def test_two_replicas_given_one_instance_id_never_interrupt_each_other(api_factory: ApiFactory) -> None:
@@ -195,11 +206,25 @@ async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: A
     await eventually(lambda: rpcs._value.get() == 1)
     url = f"http://127.0.0.1:{api.running.metrics_port}/metrics"
     body = (await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())).decode()
-    assert 'runs_total{end_reason="COMPOSED",verdict="PASS"} 1.0' in body
-    assert 'rpc_total{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
-    assert 'node_latency_seconds_count{node="planner"} 1.0' in body
-    assert 'active_streams{method="diagnosis.v1.DiagnosisService/Diagnose"} 0.0' in body
-    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 1
+    assert 'diagnosis_runs_total{end_reason="COMPOSED",status="SUCCESS",verdict="PASS"} 1.0' in body
+    assert "diagnosis_runs_in_progress 0.0" in body
+    assert 'diagnosis_rpcs_total{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
+    assert 'diagnosis_rpc_duration_seconds_count{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
+    assert 'diagnosis_node_latency_seconds_count{node="planner"} 1.0' in body
+    assert 'diagnosis_active_streams{method="diagnosis.v1.DiagnosisService/Diagnose"} 0.0' in body
+    assert "diagnosis_store_writable 1.0" in body
+    # The tools the PassProvider's Executor called, by tool and status, with their latency.
+    tool_calls = [line for line in body.splitlines() if line.startswith("diagnosis_tool_calls_total{")]
+    assert tool_calls and all('status="OK"' in line for line in tool_calls), tool_calls
+    assert "diagnosis_tool_call_duration_seconds_bucket{" in body
+    # The standard collectors: this process's CPU, memory and file descriptors, the interpreter, its GC.
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "python_info"):
+        assert f"\n{name}" in body, name
+    assert "python_gc_collections_total" in body
+    own = {line.split("{")[0].split(" ")[0] for line in body.splitlines() if line and not line.startswith("#")}
+    unprefixed = sorted(n for n in own if not n.startswith(("diagnosis_", "process_", "python_")))
+    assert unprefixed == []
+    assert api.running.metrics.runs.labels(status="SUCCESS", verdict="PASS", end_reason="COMPOSED")._value.get() == 1
 
 
 async def test_sigterm_stops_serve_gracefully_with_status_0(tmp_path: Path) -> None:
@@ -233,8 +258,8 @@ async def test_a_run_interrupted_by_shutdown_counts_in_metrics(api_factory: ApiF
     await diagnose.read()
     await provider.entered.acquire()
     assert len(await api.running.stop(grace=0)) == 1
-    assert api.running.metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
-    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 0
+    assert api.running.metrics.runs.labels(status="FAILED", verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
+    assert api.running.metrics.runs.labels(status="SUCCESS", verdict="PASS", end_reason="COMPOSED")._value.get() == 0
 
 
 async def test_stopping_the_server_closes_a_provider_that_holds_connections(tmp_path: Path) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
+import grpc
 import pytest
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server.api.errors import ApiError
 from diagnosis_server.api.follow import RunFollower
 from diagnosis_server.api.hub import EventHub, Signal
 from diagnosis_server.store import RunStore
@@ -124,9 +126,11 @@ async def test_follower_polls_the_store_for_a_run_of_another_instance() -> None:
     assert seen == [1, 2]
 
 
-async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows_the_store_until_swept() -> None:
-    """The final write failed (store down): the live feed ends, the store still says RUNNING; the follower
-    goes on reading the store and ends only when the run is final there (the orphan sweep)."""
+async def test_follower_of_a_run_whose_task_ended_without_a_final_record_ends_unavailable() -> None:
+    """The final write was given up (store down): the live feed ends and the store still says RUNNING. The
+    follower yields what was committed, then ends UNAVAILABLE with a retry hint: never as if a RUNNING run were
+    over, and not held open until a sweep that waits for the store to come back. (It used to follow the store
+    until the run was final there.)"""
     hub = EventHub()
     store = FakeStore(RUN)
     hub.open(RUN)
@@ -134,12 +138,12 @@ async def test_follower_of_a_run_whose_task_ended_without_a_final_record_follows
     store.commit(hub, 1)
     hub.close(RUN)  # the task is gone; status RUNNING
     task, seen = follow_in_background(follower)
-    await asyncio.sleep(0.05)
-    assert not task.done()  # never ends as if a RUNNING run were over
-    store.status = run_pb2.RUN_STATUS_FAILED
-    await asyncio.wait_for(task, timeout=5)
+    with pytest.raises(ApiError) as ended:
+        await asyncio.wait_for(task, timeout=5)
+    assert ended.value.code == grpc.StatusCode.UNAVAILABLE
+    assert "final record could not be stored" in ended.value.message
     assert seen == [1]
-    assert follower.final is not None and follower.final.status == run_pb2.RUN_STATUS_FAILED
+    assert follower.final is None
 
 
 def test_queue_size_must_be_positive() -> None:

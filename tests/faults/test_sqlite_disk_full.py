@@ -4,9 +4,10 @@ every write of the database, its WAL or journal fails with EFBIG as on a full di
 
 What a store that cannot be written must do: health NOT_SERVING, new runs UNAVAILABLE with a retry hint;
 the run in flight cannot store its final record, so its task ends with the run RUNNING in the store and
-nobody heartbeating it; the Diagnose stream and a WatchRun stay open (neither ends as if a RUNNING run were
-over). Once writes work again: SERVING, this instance's own sweep marks the run INTERRUPTED, and both
-streams end with that final record.
+nobody heartbeating it; the Diagnose stream and a WatchRun then end UNAVAILABLE with a retry hint (neither
+ends as if a RUNNING run were over, and neither is held open waiting for a store that may not come back), as
+does a new WatchRun of the run. Once writes work again: SERVING, this instance's own sweep marks the run
+INTERRUPTED, and a WatchRun replays its events and ends with that final record.
 """
 
 from __future__ import annotations
@@ -106,23 +107,35 @@ def test_writes_failing_then_recovering(server: ServeProcess) -> None:
         assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
         assert retry_delay_s(refused.value) > 0
 
-        # The run's writes fail; its final write is retried for DIAGNOSIS_STORE_RETRY_S, then given up.
+        # The run's writes fail; its final write is retried for DIAGNOSIS_STORE_RETRY_S, then given up: both
+        # streams end UNAVAILABLE with a retry hint, never with a run message while the run is RUNNING.
         _until(lambda: '"run_finish_abandoned"' in server.log_text(), 20, "the final write given up", server)
-        time.sleep(1.0)  # several heartbeats and sweeps: nothing may end the streams while the run is RUNNING
+        diagnose.join(10)
+        watch.join(10)
+        for reader in (diagnose, watch):
+            assert not reader.is_alive()
+            assert reader.error is not None and reader.error.code() == grpc.StatusCode.UNAVAILABLE
+            assert retry_delay_s(reader.error) > 0
+        assert not any(m.WhichOneof("kind") == "run" for m in diagnose.messages)
+        assert not any(m.WhichOneof("kind") == "ended" for m in watch.messages)
         stored = stub.GetRun(pb.GetRunRequest(run_id=run_id), timeout=10).run  # reads still work
         assert stored.status == run_pb2.RUN_STATUS_RUNNING
-        assert diagnose.is_alive() and watch.is_alive()
-        assert not any(m.WhichOneof("kind") == "run" for m in diagnose.messages)
+        with pytest.raises(grpc.RpcError) as again:  # watched again while the store still holds it RUNNING
+            list(stub.WatchRun(pb.WatchRunRequest(run_id=run_id), timeout=10))
+        assert again.value.code() == grpc.StatusCode.UNAVAILABLE
 
         _disk_full(server, False)
         _until(lambda: _status(channel) == health_pb2.HealthCheckResponse.SERVING, 10, "SERVING again", server)
-        diagnose.join(30)
-        watch.join(30)
-        assert diagnose.error is None and watch.error is None
-        final = diagnose.messages[-1].run
-        assert (final.status, final.failure_reason) == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
-        ended = watch.messages[-1].ended
+        _until(
+            lambda: stub.GetRun(pb.GetRunRequest(run_id=run_id), timeout=10).run.status != run_pb2.RUN_STATUS_RUNNING,
+            10,
+            "the sweep",
+            server,
+        )
+        watched = list(stub.WatchRun(pb.WatchRunRequest(run_id=run_id), timeout=30))
+        ended = watched[-1].ended
         assert (ended.status, ended.reason) == (run_pb2.RUN_STATUS_FAILED, INTERRUPTED)
+        assert [m.event.sequence for m in watched[:-1]] == list(range(1, len(watched)))
         assert '"store_unwritable"' in server.log_text() and '"store_writable_again"' in server.log_text()
         # New runs work again.
         assert list(stub.Diagnose(request, timeout=60))[-1].run.status == run_pb2.RUN_STATUS_SUCCESS

@@ -8,8 +8,8 @@ Behaviour per failure point (decided here, and asserted):
 - a tool raises, hangs or floods: the call is recorded ERROR / TIMEOUT / TRUNCATED before the Executor
   sees it (R-C-2), the output is not stored whole, no claim can bind to it, and the run goes on;
 - ``create_run`` fails: the caller gets the StoreError and nothing is stored;
-- ``add_tool_invocation`` fails: the Executor never sees that tool's output; the Executor node fails and
-  the run ends in the pre-verification fallback (SUCCESS, degraded);
+- ``add_tool_invocation`` fails: the Executor never sees that tool's output, and the run is stored FAILED
+  with the store's reason (``STORE_ERROR: ...``), as when a node commit fails;
 - ``commit_node`` fails: the graph never runs past a node it cannot record; the run is stored FAILED
   (``STORE_ERROR``) with the nodes before it whole;
 - ``finish_run`` fails: the run is stored FAILED (``STORE_ERROR``) instead, never left RUNNING; when no
@@ -378,7 +378,7 @@ async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
     case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(commit_node_at=node), run_id=run_id)
     assert outcome.returned.status == run.status
     assert run.status == run_pb2.RUN_STATUS_FAILED
-    assert run.failure_reason == "STORE_ERROR: StoreError"
+    assert run.failure_reason == "STORE_ERROR: commit_node failed: database is locked"  # what failed, and why
     assert not run.answer_text and not run.HasField("answer")
     events = await assert_whole_nodes(repository, run_id)
     assert node not in [e.node for e in events]
@@ -388,22 +388,29 @@ async def test_a_node_that_cannot_be_recorded_ends_the_run_failed_and_whole(
 
 
 @pytest.mark.requirement("R-C-2")
-async def test_a_tool_invocation_that_cannot_be_recorded_is_never_seen(repository: Repository) -> None:
-    """R-C-2, R-R-2, R-A-4: when a tool call cannot be recorded the Executor never gets its output; the Executor
-    node fails and the run ends in the pre-verification fallback, SUCCESS and degraded."""
-    case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(invocation_at=1))
-    assert_safe_run(case, outcome)
-    assert _path(run) == [P, E, PRE]
-    assert run.orchestration_trace.end_reason == "EXECUTOR_ERROR"
+async def test_a_tool_invocation_that_cannot_be_recorded_fails_the_run_with_the_stores_reason(
+    repository: Repository,
+) -> None:
+    """R-C-2, R-S-3: when a tool call cannot be recorded the Executor never gets its output and the run is
+    stored FAILED with the store's reason, as at a node commit. (It used to be the Executor's own failure: the
+    pre-verification fallback answered SUCCESS with end reason EXECUTOR_ERROR and the call missing.)"""
+    run_id = new_run_id()
+    case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(invocation_at=1), run_id=run_id)
+    assert outcome.returned.status == run.status == run_pb2.RUN_STATUS_FAILED
+    assert run.failure_reason == "STORE_ERROR: add_tool_invocation failed: disk I/O error"
+    assert not run.answer_text and not run.HasField("answer")
     assert outcome.invocations == []
-    await assert_whole_nodes(repository, run.run_id)
+    events = await assert_whole_nodes(repository, run_id)
+    assert [e.node for e in events] == [P]  # nothing of the Executor attempt whose call went unrecorded
+    assert_safe_run(case, outcome, expect_success=False)
     await _second_run_works(repository)
 
 
 async def test_a_failed_finish_stores_the_run_failed_not_running(repository: Repository) -> None:
     """R-A-6: when the final record cannot be written, the run is stored FAILED (STORE_ERROR), not RUNNING."""
     case, _, outcome, run = await _stored_with_faults(repository, StoreFaults(finish=1))
-    assert run.status == run_pb2.RUN_STATUS_FAILED and run.failure_reason == "STORE_ERROR: StoreError"
+    assert run.status == run_pb2.RUN_STATUS_FAILED
+    assert run.failure_reason == "STORE_ERROR: finish_run failed: database is locked"
     assert outcome.returned.status == run_pb2.RUN_STATUS_FAILED
     assert_safe_run(case, outcome, expect_success=False)
     await assert_whole_nodes(repository, run.run_id)

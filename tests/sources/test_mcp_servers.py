@@ -5,6 +5,8 @@ a server that never starts, redaction of what the server was given."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -16,6 +18,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import from_value
 from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
 from diagnosis_server.text.redaction import Redactor
+from diagnosis_server.tools.base import ToolError
 from diagnosis_server.tools.runner import ToolBlockedError
 
 from .conftest import MCP_SERVER, free_port
@@ -146,3 +149,69 @@ async def test_an_unreachable_http_server_leaves_the_environment_usable(tmp_path
         assert "mcp.down.query" in toolset.names and "prometheus.query" in toolset.names
         invocation = await call(toolset, "mcp.down.query", {})
     assert invocation.status == ERROR and "MCP server 'down' cannot be reached" in invocation.error
+
+
+def _children_running(script: Path) -> list[int]:
+    """The pids of this process's children whose command line names ``script`` (and are not zombies)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and str(script).encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_crashed_stdio_server_is_started_again(tmp_path: Path) -> None:
+    """The server's process dies (SIGKILL) between calls: the call that finds it dead fails, recorded as an
+    error, and the next one starts it again and is answered (it used to fail for good: never restarted)."""
+    others = set(_children_running(MCP_SERVER))  # servers of earlier tests still being reaped
+    async with opened(tmp_path, _stdio()) as registry:
+        toolset = registry.get("prod").toolset
+        assert (await call(toolset, "mcp.tools.alert_rules", {"service": "checkout-api"})).status == OK
+        [pid] = set(_children_running(MCP_SERVER)) - others
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(50):
+            if pid not in _children_running(MCP_SERVER):
+                break
+            await asyncio.sleep(0.05)
+        calls = [await call(toolset, "mcp.tools.alert_rules", {"service": "checkout-api"})]
+        if calls[0].status != OK:
+            calls.append(await call(toolset, "mcp.tools.alert_rules", {"service": "checkout-api"}))
+        statuses, errors = [c.status for c in calls], [c.error for c in calls]
+        assert statuses[-1] == OK, (statuses, errors)
+        assert len(statuses) <= 2
+        restarted = set(_children_running(MCP_SERVER)) - others
+        assert len(restarted) == 1 and pid not in restarted
+
+
+async def test_a_server_hung_at_initialize_is_not_started_again_on_every_call(tmp_path: Path) -> None:
+    """A stdio server that never answers the handshake: its start is bounded, its process killed, and the
+    calls that follow within the back-off fail at once without starting another one (it used to start, and
+    leave behind, one process a call)."""
+    starts = tmp_path / "starts"
+    script = tmp_path / "hung.py"
+    script.write_text(f"import sys, time\nopen({str(starts)!r}, 'a').write('x')\nsys.stdin.read()\ntime.sleep(60)\n")
+    target = McpTarget(name="hung", command=(sys.executable, str(script)), startup_timeout_s=0.5, allow=("x",))
+    source = McpServerSource(target, Redactor())
+    try:
+        assert await source.open() is False
+        [tool] = source.tools()
+        begun = time.monotonic()
+        for _ in range(5):
+            with pytest.raises(ToolError, match="did not start"):
+                await tool.call({})
+        assert time.monotonic() - begun < 1.0  # refused at once during the back-off
+        for _ in range(50):
+            if not _children_running(script):
+                break
+            await asyncio.sleep(0.1)
+        assert _children_running(script) == []
+        assert starts.read_text() == "x"  # one start, not one a call
+    finally:
+        await source.aclose()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import INTERRUPTED, LiveRuns, RunStore, StoreError, StoreFileLost, open_repository
-from diagnosis_server.store.records import utc_now
 
 from .store_builders import OpenStore, make_run
 
@@ -22,11 +22,13 @@ async def _status(repo: RunStore, run_id: str) -> int:
 
 
 async def test_heartbeat_refreshes_only_the_runs_whose_task_is_alive(repo: RunStore, backend: OpenStore) -> None:
-    """Another instance's run whose task died is no longer heartbeated, so it goes stale and is swept."""
+    """Another instance's run whose task died is no longer heartbeated, so it goes stale and is swept (once this
+    instance has watched its heartbeat unchanged for the staleness: the first sweep starts the watch)."""
     other = await backend("instance-b")
     try:
         await other.create_run(make_run("alive"))
         await other.create_run(make_run("task-died"))
+        assert await repo.interrupt_orphans(stale_after_s=0.1) == []
         await asyncio.sleep(0.15)
         await other.heartbeat(["alive"])
         assert await repo.interrupt_orphans(stale_after_s=0.1) == ["task-died"]
@@ -38,7 +40,7 @@ async def test_heartbeat_refreshes_only_the_runs_whose_task_is_alive(repo: RunSt
 async def test_an_instance_sweeps_its_own_runs_whose_task_is_gone(repo: RunStore) -> None:
     await repo.create_run(make_run("mine-alive"))
     await repo.create_run(make_run("mine-dead"))
-    snapshot = utc_now()
+    snapshot = time.monotonic()
     await repo.create_run(make_run("mine-new"))  # created after the snapshot of live tasks was taken
     swept = await repo.interrupt_orphans(stale_after_s=3600, live=LiveRuns(frozenset({"mine-alive"}), snapshot))
     assert swept == ["mine-dead"]

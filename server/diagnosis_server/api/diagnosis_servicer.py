@@ -16,7 +16,12 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found
-from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, TERMINAL_STATUSES, RunFollower
+from diagnosis_server.api.follow import (
+    DEFAULT_POLL_INTERVAL_S,
+    TERMINAL_STATUSES,
+    RunFollower,
+    final_record_missing,
+)
 from diagnosis_server.api.hub import EventHub
 from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
 from diagnosis_server.api.runs import RunManager
@@ -120,8 +125,11 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         # Subscribe before the first read of the store: nothing can fall between replay and live.
         subscription = self._hub.subscribe(run_id)
         try:
-            if await self._repository.get_run(run_id, tenant=call.tenant) is None:
+            stored_run = await self._repository.get_run(run_id, tenant=call.tenant)
+            if stored_run is None:
                 raise run_not_found(run_id)
+            if stored_run.status not in TERMINAL_STATUSES and self._runs.abandoned(run_id):
+                raise final_record_missing(run_id)
             follower = RunFollower(
                 self._repository, subscription, after_sequence=after, poll_interval_s=self._poll_interval_s
             )

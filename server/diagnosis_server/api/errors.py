@@ -94,8 +94,14 @@ def unauthenticated(description: str) -> ApiError:
     return ApiError(grpc.StatusCode.UNAUTHENTICATED, description, [error_info("UNAUTHENTICATED")])
 
 
-def resource_exhausted(reason: str, description: str, metadata: Mapping[str, str] | None = None) -> ApiError:
-    return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, description, [error_info(reason, metadata)])
+def resource_exhausted(
+    reason: str, description: str, metadata: Mapping[str, str] | None = None, *, retry_after_s: float | None = None
+) -> ApiError:
+    """RESOURCE_EXHAUSTED with an ErrorInfo, and a RetryInfo when the caller may try again after a while."""
+    details: list[Message] = [error_info(reason, metadata)]
+    if retry_after_s is not None:
+        details.append(retry_info(retry_after_s))
+    return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, description, details)
 
 
 def retry_info(seconds: float) -> error_details_pb2.RetryInfo:

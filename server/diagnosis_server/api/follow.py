@@ -7,9 +7,10 @@ before it is published). A run this process is not running (another instance's) 
 the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``RunStore.watch_run``), polling every
 ``poll_interval_s`` at the latest (the only way on SQLite).
 
-The events end only when the store holds the run's final record (``final``): a run whose task ended
-without one (its final write failed while the store was down) is followed through the store until the
-orphan sweep marks it INTERRUPTED, so no stream ends as if a RUNNING run were over.
+The events end only when the store holds the run's final record (``final``), so no stream ends as if a
+RUNNING run were over. A run whose task here ended without one (its final write was given up while the store
+was down) ends its live followers with UNAVAILABLE and a retry hint instead of holding them open until the
+orphan sweep: watched again later (WatchRun), it ends with the record the sweep stored (INTERRUPTED).
 """
 
 from __future__ import annotations
@@ -18,12 +19,22 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from diagnosis.v1 import run_pb2
+from diagnosis_server.api.errors import STORE_RETRY_AFTER_S, ApiError, unavailable
 from diagnosis_server.api.hub import Live, Signal, Subscription
 from diagnosis_server.store import RunStore, Watch
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
 TERMINAL_STATUSES = frozenset({run_pb2.RUN_STATUS_SUCCESS, run_pb2.RUN_STATUS_FAILED})
+
+
+def final_record_missing(run_id: str) -> ApiError:
+    """UNAVAILABLE for a follower of a run whose task ended here without storing its final record."""
+    return unavailable(
+        "RUN_NOT_STORED",
+        f"run {run_id} ended but its final record could not be stored; watch it again later (WatchRun)",
+        retry_after_s=STORE_RETRY_AFTER_S,
+    )
 
 
 class RunFollower:
@@ -86,11 +97,12 @@ class RunFollower:
                     yield event, None
                 if item is Signal.END:
                     if self._live:
-                        # The run's task is over: its final record should be stored; if not, follow the store.
+                        # The run's task is over: its final record should be stored. If it is not, the task
+                        # gave it up: nothing here will write it, so the caller is told to come back.
                         self._live = False
                         run = await self._store.get_run(self._run_id)
                         if run is not None and run.status not in TERMINAL_STATUSES:
-                            continue
+                            raise final_record_missing(self._run_id)
                         self.final = run
                     return
                 continue

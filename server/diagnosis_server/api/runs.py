@@ -8,6 +8,7 @@ interrupts orphans, and on shutdown waits a grace period before marking what is 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,11 +22,13 @@ from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
-from diagnosis_server.store.records import utc_now
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_HEARTBEAT_INTERVAL_S = 10.0
+# What a caller refused at the run cap is told to wait (google.rpc.RetryInfo): about a short run's length.
+TOO_MANY_RUNS_RETRY_AFTER_S = 1.0
+MAX_REMEMBERED_ABANDONED = 10_000
 
 
 class RunStartError(RuntimeError):
@@ -65,6 +68,9 @@ class RunManager:
         self._stale_after_s = stale_after_s
         self._store_health = store_health
         self._tasks: dict[str, asyncio.Task[run_pb2.DiagnosisRun | None]] = {}
+        # The runs whose final record this instance gave up, oldest first (a WatchRun of one is UNAVAILABLE
+        # while the store still holds it RUNNING).
+        self._abandoned: dict[str, None] = {}
         self._closed = False
         self._maintenance = Periodic(
             self.maintain_once, interval_s=heartbeat_interval_s, name="run maintenance", failed="run_maintenance_failed"
@@ -75,6 +81,15 @@ class RunManager:
         self._hurry = asyncio.Event()
         # Called with the stored run after each run ends (tests and embedders may listen).
         self.on_finished: list[Callable[[run_pb2.DiagnosisRun], None]] = []
+
+    def abandoned(self, run_id: str) -> bool:
+        """Whether this instance ran ``run_id`` and gave up its final record (the store was down)."""
+        return run_id in self._abandoned
+
+    def _remember_abandoned(self, run_id: str) -> None:
+        self._abandoned[run_id] = None
+        while len(self._abandoned) > MAX_REMEMBERED_ABANDONED:
+            del self._abandoned[next(iter(self._abandoned))]
 
     @property
     def active_run_ids(self) -> list[str]:
@@ -95,6 +110,7 @@ class RunManager:
                 "TOO_MANY_RUNS",
                 f"too many concurrent runs (limit {self._max}); retry later",
                 {"limit": str(self._max)},
+                retry_after_s=TOO_MANY_RUNS_RETRY_AFTER_S,
             )
         run_id = new_run_id()
         self._hub.open(run_id)
@@ -107,6 +123,7 @@ class RunManager:
             name=f"run {run_id}",
         )
         self._tasks[run_id] = task
+        self._metrics.runs_in_progress.set(len(self._tasks))
         self._idle.clear()
         return StartedRun(run_id, subscription, started)
 
@@ -168,6 +185,8 @@ class RunManager:
             log.error("run_store_failed", run_id=run_id, error=str(exc)[:300], created=started.done())
             if not started.done():
                 started.set_exception(exc)
+            else:
+                self._remember_abandoned(run_id)
             return None
         except Exception as exc:
             log.exception("run_crashed", run_id=run_id, error=type(exc).__name__)
@@ -176,6 +195,7 @@ class RunManager:
             return None
         finally:
             self._tasks.pop(run_id, None)
+            self._metrics.runs_in_progress.set(len(self._tasks))
             if not self._tasks:
                 self._idle.set()
             if not cancelled:
@@ -193,7 +213,7 @@ class RunManager:
 
     async def maintain_once(self) -> list[str]:
         """Heartbeats the runs whose task is alive, then sweeps orphans (this instance's dead runs too)."""
-        snapshot_at = utc_now()
+        snapshot_at = time.monotonic()
         alive = list(self._tasks)
         if alive:
             await self._repository.heartbeat(alive)
@@ -202,7 +222,7 @@ class RunManager:
         )
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
-            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(orphans))
+            self._metrics.observe_interrupted(len(orphans), INTERRUPTED)
         return orphans
 
     async def stop_maintenance(self) -> None:
@@ -248,8 +268,9 @@ class RunManager:
         for run_id in left:
             self._tasks.pop(run_id, None)
             self._hub.close(run_id)
+        self._metrics.runs_in_progress.set(len(self._tasks))
         if not self._tasks:
             self._idle.set()
         if interrupted:
-            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(interrupted))
+            self._metrics.observe_interrupted(len(interrupted), INTERRUPTED)
         return interrupted

@@ -21,6 +21,7 @@ from diagnosis_server.graph.context import Limits, RunContext
 from diagnosis_server.graph.nodes.base import Node, NodeResult, attempt_step, clip_text
 from diagnosis_server.graph.spec import GRAPH, GraphSpec, _End, node_label, outcome_label
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.store.errors import StoreError
 
 N = run_pb2.NodeName
 O = run_pb2.NodeOutcome  # noqa: E741
@@ -161,6 +162,10 @@ class GraphEngine:
     ) -> NodeResult:
         try:
             result: NodeResult = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
+        except StoreError:
+            # The store failed under the node (a tool call it could not record): a store fault ends the run as
+            # one at a node commit does, never as the node's own failure that a fallback would answer past.
+            raise
         except Exception as exc:
             spec = self._spec.node(name)
             crash = spec.crash_outcome

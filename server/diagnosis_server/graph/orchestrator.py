@@ -13,7 +13,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 import structlog
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
 from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
@@ -31,6 +31,8 @@ log = structlog.get_logger(__name__)
 DEFAULT_FINISH_RETRY_S = 60.0
 FINISH_RETRY_FIRST_S = 0.1
 FINISH_RETRY_MAX_S = 2.0
+# How much of the store's message a STORE_ERROR failure reason keeps.
+STORE_REASON_CHARS = 300
 
 
 class NewRun(TypedDict, total=False):
@@ -68,6 +70,8 @@ class Orchestrator:
     finish_retry_s: float = DEFAULT_FINISH_RETRY_S
     # Sees the step of each attempt whose model endpoint failed (metrics).
     on_endpoint_failure: Callable[[run_pb2.NodeStep], None] | None = None
+    # Sees each tool call once it is recorded (metrics).
+    on_invocation: Callable[[contracts_pb2.ToolInvocation], None] | None = None
     # Built once with the orchestrator: the graph, and what every run's context shares.
     _engine: GraphEngine = field(init=False, repr=False)
     _context: Callable[..., RunContext] = field(init=False, repr=False)
@@ -83,6 +87,7 @@ class Orchestrator:
             invocations=self.store,
             limits=self.limits,
             allowed_tools=self.allowed_tools,
+            on_invocation=self.on_invocation,
         )
 
     def tools_of(self, *, scenario: str, environment: str) -> ToolEnvironment:
@@ -159,8 +164,8 @@ class Orchestrator:
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
-            reason = "STORE_ERROR" if isinstance(exc, StoreError) else "INTERNAL_ERROR"
-            done = failed_run(run, f"{reason}: {type(exc).__name__}")
+            reason = store_error_reason(exc) if isinstance(exc, StoreError) else f"INTERNAL_ERROR: {type(exc).__name__}"
+            done = failed_run(run, reason)
         return await self._finish(run, done)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
@@ -189,7 +194,7 @@ class Orchestrator:
             except StoreError as exc:
                 error = exc
             if failed is None:
-                failed = failed_run(run, done.failure_reason or f"STORE_ERROR: {type(error).__name__}")
+                failed = failed_run(run, done.failure_reason or store_error_reason(error))
             try:
                 stored = await self.store.finish_run(failed)
                 log.warning("run_finish_failed", run_id=run.run_id, error=str(error)[:300], stored="FAILED")
@@ -223,6 +228,13 @@ def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run
     last = failures[-1]
     node = enum_short_name(run_pb2.NodeName, last.node, lower=True)
     evaluation.failure_reason = f"{MODEL_ENDPOINT_FAILED}: {node} {last.failure_class}: {last.failure}"[:600]
+
+
+def store_error_reason(error: StoreError) -> str:
+    """``STORE_ERROR: add_tool_invocation failed: OperationalError: database or disk is full``: the failure
+    reason of a run the store failed, naming what failed and why (one line, clipped)."""
+    cause = " ".join(str(error).split())[:STORE_REASON_CHARS] or type(error).__name__
+    return f"STORE_ERROR: {cause}"
 
 
 def failed_run(run: run_pb2.DiagnosisRun, reason: str) -> run_pb2.DiagnosisRun:

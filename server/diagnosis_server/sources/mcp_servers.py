@@ -4,8 +4,11 @@ A server is connected when its environment opens: a stdio server is started as a
 ``env`` it is given on top of a minimal inherited set), a URL server is reached over streamable HTTP. The
 connection is held by a task of its own (the SDK's task groups must be entered and left in one task) and is
 bounded: a server that does not answer the handshake and the tool listing within ``startup_timeout_s`` is
-stopped (the SDK kills the subprocess) and its environment opens without it. A server that fails later is
-reconnected on the next call.
+stopped (the SDK kills the subprocess) and its environment opens without it. A server that cannot be had is
+not tried again on every call: the calls within a back-off (``RETRY_FIRST_S``, doubling to ``RETRY_MAX_S``)
+fail at once with the start's error, so a server hung at its handshake costs one bounded start per back-off,
+not a process and a wait a call. A connection that breaks under a call (a stdio server that crashed) is
+dropped, and the next call starts the server again.
 
 Tools offered: the allow-list ``tools`` when given (names the server does not list are left out), else only
 the tools the server annotates ``readOnlyHint``. The tool's input schema is the server's. The recorded output
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +41,9 @@ MAX_TOOL_NAME = 128
 MAX_LISTED_PAGES = 20
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _STOP_S = 10.0
+# The back-off between starts of a server that could not be had: first, then doubling up to the most.
+RETRY_FIRST_S = 5.0
+RETRY_MAX_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,11 @@ class McpServerSource:
         self._listed: dict[str, ListedTool] = {}
         self._closed = False
         self.last_error = ""
+        # While the server could not be had: no start before this (monotonic), and the next back-off.
+        self._retry_at = 0.0
+        self._backoff_s = RETRY_FIRST_S
+        # Connection tasks that did not stop when asked (ended at close, never waited on at length).
+        self._stray: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ connection
 
@@ -102,6 +114,17 @@ class McpServerSource:
             return False
 
     async def _connect(self) -> None:
+        """Starts the connection; on failure, the back-off before the next start begins."""
+        try:
+            await self._start()
+        except ToolError as exc:
+            self.last_error = str(exc)
+            self._retry_at = time.monotonic() + self._backoff_s
+            self._backoff_s = min(self._backoff_s * 2, RETRY_MAX_S)
+            raise
+        self._retry_at, self._backoff_s = 0.0, RETRY_FIRST_S
+
+    async def _start(self) -> None:
         ready: asyncio.Future[list[ListedTool]] = asyncio.get_running_loop().create_future()
         closing = asyncio.Event()
         owner = asyncio.create_task(self._own(ready, closing), name=f"mcp server {self.target.name}")
@@ -175,7 +198,25 @@ class McpServerSource:
         done, _ = await asyncio.wait({owner}, timeout=2.0)
         if not done:
             owner.cancel()
-            await asyncio.wait({owner}, timeout=_STOP_S)
+            done, _ = await asyncio.wait({owner}, timeout=_STOP_S)
+        if not done:
+            self._stray.add(owner)
+            owner.add_done_callback(self._stray.discard)
+
+    async def _lost(self, client: Any, error: str) -> None:
+        """Not the server's answer: the connection itself failed (its process died). Started again next call."""
+        log.warning("mcp_server_connection_lost", server=self.target.name, error=error)
+        async with self._lock:
+            if self._client is client:
+                await self._drop()
+
+    async def _drop(self) -> None:
+        """The connection broke under a call: it is stopped, and the next call starts the server again."""
+        owner, closing = self._owner, self._closing
+        self._owner = self._closing = None
+        self._client = None
+        if owner is not None and closing is not None:
+            await self._stop(owner, closing)
 
     async def aclose(self) -> None:
         self._closed = True
@@ -183,6 +224,11 @@ class McpServerSource:
         self._owner = self._closing = None
         if owner is not None and closing is not None:
             await self._stop(owner, closing)
+        stray = set(self._stray)
+        for task in stray:
+            task.cancel()
+        if stray:  # bounded: a task that ignores its cancellation does not hold the server's exit
+            await asyncio.wait(stray, timeout=1.0)
 
     # ------------------------------------------------------------------ tools
 
@@ -210,15 +256,20 @@ class McpServerSource:
     async def call(self, tool_name: str, full_name: str, arguments: JsonObject) -> JsonValue:
         client = await self._connected(full_name)
         from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
 
         try:
             result = await client.call_tool(tool_name, dict(arguments), read_timeout_seconds=self.target.timeout_s)
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                await self._lost(client, "Connection closed")
             raise ToolError(self._redactor.text(f"{full_name}: {exc}")) from None
         except (TimeoutError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            raise ToolError(f"{full_name}: the MCP server failed the call ({self._describe(exc)})") from None
+            described = self._describe(exc)
+            await self._lost(client, described)
+            raise ToolError(f"{full_name}: the MCP server failed the call ({described})") from None
         if result.is_error:
             text = " ".join(
                 str(getattr(item, "text", "")) for item in result.content if getattr(item, "type", "") == "text"
@@ -235,10 +286,11 @@ class McpServerSource:
         if self._closed:
             raise ToolError(f"{full_name}: the environment is closed")
         async with self._lock:
-            if self._client is None:
-                if self._owner is not None and self._closing is not None:
-                    await self._stop(self._owner, self._closing)
-                    self._owner = self._closing = None
+            if self._client is None or (self._owner is not None and self._owner.done()):
+                left = self._retry_at - time.monotonic()
+                if left > 0:
+                    raise ToolError(f"{self.last_error} (tried again in {left:.0f}s)")
+                await self._drop()
                 await self._connect()
             return self._client
 

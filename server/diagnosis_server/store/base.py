@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 from diagnosis.v1 import contracts_pb2, run_pb2
@@ -36,11 +35,11 @@ class NodeCommit:
 
 @dataclass(frozen=True, slots=True)
 class LiveRuns:
-    """The runs whose task is alive in this instance, as seen at ``at``: the orphan sweep spares them (and
-    the runs of this instance created since)."""
+    """The runs whose task is alive in this instance, as seen at ``at`` (``time.monotonic()``): the orphan
+    sweep spares them, and the runs of this instance created since."""
 
     run_ids: frozenset[str]
-    at: datetime
+    at: float
 
 
 class Watch(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TypeVar
 
 from google.protobuf.message import Message
@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store.base import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, NodeCommit, Watch
 from diagnosis_server.store.errors import DuplicateRecord, RunAlreadyFinished, RunNotFound
+from diagnosis_server.store.liveness import OrphanJudge, Running
 from diagnosis_server.store.pagination import Listing, RunPage
 from diagnosis_server.store.records import (
     TERMINAL_STATUSES,
@@ -76,7 +77,7 @@ class MemoryStore:
         if not owner or len(owner) > 64:
             raise ValueError("owner must be 1 to 64 characters")
         self.owner = owner
-        self.started_at = utc_now()
+        self._judge = OrphanJudge(owner)
         self._copies = copies
         self._copy = _copy if copies else _same
         self._runs: dict[str, _Run] = {} if runs is None else runs
@@ -111,6 +112,7 @@ class MemoryStore:
         if run.run_id in self._runs:
             raise DuplicateRecord(f"run {run.run_id!r} exists")
         self._runs[run.run_id] = _Run(stored, self.owner, now)
+        self._judge.took(run.run_id)
 
     async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
         held = self._runs.get(run_id)
@@ -169,6 +171,10 @@ class MemoryStore:
                 commit.run, tenant=record.tenant, created_at=from_timestamp(record.created_at), now=now
             )
             held.record, held.owner, held.heartbeat_at = stored, self.owner, now
+            if stored.status == run_pb2.RUN_STATUS_RUNNING:
+                self._judge.took(commit.run_id)
+            else:
+                self._judge.released([commit.run_id])
             stored = self._copy(stored)
         held.steps.extend(self._copy(step) for step in commit.steps)
         held.events.update((event.sequence, self._copy(event)) for event in commit.events)
@@ -217,20 +223,18 @@ class MemoryStore:
         """The SQL store's sweep (``Repository.interrupt_orphans``) over the dict."""
         if stale_after_s < 0:
             raise ValueError("stale_after_s must not be negative")
-        now = utc_now()
-        stale = now - timedelta(seconds=stale_after_s)
-
-        def orphaned(held: _Run) -> bool:
-            if held.owner != self.owner:
-                return held.heartbeat_at < stale
-            if held.heartbeat_at < self.started_at:
-                return True
-            return live is not None and held.heartbeat_at < live.at and held.record.run_id not in live.run_ids
-
-        return self._interrupt(orphaned, INTERRUPTED, now)
+        running = [
+            Running(held.record.run_id, held.owner, held.heartbeat_at) for held in self._runs.values() if held.running
+        ]
+        found = {run.run_id for run in self._judge.orphans(running, stale_after_s=stale_after_s, live=live)}
+        interrupted = self._interrupt(lambda held: held.record.run_id in found, INTERRUPTED, utc_now())
+        self._judge.released(interrupted)
+        return interrupted
 
     async def interrupt_owned(self, *, reason: str = INTERRUPTED) -> list[str]:
-        return self._interrupt(lambda held: held.owner == self.owner, reason, utc_now())
+        interrupted = self._interrupt(lambda held: held.owner == self.owner, reason, utc_now())
+        self._judge.released(interrupted)
+        return interrupted
 
     def _interrupt(self, which: Callable[[_Run], bool], reason: str, now: datetime) -> list[str]:
         chosen = sorted(

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Collection, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -32,6 +32,7 @@ from diagnosis_server.store import migrate, sql, sqlite_ops
 from diagnosis_server.store.base import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, NodeCommit
 from diagnosis_server.store.engine import create_engine, describe_location, sqlite_file
 from diagnosis_server.store.errors import DuplicateRecord, StoreError, StoreFileLost
+from diagnosis_server.store.liveness import OrphanJudge, Running
 from diagnosis_server.store.notify import RunNotifier, RunWatch
 from diagnosis_server.store.pagination import Listing, RunPage
 from diagnosis_server.store.records import (
@@ -59,6 +60,10 @@ def _describe(exc: BaseException) -> str:
     text = str(cause).splitlines()[0] if str(cause) else ""
     return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
 
+
+# Below this much free space on the filesystem of a SQLite file, the store counts as full: SQLite still rewrites
+# pages it has (the probe's row, a log it starts over) while a run's new pages no longer fit.
+SQLITE_MIN_FREE_BYTES = 4 * 1024 * 1024
 
 _DRIVER_ERRORS = (SQLAlchemyError, sqlite3.Error, OSError)  # sqlite3: the SQLite runner's own BEGIN
 
@@ -96,8 +101,8 @@ class Repository:
         self.location = describe_location(self.sync_engine.url)
         # The SQLite file and its (device, inode) when the store opened it (``probe`` checks it).
         self._file: tuple[Path, tuple[int, int]] | None = None
-        # Runs of this owner whose heartbeat is older than this belong to a previous life of the instance.
-        self.started_at = utc_now()
+        # What this handle knows of its own runs and of the leases of other owners' runs (no clock compared).
+        self._judge = OrphanJudge(owner)
 
     @property
     def sync_engine(self) -> Engine:
@@ -171,15 +176,21 @@ class Repository:
         stored = stamp_new_run(run, now)
         values = run_columns(stored) | {"owner": self.owner, "heartbeat_at": now}
         duplicate = f"run {run.run_id!r} exists"
-        if self._sqlite is not None:
-            await self._write_raw(
-                "create_run",
-                functools.partial(sqlite_ops.create_run, values=values),
-                duplicate=duplicate,
-                one_statement=True,
-            )
-            return
-        await self._write("create_run", functools.partial(sql.create_run, values=values), duplicate=duplicate)
+        # Known as this life's before the row exists: a sweep of this handle never takes it for a previous life's.
+        self._judge.took(run.run_id)
+        try:
+            if self._sqlite is not None:
+                await self._write_raw(
+                    "create_run",
+                    functools.partial(sqlite_ops.create_run, values=values),
+                    duplicate=duplicate,
+                    one_statement=True,
+                )
+                return
+            await self._write("create_run", functools.partial(sql.create_run, values=values), duplicate=duplicate)
+        except BaseException:
+            self._judge.released([run.run_id])
+            raise
 
     async def get_run(self, run_id: str, *, tenant: str | None = None) -> run_pb2.DiagnosisRun | None:
         """The run, or None when there is none or it belongs to another tenant (tenant None: any)."""
@@ -223,11 +234,17 @@ class Repository:
         """
         check_commit(commit)
         duplicate = f"run {commit.run_id!r} already has an event sequence given"
+        if commit.run is not None:
+            self._judge.took(commit.run_id)  # the record's writer runs it (its final record: see below)
         if self._sqlite is not None:
             raw = functools.partial(sqlite_ops.commit_node, commit=commit, owner=self.owner, now=utc_now())
-            return await self._write_raw("commit_node", raw, duplicate=duplicate)
-        operation = functools.partial(sql.commit_node, commit=commit, owner=self.owner, now=utc_now())
-        return await self._write("commit_node", operation, duplicate=duplicate)
+            stored = await self._write_raw("commit_node", raw, duplicate=duplicate)
+        else:
+            operation = functools.partial(sql.commit_node, commit=commit, owner=self.owner, now=utc_now())
+            stored = await self._write("commit_node", operation, duplicate=duplicate)
+        if stored is not None and stored.status != run_pb2.RUN_STATUS_RUNNING:
+            self._judge.released([commit.run_id])
+        return stored
 
     async def list_events(
         self, run_id: str, *, after_sequence: int = 0, limit: int = 1000
@@ -298,37 +315,43 @@ class Repository:
     ) -> list[str]:
         """Marks FAILED ("INTERRUPTED") the RUNNING runs nobody runs any more; returns their ids.
 
-        Orphans: runs of another owner whose heartbeat is older than ``stale_after_s``; runs of this
-        owner from before this instance started; and, when ``live`` (the run ids whose task is alive
-        in this instance, taken at ``live.at``) is given, runs of this owner not among them whose
-        heartbeat is older than ``live.at`` (a run created after the snapshot is not swept).
+        Orphans (``liveness.OrphanJudge``, no two clocks compared): runs of another owner whose heartbeat this
+        handle has seen unchanged for ``stale_after_s`` of its monotonic clock (the first sweep only starts
+        watching, unless ``stale_after_s`` is 0); runs of this owner it neither created nor took over (a
+        previous life's); and, when ``live`` (the run ids whose task is alive here, taken at ``live.at``) is
+        given, its runs not among them that existed at ``live.at``. A run renewed or finished between the
+        read and the write is left alone.
         """
         if stale_after_s < 0:
             raise ValueError("stale_after_s must not be negative")
-        now = utc_now()
+        running = [
+            Running(row.run_id, row.owner, row.heartbeat_at)
+            for row in await self._read("interrupt_orphans", sql.running_leases)
+        ]
+        found = self._judge.orphans(running, stale_after_s=stale_after_s, live=live)
+        if not found:
+            return []
         c = diagnosis_run.c
-        mine = [and_(c.owner == self.owner, c.heartbeat_at < self.started_at)]
-        if live is not None:
-            dead = and_(c.owner == self.owner, c.heartbeat_at < live.at)
-            if live.run_ids:
-                dead = and_(dead, c.run_id.not_in(sorted(live.run_ids)))
-            mine.append(dead)
         orphaned = or_(
-            and_(c.owner != self.owner, c.heartbeat_at < now - timedelta(seconds=stale_after_s)),
-            *mine,
+            *(and_(c.run_id == run.run_id, c.owner == run.owner, c.heartbeat_at == run.heartbeat) for run in found)
         )
-        return await self._interrupt(orphaned, INTERRUPTED, now, "interrupt_orphans")
+        interrupted = await self._interrupt(orphaned, INTERRUPTED, utc_now(), "interrupt_orphans")
+        self._judge.released(interrupted)
+        return interrupted
 
     async def probe(self) -> None:
         """A cheap real write (one row rewritten); StoreError when the store cannot be written.
 
         For a SQLite file it first checks that the file at the store's path is still the one this
         store opened (same device and inode): a file deleted or replaced under a running server takes
-        writes that no restart would see, so that is ``StoreFileLost``.
+        writes that no restart would see, so that is ``StoreFileLost``. Then that its filesystem has room
+        for what a run writes (``SQLITE_MIN_FREE_BYTES``): on a full disk the one-row rewrite may still
+        succeed in space SQLite already holds while every run fails.
         """
 
         def operation(conn: Connection) -> None:
             self._check_file()
+            self._check_space()
             sql.probe(conn, owner=self.owner, now=utc_now())
 
         await self._write("probe", operation)
@@ -344,6 +367,18 @@ class Repository:
         if (info.st_dev, info.st_ino) != identity:
             raise StoreFileLost(f"the SQLite database file {str(path)!r} was replaced by another file")
 
+    def _check_space(self) -> None:
+        if self._file is None:
+            return
+        path = self._file[0]
+        info = os.statvfs(path.parent)
+        free = info.f_bavail * info.f_frsize
+        if free < SQLITE_MIN_FREE_BYTES:
+            raise StoreError(
+                f"the filesystem holding {str(path)!r} is full: {free:,} bytes free, "
+                f"less than the {SQLITE_MIN_FREE_BYTES:,} a run may need"
+            )
+
     def _remember_file(self) -> None:
         """Records the identity of the SQLite file this store uses (none for PostgreSQL or in memory)."""
         path = sqlite_file(self.sync_engine.url)
@@ -353,7 +388,9 @@ class Repository:
 
     async def interrupt_owned(self, *, reason: str = INTERRUPTED) -> list[str]:
         """Marks FAILED (with ``reason``) this instance's RUNNING runs; returns their ids."""
-        return await self._interrupt(diagnosis_run.c.owner == self.owner, reason, utc_now(), "interrupt_owned")
+        interrupted = await self._interrupt(diagnosis_run.c.owner == self.owner, reason, utc_now(), "interrupt_owned")
+        self._judge.released(interrupted)
+        return interrupted
 
     async def _interrupt(self, which: ColumnElement[bool], reason: str, now: datetime, what: str) -> list[str]:
         return await self._write(what, functools.partial(sql.interrupt, which=which, reason=reason, now=now))

@@ -162,6 +162,12 @@ def heartbeat(conn: Connection, owner: str, run_ids: Sequence[str], now: datetim
     )
 
 
+def running_leases(conn: Connection) -> Sequence[Any]:
+    """Every RUNNING run's id, owner and heartbeat stamp (what the orphan sweep judges)."""
+    query = select(_run.run_id, _run.owner, _run.heartbeat_at).where(_run.status == run_pb2.RUN_STATUS_RUNNING)
+    return conn.execute(query).all()
+
+
 PROBE = update(store_probe).where(store_probe.c.id == 1)
 
 

@@ -115,6 +115,9 @@ class ToolRunner:
         self._max_calls = max_calls
         self._calls = 0
         self.invocation_ids: list[str] = []
+        # The first call whose recording failed (the store's error): the run cannot go on past it, even if
+        # the agent that made the call swallowed the error.
+        self.recording_failed: Exception | None = None
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         """Calls the tool (allow-list, call limit, time-out, output bounds) and records the call (R-C-2).
@@ -256,7 +259,12 @@ class ToolRunner:
         invocation.error = error
         if not invocation.HasField("output"):
             invocation.output.null_value = struct_pb2.NULL_VALUE
-        await self._recorder(invocation)
+        try:
+            await self._recorder(invocation)
+        except Exception as exc:
+            if self.recording_failed is None:
+                self.recording_failed = exc
+            raise
         self.invocation_ids.append(invocation.invocation_id)
 
 

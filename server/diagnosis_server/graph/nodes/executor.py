@@ -55,6 +55,12 @@ def claim_json(claim: contracts_pb2.Claim) -> JsonObject:
     }
 
 
+def _raise_if_unrecorded(runner: ToolRunner) -> None:
+    """The store's error when a tool call of this attempt could not be recorded."""
+    if runner.recording_failed is not None:
+        raise runner.recording_failed
+
+
 class ExecutorNode:
     name = run_pb2.NODE_NAME_EXECUTOR
 
@@ -68,7 +74,7 @@ class ExecutorNode:
         runner = ToolRunner(
             run_id=ctx.run_id,
             toolset=ctx.tools.toolset,
-            recorder=ctx.invocations.add_tool_invocation,
+            recorder=ctx.record_invocation,
             allowed=ctx.allowed_tools,
             cycle=inputs.cycle,
             timeout_s=ctx.limits.tool_timeout_s,
@@ -80,7 +86,13 @@ class ExecutorNode:
         try:
             call = await ask_agent(ctx, self.name, payload, attempt=attempt, cycle=cycle, tools=runner)
         except ToolBlockedError:
+            _raise_if_unrecorded(runner)
             return NodeResult(run_pb2.NODE_OUTCOME_TOOL_BLOCKED, "TOOL_BLOCKED", updates=not_run)
+        except Exception:
+            _raise_if_unrecorded(runner)
+            raise
+        # A call that could not be recorded ends the run (R-C-2): whatever the agent made of the error.
+        _raise_if_unrecorded(runner)
         if call.reply is None:
             failed = run_pb2.NODE_OUTCOME_FAILED
             reason = MODEL_ENDPOINT_FAILED if call.reason == MODEL_ENDPOINT_FAILED else "EXECUTOR_FAILED"

@@ -31,8 +31,7 @@ class Tripped:
 
     def message(self) -> str:
         return (
-            f"not called: source {self.source!r} failed earlier in this run "
-            f"({self.invocation_id}: {self.error[:200]})"
+            f"not called: source {self.source!r} failed earlier in this run ({self.invocation_id}: {self.error[:200]})"
         )
 
 

@@ -414,9 +414,7 @@ def progress_event(
         event.status = invocation.status
         event.duration_ms = invocation.duration_ms
         event.error = invocation.error[:200]
-        event.timestamp.FromNanoseconds(
-            invocation.started_at.ToNanoseconds() + invocation.duration_ms * 1_000_000
-        )
+        event.timestamp.FromNanoseconds(invocation.started_at.ToNanoseconds() + invocation.duration_ms * 1_000_000)
     else:
         event.timestamp.CopyFrom(invocation.started_at)
     return event

@@ -284,7 +284,7 @@ class ToolRunner:
                 span.set_attribute("diagnosis.tool.duration_ms", 0)
                 if call.status != contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED:
                     span.set_attribute("error.type", status)
-        await self._record(call.invocation, call.status, call.error, call.started)
+        await self._record(call.invocation, call.status, call.error, call.started, ended=call.ended_at)
         await self._progress(call, run_pb2.TOOL_CALL_PHASE_ENDED)
         return ToolCallResult(
             invocation_id=call.invocation_id,
@@ -344,9 +344,12 @@ class ToolRunner:
         status: contracts_pb2.ToolInvocationStatus.ValueType,
         error: str,
         started: float,
+        *,
+        ended: float = 0.0,
     ) -> None:
         invocation.status = status
-        invocation.duration_ms = int((time.time() - started) * 1000)
+        # The call's own duration: till it ended (``ended``), not till its turn to be recorded came.
+        invocation.duration_ms = int(((ended or time.time()) - started) * 1000)
         invocation.error = error
         if not invocation.HasField("output"):
             invocation.output.null_value = struct_pb2.NULL_VALUE
@@ -360,6 +363,7 @@ class _Pending:
     __slots__ = (
         "arguments",
         "blocked",
+        "ended_at",
         "error",
         "invocation",
         "output",
@@ -374,6 +378,7 @@ class _Pending:
         self.invocation = invocation
         self.arguments = arguments
         self.started = dispatched
+        self.ended_at = 0.0
         self.tool: Tool | None = None
         self.source = ""
         self.status: contracts_pb2.ToolInvocationStatus.ValueType = contracts_pb2.TOOL_INVOCATION_STATUS_UNSPECIFIED
@@ -396,6 +401,7 @@ class _Pending:
 
     def end(self, status: contracts_pb2.ToolInvocationStatus.ValueType, error: str, *, blocked: bool = False) -> None:
         self.status, self.error, self.blocked = status, error, blocked
+        self.ended_at = time.time()
 
 
 def progress_event(

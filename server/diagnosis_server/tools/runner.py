@@ -40,7 +40,7 @@ from diagnosis_server.conversions import (
     too_deep_message,
 )
 from diagnosis_server.limits import DEFAULT_LIMITS
-from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError, Toolset
+from diagnosis_server.tools.base import CALL_DEADLINE, SourceUnreachable, Tool, ToolError, Toolset
 from diagnosis_server.tools.breaker import SourceBreaker, source_of
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 
@@ -232,6 +232,7 @@ class ToolRunner:
         tool = call.tool
         assert tool is not None
         status, output, error = contracts_pb2.TOOL_INVOCATION_STATUS_OK, None, ""
+        token = CALL_DEADLINE.set(time.monotonic() + self._timeout_s)
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation of this task.
             async with asyncio.timeout(self._timeout_s):
@@ -246,6 +247,8 @@ class ToolRunner:
             status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, str(exc)[:500]
         except Exception as exc:  # a broken tool must not break the run; it is recorded
             status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, f"{type(exc).__name__}: {str(exc)[:400]}"
+        finally:
+            CALL_DEADLINE.reset(token)
         invocation = call.invocation
         if status == contracts_pb2.TOOL_INVOCATION_STATUS_OK:
             # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The

@@ -26,7 +26,7 @@ from typing import Any
 import structlog
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.http import USER_AGENT, safe_url, trace_headers
+from diagnosis_server.sources.http import MAX_BODY_BYTES, USER_AGENT, BodyTooLarge, safe_url, too_large, trace_headers
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
@@ -220,6 +220,9 @@ class McpServerSource:
             raise
         except Exception as exc:
             raise ToolError(f"{full_name}: the MCP server failed the call ({self._describe(exc)})") from None
+        if _result_size(result) > MAX_BODY_BYTES:
+            # Not converted, redacted nor trimmed: an answer this large is dropped as soon as it is had.
+            raise BodyTooLarge(too_large(full_name, MAX_BODY_BYTES))
         if result.is_error:
             text = " ".join(
                 str(getattr(item, "text", "")) for item in result.content if getattr(item, "type", "") == "text"
@@ -300,6 +303,35 @@ def _json_value(value: Any) -> JsonValue:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def _result_size(result: Any) -> int:
+    """About the bytes a tool result holds: its content items' text and data, and its structured content's
+    strings (counted without writing the result out as JSON)."""
+    size = 0
+    for item in result.content:
+        for name in ("text", "data", "blob"):
+            value = getattr(item, name, None)
+            if isinstance(value, str | bytes):
+                size += len(value)
+        resource = getattr(item, "resource", None)
+        for name in ("text", "blob"):
+            value = getattr(resource, name, None)
+            if isinstance(value, str | bytes):
+                size += len(value)
+    return size + _strings_size(result.structured_content)
+
+
+def _strings_size(value: Any, depth: int = 0) -> int:
+    if isinstance(value, str | bytes):
+        return len(value)
+    if depth > 64:
+        return 0
+    if isinstance(value, Mapping):
+        return sum(len(str(k)) + _strings_size(v, depth + 1) + 4 for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_strings_size(v, depth + 1) + 1 for v in value)
+    return 8 if value is not None else 0
 
 
 class McpTool:

@@ -9,8 +9,9 @@ measures live delivery only.
 ``python -m bench.launcher noop [--messages PATH] [--watch-events PATH --watch-subscribers N
 --event-gaps-ms LIST] [--profile PATH]``: a grpc.aio server with generic handlers and no work of its
 own, the transport's cost: ``Diagnose`` streams the pre-built messages of PATH (a JSON list of base64
-serialized ``DiagnoseResponse``); ``WatchRun`` waits for N subscribers, then broadcasts the events of
-PATH (serialized ``WatchRunResponse`` messages: node events and tool call progress, stamped when sent) at the given gaps, then ``ended``.
+serialized ``DiagnoseResponse``); ``WatchRun`` waits for N subscribers, then broadcasts the messages of
+PATH (serialized ``WatchRunResponse``: node events and tool call progress, stamped when sent) at the given
+gaps, then ``ended``.
 
 Either prints ``PORT <port>`` on stdout once serving, and stops on SIGTERM; with ``--profile`` it
 writes a cProfile to PATH before exiting: of its whole life, or with ``--gate-subscribers`` from the

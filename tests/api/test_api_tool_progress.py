@@ -16,6 +16,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.settings import load_settings
 from tests.sources.slow_prometheus import SlowPrometheus
+from tests.support.rpc import eventually
 
 STARTED = run_pb2.TOOL_CALL_PHASE_STARTED
 ENDED = run_pb2.TOOL_CALL_PHASE_ENDED
@@ -153,3 +154,35 @@ async def test_a_hung_source_is_waited_out_once_and_its_other_calls_fail_at_once
         assert invocation.duration_ms < 100
     ended = {c.invocation_id: c for c in _tool_calls(messages) if c.phase == ENDED}
     assert [ended[i.invocation_id].error for i in rest] == [i.error[:200] for i in rest]
+
+
+async def test_a_watcher_that_comes_during_the_executor_gets_every_calls_end(tmp_path: Path) -> None:
+    # One call at a time, 200 ms each: the watcher subscribes with some calls recorded and others to come.
+    slow = SlowPrometheus(0.2)
+    running = await _serve(tmp_path, slow.upstream.url, max_concurrent_calls_per_source=1)
+    channel = grpc.aio.insecure_channel(running.target)
+    try:
+        stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
+        request = pb.DiagnoseRequest(question=QUESTION, context=pb.RequestContext(environment="prod"))
+        diagnose = stub.Diagnose(request)
+        run_id = (await diagnose.read()).run_id
+        await eventually(lambda: slow.requests >= 2, within_s=10)
+        before = len((await stub.ListToolInvocations(pb.ListToolInvocationsRequest(run_id=run_id))).invocations)
+        watched = [m async for m in stub.WatchRun(pb.WatchRunRequest(run_id=run_id))]
+        rest = []
+        while (message := await diagnose.read()) != grpc.aio.EOF:
+            rest.append(message)
+        listed = await stub.ListToolInvocations(pb.ListToolInvocationsRequest(run_id=run_id, page_size=100))
+    finally:
+        await channel.close()
+        await running.stop(grace=2.0)
+        slow.upstream.close()
+    invocations = [i.invocation_id for i in listed.invocations]
+    assert 1 <= before < len(invocations)
+    executor = next(m.event for m in rest if m.WhichOneof("kind") == "event" and m.event.node == 2)
+    calls = _tool_calls(watched)
+    assert [c.invocation_id for c in calls if c.phase == ENDED] == invocations
+    assert {c.sequence for c in calls} == {executor.sequence}
+    # The calls recorded before the watcher came: replayed, each start with its end.
+    early = [(c.invocation_id, c.phase) for c in calls[: 2 * before]]
+    assert early == [(i, p) for i in invocations[:before] for p in (STARTED, ENDED)]

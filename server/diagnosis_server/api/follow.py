@@ -13,9 +13,10 @@ orphan sweep marks it INTERRUPTED, so no stream ends as if a RUNNING run were ov
 
 A tool call's progress events (``ToolCallEvent``) come live before their Executor attempt's event, and carry
 its sequence number. A replay derives them from the recorded tool_invocation rows: before an Executor event,
-each call of its cycle started and ended, in recording order (a call's two events together). Each is yielded
-once (by invocation id and phase); a follower that starts during an Executor attempt sees the calls that end
-from then on.
+each call of its cycle started and ended, in recording order (a call's two events together); after a Planner
+event, with the run live here, the calls its Executor has recorded so far. Each is yielded once (by invocation
+id and phase): a follower that starts during an Executor attempt gets every call's end, and the starts of
+those dispatched after it subscribed.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ class RunFollower:
 
     async def _replay(self) -> AsyncIterator[Event]:
         invocations: list[contracts_pb2.ToolInvocation] | None = None
+        last: run_pb2.OrchestrationEvent | None = None
         while True:
             batch = await self._store.list_events(self._run_id, after_sequence=self.last_sequence, limit=REPLAY_BATCH)
             for event in batch:
@@ -169,13 +171,21 @@ class RunFollower:
                 if event.node == run_pb2.NODE_NAME_EXECUTOR:
                     if invocations is None:
                         invocations = await self._store.list_tool_invocations(self._run_id)
-                    for tool_call in _tool_calls_of(invocations, event):
+                    for tool_call in _tool_calls_of(invocations, event.cycle, event.sequence):
                         if self._first_time(tool_call):
                             yield tool_call
                 self._advance(event)
+                last = event
                 yield event
             if len(batch) < REPLAY_BATCH:
-                return
+                break
+        if last is not None and last.node == run_pb2.NODE_NAME_PLANNER and self._live:
+            # The Executor may be running: the calls it has recorded so far, under its coming sequence (the
+            # later ones come live; the subscription was taken before this read).
+            recorded = await self._store.list_tool_invocations(self._run_id)
+            for tool_call in _tool_calls_of(recorded, last.cycle, last.sequence + 1):
+                if self._first_time(tool_call):
+                    yield tool_call
 
     def _advance(self, event: run_pb2.OrchestrationEvent) -> None:
         self.last_sequence = event.sequence
@@ -183,15 +193,16 @@ class RunFollower:
 
 
 def _tool_calls_of(
-    invocations: list[contracts_pb2.ToolInvocation], executor: run_pb2.OrchestrationEvent
+    invocations: list[contracts_pb2.ToolInvocation], cycle: int, sequence: int
 ) -> list[run_pb2.ToolCallEvent]:
-    """The progress events of the calls an Executor attempt made (its cycle's, in recording order)."""
+    """The progress events of the calls an Executor attempt made (its cycle's, in recording order), under the
+    attempt's ``sequence``."""
     out: list[run_pb2.ToolCallEvent] = []
     for invocation in invocations:
-        if invocation.cycle != executor.cycle:
+        if invocation.cycle != cycle:
             continue
         for phase in (run_pb2.TOOL_CALL_PHASE_STARTED, run_pb2.TOOL_CALL_PHASE_ENDED):
             tool_call = progress_event(invocation, phase)
-            tool_call.sequence = executor.sequence
+            tool_call.sequence = sequence
             out.append(tool_call)
     return out

@@ -25,7 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import capture, crossreplica, endtoend, engine, fanout, gatekeeper, heuristic, largepack, peer, store
+from bench import (
+    capture,
+    crossreplica,
+    endtoend,
+    engine,
+    fanout,
+    gatekeeper,
+    heuristic,
+    largepack,
+    live,
+    peer,
+    samework,
+    store,
+)
 from bench.profiling import ProfileSummary
 from bench.report import check_goals, finite, pinned, render, write_json
 from diagnosis_server.api.server import tune_gc
@@ -84,6 +97,22 @@ async def _peer_profile(_: Path) -> ProfileSummary:
     return await peer.profile(await capture.capture())
 
 
+async def _samework_measure(_: Path) -> dict[str, Any]:
+    return await samework.measure()
+
+
+async def _samework_profile(_: Path) -> ProfileSummary:
+    return await peer.profile(await capture.capture())
+
+
+async def _live_measure(_: Path) -> dict[str, Any]:
+    return await live.measure()
+
+
+async def _live_profile(_: Path) -> ProfileSummary:
+    return await heuristic.profile()
+
+
 async def _largepack_measure(_: Path) -> dict[str, Any]:
     return await largepack.measure()
 
@@ -123,6 +152,13 @@ SECTIONS = (
     Section("heuristic", "heuristic CPU per in-process run", _heuristic_measure, _heuristic_profile),
     Section("store", "store: our SQLite store vs a raw sqlite3 loop, same rows", _store_measure, _store_profile),
     Section("peer", "peer: in-process runs/s vs LangGraph + SqliteSaver", _peer_measure, _peer_profile),
+    Section(
+        "samework",
+        "same work: LangGraph + AsyncSqliteSaver over our nodes vs our engine and store",
+        _samework_measure,
+        _samework_profile,
+    ),
+    Section("live", "live tools answering after 50 ms: wall time vs the sum of calls", _live_measure, _live_profile),
     Section("largepack", "heuristic run on a large namespace (1x, 2x, 4x)", _largepack_measure, _largepack_profile),
     Section("endtoend", "end to end: Diagnose vs a no-op stream and its floor", _endtoend_measure, _endtoend_profile),
     Section("fanout", "fan-out: WatchRun subscribers on one run", _fanout_measure, _fanout_profile),

@@ -48,7 +48,8 @@ class Fanout:
     delays_ms: list[float] = field(default_factory=list)
     by_sequence: dict[int, list[float]] = field(default_factory=dict)
     counts: list[int] = field(default_factory=list)
-    # The first subscriber's events (serialized) and the time between them, for the no-op's replay.
+    # The first subscriber's messages (WatchRunResponse: node events and tool call progress, serialized) and
+    # the time between them, for the no-op's replay.
     events: list[bytes] = field(default_factory=list)
     gaps_ms: list[float] = field(default_factory=list)
     elapsed_s: float = 0.0
@@ -77,15 +78,18 @@ async def _follow(target: str, subscribers: int, pid: int, run_id: str | None) -
             client = clients[index % len(clients)]
             async for response in client.watch_run(followed, timeout=RUN_TIMEOUT_S):
                 received = time.time_ns()
-                if response.WhichOneof("kind") == "event":
+                kind = response.WhichOneof("kind")
+                if kind == "event":
                     stamp = response.event.timestamp.ToNanoseconds()
                     delay = (received - stamp) / 1e6
                     out.delays_ms.append(delay)
                     out.by_sequence.setdefault(response.event.sequence, []).append(delay)
                     out.counts[index] += 1
-                    if index == 0:
-                        out.events.append(response.event.SerializeToString())
-                        stamps.append(stamp)
+                if index == 0 and kind in ("event", "tool_call"):
+                    # The no-op broadcasts every message the watchers got (tool call progress too), at its gaps.
+                    out.events.append(response.SerializeToString())
+                    message = response.event if kind == "event" else response.tool_call
+                    stamps.append(message.timestamp.ToNanoseconds())
 
         async def sample_rss() -> None:
             while True:

@@ -9,8 +9,9 @@ measures live delivery only.
 ``python -m bench.launcher noop [--messages PATH] [--watch-events PATH --watch-subscribers N
 --event-gaps-ms LIST] [--profile PATH]``: a grpc.aio server with generic handlers and no work of its
 own, the transport's cost: ``Diagnose`` streams the pre-built messages of PATH (a JSON list of base64
-serialized ``DiagnoseResponse``); ``WatchRun`` waits for N subscribers, then broadcasts the events of
-PATH (serialized ``OrchestrationEvent``, stamped when sent) at the given gaps, then ``ended``.
+serialized ``DiagnoseResponse``); ``WatchRun`` waits for N subscribers, then broadcasts the messages of
+PATH (serialized ``WatchRunResponse``: node events and tool call progress, stamped when sent) at the given
+gaps, then ``ended``.
 
 Either prints ``PORT <port>`` on stdout once serving, and stops on SIGTERM; with ``--profile`` it
 writes a cProfile to PATH before exiting: of its whole life, or with ``--gate-subscribers`` from the
@@ -142,7 +143,7 @@ class _Broadcast:
     """The no-op fan-out: once ``subscribers`` streams are open, the events go out at the given gaps."""
 
     def __init__(self, events: list[bytes], gaps_s: list[float], subscribers: int) -> None:
-        self._events = [run_pb2.OrchestrationEvent.FromString(item) for item in events]
+        self._events = [diagnosis_service_pb2.WatchRunResponse.FromString(item) for item in events]
         self._gaps_s = gaps_s
         self._subscribers = subscribers
         self._queues: list[asyncio.Queue[bytes | None]] = []
@@ -162,13 +163,14 @@ class _Broadcast:
             await self._attached.wait()
             queues, self._queues = self._queues, []
             self._attached.clear()
-            for event, gap in zip(self._events, self._gaps_s, strict=False):
+            for response, gap in zip(self._events, self._gaps_s, strict=False):
                 await asyncio.sleep(gap)
-                event.timestamp.GetCurrentTime()
-                message = diagnosis_service_pb2.WatchRunResponse(event=event).SerializeToString()
+                stamped = response.event if response.WhichOneof("kind") == "event" else response.tool_call
+                stamped.timestamp.GetCurrentTime()
+                message = response.SerializeToString()
                 for queue in queues:
                     queue.put_nowait(message)
-            last = self._events[-1].sequence if self._events else 0
+            last = max((r.event.sequence for r in self._events if r.WhichOneof("kind") == "event"), default=0)
             ended = diagnosis_service_pb2.WatchRunResponse(
                 ended=diagnosis_service_pb2.RunEnded(status=run_pb2.RUN_STATUS_SUCCESS, last_sequence=last)
             ).SerializeToString()

@@ -73,6 +73,9 @@ GOALS = (
     Goal("scripted_vs_langgraph_sqlite", "peer", _number("scripted_vs_langgraph_sqlite"), ">=", 1.5),
     Goal("heuristic_vs_langgraph_sqlite", "peer", _number("heuristic_vs_langgraph_sqlite"), ">=", 1.0),
     Goal("watch_p99_vs_noop", "fanout", _number("watch_p99_vs_noop"), "<=", 1.5),
+    # Issue 34: concurrent tool calls, and the peer doing the same work as ours.
+    Goal("live_wall_vs_sum_of_calls", "live", _number("live_wall_vs_sum_of_calls"), "<=", 0.35),
+    Goal("samework_vs_langgraph_sqlite", "samework", _number("samework_vs_langgraph_sqlite"), ">=", 1.5),
     Goal("gatekeeper_vs_floor", "gatekeeper", _number("gatekeeper_vs_floor"), ">=", 0.5),
     Goal(
         "watch_cross_replica_p99_ms",
@@ -152,6 +155,22 @@ PINNED = (
         "LangGraph + SqliteSaver (checkpoint per tool call)",
         "langgraph_sqlite_per_tool_call_runs_per_s",
         "/s",
+    ),
+    (
+        "samework_vs_langgraph_sqlite",
+        "heuristic run, our engine + SQLite store, runs/s",
+        "samework_ours_runs_per_s",
+        "LangGraph + AsyncSqliteSaver, nodes calling our node functions",
+        "samework_langgraph_runs_per_s",
+        "/s",
+    ),
+    (
+        "live_wall_vs_sum_of_calls",
+        "heuristic run's wall time, live tools answering after 50 ms",
+        "live_wall_ms",
+        "the sum of its calls' latencies",
+        "live_sum_of_calls_ms",
+        "ms",
     ),
     (
         "watch_p99_vs_noop",

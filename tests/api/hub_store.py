@@ -3,7 +3,7 @@ orchestrator does; a run status; a count of the reads a follower makes."""
 
 from __future__ import annotations
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.hub import EventHub
 
 
@@ -31,6 +31,9 @@ class FakeStore:
     ) -> list[run_pb2.OrchestrationEvent]:
         self.reads += 1
         return [e for e in self.events if e.sequence > after_sequence][:limit]
+
+    async def list_tool_invocations(self, run_id: str) -> list[contracts_pb2.ToolInvocation]:
+        return []  # no tool calls: the followers' replays derive no tool call events
 
     def watch_run(self, run_id: str) -> None:
         return None  # followers poll, as on SQLite

@@ -116,6 +116,38 @@ async def test_peer_measure_against_langgraph_with_sqlite_saver() -> None:
     assert figures["langgraph_per_tool_call_checkpoint_bytes_per_run"] > figures["langgraph_checkpoint_bytes_per_run"]
 
 
+@pytest.mark.skipif(not HAS_LANGGRAPH, reason="langgraph (the bench extra) is not installed")
+async def test_samework_peer_runs_our_nodes_under_langgraph_and_checkpoints_them(tmp_path: Path) -> None:
+    from bench import samework
+    from diagnosis_server.store import MemoryStore
+
+    figures = await samework.measure(runs=1, rounds=1)
+    assert _positive(figures["samework_vs_langgraph_sqlite"])
+    assert _positive(figures["samework_langgraph_runs_per_s"]) and _positive(figures["samework_ours_runs_per_s"])
+    # The peer's checkpoints hold what our nodes wrote: the Executor's invocations and the final run record.
+    peer = samework.SameWorkPeer(capture.orchestrator(MemoryStore(owner="bench-test")))
+    await peer.open(tmp_path / "peer.db")
+    try:
+        await peer.run_once()
+        state = await peer.graph.aget_state({"configurable": {"thread_id": "thread-1"}})
+    finally:
+        await peer.close()
+    outputs = state.values["outputs"]
+    assert set(outputs) == {"planner", "executor", "gatekeeper", "verified_input_builder", "verifier", "composer"}
+    assert outputs["executor"]["invocations"] and outputs["composer"]["run"]
+
+
+async def test_live_measure_runs_calls_together_against_one_at_a_time() -> None:
+    from bench import live
+
+    figures = await live.measure(rounds=1)
+    # 33 calls of at least 50 ms each: one at a time the wall is about their sum; together, well under it.
+    assert figures["live_tool_calls_per_run"] == 33
+    assert figures["live_sequential_wall_vs_sum_of_calls"] >= 0.95
+    assert figures["live_wall_vs_sum_of_calls"] < 0.6
+    assert figures["live_sum_of_calls_ms"] >= 33 * 50
+
+
 async def test_largepack_is_a_valid_pack_the_heuristic_run_answers() -> None:
     pack = largepack.large_pack(1)
     assert len(pack.kubernetes.pods) == 200 and len(pack.kubernetes.events) == 5000 and len(pack.logs) == 20_000

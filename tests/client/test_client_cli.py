@@ -12,13 +12,14 @@ from google.protobuf.message import Message
 
 from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
-from diagnosis_server.cli.client_commands import event_line, run_line, run_trigger
+from diagnosis_server.cli.client_commands import event_line, run_line, run_trigger, tool_call_line
 from tests.support.serve import ServeProcess, free_port, serving
 
 from .client_fakes import FakeServer
 from .live_server import FinishedRun
 
 EVENT_LINE = re.compile(r"\[\d+\] [a-z ]+: [a-z ():,-]+ \(attempt \d+(, cycle \d+)?(; [a-z0-9 ]+)?\)")
+TOOL_LINE = re.compile(r"\[\d+\]   tool [a-z0-9_.]+ \(inv-\d{4}\): (started|[a-z]+ in \d+ ms(: .+)?)")
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +43,17 @@ def test_event_line_format() -> None:
     assert event_line(event) == "[3] evidence builder: the evidence checks out (attempt 1, cycle 2; evidence gap)"
 
 
+def test_tool_call_line_format() -> None:
+    event = run_pb2.ToolCallEvent(
+        sequence=2, invocation_id="inv-0003", tool_name="prometheus.query", phase=run_pb2.TOOL_CALL_PHASE_STARTED
+    )
+    assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): started"
+    event.phase, event.status, event.duration_ms = run_pb2.TOOL_CALL_PHASE_ENDED, 1, 52
+    assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): ok in 52 ms"
+    event.status, event.duration_ms, event.error = 3, 10000, "no output within 10s"
+    assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): timeout in 10000 ms: no output within 10s"
+
+
 def test_event_lines_never_show_enum_names() -> None:
     """Every node and outcome has words: no CEILING_PASS or VERDICT_LOW_CONFID_EVIDENCE_GAP reaches a person."""
     for node in run_pb2.NodeName.values()[1:]:
@@ -61,7 +73,11 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
     progress = err.splitlines()
     started = re.fullmatch(r"run (\S+) started", progress[0])
     assert started is not None
-    assert progress[1:] and all(EVENT_LINE.match(line) for line in progress[1:]), progress
+    assert progress[1:] and all(EVENT_LINE.match(line) or TOOL_LINE.fullmatch(line) for line in progress[1:])
+    # Each tool call's start and end, between the Planner's line and the Executor's.
+    tools = [i for i, line in enumerate(progress) if TOOL_LINE.fullmatch(line)]
+    assert tools and len(tools) % 2 == 0
+    assert "planner" in progress[tools[0] - 1] and "executor" in progress[tools[-1] + 1]
     lines = out.splitlines()
     assert lines[-3].startswith("verdict: ")
     assert lines[-2] == "status:  SUCCESS"
@@ -110,7 +126,12 @@ def test_watch_prints_events_then_how_the_run_ended(
     assert code == 0, err
     lines = out.splitlines()
     events = [r.event for r in finished_run.responses if r.WhichOneof("kind") == "event"]
-    assert lines[:-1] == [event_line(e) for e in events]
+    assert [line for line in lines[:-1] if not TOOL_LINE.fullmatch(line)] == [event_line(e) for e in events]
+    # The Executor's calls replayed from their records: each one's start and end, before the Executor's line.
+    tools = [line for line in lines[:-1] if TOOL_LINE.fullmatch(line)]
+    assert tools and all(line.startswith("[2]   tool ") for line in tools)
+    assert [line.endswith(": started") for line in tools] == [True, False] * (len(tools) // 2)
+    assert lines.index(tools[-1]) + 1 == lines.index(event_line(events[1]))
     assert lines[-1].startswith("ended: SUCCESS, verdict ")
     assert f"last sequence {events[-1].sequence}" in lines[-1]
 
@@ -124,8 +145,10 @@ def test_watch_json_prints_one_message_a_line(
     assert code == 0
     messages = [json_format.Parse(line, diagnosis_service_pb2.WatchRunResponse()) for line in out.splitlines()]
     kinds = [m.WhichOneof("kind") for m in messages]
-    assert kinds[-1] == "ended" and set(kinds[:-1]) == {"event"}
-    assert [m.event.sequence for m in messages[:-1]] == list(range(2, len(messages) + 1))
+    assert kinds[-1] == "ended" and set(kinds[:-1]) == {"event", "tool_call"}
+    events = [m.event for m in messages[:-1] if m.WhichOneof("kind") == "event"]
+    assert [e.sequence for e in events] == list(range(2, len(events) + 2))
+    assert {m.tool_call.sequence for m in messages if m.WhichOneof("kind") == "tool_call"} == {2}
     assert messages[-1].ended.status == run_pb2.RUN_STATUS_SUCCESS
     assert "last_sequence" in json.loads(out.splitlines()[-1])["ended"]
 

@@ -36,11 +36,14 @@ QUESTION = "why is checkout returning 500s?"
 
 
 def assert_diagnose_shape(responses: list[diagnosis_service_pb2.DiagnoseResponse]) -> run_pb2.DiagnosisRun:
-    """started first, then events in sequence, then exactly one run, last; one run id on every message."""
+    """started first, then events in sequence (and tool call progress, under the Executor's sequence), then
+    exactly one run, last; one run id on every message."""
     kinds = [r.WhichOneof("kind") for r in responses]
     assert kinds[0] == "started"
     assert kinds[-1] == "run"
-    assert set(kinds[1:-1]) <= {"event"}
+    assert set(kinds[1:-1]) <= {"event", "tool_call"}
+    executor = [r.event.sequence for r in responses if r.WhichOneof("kind") == "event" and r.event.node == 2]
+    assert {r.tool_call.sequence for r in responses if r.WhichOneof("kind") == "tool_call"} <= set(executor)
     assert kinds.count("run") == 1 and kinds.count("started") == 1
     run_id = responses[0].started.run_id
     assert run_id
@@ -152,8 +155,15 @@ def test_watch_run_replays_the_events_then_says_how_it_ended(
 ) -> None:
     streamed = [r.event for r in finished_run.responses if r.WhichOneof("kind") == "event"]
     responses = list(client.watch_run(finished_run.run.run_id))
-    assert [r.WhichOneof("kind") for r in responses] == ["event"] * len(streamed) + ["ended"]
-    assert [r.event for r in responses[:-1]] == streamed
+    assert [r.event for r in responses[:-1] if r.WhichOneof("kind") == "event"] == streamed
+    # The replayed tool calls are the ones the Diagnose stream carried: the same ends, the same starts.
+    replayed = [r.tool_call for r in responses if r.WhichOneof("kind") == "tool_call"]
+    live = [r.tool_call for r in finished_run.responses if r.WhichOneof("kind") == "tool_call"]
+    assert sorted(t.SerializeToString(deterministic=True) for t in replayed if t.phase == 2) == sorted(
+        t.SerializeToString(deterministic=True) for t in live if t.phase == 2
+    )
+    assert {t.invocation_id for t in replayed} == {t.invocation_id for t in live}
+    assert responses[-1].WhichOneof("kind") == "ended"
     ended = responses[-1].ended
     assert ended.status == run_pb2.RUN_STATUS_SUCCESS
     assert ended.verdict == finished_run.run.verdict
@@ -166,7 +176,13 @@ def test_watch_run_follows_a_live_run_to_its_end(client: DiagnosisClient) -> Non
     assert started.WhichOneof("kind") == "started"
     watched = list(client.watch_run(started.run_id))  # the run is live: replay, then follow
     rest = list(stream)
-    assert [r.event for r in watched[:-1]] == [r.event for r in rest if r.WhichOneof("kind") == "event"]
+    assert [r.event for r in watched[:-1] if r.WhichOneof("kind") == "event"] == [
+        r.event for r in rest if r.WhichOneof("kind") == "event"
+    ]
+    calls = {(r.tool_call.invocation_id, r.tool_call.phase) for r in watched if r.WhichOneof("kind") == "tool_call"}
+    assert calls == {
+        (r.tool_call.invocation_id, r.tool_call.phase) for r in rest if r.WhichOneof("kind") == "tool_call"
+    }
     assert watched[-1].ended.status == rest[-1].run.status == run_pb2.RUN_STATUS_SUCCESS
 
 
@@ -237,7 +253,7 @@ async def test_async_get_list_iter_and_watch(aclient: AsyncDiagnosisClient, fini
     assert run_id in paged and len(paged) == len(set(paged))
     watched = [r async for r in aclient.watch_run(run_id)]
     assert watched[-1].ended.status == run_pb2.RUN_STATUS_SUCCESS
-    assert len(watched) - 1 == len([r for r in finished_run.responses if r.WhichOneof("kind") == "event"])
+    assert len(watched) - 1 == len([r for r in finished_run.responses if r.WhichOneof("kind") != "started"]) - 1
 
 
 async def test_async_scenarios_check_evidence_and_errors(aclient: AsyncDiagnosisClient) -> None:

@@ -1,7 +1,8 @@
 """A real MCP server written with the SDK, for the MCP source's tests: `python mcp_test_server.py stdio|http PORT`.
 
-Tools: `alert_rules` and `service_status` (read-only), `slow_report` (read-only, sleeps), `broken_probe` (read-only,
-answers isError), `restart_service` (not read-only), `show_token` (read-only, returns its env secret).
+Tools: `alert_rules` and `service_status` (read-only), `slow_report` (read-only, sleeps), `big_report` (read-only,
+as large as asked), `broken_probe` (read-only, answers isError), `restart_service` (not read-only), `show_token`
+(read-only, returns its env secret).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ async def slow_report(seconds: float) -> dict[str, Any]:
 def broken_probe(target: str) -> str:
     """A probe that always fails."""
     raise ToolError(f"probe of {target} failed: connection refused by upstream")
+
+
+@server.tool(annotations=READ_ONLY, structured_output=True)
+def big_report(kib: int) -> dict[str, Any]:
+    """A report of about ``kib`` KiB of lines."""
+    return {"lines": ["x" * 1023] * kib}
 
 
 @server.tool()

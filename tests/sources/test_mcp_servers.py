@@ -16,6 +16,7 @@ import pytest
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import from_value
+from diagnosis_server.sources.http import MAX_BODY_BYTES
 from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
@@ -27,7 +28,7 @@ from .helpers import call, opened
 OK = contracts_pb2.TOOL_INVOCATION_STATUS_OK
 ERROR = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
 TIMEOUT = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT
-READ_ONLY = ["alert_rules", "broken_probe", "service_status", "show_token", "slow_report"]
+READ_ONLY = ["alert_rules", "big_report", "broken_probe", "service_status", "show_token", "slow_report"]
 
 
 def _stdio(allow: str = "", env: str = "") -> str:
@@ -88,6 +89,16 @@ async def test_a_slow_tool_is_recorded_as_a_timeout(tmp_path: Path) -> None:
         after = await call(toolset, "mcp.tools.slow_report", {"seconds": 0})
     assert slow.status == TIMEOUT and slow.error == "no output within 0.5s"
     assert after.status == OK and from_value(after.output) == {"done": True}
+
+
+async def test_a_result_over_the_read_bound_is_refused_and_one_within_it_is_kept(tmp_path: Path) -> None:
+    async with opened(tmp_path, _stdio()) as registry:
+        toolset = registry.tools_for("prod").toolset
+        big = await call(toolset, "mcp.tools.big_report", {"kib": MAX_BODY_BYTES // 1024 + 64})
+        fits = await call(toolset, "mcp.tools.big_report", {"kib": 100})
+    assert big.status == ERROR
+    assert big.error.startswith(f"mcp.tools.big_report: the answer is over the {MAX_BODY_BYTES} byte read bound")
+    assert fits.status == OK and len(from_value(fits.output)["lines"]) == 100  # type: ignore[index,arg-type]
 
 
 async def test_streamable_http_server(mcp_http_server: str, tmp_path: Path) -> None:

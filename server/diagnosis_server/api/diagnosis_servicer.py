@@ -22,7 +22,7 @@ from diagnosis_server.api.follow import (
     RunFollower,
     final_record_missing,
 )
-from diagnosis_server.api.hub import EventHub
+from diagnosis_server.api.hub import EventHub, watch_response
 from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
 from diagnosis_server.api.runs import RunManager
 from diagnosis_server.api.validation import (
@@ -87,7 +87,10 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             yield pb.DiagnoseResponse(run_id=run_id, started=pb.RunStarted(run_id=run_id, created_at=created_at))
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
-                yield pb.DiagnoseResponse(run_id=run_id, event=event)
+                if isinstance(event, run_pb2.ToolCallEvent):
+                    yield pb.DiagnoseResponse(run_id=run_id, tool_call=event)
+                else:
+                    yield pb.DiagnoseResponse(run_id=run_id, event=event)
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
@@ -136,7 +139,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             # A live event goes out as the bytes serialized once for all its watchers (``Live.watch_bytes``;
             # the method's serializer passes bytes through, see ``api.server``).
             async for event, live in follower.events_live():
-                yield live.watch_bytes() if live is not None else pb.WatchRunResponse(event=event)  # type: ignore[misc]
+                yield live.watch_bytes() if live is not None else watch_response(event)  # type: ignore[misc]
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")

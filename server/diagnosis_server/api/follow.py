@@ -11,6 +11,13 @@ The events end only when the store holds the run's final record (``final``), so 
 RUNNING run were over. A run whose task here ended without one (its final write was given up while the store
 was down) ends its live followers with UNAVAILABLE and a retry hint instead of holding them open until the
 orphan sweep: watched again later (WatchRun), it ends with the record the sweep stored (INTERRUPTED).
+
+A tool call's progress events (``ToolCallEvent``) come live before their Executor attempt's event, and carry
+its sequence number. A replay derives them from the recorded tool_invocation rows: before an Executor event,
+each call of its cycle started and ended, in recording order (a call's two events together); after a Planner
+event, with the run live here, the calls its Executor has recorded so far. Each is yielded once (by invocation
+id and phase): a follower that starts during an Executor attempt gets every call's end, and the starts of
+those dispatched after it subscribed.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import STORE_RETRY_AFTER_S, ApiError, unavailable
-from diagnosis_server.api.hub import Live, Signal, Subscription
+from diagnosis_server.api.hub import Event, Live, Signal, Subscription
 from diagnosis_server.store import RunStore, Watch
+from diagnosis_server.tools.runner import progress_event
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
@@ -61,12 +69,14 @@ class RunFollower:
         self._check_status = True
         # The run's last event sequence, when the hub's end said it (None: not known without the store).
         self.end_sequence: int | None = None
+        # The tool call events yielded: (invocation id, phase).
+        self._tool_calls: set[tuple[str, int]] = set()
 
-    async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+    async def events(self) -> AsyncIterator[Event]:
         async for event, _ in self.events_live():
             yield event
 
-    async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+    async def events_live(self) -> AsyncIterator[tuple[Event, Live | None]]:
         """``events``, each with its published form when it came live (None: replayed from the store)."""
         if not self._live:
             self._watch = self._store.watch_run(self._run_id)
@@ -78,7 +88,7 @@ class RunFollower:
                 self._watch.close()
                 self._watch = None
 
-    async def _events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+    async def _events_live(self) -> AsyncIterator[tuple[Event, Live | None]]:
         subscription = self._subscription
         # An attached subscription taken before any event after ``after_sequence`` was published receives
         # them all: nothing to replay (a Diagnose stream, a watcher that came early).
@@ -112,9 +122,21 @@ class RunFollower:
             if event.sequence != self.last_sequence + 1:
                 async for replayed in self._replay():
                     yield replayed, None
+                if not isinstance(event, run_pb2.ToolCallEvent) or event.sequence != self.last_sequence + 1:
+                    continue
+            if isinstance(event, run_pb2.ToolCallEvent):
+                if self._first_time(event):
+                    yield event, item
                 continue
             self._advance(event)
             yield event, item
+
+    def _first_time(self, event: run_pb2.ToolCallEvent) -> bool:
+        key = (event.invocation_id, int(event.phase))
+        if key in self._tool_calls:
+            return False
+        self._tool_calls.add(key)
+        return True
 
     def _ended_here(self) -> bool:
         """At END: True when the hub gave the run's stored final record and nothing is left to replay."""
@@ -150,16 +172,49 @@ class RunFollower:
     def _watch_ended(self) -> bool:
         return bool(getattr(self._watch, "ended", True))
 
-    async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+    async def _replay(self) -> AsyncIterator[Event]:
+        invocations: list[contracts_pb2.ToolInvocation] | None = None
+        last: run_pb2.OrchestrationEvent | None = None
         while True:
             batch = await self._store.list_events(self._run_id, after_sequence=self.last_sequence, limit=REPLAY_BATCH)
             for event in batch:
-                if event.sequence > self.last_sequence:
-                    self._advance(event)
-                    yield event
+                if event.sequence <= self.last_sequence:
+                    continue
+                if event.node == run_pb2.NODE_NAME_EXECUTOR:
+                    if invocations is None:
+                        invocations = await self._store.list_tool_invocations(self._run_id)
+                    for tool_call in _tool_calls_of(invocations, event.cycle, event.sequence):
+                        if self._first_time(tool_call):
+                            yield tool_call
+                self._advance(event)
+                last = event
+                yield event
             if len(batch) < REPLAY_BATCH:
-                return
+                break
+        if last is not None and last.node == run_pb2.NODE_NAME_PLANNER and self._live:
+            # The Executor may be running: the calls it has recorded so far, under its coming sequence (the
+            # later ones come live; the subscription was taken before this read).
+            recorded = await self._store.list_tool_invocations(self._run_id)
+            for tool_call in _tool_calls_of(recorded, last.cycle, last.sequence + 1):
+                if self._first_time(tool_call):
+                    yield tool_call
 
     def _advance(self, event: run_pb2.OrchestrationEvent) -> None:
         self.last_sequence = event.sequence
         self.yielded += 1
+
+
+def _tool_calls_of(
+    invocations: list[contracts_pb2.ToolInvocation], cycle: int, sequence: int
+) -> list[run_pb2.ToolCallEvent]:
+    """The progress events of the calls an Executor attempt made (its cycle's, in recording order), under the
+    attempt's ``sequence``."""
+    out: list[run_pb2.ToolCallEvent] = []
+    for invocation in invocations:
+        if invocation.cycle != cycle:
+            continue
+        for phase in (run_pb2.TOOL_CALL_PHASE_STARTED, run_pb2.TOOL_CALL_PHASE_ENDED):
+            tool_call = progress_event(invocation, phase)
+            tool_call.sequence = sequence
+            out.append(tool_call)
+    return out

@@ -5,7 +5,8 @@ loads the configuration (a kubeconfig and its context with client certificates, 
 pod's service account in-cluster) and makes the requests. It is synchronous (urllib3), so each request runs in
 a worker thread with its own timeout; ``kubernetes_asyncio`` would be asyncio but is a community port that trails
 the releases and brings a second HTTP stack (aiohttp). Requests are read-only (get, list, log) and ask for the
-raw body (``_preload_content=False``): the recorded output is the API server's JSON, not the client's models.
+raw body (``_preload_content=False``, read in chunks no further than ``http.MAX_BODY_BYTES``): the recorded output
+is the API server's JSON, not the client's models.
 
 Outputs are Kubernetes List objects (``PodList``, ``EventList``, ``ReplicaSetList``) as the API returns them,
 redacted (``redaction.Redactor.kubernetes``): ``managedFields``, the last-applied annotation, every env value and
@@ -27,9 +28,17 @@ from typing import Any
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
-from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
+from diagnosis_server.sources.http import (
+    MAX_BODY_BYTES,
+    RETRY_STATUSES,
+    BodyTooLarge,
+    retry_after_seconds,
+    too_large,
+    trace_headers,
+    with_retries,
+)
 from diagnosis_server.text.redaction import Redactor
-from diagnosis_server.tools.base import Tool, ToolError
+from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
 PODS = "kubernetes.pods"
 EVENTS = "kubernetes.events"
@@ -168,8 +177,10 @@ class KubernetesApi:
 
         def call() -> bytes:
             response = method(*args, _preload_content=False, _request_timeout=timeout, _headers=headers, **kwargs)
-            data: bytes = response.data
-            return data
+            try:
+                return read_response(tool, response, MAX_BODY_BYTES)
+            finally:
+                response.release_conn()
 
         def retryable(outcome: bytes | BaseException) -> tuple[bool, float | None]:
             if isinstance(outcome, ApiException):
@@ -180,11 +191,13 @@ class KubernetesApi:
 
         headers = trace_headers()
         try:
-            return await with_retries(lambda: asyncio.to_thread(call), retryable)
+            return await with_retries(lambda: asyncio.to_thread(call), retryable, source=tool)
         except ApiException as exc:
             raise ApiError(self._status_message(tool, exc), int(exc.status or 0)) from None
         except HTTPError as exc:
-            raise ToolError(f"{tool}: cannot reach the API server {self.access.host} ({type(exc).__name__})") from None
+            raise SourceUnreachable(
+                f"{tool}: cannot reach the API server {self.access.host} ({type(exc).__name__})"
+            ) from None
 
     def _status_message(self, tool: str, exc: Any) -> str:
         reason, message = str(exc.reason or ""), ""
@@ -214,9 +227,12 @@ class KubernetesApi:
     ) -> JsonObject:
         merged: JsonObject | None = None
         token = ""
+        read = 0
         while True:
             extra = {"_continue": token} if token else {}
-            body = _json(tool, await self.request(tool, method, namespace, limit=PAGE_SIZE, **selectors, **extra))
+            data = await self.request(tool, method, namespace, limit=PAGE_SIZE, **selectors, **extra)
+            read += len(data)
+            body = _json(tool, data)
             page_items = body.get("items")
             items = page_items if isinstance(page_items, list) else []
             if merged is None:
@@ -231,11 +247,25 @@ class KubernetesApi:
             token = str(metadata.get("continue") or "") if isinstance(metadata, dict) else ""
             collected = merged["items"]
             assert isinstance(collected, list)
-            if not token or len(collected) >= self.access.max_items:
+            # Past the read bound the pages read so far stand (their continue token says there is more).
+            if not token or len(collected) >= self.access.max_items or read >= MAX_BODY_BYTES:
                 return merged
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.access.api_client.close)
+
+
+def read_response(tool: str, response: Any, max_bytes: int) -> bytes:
+    """A urllib3 response's (decoded) body read in chunks, no further than ``max_bytes`` (BodyTooLarge)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.stream(64 * 1024, decode_content=True):
+        size += len(chunk)
+        if size > max_bytes:
+            response.close()
+            raise BodyTooLarge(too_large(tool, max_bytes))
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class ApiError(ToolError):

@@ -30,9 +30,9 @@ from typing import Any
 import structlog
 
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.sources.http import USER_AGENT, safe_url, trace_headers
+from diagnosis_server.sources.http import MAX_BODY_BYTES, USER_AGENT, BodyTooLarge, safe_url, too_large, trace_headers
 from diagnosis_server.text.redaction import Redactor
-from diagnosis_server.tools.base import Tool, ToolError
+from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
 log = structlog.get_logger(__name__)
 
@@ -132,12 +132,14 @@ class McpServerSource:
             listed = await asyncio.wait_for(asyncio.shield(ready), timeout=self.target.startup_timeout_s)
         except TimeoutError:
             await self._stop(owner, closing)
-            raise ToolError(
+            raise SourceUnreachable(
                 f"MCP server {self.target.name!r} did not start within {self.target.startup_timeout_s:g}s"
             ) from None
         except Exception as exc:
             await self._stop(owner, closing)
-            raise ToolError(f"MCP server {self.target.name!r} cannot be reached: {self._describe(exc)}") from None
+            raise SourceUnreachable(
+                f"MCP server {self.target.name!r} cannot be reached: {self._describe(exc)}"
+            ) from None
         self._owner, self._closing = owner, closing
         self._listed = {tool.name: tool for tool in listed}
 
@@ -270,6 +272,9 @@ class McpServerSource:
             described = self._describe(exc)
             await self._lost(client, described)
             raise ToolError(f"{full_name}: the MCP server failed the call ({described})") from None
+        if _result_size(result) > MAX_BODY_BYTES:
+            # Not converted, redacted nor trimmed: an answer this large is dropped as soon as it is had.
+            raise BodyTooLarge(too_large(full_name, MAX_BODY_BYTES))
         if result.is_error:
             text = " ".join(
                 str(getattr(item, "text", "")) for item in result.content if getattr(item, "type", "") == "text"
@@ -351,6 +356,35 @@ def _json_value(value: Any) -> JsonValue:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def _result_size(result: Any) -> int:
+    """About the bytes a tool result holds: its content items' text and data, and its structured content's
+    strings (counted without writing the result out as JSON)."""
+    size = 0
+    for item in result.content:
+        for name in ("text", "data", "blob"):
+            value = getattr(item, name, None)
+            if isinstance(value, str | bytes):
+                size += len(value)
+        resource = getattr(item, "resource", None)
+        for name in ("text", "blob"):
+            value = getattr(resource, name, None)
+            if isinstance(value, str | bytes):
+                size += len(value)
+    return size + _strings_size(result.structured_content)
+
+
+def _strings_size(value: Any, depth: int = 0) -> int:
+    if isinstance(value, str | bytes):
+        return len(value)
+    if depth > 64:
+        return 0
+    if isinstance(value, Mapping):
+        return sum(len(str(k)) + _strings_size(v, depth + 1) + 4 for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_strings_size(v, depth + 1) + 1 for v in value)
+    return 8 if value is not None else 0
 
 
 class McpTool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+import time
 from collections.abc import Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
@@ -10,6 +12,21 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 
 class ToolError(Exception):
     """A tool rejected its arguments or could not produce output (recorded as an ERROR invocation)."""
+
+
+class SourceUnreachable(ToolError):
+    """The tool's source did not answer: refused, unreachable, or no answer in time (its breaker opens)."""
+
+
+# When the tool call being made must end (time.monotonic()): the runner sets it around each call, so a source
+# can tell whether a wait it is asked for (Retry-After) fits in what the call has left.
+CALL_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("diagnosis_call_deadline", default=None)
+
+
+def call_time_left() -> float | None:
+    """Seconds the current tool call has left (None: not inside a runner's call)."""
+    deadline = CALL_DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 @runtime_checkable

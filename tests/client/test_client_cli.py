@@ -10,7 +10,7 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from diagnosis.v1 import diagnosis_service_pb2, run_pb2
+from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
 from diagnosis_server.cli.client_commands import event_line, run_line, run_trigger, tool_call_line
 from tests.support.serve import ServeProcess, free_port, serving
@@ -48,9 +48,11 @@ def test_tool_call_line_format() -> None:
         sequence=2, invocation_id="inv-0003", tool_name="prometheus.query", phase=run_pb2.TOOL_CALL_PHASE_STARTED
     )
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): started"
-    event.phase, event.status, event.duration_ms = run_pb2.TOOL_CALL_PHASE_ENDED, 1, 52
+    event.phase, event.duration_ms = run_pb2.TOOL_CALL_PHASE_ENDED, 52
+    event.status = contracts_pb2.TOOL_INVOCATION_STATUS_OK
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): ok in 52 ms"
-    event.status, event.duration_ms, event.error = 3, 10000, "no output within 10s"
+    event.duration_ms, event.error = 10000, "no output within 10s"
+    event.status = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): timeout in 10000 ms: no output within 10s"
 
 

@@ -115,7 +115,7 @@ async def test_an_answer_within_the_bound_still_reads_whole(tmp_path: Path) -> N
     finally:
         upstream.close()
     assert invocation.status == OK
-    assert len(invocation.output.struct_value["data"]["result"]) == 3000  # type: ignore[arg-type]
+    assert len(invocation.output.struct_value["data"]["result"]) == 3000  # type: ignore[arg-type,index]
 
 
 async def test_a_kubernetes_log_past_the_read_bound_is_not_read_further(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ async def test_a_steps_calls_overlap_and_are_recorded_in_plan_order(slow: SlowPr
     assert [r.status for r in results] == [OK] * 4
     assert [r.invocation_id for r in results] == ["inv-0001", "inv-0002", "inv-0003", "inv-0004"]
     assert [i.invocation_id for i in recorded] == ["inv-0001", "inv-0002", "inv-0003", "inv-0004"]
-    labels: list[Any] = [from_value(i.output)["data"]["result"][0]["metric"]["query"] for i in recorded]  # type: ignore[index]
+    labels: list[Any] = [from_value(i.output)["data"]["result"][0]["metric"]["query"] for i in recorded]  # type: ignore[index,call-overload]
     assert labels == ["q1", "q2", "q3", "q4"]
     assert [r.output["data"]["result"][0]["metric"]["query"] for r in results] == labels  # type: ignore[call-overload,index]
     # Each call's own duration, measured from when it ran: the slowest about 600 ms, the fastest about 150 ms.

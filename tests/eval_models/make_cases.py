@@ -1,0 +1,320 @@
+"""Write the model-answer cases: run the planned tools on each incident's pack, read the outputs, play the agents.
+
+``python -m tests.eval_models.make_cases [INCIDENT ...]`` rewrites ``cases/<incident>.json`` (deterministic). The
+plan is what a careful Planner asks of the question and the tools listed (the service's topology, events, logs,
+deploys, its namespace's pods and warning events, and its logs in Loki where the pack has them); the Executor adds
+the previous container's log of a restarting pod, as a result plainly asks. The claims are written from the facts
+the outputs hold (``harvest``), in the three variants' words (``wording``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tomllib
+import zlib
+from pathlib import Path
+from typing import Any
+
+from diagnosis_server.api.components import pack_tools_for
+from diagnosis_server.tools.base import ToolError
+from diagnosis_server.tools.scenario import Scenario, load_user_scenarios
+from tests.eval_models.harvest import Fact, Json, Reader
+from tests.eval_models.wording import Untruth, Wording, honest, quote, typical, untrue
+
+HERE = Path(__file__).resolve().parent
+CASES_DIR = HERE / "cases"
+INCIDENTS = HERE.parent / "incidents"
+PACKS_DIR = INCIDENTS / "packs"
+EXPECTED = INCIDENTS / "expected.toml"
+KIND_ORDER = ("termination", "waiting", "event", "log", "pod_log", "unscheduled", "pod_status", "limit", "deploy")
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+def plan_steps(scenario: Scenario, tools: dict[str, Any], root: str, namespaces: list[str]) -> list[Json]:
+    steps: list[Json] = []
+
+    def add(name: str, arguments: Json, purpose: str) -> None:
+        if name in tools:
+            steps.append({"tool_name": name, "arguments": arguments, "purpose": purpose})
+
+    add("topology.dependencies", {"service": root}, f"What {root} depends on and what calls it.")
+    add("k8s.events", {"service": root}, f"Kubernetes events of {root}'s objects in the window.")
+    add("logs.search", {"service": root, "level": "WARN"}, f"Warnings and errors {root} logged.")
+    add("deploys.list", {}, "Recent rollouts that could have changed behaviour.")
+    for namespace in namespaces:
+        add("kubernetes.pods", {"namespace": namespace}, f"Pod and container states in {namespace}.")
+        add(
+            "kubernetes.events",
+            {"namespace": namespace, "field_selector": "type=Warning"},
+            f"Warning events in {namespace}.",
+        )
+    add("loki.query_range", {"query": f'{{app="{root}"}}', "limit": 200}, f"{root}'s log lines in Loki.")
+    return steps
+
+
+async def call(tools: dict[str, Any], name: str, arguments: Json) -> Any:
+    try:
+        return await tools[name].call(arguments)
+    except ToolError:
+        return None
+
+
+async def record(scenario: Scenario, root: str) -> tuple[list[Json], list[Json]]:
+    env = pack_tools_for({scenario.name: scenario})(scenario.name)
+    tools = dict(env.toolset.as_mapping())
+    kube = env.context.get("kubernetes", {}) if isinstance(env.context, dict) else {}
+    all_ns = list(kube.get("namespaces", [])) if isinstance(kube, dict) else []
+    namespaces: list[str] = []
+    for namespace in all_ns:
+        pods = await call(tools, "kubernetes.pods", {"namespace": namespace}) if "kubernetes.pods" in tools else None
+        if pods and root in json.dumps(pods):
+            namespaces.append(namespace)
+    if not namespaces and all_ns:
+        namespaces = [str(kube.get("default_namespace") or all_ns[0])]
+    steps = plan_steps(scenario, tools, root, namespaces)
+    invocations: list[Json] = []
+    for step in steps:
+        output = await call(tools, step["tool_name"], step["arguments"])
+        if output is not None:
+            invocations.append(_invocation(len(invocations) + 1, step["tool_name"], step["arguments"], output))
+    # The Executor adds the previous container's log of a pod of the service that restarted, as a result asks.
+    for fact in [f for inv in invocations for f in Reader(inv).facts()]:
+        if fact.kind == "termination" and fact.text("pod").startswith(root) and "kubernetes.pod_logs" in tools:
+            namespace = namespaces[0] if namespaces else ""
+            arguments = {"namespace": namespace, "pod": fact.text("pod"), "container": fact.text("container"),
+                         "previous": True}
+            output = await call(tools, "kubernetes.pod_logs", arguments)
+            if output is not None and output.get("lines"):
+                invocations.append(_invocation(len(invocations) + 1, "kubernetes.pod_logs", arguments, output))
+            break
+    return steps, invocations
+
+
+def _invocation(number: int, tool: str, arguments: Json, output: Any) -> Json:
+    return {"invocation_id": f"inv-{number:04d}", "tool_name": tool, "arguments": arguments,
+            "output": json.loads(json.dumps(output))}
+
+
+# ----------------------------------------------------------------------------------------- the findings
+def relates(fact: Fact, root: str) -> bool:
+    for role in ("service", "object", "pod"):
+        if fact.has(role) and (fact.text(role) == root or fact.text(role).startswith(root + "-")):
+            return True
+    return False
+
+
+def rank(fact: Fact) -> int:
+    return KIND_ORDER.index(fact.kind) if fact.kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def choose(facts: list[Fact], root: str, keys: tuple[str, ...]) -> tuple[list[tuple[Fact, str]], Fact | None,
+                                                                          Fact | None]:
+    """The key facts (each holding a key evidence text), a symptom fact of the service, a context fact."""
+    chosen: list[tuple[Fact, str]] = []
+    for key in keys:
+        holders = [f for f in facts if key in f.haystack() and f.has("message" if f.kind in ("log", "pod_log") else
+                                                                         "reason")]
+        holders.sort(key=lambda f: (not relates(f, root), rank(f)))
+        for fact in holders:
+            if all(fact is not c for c, _ in chosen):
+                chosen.append((fact, key))
+                break
+        if len(chosen) == 2:
+            break
+    used = {id(f) for f, _ in chosen}
+    symptoms = [f for f in facts if id(f) not in used and relates(f, root) and f.kind in
+                ("waiting", "termination", "event", "unscheduled", "pod_status", "log")]
+    kinds = {f.kind for f, _ in chosen}
+    symptoms.sort(key=lambda f: (f.kind in kinds, rank(f)))
+    symptom = symptoms[0] if symptoms else None
+    context = next((f for f in facts if f.kind == "topology" and f.has("service") and (f.has("dep") or
+                                                                                         f.has("dependent"))), None)
+    if context is None:
+        context = next((f for f in facts if f.kind in ("deploy", "limit") and relates(f, root)), None)
+    return chosen, symptom, context
+
+
+def binding(fact: Fact, role: str) -> Json:
+    leaf = fact.leaves[role]
+    return {"source_invocation_ids": [leaf.invocation_id], "tool_name": leaf.tool_name, "raw_path": leaf.path,
+            "matched_text": leaf.text}
+
+
+def bindings(fact: Fact, roles: list[str]) -> list[Json]:
+    return [binding(fact, r) for r in roles if r in fact.leaves]
+
+
+# ------------------------------------------------------------------------------------------------ causes
+def cause_phrase(fact: Fact, key: str, root: str, style: str) -> tuple[str, list[str]]:
+    """What the service suffers, as a cause, from its key fact; the roles it binds."""
+    k = fact.kind
+    named = ["service"] if fact.has("service") else []
+    if k == "termination":
+        reason = fact.text("reason")
+        if style == "typical":
+            return f"its containers keep getting {reason}", [*named, "pod", "reason", "code"]
+        return f"containers were terminated with {reason}", [*named, "pod", "reason", "code"]
+    if k == "unscheduled":
+        return f'pods cannot be scheduled ("{quote(fact, key)}")', [*named, "pod", "reason", "message"]
+    who = {"event": "object", "log": "service", "pod_log": "pod"}.get(k, "pod")
+    roles = list(dict.fromkeys([*named, who, "reason", "message"]))
+    excerpt = key if len(quote(fact, key)) > 90 else quote(fact, key)
+    if style == "typical":
+        return f"it's failing with {excerpt}", roles
+    return f'fails with "{excerpt}"', roles
+
+
+def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str, kind_words: tuple[str, ...]) -> Wording:
+    phrase, roles = cause_phrase(fact, key, root, style)
+    if style == "honest":
+        options = [
+            f"{root} {phrase}, which explains the observed symptoms",
+            f"{root} {phrase}; this is the root cause of the reported problem",
+            f"The reported problem is caused by {root}: it {phrase}",
+        ]
+    else:
+        options = [
+            f"{root} is down because {phrase}.",
+            f"Root cause: {root}'s {phrase.removeprefix('its ')}, and that's what users are seeing.",
+            f"{root} {phrase}, which led to the outage the question describes.",
+        ]
+    statement = options[seed % len(options)]
+    if not any(word in statement.lower() for word in kind_words):
+        statement = statement.rstrip(".") + f" ({kind_words[0]})"
+    return Wording(statement, roles, ["causal conclusion"] if style == "honest" else ["possessive", "contraction"])
+
+
+def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
+    phrase, roles = cause_phrase(fact, key, root, "honest")
+    return Untruth(f"{herring} is the root cause: {root} {phrase} since {herring} stopped answering", roles,
+                   "invented cause", f"nothing recorded shows {herring} failing; the cause is {root}'s own")
+
+
+# ------------------------------------------------------------------------------------------------- a case
+def claim(cid: str, wording: Wording | Untruth, fact: Fact, critical: bool) -> Json:
+    return {"claim_id": cid, "statement": wording.statement, "critical": critical, "status": "confirmed",
+            "evidence_bindings": bindings(fact, wording.roles)}
+
+
+def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invocations: list[Json]) -> Json | None:
+    truth = scenario.truth
+    assert truth is not None and truth.root_cause.service
+    root = truth.root_cause.service
+    seed = zlib.crc32(name.encode())
+    facts = [f for inv in invocations for f in Reader(inv).facts()]
+    chosen, symptom, context = choose(facts, root, tuple(truth.key_evidence))
+    if not chosen:
+        return None
+    kind_words = tuple(expected.get("kind_words", ()))
+    herrings = list(expected.get("red_herring_services", ())) or [
+        s for s in scenario.service_names if s != root]
+    pods = sorted({f.text(r) for f in facts for r in ("pod", "object") if f.has(r)
+                   and not f.text(r).startswith(root) and "-" in f.text(r)})
+    other_pod = pods[seed % len(pods)] if pods else None
+
+    # (claim id, fact, critical, role): the symptom first, the key observations, context, then the cause.
+    slots: list[tuple[str, Fact, bool, str, str]] = []
+    if symptom is not None:
+        slots.append(("symptom", symptom, True, "observation", ""))
+    for fact, key in chosen:
+        slots.append(("key", fact, True, "observation", key))
+    if context is not None:
+        slots.append(("context", context, False, "observation", ""))
+    cause_fact, cause_key = chosen[0]
+
+    variants: Json = {}
+    for variant in ("honest", "typical", "untrue"):
+        claims: list[Json] = []
+        marks: Json = {}
+        target = _untrue_target(slots, seed) if variant == "untrue" else None
+        for n, (slot, fact, critical, _, key) in enumerate(slots, start=1):
+            cid = f"c{n}"
+            wording: Wording | Untruth
+            if variant == "typical":
+                wording = typical(fact, seed + n, key)
+            else:
+                wording = honest(fact, seed + n, key)
+            mark: Json = {"true": True, "slot": slot}
+            if variant == "typical":
+                mark["imperfections"] = wording.imperfections  # type: ignore[union-attr]
+            if target == n:
+                lie = untrue(fact, seed + n, key, other_pod)
+                if lie is not None:
+                    wording = lie
+                    mark = {"true": False, "slot": slot, "untruth": lie.kind, "why": lie.why, "critical": critical}
+            claims.append(claim(cid, wording, fact, critical))
+            marks[cid] = mark
+        cause_id = f"c{len(slots) + 1}"
+        cause: Wording | Untruth = cause_claim(cause_fact, cause_key, root, seed, "typical" if variant == "typical"
+                                               else "honest", kind_words)
+        cause_mark: Json = {"true": True, "slot": "cause"}
+        if variant == "untrue" and not any(not m["true"] for m in marks.values()):
+            herring = herrings[seed % len(herrings)]
+            cause = invented_cause(cause_fact, cause_key, root, herring)
+            cause_mark = {"true": False, "slot": "cause", "untruth": cause.kind, "why": cause.why, "critical": True}
+        claims.append(claim(cause_id, cause, cause_fact, True))
+        marks[cause_id] = cause_mark
+        variants[variant] = {
+            "executor": {"contract": "executor_evidence_v2", "claims": claims, "evidence_gaps": []},
+            "marks": marks,
+            "cause_claim": cause_id,
+            "verifier": {
+                c["claim_id"]: {
+                    "classification": "reasonable_inference" if c["claim_id"] == cause_id else "direct_observation",
+                    "rationale": "Follows from the observations it is bound to." if c["claim_id"] == cause_id
+                    else "Its bound output states it.",
+                }
+                for c in claims
+            },
+            "composer": {
+                "summary": f"{root}: the evidence points at one cause.",
+                "headline": cause_id,
+                "order": [c["claim_id"] for c in claims if c["claim_id"] != cause_id],
+            },
+        }
+    return {
+        "incident": name,
+        "question": scenario.question,
+        "scenario": name,
+        "root_service": root,
+        "plan": {"steps": steps},
+        "tool_invocations": invocations,
+        "variants": variants,
+    }
+
+
+def _untrue_target(slots: list[tuple[str, Fact, bool, str, str]], seed: int) -> int | None:
+    """Which claim is false: rotating over the observations (a critical or a context one) and the cause (None)."""
+    choices: list[int | None] = [*range(1, len(slots) + 1), None]
+    return choices[seed % len(choices)]
+
+
+async def main_async(names: list[str]) -> int:
+    scenarios = load_user_scenarios(PACKS_DIR)
+    expected = tomllib.loads(EXPECTED.read_text(encoding="utf-8"))
+    CASES_DIR.mkdir(exist_ok=True)
+    wanted = names or sorted(n for n, s in scenarios.items() if s.truth is not None and s.truth.root_cause.service)
+    written = 0
+    for name in wanted:
+        scenario = scenarios[name]
+        assert scenario.truth is not None and scenario.truth.root_cause.service, name
+        steps, invocations = await record(scenario, scenario.truth.root_cause.service)
+        case = build(name, scenario, expected.get(name, {}), steps, invocations)
+        if case is None:
+            print(f"{name}: no key evidence in the planned tools' outputs, no case", file=sys.stderr)
+            continue
+        path = CASES_DIR / f"{name}.json"
+        path.write_text(json.dumps(case, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written += 1
+    print(f"{written} case files in {CASES_DIR}")
+    return 0
+
+
+def main() -> int:
+    return asyncio.run(main_async(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

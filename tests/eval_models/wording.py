@@ -1,0 +1,327 @@
+"""Claims as a model writes them from facts: honest wording, the imperfections real models show, one untruth.
+
+Every writer returns the statement, the fact roles it binds (each a real pointer of the recorded output) and, for
+the typical wording, the imperfections it uses. The choice among wordings turns on a seed, so two incidents of the
+same kind do not read alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+
+from tests.eval_models.harvest import Fact
+
+ZONES = (("CET", timezone(timedelta(hours=1))), ("EST", timezone(timedelta(hours=-5))))
+
+
+@dataclass
+class Wording:
+    statement: str
+    roles: list[str]
+    imperfections: list[str] = field(default_factory=list)
+
+
+def pick(seed: int, *options: Wording) -> Wording:
+    return options[seed % len(options)]
+
+
+def quote(fact: Fact, key: str = "") -> str:
+    """The part of a message a model quotes: the line holding ``key``, else the message's first line."""
+    text = fact.text("message")
+    if key and key in text:
+        line = next(line for line in text.splitlines() if key in line).strip()
+        return line if len(line) <= 160 else key
+    return text.splitlines()[0].strip() if len(text) > 160 or "\n" in text else text
+
+
+def a_time(stamp: str) -> str:
+    """An RFC 3339 UTC time written as people write it ("12:25 UTC")."""
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return moment.astimezone(UTC).strftime("%H:%M UTC")
+
+
+def zoned(stamp: str, seed: int) -> str:
+    """The same moment in another zone ("13:25 CET")."""
+    name, zone = ZONES[seed % len(ZONES)]
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return moment.astimezone(zone).strftime(f"%H:%M {name}")
+
+
+def mebibytes(quantity: str) -> str | None:
+    """A Kubernetes quantity in another unit ("384Mi" -> "384 MiB", "2Gi" -> "2048 MiB")."""
+    match = re.fullmatch(r"(\d+)(Mi|Gi)", quantity)
+    if not match:
+        return None
+    number, unit = int(match.group(1)), match.group(2)
+    return f"{number} MiB" if unit == "Mi" else f"{number * 1024} MiB"
+
+
+def service_of(pod: str, service: str) -> str:
+    return service if pod.startswith(service) else pod
+
+
+# ------------------------------------------------------------------------------------------------- honest
+def honest(fact: Fact, seed: int, key: str = "") -> Wording:
+    k = fact.kind
+    if k == "termination":
+        pod, container, reason = fact.text("pod"), fact.text("container"), fact.text("reason")
+        code = fact.text("code") if fact.has("code") else ""
+        when = "last terminated" if fact.extra.get("last") else "terminated"
+        options = [
+            Wording(f"Container {container} of pod {pod} {when} with reason {reason} and exit code {code}",
+                    ["pod", "container", "reason", "code"]),
+            Wording(f"Pod {pod} reports container {container} {when} with reason {reason}, exit code {code}",
+                    ["pod", "container", "reason", "code"]),
+        ]
+        if fact.has("restarts") and fact.text("restarts") != "0":
+            options.append(
+                Wording(f"In pod {pod}, container {container} has restarted {fact.text('restarts')} times and "
+                        f"{when} with reason {reason} (exit code {code})",
+                        ["pod", "container", "restarts", "reason", "code"]))
+        if not code:
+            options = [Wording(f"Container {container} of pod {pod} {when} with reason {reason}",
+                               ["pod", "container", "reason"])]
+        return pick(seed, *options)
+    if k == "waiting":
+        pod, container, reason = fact.text("pod"), fact.text("container"), fact.text("reason")
+        if fact.has("message"):
+            return pick(seed,
+                        Wording(f'Container {container} of pod {pod} is waiting with reason {reason}: '
+                                f'"{quote(fact, key)}"', ["pod", "container", "reason", "message"]),
+                        Wording(f'Pod {pod} has container {container} waiting in {reason} with the message '
+                                f'"{quote(fact, key)}"', ["pod", "container", "reason", "message"]))
+        return Wording(f"Container {container} of pod {pod} is waiting with reason {reason}",
+                       ["pod", "container", "reason"])
+    if k == "event":
+        obj, reason = fact.text("object"), fact.text("reason")
+        msg = quote(fact, key) if fact.has("message") else ""
+        options = [
+            Wording(f'{obj} has a {reason} event: "{msg}"', ["object", "reason", "message"]),
+            Wording(f'The {reason} event of {obj} says "{msg}"', ["object", "reason", "message"]),
+        ]
+        if fact.has("count"):
+            options.append(Wording(f'{obj} has a {reason} event seen {fact.text("count")} times: "{msg}"',
+                                   ["object", "reason", "count", "message"]))
+        return pick(seed, *options)
+    if k == "log":
+        service, msg = (fact.text("service") if fact.has("service") else ""), quote(fact, key)
+        roles = ["service", "message"] if service else ["message"]
+        if fact.has("level") and seed % 3 == 2:
+            return Wording(f'{service} logged a {fact.text("level")} line: "{msg}"', [*roles, "level"])
+        return pick(seed,
+                    Wording(f'{service} logged "{msg}"', roles),
+                    Wording(f'The logs of {service} contain "{msg}"', roles))
+    if k == "pod_log":
+        pod, msg = fact.text("pod"), quote(fact, key)
+        prev = "previous " if fact.extra.get("previous") else ""
+        return pick(seed,
+                    Wording(f'The {prev}container log of pod {pod} holds the line "{msg}"', ["pod", "message"]),
+                    Wording(f'Pod {pod} logged "{msg}" in its {prev}container', ["pod", "message"]))
+    if k in ("unscheduled", "pod_status"):
+        pod, reason = fact.text("pod"), fact.text("reason")
+        msg = quote(fact, key) if fact.has("message") else ""
+        what = "is not scheduled" if k == "unscheduled" else "has status reason"
+        if k == "unscheduled":
+            return Wording(f'Pod {pod} {what} ({reason}): "{msg}"', ["pod", "reason", "message"])
+        return Wording(f'Pod {pod} {what} {reason}: "{msg}"', ["pod", "reason", "message"])
+    if k == "deploy":
+        service, version = fact.text("service"), fact.text("version")
+        prev = fact.text("previous") if fact.has("previous") else ""
+        return pick(seed,
+                    Wording(f"{service} was deployed at version {version} (previous version {prev}) at "
+                            f"{fact.text('ts')}", ["service", "version", "previous", "ts"]),
+                    Wording(f"A deploy of {service} moved it from {prev} to {version}",
+                            ["service", "previous", "version"]))
+    if k == "topology":
+        service = fact.text("service")
+        if fact.has("dep"):
+            return pick(seed,
+                        Wording(f"{service} depends on {fact.text('dep')}", ["service", "dep"]),
+                        Wording(f"{service} calls {fact.text('dep')} according to the topology", ["service", "dep"]))
+        return Wording(f"{service} is called by {fact.text('dependent')}", ["service", "dependent"])
+    if k == "limit":
+        return Wording(f"Container {fact.text('container')} of pod {fact.text('pod')} has a memory limit of "
+                       f"{fact.text('memory')}", ["pod", "container", "memory"])
+    raise ValueError(f"no wording for {k}")
+
+
+# ------------------------------------------------------------------------------------------------ typical
+def typical(fact: Fact, seed: int, key: str = "") -> Wording:
+    """True, but as real models write: punctuation after values, possessives, units, neighbouring details..."""
+    k = fact.kind
+    if k == "termination":
+        pod, container, reason = fact.text("pod"), fact.text("container"), fact.text("reason")
+        code = fact.text("code") if fact.has("code") else "?"
+        options = [
+            Wording(f"{pod}'s {container} container was terminated with {reason} (exit code {code}).",
+                    ["pod", "container", "reason", "code"], ["possessive", "trailing period after a value"]),
+            Wording(f"The {container} container in {pod} didn't stay up: it ended with {reason}, exit code {code}.",
+                    ["pod", "container", "reason", "code"], ["contraction", "trailing period after a value"]),
+        ]
+        if fact.has("restarts") and fact.text("restarts") not in ("0", ""):
+            options.append(Wording(
+                f"{pod} has restarted {fact.text('restarts')} times; its last exit was {reason} with exit code "
+                f"{code}.", ["pod", "restarts", "reason", "code"], ["possessive pronoun", "trailing period"]))
+        if fact.has("finished"):
+            options.append(Wording(
+                f"{pod} last exited with {reason} (code {code}) at {zoned(fact.text('finished'), seed)}",
+                ["pod", "reason", "code", "finished"], ["time in another zone"]))
+        return pick(seed, *options)
+    if k == "waiting":
+        pod, container, reason = fact.text("pod"), fact.text("container"), fact.text("reason")
+        if reason == "CrashLoopBackOff":
+            return pick(seed,
+                        Wording(f"{pod} is crash-looping: its {container} container is in CrashLoopBackOff.",
+                                ["pod", "container", "reason"], ["hyphenated word", "possessive pronoun",
+                                                                 "trailing period after a value"]),
+                        Wording(f"The {container} container of {pod} is stuck in back-off ({reason}).",
+                                ["pod", "container", "reason"], ["hyphenated word", "trailing period"]))
+        if fact.has("message"):
+            return pick(seed,
+                        Wording(f"{pod}'s {container} container can't start: {reason}, {quote(fact, key)}.",
+                                ["pod", "container", "reason", "message"],
+                                ["possessive", "contraction", "unquoted message", "trailing period"]),
+                        Wording(f"The {container} container of {pod} is waiting in {reason}.",
+                                ["pod", "container", "reason"], ["trailing period after a value"]))
+        return Wording(f"{pod}'s {container} container is waiting in {reason}.", ["pod", "container", "reason"],
+                       ["possessive", "trailing period after a value"])
+    if k == "event":
+        obj, reason = fact.text("object"), fact.text("reason")
+        msg = quote(fact, key) if fact.has("message") else ""
+        options = [
+            Wording(f"{obj}'s events show {reason}: {msg}.", ["object", "reason", "message"],
+                    ["possessive", "unquoted message", "trailing period", "plural"]),
+            Wording(f"Kubernetes reported {reason} for {obj} ('{msg}').", ["object", "reason", "message"],
+                    ["single quotes", "trailing period"]),
+        ]
+        if fact.has("count") and fact.has("ts"):
+            options.append(Wording(
+                f"{reason} for {obj} was seen {fact.text('count')} times, last at {a_time(fact.text('ts'))}.",
+                ["object", "reason", "count", "ts"], ["time in another format", "trailing period"]))
+        return pick(seed, *options)
+    if k == "log":
+        service, msg = (fact.text("service") if fact.has("service") else "the service"), quote(fact, key)
+        roles = ["service", "message"] if fact.has("service") else ["message"]
+        options = [
+            Wording(f"{service}'s logs show {msg}.", roles, ["possessive", "unquoted message", "trailing period"]),
+            Wording(f"{service} keeps logging errors like \"{msg}\", which points at the failure.", roles,
+                    ["causal words in an observation", "plural"]),
+        ]
+        if fact.has("ts"):
+            options.append(Wording(f"At {zoned(fact.text('ts'), seed)} {service} logged: {msg}", [*roles, "ts"],
+                                   ["time in another zone", "unquoted message"]))
+        return pick(seed, *options)
+    if k == "pod_log":
+        pod, msg = fact.text("pod"), quote(fact, key)
+        return pick(seed,
+                    Wording(f"{pod}'s previous container logged {msg}.", ["pod", "message"],
+                            ["possessive", "unquoted message", "trailing period"]),
+                    Wording(f"Right before it died, {pod} printed: {msg}", ["pod", "message"],
+                            ["causal words in an observation", "unquoted message"]))
+    if k in ("unscheduled", "pod_status"):
+        pod, reason = fact.text("pod"), fact.text("reason")
+        msg = quote(fact, key) if fact.has("message") else ""
+        if k == "unscheduled":
+            return Wording(f"{pod} can't be scheduled ({reason}): {msg}", ["pod", "reason", "message"],
+                           ["contraction", "unquoted message"])
+        return Wording(f"{pod}'s status reason is {reason}: {msg}", ["pod", "reason", "message"],
+                       ["possessive", "unquoted message"])
+    if k == "deploy":
+        service, version = fact.text("service"), fact.text("version")
+        prev = fact.text("previous") if fact.has("previous") else "?"
+        return pick(seed,
+                    Wording(f"{service} was rolled out from {prev} to {version} at {a_time(fact.text('ts'))}.",
+                            ["service", "previous", "version", "ts"], ["time in another format", "trailing period"]),
+                    Wording(f"{service}'s version changed to {version} (from {prev}).",
+                            ["service", "version", "previous"], ["possessive", "trailing period"]))
+    if k == "topology":
+        service = fact.text("service")
+        deps = fact.extra.get("depends_on", [])
+        if fact.has("dep"):
+            if len(deps) > 1:
+                return Wording(f"{service} has {len(deps)} upstream dependencies, {fact.text('dep')} among them.",
+                               ["service", "dep"], ["count of listed items", "trailing period after a value"])
+            return Wording(f"{service}'s only dependency is {fact.text('dep')}.", ["service", "dep"],
+                           ["possessive", "count of listed items", "trailing period after a value"])
+        return Wording(f"{service} is called by {fact.text('dependent')}.", ["service", "dependent"],
+                       ["trailing period after a value"])
+    if k == "limit":
+        other = mebibytes(fact.text("memory")) or fact.text("memory")
+        return Wording(f"{fact.text('pod')}'s {fact.text('container')} container is limited to {other} of memory.",
+                       ["pod", "container", "memory"], ["possessive", "another unit", "trailing period"])
+    raise ValueError(f"no wording for {k}")
+
+
+# ------------------------------------------------------------------------------------------------- untrue
+@dataclass
+class Untruth:
+    statement: str
+    roles: list[str]
+    kind: str  # wrong number, wrong pod, wrong error code, wrong version, wrong dependency
+    why: str
+
+
+def bump(number: str, seed: int) -> str:
+    value = int(float(number))
+    return str(value + (2 if value > 100 else 3 + seed % 4))
+
+
+def change_code(text: str, seed: int) -> tuple[str, str] | None:
+    """A message with one of its error codes or numbers changed (503 -> 502, 401 -> 403, 30000ms -> 20000ms)."""
+    for match in re.finditer(r"\b\d{3,5}\b", text):
+        number = match.group(0)
+        swapped = {"503": "502", "502": "504", "401": "403", "403": "401", "404": "400", "500": "503"}.get(number)
+        if swapped is None:
+            swapped = str(int(number) + (1 if seed % 2 else -1) * max(1, int(number) // 3))
+        return text[: match.start()] + swapped + text[match.end():], f"{number} is {swapped} in the claim"
+    return None
+
+
+def untrue(fact: Fact, seed: int, key: str, other_pod: str | None) -> Untruth | None:
+    """The fact's honest wording with exactly one detail false, or None when the fact has no such detail."""
+    k = fact.kind
+    if k == "termination" and fact.has("code"):
+        pod, container, reason, code = (fact.text(r) for r in ("pod", "container", "reason", "code"))
+        if seed % 2 == 0 or not fact.has("restarts"):
+            wrong = bump(code, seed)
+            return Untruth(f"Container {container} of pod {pod} last terminated with reason {reason} and exit code "
+                           f"{wrong}", ["pod", "container", "reason", "code"], "wrong number",
+                           f"the exit code is {code}, not {wrong}")
+        wrong = bump(fact.text("restarts"), seed)
+        return Untruth(f"In pod {pod}, container {container} has restarted {wrong} times and last terminated with "
+                       f"reason {reason}", ["pod", "container", "restarts", "reason"], "wrong number",
+                       f"the restart count is {fact.text('restarts')}, not {wrong}")
+    if k in ("event", "waiting", "unscheduled", "pod_status") and other_pod and seed % 2 == 0:
+        obj_role = "object" if k == "event" else "pod"
+        reason = fact.text("reason")
+        return Untruth(f"{other_pod} has a {reason} event" if k == "event" else
+                       f"Pod {other_pod} reports {reason}", [obj_role, "reason"], "wrong pod",
+                       f"{reason} is recorded for {fact.text(obj_role)}, not for {other_pod}")
+    if k in ("log", "pod_log", "event", "waiting", "unscheduled", "pod_status") and fact.has("message"):
+        msg = quote(fact, key)
+        changed = change_code(msg, seed)
+        who_role = {"log": "service", "pod_log": "pod", "event": "object"}.get(k, "pod")
+        if changed and fact.has(who_role):
+            text, why = changed
+            return Untruth(f'{fact.text(who_role)} reports "{text}"', [who_role, "message"], "wrong error code", why)
+        if k == "event" and fact.has("count"):
+            wrong = bump(fact.text("count"), seed)
+            return Untruth(f'{fact.text("object")} has a {fact.text("reason")} event seen {wrong} times',
+                           ["object", "reason", "count"], "wrong number",
+                           f"the event count is {fact.text('count')}, not {wrong}")
+    if k == "deploy" and fact.has("version"):
+        version = fact.text("version")
+        wrong = re.sub(r"(\d+)$", lambda m: str(int(m.group(1)) + 1), version)
+        return Untruth(f"{fact.text('service')} was deployed at version {wrong}", ["service", "version"],
+                       "wrong version", f"the deployed version is {version}, not {wrong}")
+    if k == "limit":
+        memory = fact.text("memory")
+        match = re.fullmatch(r"(\d+)(\w+)", memory)
+        if match:
+            wrong = f"{int(match.group(1)) * 2}{match.group(2)}"
+            return Untruth(f"Container {fact.text('container')} of pod {fact.text('pod')} has a memory limit of "
+                           f"{wrong}", ["pod", "container", "memory"], "wrong number",
+                           f"the memory limit is {memory}, not {wrong}")
+    return None

@@ -69,11 +69,10 @@ class Reader:
         self.tool = invocation["tool_name"]
         self.output = invocation["output"]
 
-    def leaf(self, value: Any, *parts: object, key: str = "") -> Leaf | None:
+    def leaf(self, value: Any, *parts: object) -> Leaf | None:
         if value is None or isinstance(value, dict | list) or json_text(value) == "":
             return None
-        text = json_text(value)
-        return Leaf(self.inv, self.tool, pointer(*parts), matched(text, key) if isinstance(value, str) else text)
+        return Leaf(self.inv, self.tool, pointer(*parts), json_text(value))
 
     def fact(self, kind: str, extra: Json | None = None, **values: tuple[Any, tuple[object, ...]]) -> Fact:
         leaves = {}
@@ -113,6 +112,7 @@ class Reader:
                     count=(item.get("count"), ("events", i, "count")),
                     ts=(item.get("ts"), ("events", i, "ts")),
                     service=(item.get("service"), ("events", i, "service")),
+                    etype=(item.get("type"), ("events", i, "type")),
                 )
         elif self.tool == "logs.search":
             for i, line in enumerate(out.get("lines", [])):

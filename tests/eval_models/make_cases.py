@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import tomllib
 import zlib
@@ -20,8 +21,9 @@ from typing import Any
 from diagnosis_server.api.components import pack_tools_for
 from diagnosis_server.tools.base import ToolError
 from diagnosis_server.tools.scenario import Scenario, load_user_scenarios
-from tests.eval_models.harvest import Fact, Json, Reader
-from tests.eval_models.wording import Untruth, Wording, honest, quote, typical, untrue
+from tests.eval_models.harvest import MAX_MATCHED, Fact, Json, Reader, matched
+from tests.eval_models.wording import ERRORISH, Untruth, Wording, honest, typical, untrue
+from tests.eval_models.wording import quote as wording_quote
 
 HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
@@ -98,6 +100,11 @@ def _invocation(number: int, tool: str, arguments: Json, output: Any) -> Json:
 
 
 # ----------------------------------------------------------------------------------------- the findings
+SLOW = re.compile(r"(?i)duration|elapsed|took \d|in \d+ ?ms|answered in")
+QUIET_REASONS = {"Pulled", "Pulling", "Scheduled", "Created", "Started", "Killing", "SuccessfulCreate",
+                 "ScalingReplicaSet", "SuccessfulDelete", "Completed", "SawCompletedJob"}
+
+
 def relates(fact: Fact, root: str) -> bool:
     for role in ("service", "object", "pod"):
         if fact.has(role) and (fact.text(role) == root or fact.text(role).startswith(root + "-")):
@@ -109,23 +116,40 @@ def rank(fact: Fact) -> int:
     return KIND_ORDER.index(fact.kind) if fact.kind in KIND_ORDER else len(KIND_ORDER)
 
 
+def telling(fact: Fact) -> bool:
+    """Whether a fact shows trouble: a warning event, an error line, a waiting or failed container."""
+    if fact.kind == "event":
+        return fact.has("reason") and fact.text("reason") not in QUIET_REASONS and (
+            not fact.has("etype") or fact.text("etype") == "Warning")
+    if fact.kind in ("log", "pod_log"):
+        level = fact.text("level").upper() if fact.has("level") else ""
+        return fact.has("message") and level not in ("INFO", "DEBUG") and bool(ERRORISH.search(fact.text("message")))
+    if fact.kind == "termination":
+        return fact.has("reason") and fact.text("reason") != "Completed"
+    return fact.kind in ("waiting", "unscheduled", "pod_status")
+
+
+def signature(fact: Fact) -> tuple[str, ...]:
+    """What makes two facts the same finding (one event read through two tools, say)."""
+    return (fact.kind, *(fact.text(r) for r in ("object", "pod", "reason", "message") if fact.has(r)))
+
+
 def choose(facts: list[Fact], root: str, keys: tuple[str, ...]) -> tuple[list[tuple[Fact, str]], Fact | None,
                                                                           Fact | None]:
     """The key facts (each holding a key evidence text), a symptom fact of the service, a context fact."""
     chosen: list[tuple[Fact, str]] = []
+    seen: set[tuple[str, ...]] = set()
     for key in keys:
-        holders = [f for f in facts if key in f.haystack() and f.has("message" if f.kind in ("log", "pod_log") else
-                                                                         "reason")]
-        holders.sort(key=lambda f: (not relates(f, root), rank(f)))
+        holders = [f for f in facts if f.kind not in ("topology", "deploy", "limit") and key in f.haystack()]
+        holders.sort(key=lambda f: (not relates(f, root), not telling(f), rank(f)))
         for fact in holders:
-            if all(fact is not c for c, _ in chosen):
+            if signature(fact) not in seen:
                 chosen.append((fact, key))
+                seen.add(signature(fact))
                 break
         if len(chosen) == 2:
             break
-    used = {id(f) for f, _ in chosen}
-    symptoms = [f for f in facts if id(f) not in used and relates(f, root) and f.kind in
-                ("waiting", "termination", "event", "unscheduled", "pod_status", "log")]
+    symptoms = [f for f in facts if signature(f) not in seen and relates(f, root) and telling(f)]
     kinds = {f.kind for f, _ in chosen}
     symptoms.sort(key=lambda f: (f.kind in kinds, rank(f)))
     symptom = symptoms[0] if symptoms else None
@@ -136,54 +160,89 @@ def choose(facts: list[Fact], root: str, keys: tuple[str, ...]) -> tuple[list[tu
     return chosen, symptom, context
 
 
-def binding(fact: Fact, role: str) -> Json:
+def binding(fact: Fact, role: str, statement: str, key: str) -> Json:
+    """A binding as the prompt asks: the value at the pointer, or of a long one the line the statement rests on."""
     leaf = fact.leaves[role]
+    text = leaf.text
+    if len(text) > MAX_MATCHED:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        quoted = re.findall(r'"([^"]{6,})"', statement)
+        text = next((line for line in lines if line in statement), "") or next(
+            (line for line in lines for q in quoted if q in line), "") or matched(text, key)
     return {"source_invocation_ids": [leaf.invocation_id], "tool_name": leaf.tool_name, "raw_path": leaf.path,
-            "matched_text": leaf.text}
-
-
-def bindings(fact: Fact, roles: list[str]) -> list[Json]:
-    return [binding(fact, r) for r in roles if r in fact.leaves]
+            "matched_text": text}
 
 
 # ------------------------------------------------------------------------------------------------ causes
+_EVENT_CAUSES = {
+    "FailedScheduling": ("has pods that cannot be scheduled", "can't get its pods scheduled"),
+    "NotTriggerScaleUp": ("has pods that cannot be scheduled", "can't get its pods scheduled"),
+    "FailedMount": ("has pods that cannot mount a volume", "can't mount its volume"),
+    "FailedAttachVolume": ("has pods that cannot attach their volume", "can't attach its volume"),
+    "ProvisioningFailed": ("has a volume that cannot be provisioned", "can't get its volume provisioned"),
+    "Evicted": ("has pods that were evicted", "keeps getting its pods evicted"),
+    "DeadlineExceeded": ("has a job that ran past its deadline", "had a job that didn't finish within its deadline"),
+    "BackoffLimitExceeded": ("has a job that failed", "had a job that gave up after its retries"),
+    "FailedCreate": ("has pods that cannot be created", "can't create its pods"),
+    "OOMKilling": ("has processes that were killed for memory", "keeps getting OOM-killed"),
+}
+
+
+def excerpt(fact: Fact, key: str) -> str:
+    """What a cause quotes: the key text when it reads as an error, else the message line that holds it."""
+    line = wording_quote(fact, key)
+    readable = len(key) >= 12 and " " in key and not key.startswith('"')
+    return key if readable or len(line) > 120 else line
+
+
 def cause_phrase(fact: Fact, key: str, root: str, style: str) -> tuple[str, list[str]]:
-    """What the service suffers, as a cause, from its key fact; the roles it binds."""
-    k = fact.kind
+    """What the service suffers, as a cause (a predicate of the service), from its key fact; the roles it binds."""
+    k, typical_style = fact.kind, style == "typical"
     named = ["service"] if fact.has("service") else []
     if k == "termination":
         reason = fact.text("reason")
-        if style == "typical":
-            return f"its containers keep getting {reason}", [*named, "pod", "reason", "code"]
-        return f"containers were terminated with {reason}", [*named, "pod", "reason", "code"]
-    if k == "unscheduled":
-        return f'pods cannot be scheduled ("{quote(fact, key)}")', [*named, "pod", "reason", "message"]
+        roles = [*named, "pod", "reason", "code"]
+        if typical_style:
+            return (f"keeps getting {reason}" if reason == "OOMKilled" else f"keeps exiting with {reason}"), roles
+        return f"has containers that terminated with {reason}", roles
     who = {"event": "object", "log": "service", "pod_log": "pod"}.get(k, "pod")
     roles = list(dict.fromkeys([*named, who, "reason", "message"]))
-    excerpt = key if len(quote(fact, key)) > 90 else quote(fact, key)
-    if style == "typical":
-        return f"it's failing with {excerpt}", roles
-    return f'fails with "{excerpt}"', roles
+    text = excerpt(fact, key) if fact.has("message") else key
+    reason = fact.text("reason") if fact.has("reason") else ""
+    if k == "unscheduled":
+        reason = "FailedScheduling"
+    if k == "event" and reason == "Unhealthy":
+        probe = next((p for p in ("Liveness", "Readiness", "Startup") if p.lower() in fact.text("message").lower()), "")
+        return (f'fails its {probe.lower()} probe ("{text}")' if not typical_style else
+                f"keeps failing its {probe.lower()} probe: {text}"), roles
+    if reason in _EVENT_CAUSES:
+        honest_words, typical_words = _EVENT_CAUSES[reason]
+        return (f'{honest_words} ("{text}")' if not typical_style else f"{typical_words}: {text}"), roles
+    image = "image" in text.lower() or "ErrImagePull" in text or reason in ("ErrImagePull", "ImagePullBackOff")
+    if image:
+        return (f'cannot pull its image ("{text}")' if not typical_style else f"can't pull its image ({text})"), roles
+    slow = bool(SLOW.search(text))
+    if typical_style:
+        return (f"is slow: its logs show {text}" if slow else f"keeps failing with {text}"), roles
+    return (f'is slow ("{text}")' if slow else f'fails with "{text}"'), roles
 
 
-def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str, kind_words: tuple[str, ...]) -> Wording:
+def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str) -> Wording:
     phrase, roles = cause_phrase(fact, key, root, style)
     if style == "honest":
         options = [
             f"{root} {phrase}, which explains the observed symptoms",
             f"{root} {phrase}; this is the root cause of the reported problem",
-            f"The reported problem is caused by {root}: it {phrase}",
+            f"The root cause of the reported problem is that {root} {phrase}",
         ]
     else:
         options = [
-            f"{root} is down because {phrase}.",
-            f"Root cause: {root}'s {phrase.removeprefix('its ')}, and that's what users are seeing.",
-            f"{root} {phrase}, which led to the outage the question describes.",
+            f"{root} is failing because it {phrase}.",
+            f"Root cause: {root} {phrase}, and that's what users are seeing.",
+            f"{root}'s failure comes down to this: it {phrase}.",
         ]
-    statement = options[seed % len(options)]
-    if not any(word in statement.lower() for word in kind_words):
-        statement = statement.rstrip(".") + f" ({kind_words[0]})"
-    return Wording(statement, roles, ["causal conclusion"] if style == "honest" else ["possessive", "contraction"])
+    return Wording(options[seed % len(options)], roles,
+                   ["causal conclusion"] if style == "honest" else ["possessive", "contraction", "trailing period"])
 
 
 def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
@@ -193,9 +252,10 @@ def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
 
 
 # ------------------------------------------------------------------------------------------------- a case
-def claim(cid: str, wording: Wording | Untruth, fact: Fact, critical: bool) -> Json:
+def claim(cid: str, wording: Wording | Untruth, fact: Fact, critical: bool, key: str) -> Json:
+    bound = [binding(fact, role, wording.statement, key) for role in wording.roles if role in fact.leaves]
     return {"claim_id": cid, "statement": wording.statement, "critical": critical, "status": "confirmed",
-            "evidence_bindings": bindings(fact, wording.roles)}
+            "evidence_bindings": bound}
 
 
 def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invocations: list[Json]) -> Json | None:
@@ -207,7 +267,6 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
     chosen, symptom, context = choose(facts, root, tuple(truth.key_evidence))
     if not chosen:
         return None
-    kind_words = tuple(expected.get("kind_words", ()))
     herrings = list(expected.get("red_herring_services", ())) or [
         s for s in scenario.service_names if s != root]
     pods = sorted({f.text(r) for f in facts for r in ("pod", "object") if f.has(r)
@@ -244,17 +303,17 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
                 if lie is not None:
                     wording = lie
                     mark = {"true": False, "slot": slot, "untruth": lie.kind, "why": lie.why, "critical": critical}
-            claims.append(claim(cid, wording, fact, critical))
+            claims.append(claim(cid, wording, fact, critical, key))
             marks[cid] = mark
         cause_id = f"c{len(slots) + 1}"
-        cause: Wording | Untruth = cause_claim(cause_fact, cause_key, root, seed, "typical" if variant == "typical"
-                                               else "honest", kind_words)
+        style = "typical" if variant == "typical" else "honest"
+        cause: Wording | Untruth = cause_claim(cause_fact, cause_key, root, seed, style)
         cause_mark: Json = {"true": True, "slot": "cause"}
         if variant == "untrue" and not any(not m["true"] for m in marks.values()):
             herring = herrings[seed % len(herrings)]
             cause = invented_cause(cause_fact, cause_key, root, herring)
             cause_mark = {"true": False, "slot": "cause", "untruth": cause.kind, "why": cause.why, "critical": True}
-        claims.append(claim(cause_id, cause, cause_fact, True))
+        claims.append(claim(cause_id, cause, cause_fact, True, cause_key))
         marks[cause_id] = cause_mark
         variants[variant] = {
             "executor": {"contract": "executor_evidence_v2", "claims": claims, "evidence_gaps": []},

@@ -7,6 +7,7 @@ same kind do not read alike.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -21,6 +22,8 @@ class Wording:
     statement: str
     roles: list[str]
     imperfections: list[str] = field(default_factory=list)
+    # The part of the message the statement quotes (its binding copies the line that holds it).
+    quoted: str = ""
 
 
 def pick(seed: int, *options: Wording) -> Wording:
@@ -28,12 +31,55 @@ def pick(seed: int, *options: Wording) -> Wording:
 
 
 def quote(fact: Fact, key: str = "") -> str:
-    """The part of a message a model quotes: the line holding ``key``, else the message's first line."""
-    text = fact.text("message")
+    """The part of a message a model quotes: of a JSON log line its error or message field, of a long or
+    multi-line message the line holding ``key`` (else its first line), else the whole message."""
+    text = json_message(fact.text("message"), key) or fact.text("message")
     if key and key in text:
         line = next(line for line in text.splitlines() if key in line).strip()
         return line if len(line) <= 160 else key
-    return text.splitlines()[0].strip() if len(text) > 160 or "\n" in text else text
+    first = text.strip().splitlines()[0].strip() if text.strip() else text
+    return first[:160] if len(text) > 160 or "\n" in text else text
+
+
+def json_message(text: str, key: str = "") -> str:
+    """A JSON log line's telling text: the field holding ``key``, else an error field, else one that reads as an
+    error, else its msg."""
+    if not text.lstrip().startswith("{"):
+        return ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ""
+    fields: list[tuple[str, str]] = []
+
+    def walk(value: object, name: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, str) and value and name not in ("ts", "time", "level", "caller", "logger"):
+            fields.append((name, value))
+
+    walk(data, "")
+    holding = [v for _, v in fields if key and key in v]
+    errors = [v for k, v in fields if k in ("error", "err", "exception")]
+    erring = [v for _, v in fields if ERRORISH.search(v)]
+    messages = [v for k, v in fields if k in ("msg", "message")]
+    return (holding or errors or erring or messages or [""])[0]
+
+
+ERRORISH = re.compile(
+    r"(?i)error|fail|refused|timed? ?out|panic|exception|denied|killed|unable|cannot|can't|not found|no such|"
+    r"exceeded|invalid|fatal|unhealthy|back-?off|oom|insufficient|unbound|forbidden|too many|no more|null|crash|"
+    r"bad |missing|lock|loop|unknown|expired|mismatch|no space|enospc|unauthorized|not available|deadline"
+)
+
+
+def article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def times(count: str) -> str:
+    return "once" if count == "1" else f"{count} times"
 
 
 def a_time(stamp: str) -> str:
@@ -98,18 +144,19 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
         obj, reason = fact.text("object"), fact.text("reason")
         msg = quote(fact, key) if fact.has("message") else ""
         options = [
-            Wording(f'{obj} has a {reason} event: "{msg}"', ["object", "reason", "message"]),
+            Wording(f'{obj} has {article(reason)} {reason} event: "{msg}"', ["object", "reason", "message"]),
             Wording(f'The {reason} event of {obj} says "{msg}"', ["object", "reason", "message"]),
         ]
         if fact.has("count"):
-            options.append(Wording(f'{obj} has a {reason} event seen {fact.text("count")} times: "{msg}"',
+            options.append(Wording(f'{obj} has {article(reason)} {reason} event seen {times(fact.text("count"))}: "{msg}"',
                                    ["object", "reason", "count", "message"]))
         return pick(seed, *options)
     if k == "log":
         service, msg = (fact.text("service") if fact.has("service") else ""), quote(fact, key)
         roles = ["service", "message"] if service else ["message"]
         if fact.has("level") and seed % 3 == 2:
-            return Wording(f'{service} logged a {fact.text("level")} line: "{msg}"', [*roles, "level"])
+            level = fact.text("level")
+            return Wording(f'{service} logged {article(level)} {level} line: "{msg}"', [*roles, "level"])
         return pick(seed,
                     Wording(f'{service} logged "{msg}"', roles),
                     Wording(f'The logs of {service} contain "{msg}"', roles))
@@ -139,7 +186,7 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
         if fact.has("dep"):
             return pick(seed,
                         Wording(f"{service} depends on {fact.text('dep')}", ["service", "dep"]),
-                        Wording(f"{service} calls {fact.text('dep')} according to the topology", ["service", "dep"]))
+                        Wording(f"{service} calls {fact.text('dep')}", ["service", "dep"]))
         return Wording(f"{service} is called by {fact.text('dependent')}", ["service", "dependent"])
     if k == "limit":
         return Wording(f"Container {fact.text('container')} of pod {fact.text('pod')} has a memory limit of "
@@ -148,6 +195,30 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
 
 
 # ------------------------------------------------------------------------------------------------ typical
+def respell(text: str) -> tuple[str, list[str]]:
+    """A message as a model retells it: milliseconds as seconds, Kubernetes quantities in MiB/GiB."""
+    used: list[str] = []
+
+    def seconds(match: re.Match[str]) -> str:
+        used.append("another unit")
+        value = int(match.group(1)) / 1000
+        return f"{value:g} s"
+
+    def mib(match: re.Match[str]) -> str:
+        used.append("another unit")
+        return f"{match.group(1)} {'MiB' if match.group(2) == 'Mi' else 'GiB'}"
+
+    text = re.sub(r"(?<![\w.])(\d{3,})ms\b", seconds, text)
+    text = re.sub(r"(?<![\w.])(\d+)(Mi|Gi)\b", mib, text)
+    return text, used
+
+
+def words(camel: str) -> str:
+    """A CamelCase reason written as words ("ImagePullBackOff" -> "image pull back-off")."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", camel).lower()
+    return spaced.replace("back off", "back-off")
+
+
 def typical(fact: Fact, seed: int, key: str = "") -> Wording:
     """True, but as real models write: punctuation after values, possessives, units, neighbouring details..."""
     k = fact.kind
@@ -183,29 +254,37 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
                         Wording(f"{pod}'s {container} container can't start: {reason}, {quote(fact, key)}.",
                                 ["pod", "container", "reason", "message"],
                                 ["possessive", "contraction", "unquoted message", "trailing period"]),
-                        Wording(f"The {container} container of {pod} is waiting in {reason}.",
-                                ["pod", "container", "reason"], ["trailing period after a value"]))
+                        Wording(f"The {container} container of {pod} is stuck in {words(reason)}.",
+                                ["pod", "container", "reason"], ["CamelCase reason written as words",
+                                                                 "trailing period"]))
         return Wording(f"{pod}'s {container} container is waiting in {reason}.", ["pod", "container", "reason"],
                        ["possessive", "trailing period after a value"])
     if k == "event":
         obj, reason = fact.text("object"), fact.text("reason")
         msg = quote(fact, key) if fact.has("message") else ""
+        retold, units = respell(msg)
         options = [
-            Wording(f"{obj}'s events show {reason}: {msg}.", ["object", "reason", "message"],
-                    ["possessive", "unquoted message", "trailing period", "plural"]),
+            Wording(f"{obj}'s events show {reason}: {retold}.", ["object", "reason", "message"],
+                    ["possessive", "unquoted message", "trailing period", "plural", *units]),
             Wording(f"Kubernetes reported {reason} for {obj} ('{msg}').", ["object", "reason", "message"],
                     ["single quotes", "trailing period"]),
         ]
+        if fact.has("count") and int(float(fact.text("count"))) >= 20:
+            rounded = round(int(float(fact.text("count"))), -1)
+            options.append(Wording(f"{obj} keeps getting {reason} events (about {rounded} so far).",
+                                   ["object", "reason", "count"], ["rounded number", "plural", "trailing period"]))
         if fact.has("count") and fact.has("ts"):
             options.append(Wording(
-                f"{reason} for {obj} was seen {fact.text('count')} times, last at {a_time(fact.text('ts'))}.",
+                f"{reason} for {obj} was seen {times(fact.text('count'))}, last at {a_time(fact.text('ts'))}.",
                 ["object", "reason", "count", "ts"], ["time in another format", "trailing period"]))
         return pick(seed, *options)
     if k == "log":
         service, msg = (fact.text("service") if fact.has("service") else "the service"), quote(fact, key)
         roles = ["service", "message"] if fact.has("service") else ["message"]
+        retold, units = respell(msg)
         options = [
-            Wording(f"{service}'s logs show {msg}.", roles, ["possessive", "unquoted message", "trailing period"]),
+            Wording(f"{service}'s logs show {retold}.", roles,
+                    ["possessive", "unquoted message", "trailing period", *units]),
             Wording(f"{service} keeps logging errors like \"{msg}\", which points at the failure.", roles,
                     ["causal words in an observation", "plural"]),
         ]
@@ -243,8 +322,11 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
             if len(deps) > 1:
                 return Wording(f"{service} has {len(deps)} upstream dependencies, {fact.text('dep')} among them.",
                                ["service", "dep"], ["count of listed items", "trailing period after a value"])
-            return Wording(f"{service}'s only dependency is {fact.text('dep')}.", ["service", "dep"],
-                           ["possessive", "count of listed items", "trailing period after a value"])
+            return pick(seed,
+                        Wording(f"{service}'s only dependency is {fact.text('dep')}.", ["service", "dep"],
+                                ["possessive", "count of listed items", "trailing period after a value"]),
+                        Wording(f"According to the topology, {service} calls {fact.text('dep')}.", ["service", "dep"],
+                                ["ordinary words", "trailing period after a value"]))
         return Wording(f"{service} is called by {fact.text('dependent')}.", ["service", "dependent"],
                        ["trailing period after a value"])
     if k == "limit":
@@ -259,8 +341,9 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
 class Untruth:
     statement: str
     roles: list[str]
-    kind: str  # wrong number, wrong pod, wrong error code, wrong version, wrong dependency
+    kind: str  # wrong number, wrong pod, wrong error code, wrong version, invented cause
     why: str
+    quoted: str = ""
 
 
 def bump(number: str, seed: int) -> str:
@@ -268,14 +351,24 @@ def bump(number: str, seed: int) -> str:
     return str(value + (2 if value > 100 else 3 + seed % 4))
 
 
+_SWAP = {"503": "502", "502": "504", "401": "403", "403": "401", "404": "400", "500": "503", "137": "139"}
+# A number a claim could get wrong: a standalone integer, maybe with a unit (503, 30000ms, 2Gi, 0/5), never part of a
+# time, a date, an address or an identifier.
+_NUMBER = re.compile(r"(?<![\w.:/\[-])(\d+)(ms|s|Gi|Mi|Ki)?(?![\w.:/\]-]|\.\d)")
+
+
 def change_code(text: str, seed: int) -> tuple[str, str] | None:
-    """A message with one of its error codes or numbers changed (503 -> 502, 401 -> 403, 30000ms -> 20000ms)."""
-    for match in re.finditer(r"\b\d{3,5}\b", text):
-        number = match.group(0)
-        swapped = {"503": "502", "502": "504", "401": "403", "403": "401", "404": "400", "500": "503"}.get(number)
+    """A message with one of its codes, counts or quantities changed (503 -> 502, 30000ms -> 20000ms)."""
+    for match in _NUMBER.finditer(text):
+        number, unit = match.group(1), match.group(2) or ""
+        swapped = _SWAP.get(number)
         if swapped is None:
-            swapped = str(int(number) + (1 if seed % 2 else -1) * max(1, int(number) // 3))
-        return text[: match.start()] + swapped + text[match.end():], f"{number} is {swapped} in the claim"
+            value = int(number)
+            swapped = str(value + 1 if value < 10 else value + (1 if seed % 2 else -1) * max(1, value // 3))
+        return (
+            text[: match.start(1)] + swapped + text[match.end(1) :],
+            f"{number}{unit} is {swapped}{unit} in the claim",
+        )
     return None
 
 

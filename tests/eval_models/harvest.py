@@ -74,7 +74,7 @@ class Reader:
             return None
         return Leaf(self.inv, self.tool, pointer(*parts), json_text(value))
 
-    def fact(self, kind: str, extra: Json | None = None, **values: tuple[Any, tuple[object, ...]]) -> Fact:
+    def fact(self, kind: str, extra: Json | None = None, /, **values: tuple[Any, tuple[object, ...]]) -> Fact:
         leaves = {}
         for role, (value, parts) in values.items():
             found = self.leaf(value, *parts)
@@ -153,6 +153,18 @@ class Reader:
                 dep=(deps[0] if deps else None, ("depends_on", 0)),
                 dependent=(dependents[0] if dependents else None, ("dependents", 0)),
             )
+        elif self.tool == "prometheus.query":
+            for r, series in enumerate(out.get("data", {}).get("result", [])):
+                metric = series.get("metric", {})
+                if "reason" in metric and "pod" in metric:
+                    yield self.fact(
+                        "termination",
+                        {"last": True, "metric": metric.get("__name__", "")},
+                        pod=(metric.get("pod"), ("data", "result", r, "metric", "pod")),
+                        container=(metric.get("container"), ("data", "result", r, "metric", "container")),
+                        reason=(metric.get("reason"), ("data", "result", r, "metric", "reason")),
+                        metric=(metric.get("__name__"), ("data", "result", r, "metric", "__name__")),
+                    )
         elif self.tool == "loki.query_range":
             for r, stream in enumerate(out.get("data", {}).get("result", [])):
                 labels = stream.get("stream", {})
@@ -198,6 +210,7 @@ class Reader:
                     common = {
                         "pod": name,
                         "service": app,
+                        "namespace": (pod.get("metadata", {}).get("namespace"), ("items", i, "metadata", "namespace")),
                         "container": (cs.get("name"), (*base, "name")),
                         "restarts": (cs.get("restartCount"), (*base, "restartCount")),
                         "image": (cs.get("image"), (*base, "image")),
@@ -231,5 +244,8 @@ class Reader:
                             yield self.fact(
                                 "limit",
                                 **common,
-                                memory=(limit, ("items", i, "spec", spec_key, s_index, "resources", "limits", "memory")),
+                                memory=(
+                                    limit,
+                                    ("items", i, "spec", spec_key, s_index, "resources", "limits", "memory"),
+                                ),
                             )

@@ -34,26 +34,59 @@ KIND_ORDER = ("termination", "waiting", "event", "log", "pod_log", "unscheduled"
 
 
 # ------------------------------------------------------------------------------------------------ the plan
-def plan_steps(scenario: Scenario, tools: dict[str, Any], root: str, namespaces: list[str]) -> list[Json]:
+ERROR_FILTER = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable|denied)"
+
+
+def targets(scenario: Scenario, root: str) -> list[str]:
+    """The services a Planner looks at: those the question names, then along their dependency chain (what they
+    call and what calls them), at most four; the chain reaches the cause's service."""
+    services = {s.name: s for s in scenario.topology.services}
+    question = scenario.question.lower()
+    named = sorted(
+        (n for n in services if re.search(rf"(?<![\w-]){re.escape(n.lower())}(?![\w-])", question)),
+        key=lambda n: question.index(n.lower()),
+    )
+    chain = [*named]
+    for name in named:
+        chain += list(services[name].depends_on)
+        chain += [s.name for s in services.values() if name in s.depends_on]
+    ordered = list(dict.fromkeys(chain))
+    if root not in ordered[:4]:
+        ordered = [*[n for n in ordered if n != root][:3], root]
+    return ordered[:4] or [root]
+
+
+def plan_steps(
+    scenario: Scenario, tools: dict[str, Any], services: list[str], namespaces: list[str], root_ns: str
+) -> list[Json]:
     steps: list[Json] = []
 
     def add(name: str, arguments: Json, purpose: str) -> None:
         if name in tools:
             steps.append({"tool_name": name, "arguments": arguments, "purpose": purpose})
 
-    add("topology.dependencies", {"service": root}, f"What {root} depends on and what calls it.")
-    add("k8s.events", {"service": root}, f"Kubernetes events of {root}'s objects in the window.")
-    add("logs.search", {"service": root, "level": "WARN"}, f"Warnings and errors {root} logged.")
+    first = services[0]
+    add("topology.dependencies", {"service": first}, f"What {first} depends on and what calls it.")
+    for service in services:
+        add("logs.search", {"service": service, "level": "WARN"}, f"Warnings and errors {service} logged.")
+    add("k8s.events", {}, "Kubernetes events in the window, to see which objects are failing.")
     add("deploys.list", {}, "Recent rollouts that could have changed behaviour.")
     for namespace in namespaces:
         add("kubernetes.pods", {"namespace": namespace}, f"Pod and container states in {namespace}.")
+        add("kubernetes.events", {"namespace": namespace}, f"Events in {namespace}: probes, scheduling, volumes.")
+    if root_ns:
         add(
-            "kubernetes.events",
-            {"namespace": namespace, "field_selector": "type=Warning"},
-            f"Warning events in {namespace}.",
+            "loki.query_range",
+            {"query": f'{{namespace="{root_ns}"}} |~ `{ERROR_FILTER}`', "limit": 200},
+            f"Error lines of {root_ns} in Loki.",
         )
-    add("loki.query_range", {"query": f'{{app="{root}"}}', "limit": 200}, f"{root}'s log lines in Loki.")
-    return steps
+    pods = "|".join(services)
+    add(
+        "prometheus.query",
+        {"query": f'kube_pod_container_status_last_terminated_reason{{pod=~"({pods})-.*"}}'},
+        "Why the containers last terminated, from kube-state-metrics.",
+    )
+    return steps[:16]
 
 
 async def call(tools: dict[str, Any], name: str, arguments: Json) -> Any:
@@ -66,16 +99,22 @@ async def call(tools: dict[str, Any], name: str, arguments: Json) -> Any:
 async def record(scenario: Scenario, root: str) -> tuple[list[Json], list[Json]]:
     env = pack_tools_for({scenario.name: scenario})(scenario.name)
     tools = dict(env.toolset.as_mapping())
-    kube = env.context.get("kubernetes", {}) if isinstance(env.context, dict) else {}
-    all_ns = list(kube.get("namespaces", [])) if isinstance(kube, dict) else []
+    context: Any = env.context
+    kube: Any = context.get("kubernetes") or {}
+    all_ns = [str(n) for n in kube.get("namespaces", [])]
+    services = targets(scenario, root)
     namespaces: list[str] = []
     for namespace in all_ns:
         pods = await call(tools, "kubernetes.pods", {"namespace": namespace}) if "kubernetes.pods" in tools else None
-        if pods and root in json.dumps(pods):
+        text = json.dumps(pods) if pods else ""
+        if any(f'"{s}-' in text for s in services):
             namespaces.append(namespace)
     if not namespaces and all_ns:
         namespaces = [str(kube.get("default_namespace") or all_ns[0])]
-    steps = plan_steps(scenario, tools, root, namespaces)
+    namespaces = namespaces[:2]
+    root_ns = next((s.labels.get("namespace", "") for s in scenario.topology.services if s.name == root), "")
+    root_ns = root_ns or (namespaces[0] if namespaces else str(kube.get("default_namespace") or ""))
+    steps = plan_steps(scenario, tools, services, namespaces, root_ns)
     invocations: list[Json] = []
     for step in steps:
         output = await call(tools, step["tool_name"], step["arguments"])
@@ -83,10 +122,19 @@ async def record(scenario: Scenario, root: str) -> tuple[list[Json], list[Json]]
             invocations.append(_invocation(len(invocations) + 1, step["tool_name"], step["arguments"], output))
     # The Executor adds the previous container's log of a pod of the service that restarted, as a result asks.
     for fact in [f for inv in invocations for f in Reader(inv).facts()]:
-        if fact.kind == "termination" and fact.text("pod").startswith(root) and "kubernetes.pod_logs" in tools:
-            namespace = namespaces[0] if namespaces else ""
-            arguments = {"namespace": namespace, "pod": fact.text("pod"), "container": fact.text("container"),
-                         "previous": True}
+        if (
+            fact.kind == "termination"
+            and fact.has("namespace")
+            and fact.text("pod").startswith(root)
+            and "kubernetes.pod_logs" in tools
+        ):
+            namespace = fact.text("namespace")
+            arguments = {
+                "namespace": namespace,
+                "pod": fact.text("pod"),
+                "container": fact.text("container"),
+                "previous": True,
+            }
             output = await call(tools, "kubernetes.pod_logs", arguments)
             if output is not None and output.get("lines"):
                 invocations.append(_invocation(len(invocations) + 1, "kubernetes.pod_logs", arguments, output))
@@ -95,14 +143,29 @@ async def record(scenario: Scenario, root: str) -> tuple[list[Json], list[Json]]
 
 
 def _invocation(number: int, tool: str, arguments: Json, output: Any) -> Json:
-    return {"invocation_id": f"inv-{number:04d}", "tool_name": tool, "arguments": arguments,
-            "output": json.loads(json.dumps(output))}
+    return {
+        "invocation_id": f"inv-{number:04d}",
+        "tool_name": tool,
+        "arguments": arguments,
+        "output": json.loads(json.dumps(output)),
+    }
 
 
 # ----------------------------------------------------------------------------------------- the findings
 SLOW = re.compile(r"(?i)duration|elapsed|took \d|in \d+ ?ms|answered in")
-QUIET_REASONS = {"Pulled", "Pulling", "Scheduled", "Created", "Started", "Killing", "SuccessfulCreate",
-                 "ScalingReplicaSet", "SuccessfulDelete", "Completed", "SawCompletedJob"}
+QUIET_REASONS = {
+    "Pulled",
+    "Pulling",
+    "Scheduled",
+    "Created",
+    "Started",
+    "Killing",
+    "SuccessfulCreate",
+    "ScalingReplicaSet",
+    "SuccessfulDelete",
+    "Completed",
+    "SawCompletedJob",
+}
 
 
 def relates(fact: Fact, root: str) -> bool:
@@ -119,8 +182,11 @@ def rank(fact: Fact) -> int:
 def telling(fact: Fact) -> bool:
     """Whether a fact shows trouble: a warning event, an error line, a waiting or failed container."""
     if fact.kind == "event":
-        return fact.has("reason") and fact.text("reason") not in QUIET_REASONS and (
-            not fact.has("etype") or fact.text("etype") == "Warning")
+        return (
+            fact.has("reason")
+            and fact.text("reason") not in QUIET_REASONS
+            and (not fact.has("etype") or fact.text("etype") == "Warning")
+        )
     if fact.kind in ("log", "pod_log"):
         level = fact.text("level").upper() if fact.has("level") else ""
         return fact.has("message") and level not in ("INFO", "DEBUG") and bool(ERRORISH.search(fact.text("message")))
@@ -134,8 +200,9 @@ def signature(fact: Fact) -> tuple[str, ...]:
     return (fact.kind, *(fact.text(r) for r in ("object", "pod", "reason", "message") if fact.has(r)))
 
 
-def choose(facts: list[Fact], root: str, keys: tuple[str, ...]) -> tuple[list[tuple[Fact, str]], Fact | None,
-                                                                          Fact | None]:
+def choose(
+    facts: list[Fact], root: str, keys: tuple[str, ...]
+) -> tuple[list[tuple[Fact, str]], Fact | None, Fact | None]:
     """The key facts (each holding a key evidence text), a symptom fact of the service, a context fact."""
     chosen: list[tuple[Fact, str]] = []
     seen: set[tuple[str, ...]] = set()
@@ -153,8 +220,9 @@ def choose(facts: list[Fact], root: str, keys: tuple[str, ...]) -> tuple[list[tu
     kinds = {f.kind for f, _ in chosen}
     symptoms.sort(key=lambda f: (f.kind in kinds, rank(f)))
     symptom = symptoms[0] if symptoms else None
-    context = next((f for f in facts if f.kind == "topology" and f.has("service") and (f.has("dep") or
-                                                                                         f.has("dependent"))), None)
+    context = next(
+        (f for f in facts if f.kind == "topology" and f.has("service") and (f.has("dep") or f.has("dependent"))), None
+    )
     if context is None:
         context = next((f for f in facts if f.kind in ("deploy", "limit") and relates(f, root)), None)
     return chosen, symptom, context
@@ -167,10 +235,17 @@ def binding(fact: Fact, role: str, statement: str, key: str) -> Json:
     if len(text) > MAX_MATCHED:
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         quoted = re.findall(r'"([^"]{6,})"', statement)
-        text = next((line for line in lines if line in statement), "") or next(
-            (line for line in lines for q in quoted if q in line), "") or matched(text, key)
-    return {"source_invocation_ids": [leaf.invocation_id], "tool_name": leaf.tool_name, "raw_path": leaf.path,
-            "matched_text": text}
+        text = (
+            next((line for line in lines if line in statement), "")
+            or next((line for line in lines for q in quoted if q in line), "")
+            or matched(text, key)
+        )
+    return {
+        "source_invocation_ids": [leaf.invocation_id],
+        "tool_name": leaf.tool_name,
+        "raw_path": leaf.path,
+        "matched_text": text,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ causes
@@ -213,8 +288,11 @@ def cause_phrase(fact: Fact, key: str, root: str, style: str) -> tuple[str, list
         reason = "FailedScheduling"
     if k == "event" and reason == "Unhealthy":
         probe = next((p for p in ("Liveness", "Readiness", "Startup") if p.lower() in fact.text("message").lower()), "")
-        return (f'fails its {probe.lower()} probe ("{text}")' if not typical_style else
-                f"keeps failing its {probe.lower()} probe: {text}"), roles
+        return (
+            f'fails its {probe.lower()} probe ("{text}")'
+            if not typical_style
+            else f"keeps failing its {probe.lower()} probe: {text}"
+        ), roles
     if reason in _EVENT_CAUSES:
         honest_words, typical_words = _EVENT_CAUSES[reason]
         return (f'{honest_words} ("{text}")' if not typical_style else f"{typical_words}: {text}"), roles
@@ -227,8 +305,32 @@ def cause_phrase(fact: Fact, key: str, root: str, style: str) -> tuple[str, list
     return (f'is slow ("{text}")' if slow else f'fails with "{text}"'), roles
 
 
+def caller_of(fact: Fact, root: str) -> str:
+    """The service whose output shows the failure, when it is not the cause's service (a caller's log)."""
+    if fact.has("service") and not relates(fact, root):
+        return fact.text("service")
+    return ""
+
+
 def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str) -> Wording:
     phrase, roles = cause_phrase(fact, key, root, style)
+    caller = caller_of(fact, root)
+    if caller:
+        text = excerpt(fact, key)
+        honest_options = [
+            f'Calls from {caller} to {root} fail with "{text}", which explains the observed symptoms',
+            f'{root} is the root cause of the reported problem: {caller} fails with "{text}" when it calls it',
+        ]
+        typical_options = [
+            f"{caller} can't talk to {root} ({text}), and that's the root cause.",
+            f"{root} is what's broken: {caller}'s calls to it fail with {text}.",
+        ]
+        options = honest_options if style == "honest" else typical_options
+        return Wording(
+            options[seed % len(options)],
+            ["service", "message"],
+            ["causal conclusion"] if style == "honest" else ["possessive", "contraction", "unquoted"],
+        )
     if style == "honest":
         options = [
             f"{root} {phrase}, which explains the observed symptoms",
@@ -237,25 +339,41 @@ def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str) -> Wordi
         ]
     else:
         options = [
-            f"{root} is failing because it {phrase}.",
+            f"{root} is the problem: it {phrase}.",
             f"Root cause: {root} {phrase}, and that's what users are seeing.",
             f"{root}'s failure comes down to this: it {phrase}.",
         ]
-    return Wording(options[seed % len(options)], roles,
-                   ["causal conclusion"] if style == "honest" else ["possessive", "contraction", "trailing period"])
+    return Wording(
+        options[seed % len(options)],
+        roles,
+        ["causal conclusion"] if style == "honest" else ["possessive", "contraction", "trailing period"],
+    )
 
 
 def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
     phrase, roles = cause_phrase(fact, key, root, "honest")
-    return Untruth(f"{herring} is the root cause: {root} {phrase} since {herring} stopped answering", roles,
-                   "invented cause", f"nothing recorded shows {herring} failing; the cause is {root}'s own")
+    return Untruth(
+        f"{herring} is the root cause: {root} {phrase} since {herring} stopped answering",
+        roles,
+        "invented cause",
+        f"nothing recorded shows {herring} failing; the cause is {root}'s own",
+    )
 
 
 # ------------------------------------------------------------------------------------------------- a case
-def claim(cid: str, wording: Wording | Untruth, fact: Fact, critical: bool, key: str) -> Json:
+def claim(cid: str, wording: Wording | Untruth, fact: Fact, critical: bool, key: str, also: Json | None = None) -> Json:
     bound = [binding(fact, role, wording.statement, key) for role in wording.roles if role in fact.leaves]
-    return {"claim_id": cid, "statement": wording.statement, "critical": critical, "status": "confirmed",
-            "evidence_bindings": bound}
+    if also is not None and all(
+        also["raw_path"] != b["raw_path"] or also["source_invocation_ids"] != b["source_invocation_ids"] for b in bound
+    ):
+        bound.append(also)
+    return {
+        "claim_id": cid,
+        "statement": wording.statement,
+        "critical": critical,
+        "status": "confirmed",
+        "evidence_bindings": bound,
+    }
 
 
 def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invocations: list[Json]) -> Json | None:
@@ -267,10 +385,15 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
     chosen, symptom, context = choose(facts, root, tuple(truth.key_evidence))
     if not chosen:
         return None
-    herrings = list(expected.get("red_herring_services", ())) or [
-        s for s in scenario.service_names if s != root]
-    pods = sorted({f.text(r) for f in facts for r in ("pod", "object") if f.has(r)
-                   and not f.text(r).startswith(root) and "-" in f.text(r)})
+    herrings = list(expected.get("red_herring_services", ())) or [s for s in scenario.service_names if s != root]
+    pods = sorted(
+        {
+            f.text(r)
+            for f in facts
+            for r in ("pod", "object")
+            if f.has(r) and not f.text(r).startswith(root) and "-" in f.text(r)
+        }
+    )
     other_pod = pods[seed % len(pods)] if pods else None
 
     # (claim id, fact, critical, role): the symptom first, the key observations, context, then the cause.
@@ -282,6 +405,24 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
     if context is not None:
         slots.append(("context", context, False, "observation", ""))
     cause_fact, cause_key = chosen[0]
+    # A cause names its service: a careful Executor binds a value that holds the name when the key fact does not.
+    root_leaf = next(
+        (
+            f.leaves[r]
+            for f in facts
+            for r in ("service", "dep", "dependent")
+            if r in f.leaves and f.leaves[r].text == root
+        ),
+        None,
+    )
+    also = None
+    if root_leaf is not None and not any(root in leaf.text for leaf in cause_fact.leaves.values()):
+        also = {
+            "source_invocation_ids": [root_leaf.invocation_id],
+            "tool_name": root_leaf.tool_name,
+            "raw_path": root_leaf.path,
+            "matched_text": root_leaf.text,
+        }
 
     variants: Json = {}
     for variant in ("honest", "typical", "untrue"):
@@ -290,16 +431,17 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
         target = _untrue_target(slots, seed) if variant == "untrue" else None
         for n, (slot, fact, critical, _, key) in enumerate(slots, start=1):
             cid = f"c{n}"
-            wording: Wording | Untruth
-            if variant == "typical":
-                wording = typical(fact, seed + n, key)
-            else:
-                wording = honest(fact, seed + n, key)
+            written = typical(fact, seed + n, key) if variant == "typical" else honest(fact, seed + n, key)
+            wording: Wording | Untruth = written
             mark: Json = {"true": True, "slot": slot}
             if variant == "typical":
-                mark["imperfections"] = wording.imperfections  # type: ignore[union-attr]
+                mark["imperfections"] = written.imperfections
             if target == n:
-                lie = untrue(fact, seed + n, key, other_pod)
+                mine = {fact.text(r) for r in ("service", "pod", "object") if fact.has(r)}
+                others = [h for h in herrings if h not in mine and h != root] or [
+                    o for o in scenario.service_names if o not in mine and o != root
+                ]
+                lie = untrue(fact, seed + n, key, other_pod, others)
                 if lie is not None:
                     wording = lie
                     mark = {"true": False, "slot": slot, "untruth": lie.kind, "why": lie.why, "critical": critical}
@@ -313,7 +455,7 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
             herring = herrings[seed % len(herrings)]
             cause = invented_cause(cause_fact, cause_key, root, herring)
             cause_mark = {"true": False, "slot": "cause", "untruth": cause.kind, "why": cause.why, "critical": True}
-        claims.append(claim(cause_id, cause, cause_fact, True, cause_key))
+        claims.append(claim(cause_id, cause, cause_fact, True, cause_key, also))
         marks[cause_id] = cause_mark
         variants[variant] = {
             "executor": {"contract": "executor_evidence_v2", "claims": claims, "evidence_gaps": []},
@@ -322,7 +464,8 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
             "verifier": {
                 c["claim_id"]: {
                     "classification": "reasonable_inference" if c["claim_id"] == cause_id else "direct_observation",
-                    "rationale": "Follows from the observations it is bound to." if c["claim_id"] == cause_id
+                    "rationale": "Follows from the observations it is bound to."
+                    if c["claim_id"] == cause_id
                     else "Its bound output states it.",
                 }
                 for c in claims

@@ -93,7 +93,9 @@ class Verifier:
         score = round(observed / len(critical), 2) if critical else 0.0
         if any(k == "contradicted" for k in critical):
             verdict = "REJECT"
-        elif critical and all(k in _SHOWN for k in critical) and observed and ceiling == "VERDICT_PASS" and score >= 0.5:
+        elif (
+            critical and all(k in _SHOWN for k in critical) and observed and ceiling == "VERDICT_PASS" and score >= 0.5
+        ):
             verdict = "PASS"
         else:
             verdict = "LOW_CONFID"

@@ -343,11 +343,24 @@ def cause_claim(fact: Fact, key: str, root: str, seed: int, style: str) -> Wordi
             f"Root cause: {root} {phrase}, and that's what users are seeing.",
             f"{root}'s failure comes down to this: it {phrase}.",
         ]
-    return Wording(
-        options[seed % len(options)],
-        roles,
-        ["causal conclusion"] if style == "honest" else ["possessive", "contraction", "trailing period"],
-    )
+    statement = options[seed % len(options)]
+    return Wording(statement, roles, ["causal conclusion"] if style == "honest" else noticed(statement))
+
+
+def noticed(statement: str) -> list[str]:
+    """The imperfections a typical cause statement shows."""
+    found = []
+    if re.search(r"\w's\b(?! a)", statement) and "it's" not in statement:
+        found.append("possessive")
+    if re.search(r"n't|it's|that's|what's", statement):
+        found.append("contraction")
+    if re.search(r"[-a-z]+-[a-z]+", statement.split(":")[-1]):
+        found.append("hyphenated word")
+    if not re.search(r'"', statement):
+        found.append("unquoted message")
+    if statement.endswith("."):
+        found.append("trailing period")
+    return found
 
 
 def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
@@ -451,6 +464,8 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
         style = "typical" if variant == "typical" else "honest"
         cause: Wording | Untruth = cause_claim(cause_fact, cause_key, root, seed, style)
         cause_mark: Json = {"true": True, "slot": "cause"}
+        if variant == "typical" and isinstance(cause, Wording):
+            cause_mark["imperfections"] = cause.imperfections
         if variant == "untrue" and not any(not m["true"] for m in marks.values()):
             herring = herrings[seed % len(herrings)]
             cause = invented_cause(cause_fact, cause_key, root, herring)

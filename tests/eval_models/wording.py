@@ -61,8 +61,9 @@ def json_message(text: str, key: str = "") -> str:
 
     walk(data, "")
     holding = [v for _, v in fields if key and key in v]
-    errors = [v for k, v in fields if k in ("error", "err", "exception")]
-    erring = [v for _, v in fields if ERRORISH.search(v)]
+    named = ("error", "err", "exception", "message", "msg", "stack_trace")
+    errors = [v for k, v in fields if k in named and ERRORISH.search(v)]
+    erring = sorted((v for _, v in fields if ERRORISH.search(v)), key=len, reverse=True)
     messages = [v for k, v in fields if k in ("msg", "message")]
     return (holding or errors or erring or messages or [""])[0]
 
@@ -290,6 +291,14 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
                     ["possessive pronoun", "trailing period"],
                 )
             )
+        if fact.has("image"):
+            options.append(
+                Wording(
+                    f"{pod}'s {container} container, running {fact.text('image')}, was {reason} (exit code {code}).",
+                    ["pod", "container", "reason", "code"],
+                    ["detail from a neighbouring field (the image, not bound)", "possessive", "trailing period"],
+                )
+            )
         if fact.has("finished"):
             options.append(
                 Wording(
@@ -340,7 +349,7 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
         retold, units = respell(msg)
         options = [
             Wording(
-                f"{obj}'s events show {reason}: {retold}.",
+                f"{obj}'s events show {reason}: {retold.rstrip('.')}.",
                 ["object", "reason", "message"],
                 ["possessive", "unquoted message", "trailing period", "plural", *units],
             ),
@@ -350,6 +359,14 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
                 ["single quotes", "trailing period"],
             ),
         ]
+        if fact.has("count") and int(float(fact.text("count"))) > 1:
+            options.append(
+                Wording(
+                    f"{obj} has had {fact.text('count')} {reason} events: {msg.rstrip('.')}.",
+                    ["object", "reason", "message"],
+                    ["detail from a neighbouring field (the count, not bound)", "plural", "unquoted message"],
+                )
+            )
         if fact.has("count") and int(float(fact.text("count"))) >= 20:
             rounded = round(int(float(fact.text("count"))), -1)
             options.append(
@@ -374,7 +391,9 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
         retold, units = respell(msg)
         options = [
             Wording(
-                f"{service}'s logs show {retold}.", roles, ["possessive", "unquoted message", "trailing period", *units]
+                f"{service}'s logs show {retold.rstrip('.')}.",
+                roles,
+                ["possessive", "unquoted message", "trailing period", *units],
             ),
             Wording(
                 f'{service} logged an error, "{msg}", which points at the failure.',
@@ -396,7 +415,7 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
         return pick(
             seed,
             Wording(
-                f"{pod}'s previous container logged {msg}.",
+                f"{pod}'s previous container logged {msg.rstrip('.')}.",
                 ["pod", "message"],
                 ["possessive", "unquoted message", "trailing period"],
             ),

@@ -51,6 +51,8 @@ class RunResult:
     shown: list[str] = field(default_factory=list)
     directions: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
+    # Why the guard changed a claim's class, in its own words.
+    reasons: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +115,7 @@ def judge(case: Json, variant: str, run: run_pb2.DiagnosisRun) -> RunResult:
     for cid in marks:
         if cid not in verified:
             refused.setdefault(cid, "GATEKEEPER")
+    reasons = {c.claim_id: c.reason for c in evaluation.classification_changes if c.source == "guard"}
     return RunResult(
         incident=case["incident"],
         variant=variant,
@@ -129,6 +132,7 @@ def judge(case: Json, variant: str, run: run_pb2.DiagnosisRun) -> RunResult:
         shown=sorted(facts),
         directions=sorted(directions),
         refused=refused,
+        reasons=reasons,
     )
 
 
@@ -217,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"dir={int(r.cause_direction)} true {r.true_shown}/{r.true_written} untrue={r.untrue_shown} "
                 f"refused={r.refused}"
             )
+            for cid, reason in r.reasons.items():
+                print(f"    {cid}: {reason}")
     data = summary(results)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

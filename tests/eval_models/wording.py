@@ -125,6 +125,10 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
                 f"Pod {pod} reports container {container} {when} with reason {reason}, exit code {code}",
                 ["pod", "container", "reason", "code"],
             ),
+            Wording(
+                f"The {container} container of pod {pod} {when} with exit code {code} and reason {reason}",
+                ["pod", "container", "code", "reason"],
+            ),
         ]
         if fact.has("restarts") and fact.text("restarts") != "0":
             options.append(
@@ -164,6 +168,7 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
         options = [
             Wording(f'{obj} has {article(reason)} {reason} event: "{msg}"', ["object", "reason", "message"]),
             Wording(f'The {reason} event of {obj} says "{msg}"', ["object", "reason", "message"]),
+            Wording(f'Event {reason} was recorded for {obj} with the message "{msg}"', ["object", "reason", "message"]),
         ]
         if fact.has("count"):
             options.append(
@@ -180,7 +185,10 @@ def honest(fact: Fact, seed: int, key: str = "") -> Wording:
             level = fact.text("level")
             return Wording(f'{service} logged {article(level)} {level} line: "{msg}"', [*roles, "level"])
         return pick(
-            seed, Wording(f'{service} logged "{msg}"', roles), Wording(f'The logs of {service} contain "{msg}"', roles)
+            seed,
+            Wording(f'{service} logged "{msg}"', roles),
+            Wording(f'The logs of {service} contain "{msg}"', roles),
+            Wording(f'A log line of {service} reads "{msg}"', roles),
         )
     if k == "pod_log":
         pod, msg = fact.text("pod"), quote(fact, key)

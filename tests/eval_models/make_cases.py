@@ -369,7 +369,7 @@ def invented_cause(fact: Fact, key: str, root: str, herring: str) -> Untruth:
         f"{herring} is the root cause: {root} {phrase} since {herring} stopped answering",
         roles,
         "invented cause",
-        f"nothing recorded shows {herring} failing; the cause is {root}'s own",
+        f"the cause is {root}'s own: no recorded output ties the failure to {herring}",
     )
 
 
@@ -408,6 +408,11 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
         }
     )
     other_pod = pods[seed % len(pods)] if pods else None
+    # What the outputs record, so that an untruth is checked false: (pod or object, reason) pairs, and all texts.
+    recorded_pairs = {
+        (f.text(r), f.text("reason")) for f in facts for r in ("pod", "object") if f.has(r) and f.has("reason")
+    }
+    texts = [leaf.text for f in facts for leaf in f.leaves.values()]
 
     # (claim id, fact, critical, role): the symptom first, the key observations, context, then the cause.
     slots: list[tuple[str, Fact, bool, str, str]] = []
@@ -454,8 +459,10 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
                 others = [h for h in herrings if h not in mine and h != root] or [
                     o for o in scenario.service_names if o not in mine and o != root
                 ]
-                lie = untrue(fact, seed + n, key, other_pod, others)
-                if lie is not None:
+                reason = fact.text("reason") if fact.has("reason") else ""
+                wrong_pod = other_pod if (other_pod, reason) not in recorded_pairs else None
+                lie = untrue(fact, seed + n, key, wrong_pod, others)
+                if lie is not None and not still_true(lie, texts):
                     wording = lie
                     mark = {"true": False, "slot": slot, "untruth": lie.kind, "why": lie.why, "critical": critical}
             claims.append(claim(cid, wording, fact, critical, key))
@@ -500,6 +507,12 @@ def build(name: str, scenario: Scenario, expected: Json, steps: list[Json], invo
         "tool_invocations": invocations,
         "variants": variants,
     }
+
+
+def still_true(lie: Untruth, texts: list[str]) -> bool:
+    """Whether a changed quote happens to be recorded after all (then it is no untruth)."""
+    quoted = re.findall(r'"([^"]{6,})"', lie.statement)
+    return lie.kind == "wrong error code" and any(q in t for q in quoted for t in texts)
 
 
 def _untrue_target(slots: list[tuple[str, Fact, bool, str, str]], seed: int) -> int | None:

@@ -38,7 +38,18 @@ def quote(fact: Fact, key: str = "") -> str:
         line = next(line for line in text.splitlines() if key in line).strip()
         return line if len(line) <= 160 else key
     first = text.strip().splitlines()[0].strip() if text.strip() else text
-    return first[:160] if len(text) > 160 or "\n" in text else text
+    return clause(first) if len(text) > 160 or "\n" in text else text
+
+
+def clause(line: str, limit: int = 160) -> str:
+    """A long line cut where a model would cut it: at the last ": " or ", " within the limit, never mid-word."""
+    if len(line) <= limit:
+        return line
+    head = line[:limit]
+    cut = max(head.rfind(": "), head.rfind(", "))
+    if cut < 40:
+        cut = head.rfind(" ")
+    return head[:cut].rstrip(" :,") if cut > 0 else head
 
 
 def json_message(text: str, key: str = "") -> str:

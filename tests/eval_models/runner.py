@@ -193,12 +193,27 @@ def table(by_variant: dict[str, Totals]) -> str:
     return "\n".join(lines)
 
 
+def shares(t: Totals) -> dict[str, float]:
+    """The counts as shares, in the terms of the goals: of runs, of true claims written, of runs without untruth."""
+
+    def share(part: int, whole: int) -> float:
+        return round(part / whole, 3) if whole else 0.0
+
+    return {
+        "cause_likely": share(t.cause_likely, t.runs),
+        "cause_likely_or_direction": share(t.cause_likely + t.cause_direction, t.runs),
+        "true_shown": share(t.true_shown, t.true_written),
+        "reject": share(t.reject, t.runs),
+    }
+
+
 def summary(results: Sequence[RunResult]) -> Json:
     by_variant = totals(results)
     return {
         "server_package": str(Path(diagnosis_server.__file__).resolve().parent),
         "cases": len({r.incident for r in results}),
         "variants": {v: asdict(t) for v, t in by_variant.items()},
+        "shares": {v: shares(t) for v, t in by_variant.items()},
         "runs": [asdict(r) for r in results],
     }
 

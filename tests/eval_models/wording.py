@@ -310,6 +310,14 @@ def typical(fact: Fact, seed: int, key: str = "") -> Wording:
                     ["possessive pronoun", "trailing period"],
                 )
             )
+            options.append(
+                Wording(
+                    f"{pod}: restart count {fact.text('restarts')}, last state terminated ({reason}, exit code "
+                    f"{code}).",
+                    ["pod", "restarts", "reason", "code"],
+                    ["camelCase field names written as words", "trailing period"],
+                )
+            )
         if fact.has("image"):
             options.append(
                 Wording(

@@ -521,22 +521,32 @@ def _untrue_target(slots: list[tuple[str, Fact, bool, str, str]], seed: int) -> 
     return choices[seed % len(choices)]
 
 
+def case_text(case: Json) -> str:
+    """A case file's bytes (the same case, the same text)."""
+    return json.dumps(case, indent=1, ensure_ascii=False) + "\n"
+
+
+async def make_case(name: str, scenarios: dict[str, Scenario] | None = None) -> Json | None:
+    """One incident's case, from its pack (None when the planned tools' outputs hold none of its key evidence)."""
+    scenarios = scenarios or load_user_scenarios(PACKS_DIR)
+    expected = tomllib.loads(EXPECTED.read_text(encoding="utf-8"))
+    scenario = scenarios[name]
+    assert scenario.truth is not None and scenario.truth.root_cause.service, name
+    steps, invocations = await record(scenario, scenario.truth.root_cause.service)
+    return build(name, scenario, expected.get(name, {}), steps, invocations)
+
+
 async def main_async(names: list[str]) -> int:
     scenarios = load_user_scenarios(PACKS_DIR)
-    expected = tomllib.loads(EXPECTED.read_text(encoding="utf-8"))
     CASES_DIR.mkdir(exist_ok=True)
     wanted = names or sorted(n for n, s in scenarios.items() if s.truth is not None and s.truth.root_cause.service)
     written = 0
     for name in wanted:
-        scenario = scenarios[name]
-        assert scenario.truth is not None and scenario.truth.root_cause.service, name
-        steps, invocations = await record(scenario, scenario.truth.root_cause.service)
-        case = build(name, scenario, expected.get(name, {}), steps, invocations)
+        case = await make_case(name, scenarios)
         if case is None:
             print(f"{name}: no key evidence in the planned tools' outputs, no case", file=sys.stderr)
             continue
-        path = CASES_DIR / f"{name}.json"
-        path.write_text(json.dumps(case, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (CASES_DIR / f"{name}.json").write_text(case_text(case), encoding="utf-8")
         written += 1
     print(f"{written} case files in {CASES_DIR}")
     return 0

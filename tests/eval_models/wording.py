@@ -73,7 +73,11 @@ def json_message(text: str, key: str = "") -> str:
     walk(data, "")
     holding = [v for _, v in fields if key and key in v]
     named = ("error", "err", "exception", "message", "msg", "stack_trace")
-    errors = [v for k, v in fields if k in named and ERRORISH.search(v)]
+    errors = [
+        v
+        for k, v in sorted(fields, key=lambda f: named.index(f[0]) if f[0] in named else len(named))
+        if k in named and ERRORISH.search(v)
+    ]
     erring = sorted((v for _, v in fields if ERRORISH.search(v)), key=len, reverse=True)
     messages = [v for k, v in fields if k in ("msg", "message")]
     return (holding or errors or erring or messages or [""])[0]
@@ -538,7 +542,7 @@ def bump(number: str, seed: int) -> str:
 _SWAP = {"503": "502", "502": "504", "401": "403", "403": "401", "404": "400", "500": "503", "137": "139"}
 # A number a claim could get wrong: a standalone integer, maybe with a unit (503, 30000ms, 2Gi, 0/5), never part of a
 # time, a date, an address or an identifier.
-_NUMBER = re.compile(r"(?<![\w.:/\[-])(\d+)(ms|s|Gi|Mi|Ki)?(?![\w.:/\]-]|\.\d)")
+_NUMBER = re.compile(r"(?<![\w.:/\[-])(?<!\d,)(\d+)(ms|s|Gi|Mi|Ki)?(?![\w.:/\]-]|\.\d)")
 
 
 def change_code(text: str, seed: int) -> tuple[str, str] | None:

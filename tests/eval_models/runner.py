@@ -14,6 +14,7 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +52,8 @@ class RunResult:
     shown: list[str] = field(default_factory=list)
     directions: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
+    # The classes of the refused claims that are true (what a fixed guard should let through).
+    refused_true: list[str] = field(default_factory=list)
     # Why the guard changed a claim's class, in its own words.
     reasons: dict[str, str] = field(default_factory=dict)
 
@@ -132,6 +135,7 @@ def judge(case: Json, variant: str, run: run_pb2.DiagnosisRun) -> RunResult:
         shown=sorted(facts),
         directions=sorted(directions),
         refused=refused,
+        refused_true=sorted(refused[cid] for cid in true_ids if cid in refused),
         reasons=reasons,
     )
 
@@ -207,6 +211,14 @@ def shares(t: Totals) -> dict[str, float]:
     }
 
 
+def refusals(results: Sequence[RunResult]) -> dict[str, dict[str, int]]:
+    """Per variant, how many true claims each class (or the Gatekeeper) kept out of the answer."""
+    out: dict[str, Counter[str]] = {}
+    for r in results:
+        out.setdefault(r.variant, Counter()).update(r.refused_true)
+    return {variant: dict(sorted(counts.items())) for variant, counts in out.items()}
+
+
 def summary(results: Sequence[RunResult]) -> Json:
     by_variant = totals(results)
     return {
@@ -214,6 +226,7 @@ def summary(results: Sequence[RunResult]) -> Json:
         "cases": len({r.incident for r in results}),
         "variants": {v: asdict(t) for v, t in by_variant.items()},
         "shares": {v: shares(t) for v, t in by_variant.items()},
+        "refused_true_claims": refusals(results),
         "runs": [asdict(r) for r in results],
     }
 
@@ -245,5 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"server code: {data['server_package']}")
     print(f"{data['cases']} incidents, {len(results)} runs")
     print(table(totals(results)))
+    for variant, counts in refusals(results).items():
+        print(f"true claims refused ({variant}): " + (", ".join(f"{k} {n}" for k, n in counts.items()) or "none"))
     print(f"summary: {out}")
     return 0

@@ -19,7 +19,7 @@ from diagnosis_server.api.hub import EventHub, Subscription
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
-from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
+from diagnosis_server.graph.orchestrator import NewRun, Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
 from diagnosis_server.store.records import utc_now
 
@@ -84,7 +84,15 @@ class RunManager:
     def accepting(self) -> bool:
         return not self._closed
 
-    def start(self, *, question: str, scenario: str, tenant: str, environment: str = "") -> StartedRun:
+    def start(
+        self,
+        *,
+        question: str,
+        scenario: str,
+        tenant: str,
+        environment: str = "",
+        trigger: run_pb2.RunTrigger | None = None,
+    ) -> StartedRun:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
@@ -102,7 +110,13 @@ class RunManager:
         started: asyncio.Future[run_pb2.DiagnosisRun] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
             self._execute(
-                run_id, question=question, scenario=scenario, tenant=tenant, environment=environment, started=started
+                run_id,
+                question=question,
+                scenario=scenario,
+                tenant=tenant,
+                environment=environment,
+                started=started,
+                trigger=trigger,
             ),
             name=f"run {run_id}",
         )
@@ -128,6 +142,7 @@ class RunManager:
         tenant: str,
         started: asyncio.Future[run_pb2.DiagnosisRun],
         environment: str = "",
+        trigger: run_pb2.RunTrigger | None = None,
     ) -> run_pb2.DiagnosisRun | None:
         # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
         structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
@@ -147,15 +162,16 @@ class RunManager:
         cancelled = False
         stored: run_pb2.DiagnosisRun | None = None
         try:
-            run = stored = await self._orchestrator.run(
-                question=question,
-                scenario=scenario,
-                environment=environment,
-                tenant=tenant,
-                run_id=run_id,
-                on_event=on_event,
-                on_started=on_started,
-            )
+            request: NewRun = {
+                "question": question,
+                "scenario": scenario,
+                "environment": environment,
+                "tenant": tenant,
+                "run_id": run_id,
+            }
+            if trigger is not None:
+                request["trigger"] = trigger
+            run = stored = await self._orchestrator.run(on_event=on_event, on_started=on_started, **request)
         except asyncio.CancelledError:
             # Shutdown past its grace: drain() marks the run INTERRUPTED and ends its streams.
             cancelled = True

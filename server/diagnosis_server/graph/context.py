@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from diagnosis.v1.diagnosis_service_pb2 import TimeWindow
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog
 from diagnosis_server.conversions import JsonObject
@@ -35,3 +36,5 @@ class RunContext:
     allowed_tools: Sequence[str] | None = None
     # The run's invocation ids: one counter for all its Executor attempts and cycles.
     invocation_ids: InvocationIds = field(default_factory=InvocationIds)
+    # The span of time the run was asked about (RequestContext.time_window; an alert's), None when none.
+    time_window: TimeWindow | None = None

@@ -116,29 +116,39 @@ receivers:
 """
 
 
+def start_alertmanager(root: Path, config: str) -> tuple[str, subprocess.Popen[bytes]]:
+    """Alertmanager on a loopback port with ``config`` (clustering off); its base URL and process."""
+    alertmanager = binary("prometheus-alertmanager", "prometheus-alertmanager", REQUIRE_ALERTMANAGER_ENV)
+    am_config = root / "alertmanager.yml"
+    am_config.write_text(config)
+    am_port = free_port()
+    am = subprocess.Popen(
+        [
+            alertmanager,
+            f"--config.file={am_config}",
+            f"--storage.path={root / 'am-data'}",
+            f"--web.listen-address=127.0.0.1:{am_port}",
+            "--cluster.listen-address=",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(root / "alertmanager.log").open("wb"),
+    )
+    am_url = f"http://127.0.0.1:{am_port}"
+    try:
+        wait_ready(f"{am_url}/-/ready", am, "alertmanager")
+    except BaseException:
+        stop(am)
+        raise
+    return am_url, am
+
+
 def start_stack(root: Path, *, webhook_url: str, copy_url: str, token_file: Path) -> Stack:
     """Alertmanager routing to ``webhook_url`` (and a copy to ``copy_url``), then Prometheus with a rule firing."""
-    alertmanager = binary("prometheus-alertmanager", "prometheus-alertmanager", REQUIRE_ALERTMANAGER_ENV)
     prometheus = binary("prometheus", "prometheus", REQUIRE_PROMETHEUS_ENV)
-    processes: list[subprocess.Popen[bytes]] = []
+    am_url, am = start_alertmanager(root, alertmanager_config(webhook_url, copy_url, token_file))
+    am_port = am_url.rsplit(":", 1)[1]
+    processes: list[subprocess.Popen[bytes]] = [am]
     try:
-        am_config = root / "alertmanager.yml"
-        am_config.write_text(alertmanager_config(webhook_url, copy_url, token_file))
-        am_port = free_port()
-        am = subprocess.Popen(
-            [
-                alertmanager,
-                f"--config.file={am_config}",
-                f"--storage.path={root / 'am-data'}",
-                f"--web.listen-address=127.0.0.1:{am_port}",
-                "--cluster.listen-address=",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=(root / "alertmanager.log").open("wb"),
-        )
-        processes.append(am)
-        am_url = f"http://127.0.0.1:{am_port}"
-        wait_ready(f"{am_url}/-/ready", am, "alertmanager")
         rules = root / "rules.yml"
         rules.write_text(RULES)
         config = root / "prometheus.yml"

@@ -26,6 +26,7 @@ _MODULES = {
     "ask": "diagnosis_server.cli.client_commands",
     "watch": "diagnosis_server.cli.client_commands",
     "runs": "diagnosis_server.cli.client_commands",
+    "investigate": "diagnosis_server.cli.client_commands",
     "serve": "diagnosis_server.cli.serve",
     "tools": "diagnosis_server.cli.tools",
 }

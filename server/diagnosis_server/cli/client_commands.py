@@ -1,4 +1,4 @@
-"""The client commands: `diagnosis ask`, `diagnosis watch` and `diagnosis runs list|get|invocations`.
+"""The client commands: `diagnosis ask`, `watch`, `runs list|get|invocations` and `investigate alertmanager`.
 
 They talk to a running server through the client library. Every one takes ``--target HOST:PORT``
 (default ``$DIAGNOSIS_TARGET`` or 127.0.0.1:50051), ``--token`` (default ``$DIAGNOSIS_TOKEN``), ``--timeout``,
@@ -25,10 +25,12 @@ from google.protobuf.message import Message
 
 from diagnosis import ConnectionConfig, DiagnosisClient, DiagnosisError, TLSConfig
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
+from diagnosis_server.alerts.alertmanager_api import AlertmanagerError, firing_groups
 from diagnosis_server.conversions import enum_short_name, enum_short_names
 
 _STATUSES = enum_short_names(run_pb2.RunStatus, lower=True)
 _VERDICTS = enum_short_names(contracts_pb2.Verdict, lower=True)
+_TRIGGERS = enum_short_names(run_pb2.TriggerKind, lower=True)
 
 Action = Callable[[DiagnosisClient, argparse.Namespace], int]
 
@@ -77,6 +79,24 @@ def register(subparsers: Any) -> None:
     )
     ask.set_defaults(func=_command(_ask))
 
+    investigate = subparsers.add_parser(
+        "investigate", help="investigate alerts", description="Investigate the alerts of an alert source."
+    )
+    sources = investigate.add_subparsers(dest="investigate_source", metavar="SOURCE", required=True)
+    alertmanager = sources.add_parser(
+        "alertmanager",
+        parents=[common],
+        help="investigate Alertmanager's firing alert groups",
+        description="Read the firing alert groups from Alertmanager's API (v2), investigate each (a group "
+        "already investigated is not started again), print each answer.",
+    )
+    alertmanager.add_argument("--alertmanager-url", required=True, metavar="URL", help="Alertmanager's base URL")
+    alertmanager.add_argument("--alertname", default="", metavar="NAME", help="only the alerts of this name")
+    alertmanager.add_argument(
+        "--environment", default="", metavar="E", help="the environment (default: the alerts' labels decide)"
+    )
+    alertmanager.set_defaults(func=_command(_investigate_alertmanager))
+
     watch = subparsers.add_parser(
         "watch",
         parents=[common],
@@ -101,6 +121,9 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--status", type=str.lower, choices=_STATUSES, default=None, help="only runs with this status")
     listing.add_argument(
         "--verdict", type=str.lower, choices=_VERDICTS, default=None, help="only runs with this verdict"
+    )
+    listing.add_argument(
+        "--trigger", type=str.lower, choices=_TRIGGERS, default=None, help="only runs started this way"
     )
     listing.set_defaults(func=_command(_runs_list))
     get = actions.add_parser("get", parents=[common], help="show one run", description="Show one stored run.")
@@ -204,6 +227,39 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
 
 
+def _investigate_alertmanager(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    try:
+        groups = firing_groups(args.alertmanager_url, alertname=args.alertname)
+    except AlertmanagerError as exc:
+        _error(str(exc))
+        return 1
+    if not groups:
+        print("no firing alert groups", file=sys.stderr)
+    code = 0
+    answers: list[Any] = []
+    for group in groups:
+        run, deduplicated = client.investigate_alert(
+            group.alerts, group_key=group.group_key, environment=args.environment
+        )
+        if args.json:
+            document = json_format.MessageToDict(run, preserving_proto_field_name=True)
+            answers.append({"group_key": group.group_key, "deduplicated": deduplicated, "run": document})
+        else:
+            print(f"== {group.group_key}{' (already investigated)' if deduplicated else ''}")
+            if run.answer_text:
+                print(wrap_answer(run.answer_text))
+                print()
+            print(f"verdict: {_verdict(run.verdict)}")
+            print(f"status:  {_status(run)}")
+            print(f"run_id:  {run.run_id}")
+            print()
+        if run.status != run_pb2.RUN_STATUS_SUCCESS:
+            code = 1
+    if args.json:
+        print(json.dumps({"investigations": answers}, indent=2, ensure_ascii=False))
+    return code
+
+
 _NODE_WORDS = {
     run_pb2.NODE_NAME_PLANNER: "planner",
     run_pb2.NODE_NAME_EXECUTOR: "executor",
@@ -276,7 +332,11 @@ def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
 
 def _runs_list(client: DiagnosisClient, args: argparse.Namespace) -> int:
     page = client.list_runs(
-        page_size=args.page_size, page_token=args.page_token, status=args.status, verdict=args.verdict
+        page_size=args.page_size,
+        page_token=args.page_token,
+        status=args.status,
+        verdict=args.verdict,
+        trigger=args.trigger,
     )
     if args.json:
         _print_json(page)

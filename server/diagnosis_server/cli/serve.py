@@ -126,7 +126,11 @@ async def serve(
         usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True
     )
     log.info(
-        "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
+        "serving",
+        address=running.target,
+        metrics_port=running.metrics_port,
+        http_url=running.http_url or None,
+        tls=settings.tls_cert_file is not None,
     )
     tune_gc()  # the process is a server from here on
     if on_serving is not None:

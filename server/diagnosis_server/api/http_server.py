@@ -1,4 +1,5 @@
-"""The HTTP side of the service, on the gRPC server's own asyncio loop (aiohttp): Alertmanager's webhook.
+"""The HTTP side of the service, on the gRPC server's own asyncio loop (aiohttp): Alertmanager's webhook and
+the run viewer (``viewer_routes``).
 
 ``POST /v1/alertmanager`` takes Alertmanager's webhook payload (version 4): one run per alert group with
 firing alerts, answered 202 with ``{"runs": [{"run_id", "group_key", "deduplicated"}]}``; a resolved-only
@@ -21,6 +22,7 @@ from diagnosis_server.alerts.payload import PayloadError, parse_webhook
 from diagnosis_server.api.alert_runs import AlertInvestigator
 from diagnosis_server.api.auth import TokenAuthenticator
 from diagnosis_server.api.errors import ApiError
+from diagnosis_server.api.viewer_routes import Viewer, security_headers
 from diagnosis_server.settings import split_host_port
 
 log = structlog.get_logger(__name__)
@@ -89,9 +91,12 @@ def _violated_field(exc: ApiError) -> str:
     return ""
 
 
-def build_app(api: HttpApi) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY_BYTES)
+def build_app(api: HttpApi, viewer: Viewer | None = None) -> web.Application:
+    """The webhook, and the run viewer's pages when ``viewer`` is given; every answer with the security headers."""
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[security_headers])
     app.router.add_post("/v1/alertmanager", api.alertmanager)
+    if viewer is not None:
+        viewer.add_routes(app)
     return app
 
 

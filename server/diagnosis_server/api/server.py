@@ -48,6 +48,7 @@ from diagnosis_server.api.interceptor import ApiInterceptor
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.api.store_health import StoreHealth
+from diagnosis_server.api.viewer_routes import Viewer
 from diagnosis_server.api.warm_up import warm_up
 from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
@@ -414,7 +415,8 @@ async def start_server(
         except RuntimeError as exc:
             raise StartupError(f"cannot bind {settings.address} ({env_name('address')}): {exc}") from exc
         if settings.http_address:
-            http = HttpServer(build_app(HttpApi(authenticator, alerts)), settings.http_address)
+            viewer = Viewer(authenticator, repository, hub, poll_interval_s=poll_interval_s)
+            http = HttpServer(build_app(HttpApi(authenticator, alerts), viewer), settings.http_address)
             try:
                 http_port = await http.start()
             except OSError as exc:

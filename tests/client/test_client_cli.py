@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_event_lines_never_show_enum_names() -> None:
             assert "NODE_" not in line and "CEILING" not in line and "VERDICT" not in line
 
 
-def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
+def test_ask_shows_progress_on_stderr_then_answer_verdict_run_id_and_viewer_url(
     live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_cli(
@@ -62,10 +63,15 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
     assert started is not None
     assert progress[1:] and all(EVENT_LINE.match(line) for line in progress[1:]), progress
     lines = out.splitlines()
-    assert lines[-3].startswith("verdict: ")
-    assert lines[-2] == "status:  SUCCESS"
-    assert lines[-1] == f"run_id:  {started.group(1)}"
-    assert len(lines) > 3  # the answer text comes first
+    assert lines[-4].startswith("verdict: ")
+    assert lines[-3] == "status:  SUCCESS"
+    assert lines[-2] == f"run_id:  {started.group(1)}"
+    # Every answer ends with the run's page in the viewer, and the page is there.
+    viewer = re.fullmatch(r"view:    (http://127\.0\.0\.1:\d+/runs/(\S+))", lines[-1])
+    assert viewer is not None and viewer.group(2) == started.group(1)
+    with urllib.request.urlopen(viewer.group(1), timeout=10) as page:
+        assert page.status == 200 and started.group(1).encode() in page.read()
+    assert len(lines) > 4  # the answer text comes first
     assert lines[0].startswith("Likely cause (inferred from ")
     assert max(len(line) for line in lines) <= 100  # readable at 100 columns
 

@@ -110,7 +110,10 @@ class RunStarted(_message.Message):
 
     RUN_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    VIEWER_URL_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
+    viewer_url: _builtins.str
+    """Where the run can be looked at (the run viewer's page); empty when the server serves no viewer."""
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -118,10 +121,11 @@ class RunStarted(_message.Message):
         *,
         run_id: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        viewer_url: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "run_id", b"run_id", "viewer_url", b"viewer_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

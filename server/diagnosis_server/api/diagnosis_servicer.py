@@ -54,6 +54,8 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         alerts: AlertInvestigator | None = None,
     ) -> None:
         self._alerts = alerts
+        # The run viewer's base URL (set once the HTTP server has its port; empty: no viewer).
+        self.viewer_base = ""
         self._environments = environments or EnvironmentRegistry.empty()
         self._repository = repository
         self._runs = runs
@@ -120,7 +122,8 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             created_at = timestamp_pb2.Timestamp()
             created_at.CopyFrom(stored.created_at)
             created_at.nanos -= created_at.nanos % 1000  # the store keeps microseconds
-            yield run_id, "started", pb.RunStarted(run_id=run_id, created_at=created_at)
+            viewer_url = f"{self.viewer_base}/runs/{run_id}" if self.viewer_base else ""
+            yield run_id, "started", pb.RunStarted(run_id=run_id, created_at=created_at, viewer_url=viewer_url)
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
                 yield run_id, "event", event

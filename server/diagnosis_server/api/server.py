@@ -385,20 +385,18 @@ async def start_server(
             ),
             notifier,
         )
-        add_diagnosis_service(
-            DiagnosisServicer(
-                alerts=alerts,
-                repository=repository,
-                runs=runs,
-                hub=hub,
-                scenarios=packs,
-                default_scenario=settings.default_scenario,
-                max_question_chars=settings.max_question_chars,
-                poll_interval_s=poll_interval_s,
-                environments=registry,
-            ),
-            server,
+        diagnosis = DiagnosisServicer(
+            alerts=alerts,
+            repository=repository,
+            runs=runs,
+            hub=hub,
+            scenarios=packs,
+            default_scenario=settings.default_scenario,
+            max_question_chars=settings.max_question_chars,
+            poll_interval_s=poll_interval_s,
+            environments=registry,
         )
+        add_diagnosis_service(diagnosis, server)
         checks = GatekeeperServicer(max_concurrent_per_tenant=settings.max_concurrent_checks_per_tenant)
         gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(checks, server)
         await store_health.probe_once()
@@ -425,6 +423,7 @@ async def start_server(
                 ) from exc
             if notifier is not None and not settings.public_url:
                 notifier.set_run_url(public_url(settings, http_port))
+            diagnosis.viewer_base = public_url(settings, http_port)
             warn_plaintext_tokens(settings.http_address, authenticated=authenticator.enabled, tls=False)
         await server.start()
         metrics_port = _serve_metrics(metrics, settings.metrics_address)

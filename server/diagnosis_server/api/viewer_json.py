@@ -1,7 +1,7 @@
 """A recorded tool output as escaped HTML JSON, each bound value wrapped in place in a ``<mark>``.
 
 A mark carries ``data-pointer`` (the binding's ``raw_path``, an RFC 6901 pointer) and ``data-claim`` (the claim
-id) and links to its claim; every text of the output is escaped, so a recorded ``<script>`` is text.
+id) and is followed by a link to its claim; every text of the output is escaped, so a recorded ``<script>`` is text.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ def claim_anchor(claim_id: str) -> str:
 
 def _wrap(text: str, pointer: str, claims: Sequence[str], invocation_id: str) -> str:
     for claim_id in claims:
+        # The link follows the mark (anchors never nest, even where a bound object holds bound values).
         text = (
             f'<mark id="{escape(mark_id(invocation_id, pointer, claim_id))}" data-pointer="{escape(pointer)}" '
-            f'data-claim="{escape(claim_id)}"><a href="#{escape(claim_anchor(claim_id))}">{text}</a></mark>'
+            f'data-claim="{escape(claim_id)}">{text}</mark><sup><a class="to-claim" '
+            f'href="#{escape(claim_anchor(claim_id))}">{escape(claim_id)}</a></sup>'
         )
     return text
 

@@ -167,7 +167,7 @@ def _answer(run: run_pb2.DiagnosisRun) -> str:
                 lis.append(f"<li>{escape(item.text)}{refs}</li>")
             sections.append(f"<h3>{escape(title)}</h3><ul>{''.join(lis)}</ul>")
     head = f"<p><strong>{escape(answer.summary)}</strong></p>" if answer.summary else ""
-    if answer.HasField("likely_cause") and answer.likely_cause.text:
+    if answer.HasField("likely_cause") and answer.likely_cause.text and answer.likely_cause.text not in answer.summary:
         head += f"<p>Likely cause: {escape(answer.likely_cause.text)}</p>"
     if not head and not sections and run.answer_text:
         return f'<pre class="answer">{escape(run.answer_text)}</pre>'

@@ -203,8 +203,10 @@ def _config(args: argparse.Namespace) -> ConnectionConfig:
 
 def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     quiet = bool(args.json)
+    viewer: list[str] = []
 
     def started(message: diagnosis_service_pb2.RunStarted) -> None:
+        viewer.append(message.viewer_url)
         if not quiet:
             print(f"run {message.run_id} started", file=sys.stderr, flush=True)
 
@@ -224,6 +226,8 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         print(f"verdict: {_verdict(run.verdict)}")
         print(f"status:  {_status(run)}")
         print(f"run_id:  {run.run_id}")
+        if viewer and viewer[0]:
+            print(f"view:    {viewer[0]}")
     return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
 
 

@@ -37,6 +37,17 @@ async def finished(api: Api, run_id: str) -> run_pb2.DiagnosisRun:
     return run
 
 
+async def with_notifications(api: Api, run_id: str, count: int) -> run_pb2.DiagnosisRun:
+    """The stored run once ``count`` notification outcomes are recorded on it (within 15 s)."""
+    async with asyncio.timeout(15):
+        while True:
+            stored = await api.running.repository.get_run(run_id)
+            assert stored is not None
+            if len(stored.notifications) >= count:
+                return stored
+            await asyncio.sleep(0.05)
+
+
 async def test_a_firing_group_starts_one_run_scoped_by_its_alerts(api_factory: ApiFactory) -> None:
     api = await alert_api(api_factory)
     response = await post(api, notification())
@@ -136,12 +147,7 @@ async def test_the_end_of_an_alert_run_is_posted_in_both_formats(api_factory: Ap
     assert slack["text"].startswith("KubePodCrashLooping: ")
     assert slack["blocks"][0]["type"] == "section"
     assert f"/runs/{run_id}|{run_id}>" in slack["blocks"][-1]["elements"][0]["text"]
-    for _ in range(50):
-        stored = await api.running.repository.get_run(run_id)
-        assert stored is not None
-        if len(stored.notifications) == 2:
-            break
-        await asyncio.sleep(0.05)
+    stored = await with_notifications(api, run_id, 2)
     assert sorted((n.channel, n.delivered, n.attempts) for n in stored.notifications) == [
         ("slack", True, 1),
         ("webhook", True, 1),
@@ -154,12 +160,7 @@ async def test_a_notification_that_keeps_failing_is_recorded_and_the_run_stands(
     receiver.fail = True
     api = await alert_api(api_factory, notify_webhook_url=f"{receiver.url}/hook?token=s3cret")
     run_id = (await post(api, notification())).json()["runs"][0]["run_id"]
-    for _ in range(200):
-        stored = await api.running.repository.get_run(run_id)
-        assert stored is not None
-        if stored.notifications:
-            break
-        await asyncio.sleep(0.05)
+    stored = await with_notifications(api, run_id, 1)
     (outcome,) = stored.notifications
     assert (outcome.channel, outcome.delivered, outcome.attempts, outcome.error) == ("webhook", False, 4, "HTTP 500")
     assert receiver.hits["/hook"] == 4

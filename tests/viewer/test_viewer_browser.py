@@ -70,7 +70,10 @@ async def test_recorded_markup_is_shown_as_text_and_runs_nothing(api_factory: Ap
     run.run_id = new_run_id()
     await repository.create_run(run)
     invocation = contracts_pb2.ToolInvocation(
-        invocation_id=f"{run.run_id}-inv-1", run_id=run.run_id, tool_name="logs.search", status=1
+        invocation_id=f"{run.run_id}-inv-1",
+        run_id=run.run_id,
+        tool_name="logs.search",
+        status=contracts_pb2.TOOL_INVOCATION_STATUS_OK,
     )
     json_format.ParseDict({"lines": [HOSTILE, {"</script>": "<b>bold</b>"}]}, invocation.output)
     await repository.add_tool_invocation(invocation)
@@ -106,7 +109,9 @@ async def test_a_live_run_page_gains_its_events_as_they_happen(api_factory: ApiF
     assert api.provider is not None
     api.provider.gate = asyncio.Event()
     call = api.diagnosis.Diagnose(pb.DiagnoseRequest(question="Why is checkout-api failing?"))
-    started = await call.read()
+    first = await call.read()
+    assert isinstance(first, pb.DiagnoseResponse)
+    started = first.started
     await asyncio.wait_for(api.provider.entered.acquire(), 10)
     async with chromium(tmp_path / "profile") as page:
         await page.goto(f"{api.running.http_url}/runs/{started.run_id}")

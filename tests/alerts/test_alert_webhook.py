@@ -4,6 +4,7 @@ resolved group starts nothing; a bad payload is 400 naming the field; the end of
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import grpc
@@ -155,8 +156,10 @@ async def test_the_end_of_an_alert_run_is_posted_in_both_formats(api_factory: Ap
 
 
 async def test_a_notification_that_keeps_failing_is_recorded_and_the_run_stands(
-    api_factory: ApiFactory, receiver: Receiver
+    api_factory: ApiFactory, receiver: Receiver, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    """Four attempts, recorded on the run; neither the log nor httpx2's own request log names the URL."""
+    caplog.set_level(logging.INFO, logger="httpx2")
     receiver.fail = True
     api = await alert_api(api_factory, notify_webhook_url=f"{receiver.url}/hook?token=s3cret")
     run_id = (await post(api, notification())).json()["runs"][0]["run_id"]
@@ -166,6 +169,7 @@ async def test_a_notification_that_keeps_failing_is_recorded_and_the_run_stands(
     assert receiver.hits["/hook"] == 4
     assert stored.status == run_pb2.RUN_STATUS_SUCCESS and stored.answer_text
     assert "s3cret" not in str(stored)
+    assert "s3cret" not in caplog.text and "s3cret" not in capfd.readouterr().err
 
 
 async def test_investigate_alert_streams_a_run_and_deduplicates_a_repeat(api_factory: ApiFactory) -> None:

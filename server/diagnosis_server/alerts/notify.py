@@ -8,6 +8,7 @@ or fail its run. The URLs hold secrets: no message, log line or record names the
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import Mapping
@@ -103,6 +104,18 @@ def slack_message(run: run_pb2.DiagnosisRun, run_url: str) -> JsonObject:
     return {"text": _clip(f"{alertname}: {headline} (verdict {verdict})"), "blocks": blocks}
 
 
+class _DropSecretUrls(logging.Filter):
+    """httpx2 logs each request's URL (``HTTP Request: POST <url>``): never one of these."""
+
+    def __init__(self, urls: list[str]) -> None:
+        super().__init__()
+        self._urls = urls
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(url in str(arg) for arg in args for url in self._urls)
+
+
 class Notifier:
     """Sends a finished run's notifications to each configured channel (``webhook``, ``slack``)."""
 
@@ -118,6 +131,8 @@ class Notifier:
         self._run_url = run_url.rstrip("/")
         self._policy = policy or NotifyPolicy()
         self._client = client or httpx2.AsyncClient(timeout=self._policy.timeout_s, follow_redirects=False)
+        self._log_filter = _DropSecretUrls(list(self._urls.values()))
+        logging.getLogger("httpx2").addFilter(self._log_filter)
 
     def set_run_url(self, run_url: str) -> None:
         """The viewer's base URL the links point to (known once the HTTP server has its port)."""
@@ -167,4 +182,5 @@ class Notifier:
         return outcome
 
     async def aclose(self) -> None:
+        logging.getLogger("httpx2").removeFilter(self._log_filter)
         await self._client.aclose()

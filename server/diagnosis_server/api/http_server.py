@@ -24,6 +24,7 @@ from diagnosis_server.api.auth import TokenAuthenticator
 from diagnosis_server.api.errors import ApiError
 from diagnosis_server.api.viewer_routes import Viewer, security_headers
 from diagnosis_server.settings import split_host_port
+from diagnosis_server.store import StoreError
 
 log = structlog.get_logger(__name__)
 
@@ -69,6 +70,11 @@ class HttpApi:
             return json_error(400, f"{exc.field}: {exc.reason}", field=exc.field)
         try:
             outcome = await self.alerts.investigate(group.group_key, group.alerts, tenant=tenant)
+        except StoreError as exc:
+            log.error("alert_store_failed", group_key=group.group_key[:200], error=str(exc)[:300])
+            response = json_error(503, "the store is unavailable; Alertmanager retries the notification")
+            response.headers["Retry-After"] = "5"
+            return response
         except ApiError as exc:
             field = _violated_field(exc)
             status = 400 if field else 503

@@ -113,3 +113,13 @@ async def test_an_alert_goes_to_the_environment_its_labels_map_to(api_factory: A
     unmapped = (await post(api, notification(other, group_key="{}:{x}"))).json()["runs"][0]["run_id"]
     assert (await finished(api, mapped)).environment == "prod-eu"
     assert (await finished(api, unmapped)).environment == "staging"
+
+
+def test_the_alert_settings_default_as_documented(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DIAGNOSIS_HTTP_ADDRESS", "DIAGNOSIS_ALERT_LOOKBACK_S", "DIAGNOSIS_ALERT_DEDUPE_S"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert (settings.http_address, settings.alert_lookback_s, settings.alert_dedupe_s) == ("127.0.0.1:8080", 1800, 3600)
+    monkeypatch.setenv("DIAGNOSIS_HTTP_ADDRESS", "")
+    monkeypatch.setenv("DIAGNOSIS_ALERT_DEDUPE_S", "60")
+    assert (load_settings().http_address, load_settings().alert_dedupe_s) == ("", 60)

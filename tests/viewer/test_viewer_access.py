@@ -61,3 +61,19 @@ async def test_the_listing_filters_by_trigger_and_refuses_an_unknown_filter(api_
         unknown = await client.get(f"{base}/", params={"verdict": "maybe"})
     assert run_id in questions.text and run_id not in alerts.text
     assert unknown.status_code == 400 and "verdict" in unknown.text
+
+
+async def test_an_alert_runs_page_shows_its_group_labels_and_window(api_factory: ApiFactory) -> None:
+    from tests.alerts.payloads import notification
+
+    api = await api_factory(http_address="127.0.0.1:0")
+    base = api.running.http_url
+    async with httpx2.AsyncClient() as client:
+        run_id = (await client.post(f"{base}/v1/alertmanager", json=notification())).json()["runs"][0]["run_id"]
+        await api.running.runs.wait(run_id)
+        page = await client.get(f"{base}/runs/{run_id}")
+        listing = await client.get(f"{base}/", params={"trigger": "alert"})
+    assert "{}:{alertname=&quot;KubePodCrashLooping&quot;}" in page.text
+    assert "namespace=shop" in page.text
+    assert "2026-12-02 11:28:30 UTC to " in page.text  # the earliest startsAt minus 30 minutes, to now
+    assert "alert KubePodCrashLooping" in listing.text and f"/runs/{run_id}" in listing.text

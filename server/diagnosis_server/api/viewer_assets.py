@@ -46,6 +46,13 @@ JS = """'use strict';
     });
     table.appendChild(row);
   });
+  source.onerror = function () {
+    // A broken stream would be re-opened from the page's first sequence: stop and say so instead.
+    if (state.getAttribute('data-ended') !== 'true') {
+      source.close();
+      state.textContent = 'live updates stopped - reload to follow the run';
+    }
+  };
   source.addEventListener('ended', function (message) {
     source.close();
     var ended = JSON.parse(message.data);

@@ -197,3 +197,35 @@ async def test_investigate_alert_refuses_a_group_with_nothing_firing(api_factory
         [m async for m in api.diagnosis.InvestigateAlert(pb.InvestigateAlertRequest(alerts=[resolved]))]
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "no alert is firing" in (caught.value.details() or "")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r.ClearField("alerts"), "alerts"),
+        (lambda r: r.alerts[0].labels.pop("alertname"), "alerts[0].labels.alertname"),
+        (lambda r: setattr(r.alerts[0], "fingerprint", ""), "alerts[0].fingerprint"),
+        (lambda r: r.alerts[0].ClearField("starts_at"), "alerts[0].starts_at"),
+        (lambda r: setattr(r.alerts[0], "status", "pending"), "alerts[0].status"),
+        (lambda r: setattr(r, "group_key", "g" * 20_000), "group_key"),
+        (lambda r: r.context.time_window.start.FromSeconds(10), "context.time_window"),
+    ],
+)
+async def test_investigate_alert_names_the_bad_field_and_starts_no_run(
+    api_factory: ApiFactory, change: Any, field: str
+) -> None:
+    from google.rpc import error_details_pb2, status_pb2
+
+    api = await api_factory()
+    good = pb.Alert(labels={"alertname": "HighErrorRate"}, fingerprint="f1", status="firing")
+    good.starts_at.FromJsonString("2026-12-02T12:00:00Z")
+    request = pb.InvestigateAlertRequest(alerts=[good])
+    change(request)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        [m async for m in api.diagnosis.InvestigateAlert(request)]
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    status = status_pb2.Status.FromString(dict(caught.value.trailing_metadata() or ())["grpc-status-details-bin"])
+    bad = error_details_pb2.BadRequest()
+    assert any(detail.Unpack(bad) for detail in status.details)
+    assert bad.field_violations[0].field == field
+    assert (await api.diagnosis.ListRuns(pb.ListRunsRequest())).runs == []

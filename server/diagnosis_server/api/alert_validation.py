@@ -6,8 +6,16 @@ from collections.abc import Sequence
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import run_pb2
-from diagnosis_server.alerts.payload import MAX_ALERTS, STATUSES
+from diagnosis_server.alerts.payload import MAX_ALERTS, MAX_TEXT, STATUSES
 from diagnosis_server.api.errors import invalid_argument
+from diagnosis_server.api.validation import check_text
+
+
+def check_group_key(group_key: str) -> str:
+    if len(group_key) > MAX_TEXT:
+        raise invalid_argument("group_key", f"must be at most {MAX_TEXT} characters")
+    check_text(group_key, field="group_key")
+    return group_key
 
 
 def check_alerts(alerts: Sequence[pb.Alert]) -> list[pb.Alert]:

@@ -16,7 +16,12 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.alerts.scope import group_key_of
 from diagnosis_server.api.alert_runs import AlertInvestigator
-from diagnosis_server.api.alert_validation import check_alerts, check_time_window, check_trigger_filter
+from diagnosis_server.api.alert_validation import (
+    check_alerts,
+    check_group_key,
+    check_time_window,
+    check_trigger_filter,
+)
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found, unavailable
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, TERMINAL_STATUSES, RunFollower
@@ -95,7 +100,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         if self._alerts is None:
             raise unavailable("ALERTS_OFF", "this server investigates no alerts")
         firing = check_alerts(request.alerts)
-        group_key = request.group_key or group_key_of(firing)
+        group_key = check_group_key(request.group_key) or group_key_of(firing)
         outcome = await self._alerts.investigate(
             group_key,
             list(request.alerts),

@@ -125,6 +125,13 @@ async def serve(
     print(
         usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True
     )
+    if running.http_url:
+        print(
+            f"diagnosis: the run viewer is at {running.http_url}/ (Alertmanager's webhook: "
+            f"{running.http_url}/v1/alertmanager)",
+            file=sys.stderr,
+            flush=True,
+        )
     log.info(
         "serving",
         address=running.target,

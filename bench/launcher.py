@@ -112,6 +112,7 @@ async def _serve_diagnose(args: argparse.Namespace) -> int:
         address="127.0.0.1:0",
         database_url=args.database_url,
         metrics_address="",
+        http_address="",
         log_level=args.log_level,
         shutdown_grace_s=2.0,
         max_concurrent_runs=args.max_concurrent_runs,

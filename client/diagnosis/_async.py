@@ -18,7 +18,7 @@ import grpc.aio
 
 from diagnosis import _requests
 from diagnosis._config import ConnectionConfig, Metadata
-from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, VerdictLike
+from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, TriggerLike, VerdictLike
 from diagnosis.errors import DeadlineExceededError, ProtocolError, error_from_rpc
 from diagnosis.v1 import (
     contracts_pb2,
@@ -146,11 +146,13 @@ class AsyncDiagnosisClient:
         page_token: str = "",
         status: RunStatusLike = None,
         verdict: VerdictLike = None,
+        trigger: TriggerLike = None,
         timeout: float | None = None,
         metadata: Metadata = (),
     ) -> diagnosis_service_pb2.ListRunsResponse:
-        """One page of runs, newest first; ``status``/``verdict`` filter (a name like ``"success"`` or an enum)."""
-        request = _requests.list_runs_request(page_size, page_token, status, verdict)
+        """One page of runs, newest first; ``status``/``verdict``/``trigger`` filter (a name such as ``"success"``,
+        ``"alert"``, or an enum)."""
+        request = _requests.list_runs_request(page_size, page_token, status, verdict, trigger)
         return await self._unary(self._diagnosis.ListRuns, request, timeout, metadata)
 
     async def iter_runs(

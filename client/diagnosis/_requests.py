@@ -14,6 +14,7 @@ from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_servic
 
 RunStatusLike: TypeAlias = "run_pb2.RunStatus.ValueType | int | str | None"
 VerdictLike: TypeAlias = "contracts_pb2.Verdict.ValueType | int | str | None"
+TriggerLike: TypeAlias = "run_pb2.TriggerKind.ValueType | int | str | None"
 ToolInvocationLike: TypeAlias = "contracts_pb2.ToolInvocation | Mapping[str, Any]"
 ExecutorOutputLike: TypeAlias = "str | Mapping[str, Any] | struct_pb2.Struct"
 
@@ -26,6 +27,12 @@ def run_status(value: RunStatusLike) -> run_pb2.RunStatus.ValueType:
 def verdict(value: VerdictLike) -> contracts_pb2.Verdict.ValueType:
     """``"low_confid"``, ``"VERDICT_LOW_CONFID"``, ``2`` -> ``VERDICT_LOW_CONFID``; ``None`` -> unspecified."""
     return contracts_pb2.Verdict.ValueType(_enum_number(contracts_pb2.Verdict.DESCRIPTOR, "VERDICT_", "verdict", value))
+
+
+def trigger_kind(value: TriggerLike) -> run_pb2.TriggerKind.ValueType:
+    """``"alert"``, ``"TRIGGER_KIND_ALERT"``, ``2`` -> ``TRIGGER_KIND_ALERT``; ``None`` -> unspecified."""
+    number = _enum_number(run_pb2.TriggerKind.DESCRIPTOR, "TRIGGER_KIND_", "trigger", value)
+    return run_pb2.TriggerKind.ValueType(number)
 
 
 def _enum_number(descriptor: Any, prefix: str, what: str, value: object) -> int:
@@ -55,10 +62,14 @@ def diagnose_request(question: str, scenario: str, environment: str = "") -> dia
 
 
 def list_runs_request(
-    page_size: int, page_token: str, status: RunStatusLike, verdict_: VerdictLike
+    page_size: int, page_token: str, status: RunStatusLike, verdict_: VerdictLike, trigger: TriggerLike = None
 ) -> diagnosis_service_pb2.ListRunsRequest:
     return diagnosis_service_pb2.ListRunsRequest(
-        page_size=page_size, page_token=page_token, status=run_status(status), verdict=verdict(verdict_)
+        page_size=page_size,
+        page_token=page_token,
+        status=run_status(status),
+        verdict=verdict(verdict_),
+        trigger=trigger_kind(trigger),
     )
 
 

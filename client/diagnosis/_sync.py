@@ -11,7 +11,7 @@ import grpc
 
 from diagnosis import _requests
 from diagnosis._config import ConnectionConfig, Metadata
-from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, VerdictLike
+from diagnosis._requests import ExecutorOutputLike, RunStatusLike, ToolInvocationLike, TriggerLike, VerdictLike
 from diagnosis.errors import DeadlineExceededError, ProtocolError, error_from_rpc
 from diagnosis.v1 import (
     contracts_pb2,
@@ -121,6 +121,42 @@ class DiagnosisClient:
             last = response
         return _requests.final_run(last)
 
+    def investigate_alert(
+        self,
+        alerts: Iterable[diagnosis_service_pb2.Alert],
+        *,
+        group_key: str = "",
+        environment: str = "",
+        on_event: Callable[[run_pb2.OrchestrationEvent], object] | None = None,
+        on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
+        timeout: float | None = None,
+        metadata: Metadata = (),
+    ) -> tuple[run_pb2.DiagnosisRun, bool]:
+        """Investigates one alert group to the run's end: (the run, whether it was an earlier run's repeat)."""
+        context = diagnosis_service_pb2.RequestContext(environment=environment)
+        request = diagnosis_service_pb2.InvestigateAlertRequest(
+            alerts=list(alerts), group_key=group_key, context=context
+        )
+        call = self._diagnosis.InvestigateAlert(
+            request, timeout=self.config.timeout_for(timeout), metadata=self.config.call_metadata(metadata)
+        )
+        last: diagnosis_service_pb2.InvestigateAlertResponse | None = None
+        try:
+            for response in call:
+                kind = response.WhichOneof("kind")
+                if kind == "started" and on_started is not None:
+                    on_started(response.started)
+                elif kind == "event" and on_event is not None:
+                    on_event(response.event)
+                last = response
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from exc
+        finally:
+            call.cancel()
+        if last is None or last.WhichOneof("kind") != "run":
+            raise ProtocolError("InvestigateAlert stream ended without the run")
+        return last.run, last.deduplicated
+
     # ------------------------------------------------------------------ Runs
 
     def get_run(self, run_id: str, *, timeout: float | None = None, metadata: Metadata = ()) -> run_pb2.DiagnosisRun:
@@ -138,11 +174,13 @@ class DiagnosisClient:
         page_token: str = "",
         status: RunStatusLike = None,
         verdict: VerdictLike = None,
+        trigger: TriggerLike = None,
         timeout: float | None = None,
         metadata: Metadata = (),
     ) -> diagnosis_service_pb2.ListRunsResponse:
-        """One page of runs, newest first; ``status``/``verdict`` filter (a name like ``"success"`` or an enum)."""
-        request = _requests.list_runs_request(page_size, page_token, status, verdict)
+        """One page of runs, newest first; ``status``/``verdict``/``trigger`` filter (a name such as ``"success"``,
+        ``"alert"``, or an enum)."""
+        request = _requests.list_runs_request(page_size, page_token, status, verdict, trigger)
         return self._unary(self._diagnosis.ListRuns, request, timeout, metadata)
 
     def iter_runs(

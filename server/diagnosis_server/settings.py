@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -32,6 +33,7 @@ ENV_PREFIX = "DIAGNOSIS_"
 CONFIG_FILE_ENV = "DIAGNOSIS_CONFIG_FILE"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_METRICS_ADDRESS = "127.0.0.1:9464"
+DEFAULT_HTTP_ADDRESS = "127.0.0.1:8080"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 SQLITE_URL_PREFIX = "sqlite+aiosqlite:///"
@@ -69,6 +71,13 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def check_http_url(value: str) -> None:
+    """ValueError (naming no part of the URL: it may hold a secret) unless an http(s) URL with a host."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
 
 
 def parse_token_lines(lines: list[str], *, where: str) -> list[tuple[str, str]]:
@@ -201,6 +210,21 @@ class Settings(BaseSettings):
     # How long a run's final write is retried while the store fails.
     store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
     log_level: str = "info"
+    # HOST:PORT of the HTTP server (Alertmanager webhook, run viewer); empty disables it. The gRPC address
+    # rule holds: a non-loopback address only with auth tokens.
+    http_address: str = DEFAULT_HTTP_ADDRESS
+    # An alert-started run looks this far before its group's earliest startsAt.
+    alert_lookback_s: float = Field(default=1800.0, ge=0.0, le=30 * 86_400.0)
+    # A repeat of a notification (same group, same alerts and startsAt) within this starts no run.
+    alert_dedupe_s: float = Field(default=3600.0, ge=0.0, le=30 * 86_400.0)
+    # Where an alert-started run's end is posted (JSON) and a Slack incoming webhook; each may instead be
+    # read from a file (``*_file``): these URLs hold secrets.
+    notify_webhook_url: SecretStr | None = None
+    notify_webhook_url_file: Path | None = None
+    notify_slack_webhook_url: SecretStr | None = None
+    notify_slack_webhook_url_file: Path | None = None
+    # The viewer's address as people reach it (links in notifications); empty: http://<http_address>.
+    public_url: str = ""
 
     @classmethod
     def settings_customise_sources(
@@ -226,6 +250,20 @@ class Settings(BaseSettings):
         if value.strip():
             split_host_port(value.strip())
         return value.strip()
+
+    @field_validator("http_address")
+    @classmethod
+    def _check_http_address(cls, value: str) -> str:
+        if value.strip():
+            split_host_port(value.strip())
+        return value.strip()
+
+    @field_validator("notify_webhook_url", "notify_slack_webhook_url")
+    @classmethod
+    def _check_notify_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and value.get_secret_value():
+            check_http_url(value.get_secret_value())
+        return value
 
     @field_validator("agent_provider")
     @classmethod
@@ -260,7 +298,32 @@ class Settings(BaseSettings):
                 "go together: set both or neither"
             )
         self.auth_token_pairs()
+        self.notify_urls()
         return self
+
+    def notify_urls(self) -> dict[str, str]:
+        """The notification URLs set (``webhook``, ``slack``): from the variable or the file, never both."""
+        urls: dict[str, str] = {}
+        for channel, field in (("webhook", "notify_webhook_url"), ("slack", "notify_slack_webhook_url")):
+            value: SecretStr | None = getattr(self, field)
+            path: Path | None = getattr(self, f"{field}_file")
+            if value is not None and value.get_secret_value() and path is not None:
+                raise SettingsError(f"settings {env_name(field)} and {env_name(field + '_file')}: set one, not both")
+            if path is not None:
+                where = env_name(f"{field}_file")
+                try:
+                    text = path.expanduser().read_text(encoding="utf-8").strip()
+                except (OSError, UnicodeDecodeError) as exc:
+                    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+                    raise SettingsError(f"{where}: cannot read {str(path)!r}: {reason}") from None
+                try:
+                    check_http_url(text)
+                except ValueError as exc:
+                    raise SettingsError(f"{where}: {exc}") from None
+                urls[channel] = text
+            elif value is not None and value.get_secret_value():
+                urls[channel] = value.get_secret_value()
+        return urls
 
     def auth_token_pairs(self) -> list[tuple[str, str]]:
         """(tenant, token) from auth_tokens and auth_tokens_file; SettingsError names the bad entry."""

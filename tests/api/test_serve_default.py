@@ -37,7 +37,8 @@ MISSING = _heuristic_missing()
 @pytest.mark.skipif(bool(MISSING), reason=f"the heuristic provider is not available: {MISSING}")
 async def test_default_server_diagnoses_a_bundled_scenario_and_stops_on_sigterm(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("DIAGNOSIS_")} | {
-        "DIAGNOSIS_METRICS_ADDRESS": ""
+        "DIAGNOSIS_METRICS_ADDRESS": "",
+        "DIAGNOSIS_HTTP_ADDRESS": "",
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", CLI, "serve", "--address", "127.0.0.1:0",

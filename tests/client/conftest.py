@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from diagnosis import AsyncDiagnosisClient, ConnectionConfig, DiagnosisClient
-from tests.support.serve import ServeProcess, serving
+from tests.support.serve import ServeProcess, free_port, serving
 
 from .client_fakes import FakeDiagnosisService, FakeServer
 from .live_server import AUTH_TOKENS, FinishedRun
@@ -23,7 +23,8 @@ def _start(tmp_path_factory: pytest.TempPathFactory, name: str, env: dict[str, s
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    yield from _start(tmp_path_factory, "server", {})
+    # The HTTP side on a free loopback port: `diagnosis ask` ends with the run's viewer URL.
+    yield from _start(tmp_path_factory, "server", {"DIAGNOSIS_HTTP_ADDRESS": f"127.0.0.1:{free_port()}"})
 
 
 @pytest.fixture(scope="session")

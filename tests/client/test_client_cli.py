@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_event_lines_never_show_enum_names() -> None:
             assert "NODE_" not in line and "CEILING" not in line and "VERDICT" not in line
 
 
-def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
+def test_ask_shows_progress_on_stderr_then_answer_verdict_run_id_and_viewer_url(
     live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_cli(
@@ -81,10 +82,15 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
     assert tools and len(tools) % 2 == 0
     assert "planner" in progress[tools[0] - 1] and "executor" in progress[tools[-1] + 1]
     lines = out.splitlines()
-    assert lines[-3].startswith("verdict: ")
-    assert lines[-2] == "status:  SUCCESS"
-    assert lines[-1] == f"run_id:  {started.group(1)}"
-    assert len(lines) > 3  # the answer text comes first
+    assert lines[-4].startswith("verdict: ")
+    assert lines[-3] == "status:  SUCCESS"
+    assert lines[-2] == f"run_id:  {started.group(1)}"
+    # Every answer ends with the run's page in the viewer, and the page is there.
+    viewer = re.fullmatch(r"view:    (http://127\.0\.0\.1:\d+/runs/(\S+))", lines[-1])
+    assert viewer is not None and viewer.group(2) == started.group(1)
+    with urllib.request.urlopen(viewer.group(1), timeout=10) as page:
+        assert page.status == 200 and started.group(1).encode() in page.read()
+    assert len(lines) > 4  # the answer text comes first
     assert lines[0].startswith("Likely cause (inferred from ")
     assert max(len(line) for line in lines) <= 100  # readable at 100 columns
 
@@ -333,34 +339,12 @@ def test_runs_list_shows_the_trigger_and_the_environment(
     assert run_line(environment_run).split()[3:7] == ["-", "question", "-", "prod"]
 
 
-def _run_class_with_trigger(kind: str) -> type[Message]:
-    """A DiagnosisRun of a newer contract, one with a ``trigger`` field (an enum or a string)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    file = descriptor_pb2.FileDescriptorProto(name=f"newer_{kind}.proto", package=f"newer.{kind}", syntax="proto3")
-    enum = file.enum_type.add(name="RunTrigger")
-    for number, name in enumerate(("RUN_TRIGGER_UNSPECIFIED", "RUN_TRIGGER_QUESTION", "RUN_TRIGGER_ALERT")):
-        enum.value.add(name=name, number=number)
-    message = file.message_type.add(name="DiagnosisRun")
-    message.field.add(name="run_id", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
-    field = message.field.add(name="trigger", number=2)
-    if kind == "enum":
-        field.type, field.type_name = descriptor_pb2.FieldDescriptorProto.TYPE_ENUM, f".newer.{kind}.RunTrigger"
-    else:
-        field.type = descriptor_pb2.FieldDescriptorProto.TYPE_STRING
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"newer.{kind}.DiagnosisRun"))
-
-
-def test_the_trigger_column_reads_a_trigger_field_when_runs_carry_one() -> None:
-    assert run_trigger(run_pb2.DiagnosisRun(run_id="r1")) == "question"
-    enum_run = _run_class_with_trigger("enum")
-    assert run_trigger(enum_run(run_id="r1", trigger=2)) == "alert"
-    assert run_trigger(enum_run(run_id="r1")) == "question"  # unset: a question
-    text_run = _run_class_with_trigger("text")
-    assert run_trigger(text_run(run_id="r1", trigger="ALERT")) == "alert"
-    assert run_trigger(text_run(run_id="r1")) == "question"
+def test_the_trigger_column_says_alert_for_alert_runs_and_question_otherwise() -> None:
+    assert run_trigger(run_pb2.DiagnosisRun(run_id="r1")) == "question"  # stored before triggers
+    asked = run_pb2.DiagnosisRun(run_id="r1", trigger=run_pb2.RunTrigger(kind=run_pb2.TRIGGER_KIND_QUESTION))
+    assert run_trigger(asked) == "question"
+    alerted = run_pb2.DiagnosisRun(run_id="r1", trigger=run_pb2.RunTrigger(kind=run_pb2.TRIGGER_KIND_ALERT))
+    assert run_trigger(alerted) == "alert" and run_line(alerted).split()[4] == "alert"
 
 
 def test_runs_get_json_feeds_check_with_every_field(

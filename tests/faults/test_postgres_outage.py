@@ -42,6 +42,7 @@ async def served(
         address="127.0.0.1:0",
         database_url=postgres.url,
         metrics_address="",
+        http_address="",
         store_probe_interval_s=0.1,
         store_retry_s=request.param,
     )

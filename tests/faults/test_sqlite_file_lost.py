@@ -31,6 +31,7 @@ async def running(tmp_path: Path) -> AsyncIterator[RunningServer]:
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'store.db'}",
         metrics_address="",
+        http_address="",
         store_probe_interval_s=0.05,
     )
     server = await start_server(settings, provider=PassProvider(), tools_for=tools_for)

@@ -31,7 +31,9 @@ async def running(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         postgres: RestartablePostgres = request.getfixturevalue("postgres")
         url = postgres.url
         await reset_postgres(url, drop=False)
-    settings = load_settings(address="127.0.0.1:0", database_url=url, metrics_address="", max_question_chars=MAX)
+    settings = load_settings(
+        address="127.0.0.1:0", database_url=url, metrics_address="", http_address="", max_question_chars=MAX
+    )
     server = await start_server(settings, provider=PassProvider(), tools_for=tools_for)
     try:
         yield server

@@ -288,6 +288,7 @@ def main() -> int:
     env = {
         "DIAGNOSIS_AUTH_TOKENS": ",".join(f"{tenant}:{token}" for tenant, token in TOKENS.items()),
         "DIAGNOSIS_METRICS_ADDRESS": "127.0.0.1:0",
+        "DIAGNOSIS_HTTP_ADDRESS": "",
         "DIAGNOSIS_MAX_CONCURRENT_RUNS": str(max(64, workers * 2)),
         "DIAGNOSIS_MAX_CONCURRENT_CHECKS_PER_TENANT": str(max(2, workers)),
     }

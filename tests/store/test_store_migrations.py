@@ -47,7 +47,7 @@ async def test_migrations_are_idempotent_and_keep_data(empty_database_url: str) 
         await second.close()
 
     revision = await on_connection(empty_database_url, current_revision)
-    assert revision == head_revision() == "0003"
+    assert revision == head_revision() == "0004"
 
 
 async def test_migrated_schema_matches_the_table_definitions(empty_database_url: str) -> None:

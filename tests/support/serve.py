@@ -105,6 +105,7 @@ def start_serve(
         "DIAGNOSIS_ADDRESS": target,
         "DIAGNOSIS_DATABASE_URL": database if isinstance(database, str) else sqlite_url(database),
         "DIAGNOSIS_METRICS_ADDRESS": "",
+        "DIAGNOSIS_HTTP_ADDRESS": "",
     }
     environment |= dict(env or {})
     command = [sys.executable, str(SLOW_LAUNCHER)] if slow else [sys.executable, "-c", CLI, "serve"]

@@ -37,6 +37,7 @@ def make_settings(database: Path, **overrides: Any) -> Settings:
         "address": "127.0.0.1:0",
         "database_url": sqlite_url(database),
         "metrics_address": "",
+        "http_address": "",
         "shutdown_grace_s": 5.0,
     }
     values.update(overrides)

@@ -66,6 +66,7 @@ async def _diagnose(
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'trace.db'}",
         metrics_address="",
+        http_address="",
         retry_backoff_s=0.01,
     )
     running = await start_server(settings, provider=provider or PassProvider(), tools_for=tools_for)
@@ -128,7 +129,10 @@ async def test_without_a_caller_context_a_new_trace_starts(exporter: InMemorySpa
 
 async def test_a_failed_rpc_span_has_its_status_code(exporter: InMemorySpanExporter, tmp_path: Path) -> None:
     settings = load_settings(
-        address="127.0.0.1:0", database_url=f"sqlite+aiosqlite:///{tmp_path / 'trace.db'}", metrics_address=""
+        address="127.0.0.1:0",
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'trace.db'}",
+        metrics_address="",
+        http_address="",
     )
     running = await start_server(settings, provider=PassProvider(), tools_for=tools_for)
     try:

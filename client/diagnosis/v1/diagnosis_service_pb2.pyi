@@ -22,6 +22,32 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class TimeWindow(_message.Message):
+    """A span of time a run's live reads look at."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def start(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def end(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        start: _timestamp_pb2.Timestamp | None = ...,
+        end: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeWindow: _TypeAlias = TimeWindow  # noqa: Y015
+
+@_typing.final
 class RequestContext(_message.Message):
     """What a run observes: a recorded scenario or a configured environment (not both). Neither: the default
     environment when one is configured, else the default scenario.
@@ -31,19 +57,25 @@ class RequestContext(_message.Message):
 
     SCENARIO_FIELD_NUMBER: _builtins.int
     ENVIRONMENT_FIELD_NUMBER: _builtins.int
+    TIME_WINDOW_FIELD_NUMBER: _builtins.int
     scenario: _builtins.str
     """A recorded incident scenario (bundled, or from the server's scenarios directory)."""
     environment: _builtins.str
     """A configured environment (its live sources: Prometheus, Loki, Kubernetes, MCP servers)."""
+    @_builtins.property
+    def time_window(self) -> Global___TimeWindow:
+        """The span of time the run looks at (unset: the sources' own default)."""
+
     def __init__(
         self,
         *,
         scenario: _builtins.str = ...,
         environment: _builtins.str = ...,
+        time_window: Global___TimeWindow | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time_window", b"time_window"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["environment", b"environment", "scenario", b"scenario"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["environment", b"environment", "scenario", b"scenario", "time_window", b"time_window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -78,7 +110,10 @@ class RunStarted(_message.Message):
 
     RUN_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    VIEWER_URL_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
+    viewer_url: _builtins.str
+    """Where the run can be looked at (the run viewer's page); empty when the server serves no viewer."""
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -86,10 +121,11 @@ class RunStarted(_message.Message):
         *,
         run_id: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        viewer_url: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "run_id", b"run_id", "viewer_url", b"viewer_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -182,12 +218,15 @@ class ListRunsRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     VERDICT_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """At most 100; 0 means 20."""
     page_token: _builtins.str
     status: _run_pb2.RunStatus.ValueType
     """Optional filters; unspecified matches all."""
     verdict: _contracts_pb2.Verdict.ValueType
+    trigger: _run_pb2.TriggerKind.ValueType
+    """What started the run: a question or an alert group."""
     def __init__(
         self,
         *,
@@ -195,10 +234,11 @@ class ListRunsRequest(_message.Message):
         page_token: _builtins.str = ...,
         status: _run_pb2.RunStatus.ValueType = ...,
         verdict: _contracts_pb2.Verdict.ValueType = ...,
+        trigger: _run_pb2.TriggerKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "status", b"status", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "status", b"status", "trigger", b"trigger", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -515,3 +555,167 @@ class ListToolInvocationsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListToolInvocationsResponse: _TypeAlias = ListToolInvocationsResponse  # noqa: Y015
+
+@_typing.final
+class Alert(_message.Message):
+    """One alert as Alertmanager holds it (webhook payload version 4, API v2)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    STARTS_AT_FIELD_NUMBER: _builtins.int
+    ENDS_AT_FIELD_NUMBER: _builtins.int
+    FINGERPRINT_FIELD_NUMBER: _builtins.int
+    GENERATOR_URL_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    fingerprint: _builtins.str
+    generator_url: _builtins.str
+    status: _builtins.str
+    """firing or resolved."""
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def starts_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def ends_at(self) -> _timestamp_pb2.Timestamp:
+        """Unset while the alert fires with no end known."""
+
+    def __init__(
+        self,
+        *,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        starts_at: _timestamp_pb2.Timestamp | None = ...,
+        ends_at: _timestamp_pb2.Timestamp | None = ...,
+        fingerprint: _builtins.str = ...,
+        generator_url: _builtins.str = ...,
+        status: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ends_at", b"ends_at", "starts_at", b"starts_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "ends_at", b"ends_at", "fingerprint", b"fingerprint", "generator_url", b"generator_url", "labels", b"labels", "starts_at", b"starts_at", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Alert: _TypeAlias = Alert  # noqa: Y015
+
+@_typing.final
+class InvestigateAlertRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ALERTS_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
+    GROUP_KEY_FIELD_NUMBER: _builtins.int
+    group_key: _builtins.str
+    """Alertmanager's groupKey; empty: derived from the alerts' fingerprints."""
+    @_builtins.property
+    def alerts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Alert]:
+        """One alert group; only its firing alerts scope the run (at least one is required)."""
+
+    @_builtins.property
+    def context(self) -> Global___RequestContext:
+        """The environment (else the one the alerts' labels map to, else the default); the time window is set
+        from the alerts when unset.
+        """
+
+    def __init__(
+        self,
+        *,
+        alerts: _abc.Iterable[Global___Alert] | None = ...,
+        context: Global___RequestContext | None = ...,
+        group_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["context", b"context"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alerts", b"alerts", "context", b"context", "group_key", b"group_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InvestigateAlertRequest: _TypeAlias = InvestigateAlertRequest  # noqa: Y015
+
+@_typing.final
+class InvestigateAlertResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    RUN_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_FIELD_NUMBER: _builtins.int
+    DEDUPLICATED_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """Set on every message; the first message is `started`."""
+    deduplicated: _builtins.bool
+    """True when the group was already investigated: no run started, `run` is the existing run."""
+    @_builtins.property
+    def started(self) -> Global___RunStarted: ...
+    @_builtins.property
+    def event(self) -> _run_pb2.OrchestrationEvent: ...
+    @_builtins.property
+    def run(self) -> _run_pb2.DiagnosisRun: ...
+    @_builtins.property
+    def tool_call(self) -> _run_pb2.ToolCallEvent:
+        """A tool call of the Executor started or ended (before the Executor's own event)."""
+
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        started: Global___RunStarted | None = ...,
+        event: _run_pb2.OrchestrationEvent | None = ...,
+        run: _run_pb2.DiagnosisRun | None = ...,
+        tool_call: _run_pb2.ToolCallEvent | None = ...,
+        deduplicated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "run", b"run", "started", b"started", "tool_call", b"tool_call"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deduplicated", b"deduplicated", "event", b"event", "kind", b"kind", "run", b"run", "run_id", b"run_id", "started", b"started", "tool_call", b"tool_call"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["started", "event", "run", "tool_call"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___InvestigateAlertResponse: _TypeAlias = InvestigateAlertResponse  # noqa: Y015

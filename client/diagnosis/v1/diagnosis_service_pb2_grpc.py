@@ -49,6 +49,11 @@ class DiagnosisServiceStub(object):
                 request_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.SerializeToString,
                 response_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.FromString,
                 )
+        self.InvestigateAlert = channel.unary_stream(
+                '/diagnosis.v1.DiagnosisService/InvestigateAlert',
+                request_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertRequest.SerializeToString,
+                response_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertResponse.FromString,
+                )
 
 
 class DiagnosisServiceServicer(object):
@@ -102,6 +107,15 @@ class DiagnosisServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InvestigateAlert(self, request, context):
+        """Starts a run for one group of firing alerts (Alertmanager's); streams what Diagnose streams. A group
+        already investigated (same alerts, same start) within the server's dedupe period starts no run: the
+        stream sends the existing run (`deduplicated` set).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DiagnosisServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -139,6 +153,11 @@ def add_DiagnosisServiceServicer_to_server(servicer, server):
                     servicer.ListToolInvocations,
                     request_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.FromString,
                     response_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.SerializeToString,
+            ),
+            'InvestigateAlert': grpc.unary_stream_rpc_method_handler(
+                    servicer.InvestigateAlert,
+                    request_deserializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertRequest.FromString,
+                    response_serializer=diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -266,5 +285,22 @@ class DiagnosisService(object):
         return grpc.experimental.unary_unary(request, target, '/diagnosis.v1.DiagnosisService/ListToolInvocations',
             diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsRequest.SerializeToString,
             diagnosis_dot_v1_dot_diagnosis__service__pb2.ListToolInvocationsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def InvestigateAlert(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/diagnosis.v1.DiagnosisService/InvestigateAlert',
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertRequest.SerializeToString,
+            diagnosis_dot_v1_dot_diagnosis__service__pb2.InvestigateAlertResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

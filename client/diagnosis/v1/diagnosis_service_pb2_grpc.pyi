@@ -44,6 +44,11 @@ class DiagnosisServiceStub:
     """The configured environments: their names, which is the default, their tools (never credentials)."""
     ListToolInvocations: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListToolInvocationsRequest, _diagnosis_service_pb2.ListToolInvocationsResponse]
     """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
+    InvestigateAlert: _grpc.UnaryStreamMultiCallable[_diagnosis_service_pb2.InvestigateAlertRequest, _diagnosis_service_pb2.InvestigateAlertResponse]
+    """Starts a run for one group of firing alerts (Alertmanager's); streams what Diagnose streams. A group
+    already investigated (same alerts, same start) within the server's dedupe period starts no run: the
+    stream sends the existing run (`deduplicated` set).
+    """
 
 @_typing.type_check_only
 class DiagnosisServiceAsyncStub(DiagnosisServiceStub):
@@ -61,6 +66,11 @@ class DiagnosisServiceAsyncStub(DiagnosisServiceStub):
     """The configured environments: their names, which is the default, their tools (never credentials)."""
     ListToolInvocations: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListToolInvocationsRequest, _diagnosis_service_pb2.ListToolInvocationsResponse]  # type: ignore[assignment]
     """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
+    InvestigateAlert: _aio.UnaryStreamMultiCallable[_diagnosis_service_pb2.InvestigateAlertRequest, _diagnosis_service_pb2.InvestigateAlertResponse]  # type: ignore[assignment]
+    """Starts a run for one group of firing alerts (Alertmanager's); streams what Diagnose streams. A group
+    already investigated (same alerts, same start) within the server's dedupe period starts no run: the
+    stream sends the existing run (`deduplicated` set).
+    """
 
 class DiagnosisServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -117,5 +127,16 @@ class DiagnosisServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_diagnosis_service_pb2.ListToolInvocationsResponse, _abc.Awaitable[_diagnosis_service_pb2.ListToolInvocationsResponse]]:
         """A run's tool invocations as recorded, in call order; AIP-158 pagination."""
+
+    @_abc_1.abstractmethod
+    def InvestigateAlert(
+        self,
+        request: _diagnosis_service_pb2.InvestigateAlertRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_diagnosis_service_pb2.InvestigateAlertResponse], _abc.AsyncIterator[_diagnosis_service_pb2.InvestigateAlertResponse]]:
+        """Starts a run for one group of firing alerts (Alertmanager's); streams what Diagnose streams. A group
+        already investigated (same alerts, same start) within the server's dedupe period starts no run: the
+        stream sends the existing run (`deduplicated` set).
+        """
 
 def add_DiagnosisServiceServicer_to_server(servicer: DiagnosisServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

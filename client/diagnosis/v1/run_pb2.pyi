@@ -148,6 +148,28 @@ TOOL_CALL_PHASE_ENDED: ToolCallPhase.ValueType  # 2
 """The call ended and its tool_invocation is recorded."""
 Global___ToolCallPhase: _TypeAlias = ToolCallPhase  # noqa: Y015
 
+class _TriggerKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TriggerKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TriggerKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TRIGGER_KIND_UNSPECIFIED: _TriggerKind.ValueType  # 0
+    TRIGGER_KIND_QUESTION: _TriggerKind.ValueType  # 1
+    """Someone asked a question (Diagnose)."""
+    TRIGGER_KIND_ALERT: _TriggerKind.ValueType  # 2
+    """An alert group (Alertmanager's webhook, InvestigateAlert)."""
+
+class TriggerKind(_TriggerKind, metaclass=_TriggerKindEnumTypeWrapper):
+    """What starts a run."""
+
+TRIGGER_KIND_UNSPECIFIED: TriggerKind.ValueType  # 0
+TRIGGER_KIND_QUESTION: TriggerKind.ValueType  # 1
+"""Someone asked a question (Diagnose)."""
+TRIGGER_KIND_ALERT: TriggerKind.ValueType  # 2
+"""An alert group (Alertmanager's webhook, InvestigateAlert)."""
+Global___TriggerKind: _TypeAlias = TriggerKind  # noqa: Y015
+
 @_typing.final
 class OrchestrationEvent(_message.Message):
     """One node attempt's handled outcome (R-S-3): stable identifiers only."""
@@ -557,6 +579,8 @@ class DiagnosisRun(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     COMPLETED_AT_FIELD_NUMBER: _builtins.int
     ENVIRONMENT_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    NOTIFICATIONS_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     tenant: _builtins.str
     status: Global___RunStatus.ValueType
@@ -582,6 +606,14 @@ class DiagnosisRun(_message.Message):
     def updated_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def completed_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def trigger(self) -> Global___RunTrigger:
+        """What started the run."""
+
+    @_builtins.property
+    def notifications(self) -> _containers.RepeatedCompositeFieldContainer[Global___RunNotification]:
+        """The notifications sent when the run ended (alert-started runs), each with its outcome."""
+
     def __init__(
         self,
         *,
@@ -601,11 +633,182 @@ class DiagnosisRun(_message.Message):
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         completed_at: _timestamp_pb2.Timestamp | None = ...,
         environment: _builtins.str = ...,
+        trigger: Global___RunTrigger | None = ...,
+        notifications: _abc.Iterable[Global___RunNotification] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "completed_at", b"completed_at", "created_at", b"created_at", "orchestration_trace", b"orchestration_trace", "self_evaluation", b"self_evaluation", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "completed_at", b"completed_at", "created_at", b"created_at", "orchestration_trace", b"orchestration_trace", "self_evaluation", b"self_evaluation", "trigger", b"trigger", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "completed_at", b"completed_at", "created_at", b"created_at", "environment", b"environment", "failure_reason", b"failure_reason", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "status", b"status", "tenant", b"tenant", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "completed_at", b"completed_at", "created_at", b"created_at", "environment", b"environment", "failure_reason", b"failure_reason", "notifications", b"notifications", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "status", b"status", "tenant", b"tenant", "trigger", b"trigger", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DiagnosisRun: _TypeAlias = DiagnosisRun  # noqa: Y015
+
+@_typing.final
+class AlertGroupTrigger(_message.Message):
+    """The alert group a run investigates, as it was when the run started."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    GROUP_KEY_FIELD_NUMBER: _builtins.int
+    FINGERPRINTS_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    STARTS_AT_FIELD_NUMBER: _builtins.int
+    ALERTNAME_FIELD_NUMBER: _builtins.int
+    DEDUPE_KEY_FIELD_NUMBER: _builtins.int
+    group_key: _builtins.str
+    alertname: _builtins.str
+    dedupe_key: _builtins.str
+    """What a repeat of the same notification has in common with this one: a digest of the group key and each
+    firing alert's fingerprint and startsAt.
+    """
+    @_builtins.property
+    def fingerprints(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The firing alerts' fingerprints, sorted."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The labels every firing alert shares (the group's common labels)."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The annotations of the group's first firing alert."""
+
+    @_builtins.property
+    def starts_at(self) -> _timestamp_pb2.Timestamp:
+        """The earliest startsAt of the firing alerts."""
+
+    def __init__(
+        self,
+        *,
+        group_key: _builtins.str = ...,
+        fingerprints: _abc.Iterable[_builtins.str] | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        starts_at: _timestamp_pb2.Timestamp | None = ...,
+        alertname: _builtins.str = ...,
+        dedupe_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["starts_at", b"starts_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alertname", b"alertname", "annotations", b"annotations", "dedupe_key", b"dedupe_key", "fingerprints", b"fingerprints", "group_key", b"group_key", "labels", b"labels", "starts_at", b"starts_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AlertGroupTrigger: _TypeAlias = AlertGroupTrigger  # noqa: Y015
+
+@_typing.final
+class RunTrigger(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    QUESTION_FIELD_NUMBER: _builtins.int
+    ALERT_FIELD_NUMBER: _builtins.int
+    WINDOW_START_FIELD_NUMBER: _builtins.int
+    WINDOW_END_FIELD_NUMBER: _builtins.int
+    kind: Global___TriggerKind.ValueType
+    question: _builtins.str
+    """The question as asked, or as made from the alerts."""
+    @_builtins.property
+    def alert(self) -> Global___AlertGroupTrigger:
+        """Set when kind is TRIGGER_KIND_ALERT."""
+
+    @_builtins.property
+    def window_start(self) -> _timestamp_pb2.Timestamp:
+        """The time window the run was given (unset: none)."""
+
+    @_builtins.property
+    def window_end(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        kind: Global___TriggerKind.ValueType = ...,
+        question: _builtins.str = ...,
+        alert: Global___AlertGroupTrigger | None = ...,
+        window_start: _timestamp_pb2.Timestamp | None = ...,
+        window_end: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["alert", b"alert", "window_end", b"window_end", "window_start", b"window_start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alert", b"alert", "kind", b"kind", "question", b"question", "window_end", b"window_end", "window_start", b"window_start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RunTrigger: _TypeAlias = RunTrigger  # noqa: Y015
+
+@_typing.final
+class RunNotification(_message.Message):
+    """One notification of a run's end (a webhook POST, a Slack message)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHANNEL_FIELD_NUMBER: _builtins.int
+    DELIVERED_FIELD_NUMBER: _builtins.int
+    ATTEMPTS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    channel: _builtins.str
+    """webhook or slack."""
+    delivered: _builtins.bool
+    attempts: _builtins.int
+    error: _builtins.str
+    """Why it was not delivered (empty when it was); never the URL."""
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        channel: _builtins.str = ...,
+        delivered: _builtins.bool = ...,
+        attempts: _builtins.int = ...,
+        error: _builtins.str = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "attempts", b"attempts", "channel", b"channel", "delivered", b"delivered", "error", b"error"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RunNotification: _TypeAlias = RunNotification  # noqa: Y015

@@ -14,8 +14,16 @@ from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
+from diagnosis_server.alerts.scope import group_key_of
+from diagnosis_server.api.alert_runs import AlertInvestigator
+from diagnosis_server.api.alert_validation import (
+    check_alerts,
+    check_group_key,
+    check_time_window,
+    check_trigger_filter,
+)
 from diagnosis_server.api.calls import current_call
-from diagnosis_server.api.errors import invalid_argument, run_not_found
+from diagnosis_server.api.errors import invalid_argument, run_not_found, unavailable
 from diagnosis_server.api.follow import (
     DEFAULT_POLL_INTERVAL_S,
     TERMINAL_STATUSES,
@@ -24,7 +32,7 @@ from diagnosis_server.api.follow import (
 )
 from diagnosis_server.api.hub import EventHub, watch_response
 from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
-from diagnosis_server.api.runs import RunManager
+from diagnosis_server.api.runs import RunManager, StartedRun
 from diagnosis_server.api.validation import (
     check_after_sequence,
     check_question,
@@ -54,7 +62,11 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         max_question_chars: int,
         poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
         environments: EnvironmentRegistry | None = None,
+        alerts: AlertInvestigator | None = None,
     ) -> None:
+        self._alerts = alerts
+        # The run viewer's base URL (set once the HTTP server has its port; empty: no viewer).
+        self.viewer_base = ""
         self._environments = environments or EnvironmentRegistry.empty()
         self._repository = repository
         self._runs = runs
@@ -77,26 +89,65 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             environments=self._environments.names,
             default_environment=self._environments.default,
         )
-        started = self._runs.start(question=question, scenario=scenario, environment=environment, tenant=call.tenant)
+        trigger = run_pb2.RunTrigger(kind=run_pb2.TRIGGER_KIND_QUESTION, question=question)
+        window = check_time_window(request.context)
+        if window is not None:
+            trigger.window_start.CopyFrom(window.start)
+            trigger.window_end.CopyFrom(window.end)
+        started = self._runs.start(
+            question=question, scenario=scenario, environment=environment, tenant=call.tenant, trigger=trigger
+        )
+        async for run_id, kind, value in self._follow(started):
+            yield pb.DiagnoseResponse(run_id=run_id, **{kind: value})
+
+    async def InvestigateAlert(
+        self, request: pb.InvestigateAlertRequest, context: Context
+    ) -> AsyncIterator[pb.InvestigateAlertResponse]:
+        call = current_call()
+        if self._alerts is None:
+            raise unavailable("ALERTS_OFF", "this server investigates no alerts")
+        firing = check_alerts(request.alerts)
+        group_key = check_group_key(request.group_key) or group_key_of(firing)
+        outcome = await self._alerts.investigate(
+            group_key,
+            list(request.alerts),
+            tenant=call.tenant,
+            scenario=request.context.scenario,
+            environment=request.context.environment,
+            window=check_time_window(request.context),
+        )
+        assert outcome is not None  # check_alerts found a firing alert
+        run_id = call.bind_run(outcome.run_id)
+        if outcome.started is None:
+            assert outcome.existing is not None
+            yield pb.InvestigateAlertResponse(run_id=run_id, run=outcome.existing, deduplicated=True)
+            return
+        async for run_id, kind, value in self._follow(outcome.started):
+            yield pb.InvestigateAlertResponse(run_id=run_id, **{kind: value})
+
+    async def _follow(self, started: StartedRun) -> AsyncIterator[tuple[str, str, Any]]:
+        """A started run's stream: ``started``, each ``event``, then the final ``run`` (as (run_id, kind, value))."""
+        call = current_call()
         run_id = call.bind_run(started.run_id)
         try:
             stored = await started.wait_started()
             created_at = timestamp_pb2.Timestamp()
             created_at.CopyFrom(stored.created_at)
             created_at.nanos -= created_at.nanos % 1000  # the store keeps microseconds
-            yield pb.DiagnoseResponse(run_id=run_id, started=pb.RunStarted(run_id=run_id, created_at=created_at))
+            viewer_url = f"{self.viewer_base}/runs/{run_id}" if self.viewer_base else ""
+            yield run_id, "started", pb.RunStarted(run_id=run_id, created_at=created_at, viewer_url=viewer_url)
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
                 if isinstance(event, run_pb2.ToolCallEvent):
-                    yield pb.DiagnoseResponse(run_id=run_id, tool_call=event)
+                    yield run_id, "tool_call", event
                 else:
-                    yield pb.DiagnoseResponse(run_id=run_id, event=event)
+                    yield run_id, "event", event
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
             if final.status not in TERMINAL_STATUSES:  # the follower ends on a final record only
                 raise RuntimeError(f"run {run_id} ended its stream while {final.status}")
-            yield pb.DiagnoseResponse(run_id=run_id, run=final)
+            yield run_id, "run", final
         finally:
             started.subscription.close()
 
@@ -113,9 +164,15 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
         size = page_size(request.page_size)
         status = check_status_filter(request.status)
         verdict = check_verdict_filter(request.verdict)
+        trigger = check_trigger_filter(request.trigger)
         try:
             page = await self._repository.list_runs(
-                tenant=call.tenant, page_size=size, page_token=request.page_token, status=status, verdict=verdict
+                tenant=call.tenant,
+                page_size=size,
+                page_token=request.page_token,
+                status=status,
+                verdict=verdict,
+                trigger=trigger,
             )
         except InvalidPageToken as exc:
             raise invalid_argument("page_token", str(exc)) from None

@@ -20,7 +20,7 @@ from diagnosis_server.api.hub import EventHub, Subscription
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
-from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
+from diagnosis_server.graph.orchestrator import NewRun, Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
 
 log = structlog.get_logger(__name__)
@@ -99,7 +99,15 @@ class RunManager:
     def accepting(self) -> bool:
         return not self._closed
 
-    def start(self, *, question: str, scenario: str, tenant: str, environment: str = "") -> StartedRun:
+    def start(
+        self,
+        *,
+        question: str,
+        scenario: str,
+        tenant: str,
+        environment: str = "",
+        trigger: run_pb2.RunTrigger | None = None,
+    ) -> StartedRun:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
@@ -118,7 +126,13 @@ class RunManager:
         started: asyncio.Future[run_pb2.DiagnosisRun] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
             self._execute(
-                run_id, question=question, scenario=scenario, tenant=tenant, environment=environment, started=started
+                run_id,
+                question=question,
+                scenario=scenario,
+                tenant=tenant,
+                environment=environment,
+                started=started,
+                trigger=trigger,
             ),
             name=f"run {run_id}",
         )
@@ -145,6 +159,7 @@ class RunManager:
         tenant: str,
         started: asyncio.Future[run_pb2.DiagnosisRun],
         environment: str = "",
+        trigger: run_pb2.RunTrigger | None = None,
     ) -> run_pb2.DiagnosisRun | None:
         # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
         structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
@@ -167,15 +182,17 @@ class RunManager:
         cancelled = False
         stored: run_pb2.DiagnosisRun | None = None
         try:
+            request: NewRun = {
+                "question": question,
+                "scenario": scenario,
+                "environment": environment,
+                "tenant": tenant,
+                "run_id": run_id,
+            }
+            if trigger is not None:
+                request["trigger"] = trigger
             run = stored = await self._orchestrator.run(
-                question=question,
-                scenario=scenario,
-                environment=environment,
-                tenant=tenant,
-                run_id=run_id,
-                on_event=on_event,
-                on_tool_call=on_tool_call,
-                on_started=on_started,
+                on_event=on_event, on_tool_call=on_tool_call, on_started=on_started, **request
             )
         except asyncio.CancelledError:
             # Shutdown past its grace: drain() marks the run INTERRUPTED and ends its streams.

@@ -34,17 +34,21 @@ from diagnosis.v1 import (
     gatekeeper_service_pb2_grpc,
 )
 from diagnosis_server.agents.base import AgentProvider
+from diagnosis_server.alerts.notify import Notifier
+from diagnosis_server.api.alert_runs import AlertInvestigator, AlertSettings
 from diagnosis_server.api.auth import TokenAuthenticator
 from diagnosis_server.api.components import ToolsFor, load_provider, pack_tools_for
 from diagnosis_server.api.diagnosis_servicer import DiagnosisServicer
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S
 from diagnosis_server.api.gatekeeper_servicer import GatekeeperServicer
 from diagnosis_server.api.health import ListingHealthServicer, add_reflection
+from diagnosis_server.api.http_server import HttpApi, HttpServer, build_app
 from diagnosis_server.api.hub import DEFAULT_QUEUE_SIZE, EventHub
 from diagnosis_server.api.interceptor import ApiInterceptor
 from diagnosis_server.api.metrics import Metrics
 from diagnosis_server.api.runs import DEFAULT_HEARTBEAT_INTERVAL_S, RunManager
 from diagnosis_server.api.store_health import StoreHealth
+from diagnosis_server.api.viewer_routes import Viewer
 from diagnosis_server.api.warm_up import warm_up
 from diagnosis_server.graph.context import Limits
 from diagnosis_server.graph.orchestrator import Orchestrator
@@ -65,6 +69,8 @@ SERVICE_NAMES = (DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE, HEALTH_SERVICE, REFLECTI
 HEALTH_NAMES = ("", DIAGNOSIS_SERVICE, GATEKEEPER_SERVICE)
 # After the runs' grace, how long streams get to send their last message before they are cut.
 STREAM_CLOSE_S = 1.0
+# On shutdown, how long the notifications of runs that just ended get to be sent.
+NOTIFY_DRAIN_S = 5.0
 
 
 class StartupError(RuntimeError):
@@ -92,6 +98,32 @@ def check_metrics_bind_policy(address: str, *, authenticated: bool) -> None:
             f"{env_name('auth_tokens_file')}, or bind {env_name('metrics_address')} to a loopback address "
             "(127.0.0.1, ::1, localhost), or leave it empty to disable metrics"
         )
+
+
+def check_http_bind_policy(address: str, *, authenticated: bool) -> None:
+    """The HTTP server (webhook, viewer) follows the gRPC rule: a non-loopback address only with tokens."""
+    if not address:
+        return
+    host, _ = split_host_port(address)
+    if not authenticated and not is_loopback_host(host):
+        raise StartupError(
+            f"refusing to serve HTTP on {address} without authentication: set {env_name('auth_tokens')} or "
+            f"{env_name('auth_tokens_file')}, or bind {env_name('http_address')} to a loopback address "
+            "(127.0.0.1, ::1, localhost), or leave it empty to disable the HTTP server"
+        )
+
+
+def public_url(settings: Settings, http_port: int | None) -> str:
+    """Where people open the viewer: ``public_url`` when set, else http://<http_address> (its real port)."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    if not settings.http_address or http_port is None:
+        return ""
+    host, _ = split_host_port(settings.http_address)
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{http_port}"
 
 
 def warn_plaintext_tokens(address: str, *, authenticated: bool, tls: bool) -> bool:
@@ -208,7 +240,18 @@ class RunningServer:
     store_health: StoreHealth
     gatekeeper: GatekeeperServicer
     environments: EnvironmentRegistry = field(default_factory=EnvironmentRegistry.empty)
+    alerts: AlertInvestigator | None = None
+    http: HttpServer | None = None
     _stopping: asyncio.Task[list[str]] | None = field(default=None, init=False)
+
+    @property
+    def http_port(self) -> int | None:
+        return None if self.http is None else self.http.port
+
+    @property
+    def http_url(self) -> str:
+        """The HTTP server's base URL (empty when it is disabled)."""
+        return public_url(self.settings, self.http_port) if self.http is not None else ""
 
     @property
     def target(self) -> str:
@@ -246,6 +289,10 @@ class RunningServer:
                 await self.server.stop(STREAM_CLOSE_S)
             await server_stopped
         finally:
+            if self.http is not None:
+                await self.http.stop()
+            if self.alerts is not None:
+                await self.alerts.drain(0.0 if self.runs.hurried else NOTIFY_DRAIN_S)
             await self.store_health.stop()
             await self.runs.stop_maintenance()
             await asyncio.to_thread(self.metrics.close)
@@ -283,6 +330,8 @@ async def start_server(
     authenticator = TokenAuthenticator(settings.auth_token_pairs())
     check_bind_policy(settings.address, authenticated=authenticator.enabled)
     check_metrics_bind_policy(settings.metrics_address, authenticated=authenticator.enabled)
+    check_http_bind_policy(settings.http_address, authenticated=authenticator.enabled)
+    notify_urls = settings.notify_urls()
     credentials = _server_credentials(settings)
     warn_plaintext_tokens(settings.address, authenticated=authenticator.enabled, tls=credentials is not None)
     try:
@@ -301,6 +350,7 @@ async def start_server(
         await registry.aclose()
         raise StartupError(f"cannot open the store ({env_name('database_url')}): {exc}") from exc
     metrics = Metrics()
+    http: HttpServer | None = None
     try:
         orphans = await repository.interrupt_orphans(stale_after_s=settings.orphan_stale_after_s)
         if orphans:
@@ -346,19 +396,32 @@ async def start_server(
                 ("grpc.so_reuseport", 0),
             ],
         )
-        add_diagnosis_service(
-            DiagnosisServicer(
-                repository=repository,
-                runs=runs,
-                hub=hub,
-                scenarios=packs,
+        notifier = Notifier(notify_urls, run_url=settings.public_url) if notify_urls else None
+        alerts = AlertInvestigator(
+            runs,
+            repository,
+            registry,
+            AlertSettings(
+                scenarios=frozenset(packs),
                 default_scenario=settings.default_scenario,
+                lookback_s=settings.alert_lookback_s,
+                dedupe_s=settings.alert_dedupe_s,
                 max_question_chars=settings.max_question_chars,
-                poll_interval_s=poll_interval_s,
-                environments=registry,
             ),
-            server,
+            notifier,
         )
+        diagnosis = DiagnosisServicer(
+            alerts=alerts,
+            repository=repository,
+            runs=runs,
+            hub=hub,
+            scenarios=packs,
+            default_scenario=settings.default_scenario,
+            max_question_chars=settings.max_question_chars,
+            poll_interval_s=poll_interval_s,
+            environments=registry,
+        )
+        add_diagnosis_service(diagnosis, server)
         checks = GatekeeperServicer(max_concurrent_per_tenant=settings.max_concurrent_checks_per_tenant)
         gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(checks, server)
         await store_health.probe_once()
@@ -374,11 +437,26 @@ async def start_server(
                 port = server.add_secure_port(settings.address, credentials)
         except RuntimeError as exc:
             raise StartupError(f"cannot bind {settings.address} ({env_name('address')}): {exc}") from exc
+        if settings.http_address:
+            viewer = Viewer(authenticator, repository, hub, poll_interval_s=poll_interval_s)
+            http = HttpServer(build_app(HttpApi(authenticator, alerts), viewer), settings.http_address)
+            try:
+                http_port = await http.start()
+            except OSError as exc:
+                raise StartupError(
+                    f"cannot bind {settings.http_address} ({env_name('http_address')}): {exc.strerror or exc}"
+                ) from exc
+            if notifier is not None and not settings.public_url:
+                notifier.set_run_url(public_url(settings, http_port))
+            diagnosis.viewer_base = public_url(settings, http_port)
+            warn_plaintext_tokens(settings.http_address, authenticated=authenticator.enabled, tls=False)
         await server.start()
         metrics_port = _serve_metrics(metrics, settings.metrics_address)
         runs.start_maintenance()
         store_health.start()
     except BaseException:
+        if http is not None:
+            await http.stop()
         metrics.close()
         await registry.aclose()
         await repository.close()
@@ -398,6 +476,8 @@ async def start_server(
         store_health=store_health,
         gatekeeper=checks,
         environments=registry,
+        alerts=alerts,
+        http=http,
     )
 
 

@@ -27,6 +27,7 @@ _MODULES = {
     "watch": "diagnosis_server.cli.client_commands",
     "runs": "diagnosis_server.cli.client_commands",
     "environments": "diagnosis_server.cli.client_commands",
+    "investigate": "diagnosis_server.cli.client_commands",
     "serve": "diagnosis_server.cli.serve",
     "tools": "diagnosis_server.cli.tools",
 }

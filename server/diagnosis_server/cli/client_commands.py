@@ -1,5 +1,5 @@
-"""The client commands: `diagnosis ask`, `diagnosis watch`, `diagnosis runs list|get|invocations` and
-`diagnosis environments`.
+"""The client commands: `diagnosis ask`, `watch`, `runs list|get|invocations`, `environments` and
+`investigate alertmanager`.
 
 They talk to a running server through the client library. Every one takes ``--target HOST:PORT``
 (default ``$DIAGNOSIS_TARGET`` or 127.0.0.1:50051), ``--token`` (default ``$DIAGNOSIS_TOKEN``), ``--timeout``,
@@ -36,10 +36,12 @@ from diagnosis import (
     verdict_name,
 )
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
+from diagnosis_server.alerts.alertmanager_api import AlertmanagerError, firing_groups
 from diagnosis_server.conversions import enum_short_name, enum_short_names
 
 _STATUSES = enum_short_names(run_pb2.RunStatus, lower=True)
 _VERDICTS = enum_short_names(contracts_pb2.Verdict, lower=True)
+_TRIGGERS = enum_short_names(run_pb2.TriggerKind, lower=True)
 
 Action = Callable[[DiagnosisClient, argparse.Namespace], int]
 
@@ -88,6 +90,24 @@ def register(subparsers: Any) -> None:
     )
     ask.set_defaults(func=_command(_ask))
 
+    investigate = subparsers.add_parser(
+        "investigate", help="investigate alerts", description="Investigate the alerts of an alert source."
+    )
+    sources = investigate.add_subparsers(dest="investigate_source", metavar="SOURCE", required=True)
+    alertmanager = sources.add_parser(
+        "alertmanager",
+        parents=[common],
+        help="investigate Alertmanager's firing alert groups",
+        description="Read the firing alert groups from Alertmanager's API (v2), investigate each (a group "
+        "already investigated is not started again), print each answer.",
+    )
+    alertmanager.add_argument("--alertmanager-url", required=True, metavar="URL", help="Alertmanager's base URL")
+    alertmanager.add_argument("--alertname", default="", metavar="NAME", help="only the alerts of this name")
+    alertmanager.add_argument(
+        "--environment", default="", metavar="E", help="the environment (default: the alerts' labels decide)"
+    )
+    alertmanager.set_defaults(func=_command(_investigate_alertmanager))
+
     watch = subparsers.add_parser(
         "watch",
         parents=[common],
@@ -112,6 +132,9 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--status", type=str.lower, choices=_STATUSES, default=None, help="only runs with this status")
     listing.add_argument(
         "--verdict", type=str.lower, choices=_VERDICTS, default=None, help="only runs with this verdict"
+    )
+    listing.add_argument(
+        "--trigger", type=str.lower, choices=_TRIGGERS, default=None, help="only runs started this way"
     )
     listing.set_defaults(func=_command(_runs_list))
     get = actions.add_parser("get", parents=[common], help="show one run", description="Show one stored run.")
@@ -200,8 +223,10 @@ def _config(args: argparse.Namespace) -> ConnectionConfig:
 
 def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     quiet = bool(args.json)
+    viewer: list[str] = []
 
     def started(message: diagnosis_service_pb2.RunStarted) -> None:
+        viewer.append(message.viewer_url)
         if not quiet:
             print(f"run {message.run_id} started", file=sys.stderr, flush=True)
 
@@ -230,7 +255,42 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         print(f"verdict: {_verdict(run.verdict)}")
         print(f"status:  {_status(run)}")
         print(f"run_id:  {run.run_id}")
+        if viewer and viewer[0]:
+            print(f"view:    {viewer[0]}")
     return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
+
+
+def _investigate_alertmanager(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    try:
+        groups = firing_groups(args.alertmanager_url, alertname=args.alertname)
+    except AlertmanagerError as exc:
+        _error(str(exc))
+        return 1
+    if not groups:
+        print("no firing alert groups", file=sys.stderr)
+    code = 0
+    answers: list[Any] = []
+    for group in groups:
+        run, deduplicated = client.investigate_alert(
+            group.alerts, group_key=group.group_key, environment=args.environment
+        )
+        if args.json:
+            document = json_format.MessageToDict(run, preserving_proto_field_name=True)
+            answers.append({"group_key": group.group_key, "deduplicated": deduplicated, "run": document})
+        else:
+            print(f"== {group.group_key}{' (already investigated)' if deduplicated else ''}")
+            if run.answer_text:
+                print(wrap_answer(run.answer_text))
+                print()
+            print(f"verdict: {_verdict(run.verdict)}")
+            print(f"status:  {_status(run)}")
+            print(f"run_id:  {run.run_id}")
+            print()
+        if run.status != run_pb2.RUN_STATUS_SUCCESS:
+            code = 1
+    if args.json:
+        print(json.dumps({"investigations": answers}, indent=2, ensure_ascii=False))
+    return code
 
 
 _NODE_WORDS = {
@@ -319,7 +379,11 @@ def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
 
 def _runs_list(client: DiagnosisClient, args: argparse.Namespace) -> int:
     page = client.list_runs(
-        page_size=args.page_size, page_token=args.page_token, status=args.status, verdict=args.verdict
+        page_size=args.page_size,
+        page_token=args.page_token,
+        status=args.status,
+        verdict=args.verdict,
+        trigger=args.trigger,
     )
     if args.json:
         _print_json(page)
@@ -346,25 +410,9 @@ def run_line(run: run_pb2.DiagnosisRun) -> str:
     )
 
 
-def run_trigger(run: Message) -> str:
-    """What started a run: a question asked (every run of a server whose runs carry no trigger), else the
-    run's ``trigger`` field in lower case (an enum by its short name, a string or a message's kind as is)."""
-    field = run.DESCRIPTOR.fields_by_name.get("trigger")
-    if field is None:
-        return "question"
-    value: Any = getattr(run, field.name)
-    if field.enum_type is not None:
-        name = field.enum_type.values_by_number.get(value)
-        if name is None or value == 0:
-            return "question"
-        prefix = field.enum_type.values[0].name.removesuffix("UNSPECIFIED")
-        return name.name.removeprefix(prefix).lower()
-    if field.message_type is not None:
-        if not run.HasField(field.name):
-            return "question"
-        kind = next((value.WhichOneof(o.name) for o in field.message_type.oneofs), None)
-        return str(kind or field.message_type.name).lower()
-    return str(value).lower() or "question"
+def run_trigger(run: run_pb2.DiagnosisRun) -> str:
+    """What started a run: ``alert`` for an alert group, else ``question`` (runs stored before triggers too)."""
+    return "alert" if run.trigger.kind == run_pb2.TRIGGER_KIND_ALERT else "question"
 
 
 def _environments(client: DiagnosisClient, args: argparse.Namespace) -> int:

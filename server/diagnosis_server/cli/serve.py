@@ -125,8 +125,19 @@ async def serve(
     print(
         usage_hint(running.target, tls=settings.tls_cert_file is not None, tokens=tokens), file=sys.stderr, flush=True
     )
+    if running.http_url:
+        print(
+            f"diagnosis: the run viewer is at {running.http_url}/ (Alertmanager's webhook: "
+            f"{running.http_url}/v1/alertmanager)",
+            file=sys.stderr,
+            flush=True,
+        )
     log.info(
-        "serving", address=running.target, metrics_port=running.metrics_port, tls=settings.tls_cert_file is not None
+        "serving",
+        address=running.target,
+        metrics_port=running.metrics_port,
+        http_url=running.http_url or None,
+        tls=settings.tls_cert_file is not None,
     )
     tune_gc()  # the process is a server from here on
     if on_serving is not None:

@@ -14,6 +14,8 @@ from typing import Any, Required, TypedDict, Unpack
 import structlog
 
 from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis.v1 import run_pb2
+from diagnosis.v1.diagnosis_service_pb2 import TimeWindow
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
 from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
@@ -48,6 +50,8 @@ class NewRun(TypedDict, total=False):
     aiops_rule_evaluation: JsonObject | None
     # A configured environment to observe live instead of the scenario.
     environment: str
+    # What started the run (default: the question, TRIGGER_KIND_QUESTION), with its time window if any.
+    trigger: run_pb2.RunTrigger
 
 
 def new_run_id() -> str:
@@ -110,6 +114,13 @@ class Orchestrator:
             agent_provider=self.provider.name,
             environment=request.get("environment", ""),
         )
+        trigger = request.get("trigger")
+        if trigger is not None:
+            run.trigger.CopyFrom(trigger)
+        else:
+            run.trigger.kind = run_pb2.TRIGGER_KIND_QUESTION
+        if not run.trigger.question:
+            run.trigger.question = run.question
         run.created_at.GetCurrentTime()
         run.updated_at.CopyFrom(run.created_at)
         run.self_evaluation.verifier_evaluation.prompt_audit.CopyFrom(self.catalog.audit())
@@ -157,7 +168,9 @@ class Orchestrator:
                 event.sequence = len(state.orchestration_events) + state.dropped_events + 1
                 await listener(event)
 
-        ctx = self._context(run_id=run.run_id, tools=tools, on_tool_call=progress)
+        ctx = self._context(
+            run_id=run.run_id, tools=tools, on_tool_call=progress, time_window=time_window_of(run.trigger)
+        )
 
         endpoint_failures: list[run_pb2.NodeStep] = []
 
@@ -233,6 +246,18 @@ class Orchestrator:
                 log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
             await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
             delay = min(delay * 2, FINISH_RETRY_MAX_S)
+
+
+def time_window_of(trigger: run_pb2.RunTrigger) -> TimeWindow | None:
+    """The run's time window as its trigger recorded it, None when it has none."""
+    if not trigger.HasField("window_start") and not trigger.HasField("window_end"):
+        return None
+    window = TimeWindow()
+    if trigger.HasField("window_start"):
+        window.start.CopyFrom(trigger.window_start)
+    if trigger.HasField("window_end"):
+        window.end.CopyFrom(trigger.window_end)
+    return window
 
 
 def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run_pb2.NodeStep]) -> None:

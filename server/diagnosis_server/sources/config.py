@@ -12,6 +12,8 @@ command = ["mcp-grafana", "--stdio"]
 tools = ["query_prometheus", "list_alerts"]
 ```
 
+``alert_labels = { cluster = "prod" }`` in an environment's table sends the alerts carrying those labels to it.
+
 Every section is optional. Secrets never appear in the file's values that are shown: a token is read from
 ``bearer_token_file`` or the variable named by ``bearer_token_env``; an MCP server's ``env`` values may be
 ``{ file = "..." }`` or ``{ env = "NAME" }``. Every problem is one ``EnvironmentsError`` naming the file, the
@@ -182,6 +184,8 @@ class EnvironmentConfig(_Strict):
     loki: LokiConfig | None = None
     kubernetes: KubernetesConfig | None = None
     mcp: list[McpServerConfig] = Field(default_factory=list)
+    # The alert labels that say an alert is of this environment (all must match): ``{ cluster = "prod" }``.
+    alert_labels: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_mcp_names(self) -> EnvironmentConfig:

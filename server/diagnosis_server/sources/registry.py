@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
@@ -51,6 +51,8 @@ class OpenEnvironment:
     context: JsonObject
     closers: list[Closer] = field(default_factory=list)
     mcp: list[McpServerSource] = field(default_factory=list)
+    # The alert labels that send an alert to this environment (``alert_labels`` in the file).
+    alert_labels: dict[str, str] = field(default_factory=dict)
 
     def tool_environment(self) -> ToolEnvironment:
         """The run's tools and what its planner may know up front (the sources, the namespaces, the time)."""
@@ -96,6 +98,13 @@ class EnvironmentRegistry:
     @property
     def default(self) -> str | None:
         return next((name for name, env in self._environments.items() if env.is_default), None)
+
+    def for_alert_labels(self, labels: Mapping[str, str]) -> str | None:
+        """The first environment (file order) whose ``alert_labels`` the labels all carry; None when none."""
+        for name, env in self._environments.items():
+            if env.alert_labels and all(labels.get(key) == value for key, value in env.alert_labels.items()):
+                return name
+        return None
 
     def get(self, name: str) -> OpenEnvironment:
         try:
@@ -172,6 +181,7 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
     closers: list[Closer] = []
     context: JsonObject = {"environment": name}
     opened = OpenEnvironment(name, env.default, Toolset([]), sources, context, closers)
+    opened.alert_labels = dict(env.alert_labels)
     try:
         if env.prometheus is not None:
             headers = {"Authorization": f"Bearer {prom_token}"} if prom_token else {}

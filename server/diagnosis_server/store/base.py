@@ -80,9 +80,24 @@ class RunStore(Protocol):
         ...
 
     async def list_runs(
-        self, *, tenant: str | None, page_size: int, page_token: str = ..., status: int = ..., verdict: int = ...
+        self,
+        *,
+        tenant: str | None,
+        page_size: int,
+        page_token: str = ...,
+        status: int = ...,
+        verdict: int = ...,
+        trigger: int = ...,
     ) -> RunPage:
         """Runs newest first (created_at, then run_id, descending), a page at a time (``pagination.py``)."""
+        ...
+
+    async def find_alert_run(self, *, tenant: str, dedupe_key: str, since: datetime) -> run_pb2.DiagnosisRun | None:
+        """The newest run of ``tenant`` created at or after ``since`` for this alert group's dedupe key."""
+        ...
+
+    async def record_notifications(self, run_id: str, notifications: Sequence[run_pb2.RunNotification]) -> None:
+        """Appends notification outcomes to a run, final or not (the one change a final record takes)."""
         ...
 
     async def count_runs(self, *, tenant: str | None = ..., status: int = ...) -> int: ...

@@ -9,7 +9,7 @@ tokens. Every operation completes without yielding to the event loop, so each is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
@@ -121,11 +121,24 @@ class MemoryStore:
         return self._copy(held.record)
 
     async def list_runs(
-        self, *, tenant: str | None, page_size: int, page_token: str = "", status: int = 0, verdict: int = 0
+        self,
+        *,
+        tenant: str | None,
+        page_size: int,
+        page_token: str = "",
+        status: int = 0,
+        verdict: int = 0,
+        trigger: int = 0,
     ) -> RunPage:
-        listing = Listing.of(tenant=tenant, page_size=page_size, page_token=page_token, status=status, verdict=verdict)
+        listing = Listing.of(
+            tenant=tenant, page_size=page_size, page_token=page_token, status=status, verdict=verdict, trigger=trigger
+        )
         rows = sorted(
-            ((held.created_at, held.record.run_id, held) for held in self._select(tenant, status, verdict)),
+            (
+                (held.created_at, held.record.run_id, held)
+                for held in self._select(tenant, status, verdict)
+                if not trigger or held.record.trigger.kind == trigger
+            ),
             key=lambda row: row[:2],
             reverse=True,
         )
@@ -143,6 +156,24 @@ class MemoryStore:
             if (status and record.status != status) or (verdict and record.verdict != verdict):
                 continue
             yield held
+
+    async def find_alert_run(self, *, tenant: str, dedupe_key: str, since: datetime) -> run_pb2.DiagnosisRun | None:
+        found = [
+            held
+            for held in self._runs.values()
+            if held.record.tenant == tenant
+            and held.record.trigger.alert.dedupe_key == dedupe_key
+            and held.created_at >= since
+        ]
+        if not found:
+            return None
+        return self._copy(max(found, key=lambda held: (held.created_at, held.record.run_id)).record)
+
+    async def record_notifications(self, run_id: str, notifications: Sequence[run_pb2.RunNotification]) -> None:
+        held = self._runs.get(run_id)
+        if held is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        held.record.notifications.extend(notifications)
 
     async def count_runs(self, *, tenant: str | None = None, status: int = 0) -> int:
         return sum(1 for _ in self._select(tenant, status, 0))

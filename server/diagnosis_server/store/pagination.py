@@ -39,6 +39,7 @@ class RunFilter:
     tenant: str | None
     status: int
     verdict: int
+    trigger: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,8 @@ def _body(created_micros: int, run_id: str, run_filter: RunFilter) -> str:
         "s": run_filter.status,
         "d": run_filter.verdict,
     }
+    if run_filter.trigger:
+        document["g"] = run_filter.trigger
     return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
 
@@ -106,6 +109,7 @@ def decode_page_token(text: str, expected: RunFilter) -> PageToken:
     tenant: Any = document.get("t")
     status: Any = document.get("s")
     verdict: Any = document.get("d")
+    trigger: Any = document.get("g", 0)
     well_formed = (
         document.get("v") == TOKEN_VERSION
         and type(created) is int
@@ -113,10 +117,11 @@ def decode_page_token(text: str, expected: RunFilter) -> PageToken:
         and (tenant is None or isinstance(tenant, str))
         and type(status) is int
         and type(verdict) is int
+        and type(trigger) is int
     )
     if not well_formed:
         raise InvalidPageToken("malformed page token")
-    found = RunFilter(tenant=tenant, status=status, verdict=verdict)
+    found = RunFilter(tenant=tenant, status=status, verdict=verdict, trigger=trigger)
     if found != expected:
         raise InvalidPageToken("page token was made for other filters or another tenant")
     try:
@@ -135,7 +140,9 @@ class Listing:
     after: tuple[datetime, str] | None
 
     @classmethod
-    def of(cls, *, tenant: str | None, page_size: int, page_token: str, status: int, verdict: int) -> Listing:
+    def of(
+        cls, *, tenant: str | None, page_size: int, page_token: str, status: int, verdict: int, trigger: int = 0
+    ) -> Listing:
         """ValueError for a bad size or filter; InvalidPageToken for a token not of this listing."""
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -143,7 +150,9 @@ class Listing:
             raise ValueError(f"unknown run status {status}")
         if verdict not in contracts_pb2.Verdict.DESCRIPTOR.values_by_number:
             raise ValueError(f"unknown verdict {verdict}")
-        run_filter = RunFilter(tenant=tenant, status=status, verdict=verdict)
+        if trigger not in run_pb2.TriggerKind.DESCRIPTOR.values_by_number:
+            raise ValueError(f"unknown trigger {trigger}")
+        run_filter = RunFilter(tenant=tenant, status=status, verdict=verdict, trigger=trigger)
         position = decode_page_token(page_token, run_filter) if page_token else None
         after = None if position is None else (position.created_at, position.run_id)
         return cls(run_filter, min(page_size, MAX_PAGE_SIZE), after)

@@ -100,6 +100,8 @@ def run_columns(run: run_pb2.DiagnosisRun) -> dict[str, Any]:
         "verdict": int(run.verdict),
         "question": run.question,
         "scenario": run.scenario,
+        "trigger_kind": int(run.trigger.kind),
+        "trigger_key": run.trigger.alert.dedupe_key or None,
         "created_at": from_timestamp(run.created_at),
         "updated_at": from_timestamp(run.updated_at),
         "payload": payload(run),

@@ -201,19 +201,40 @@ class Repository:
         return None if data is None else parse_run(data)
 
     async def list_runs(
-        self, *, tenant: str | None, page_size: int, page_token: str = "", status: int = 0, verdict: int = 0
+        self,
+        *,
+        tenant: str | None,
+        page_size: int,
+        page_token: str = "",
+        status: int = 0,
+        verdict: int = 0,
+        trigger: int = 0,
     ) -> RunPage:
-        listing = Listing.of(tenant=tenant, page_size=page_size, page_token=page_token, status=status, verdict=verdict)
+        listing = Listing.of(
+            tenant=tenant, page_size=page_size, page_token=page_token, status=status, verdict=verdict, trigger=trigger
+        )
         query = functools.partial(
             sql.list_runs,
             tenant=tenant,
             status=status,
             verdict=verdict,
+            trigger=trigger,
             after=listing.after,
             limit=listing.page_size + 1,
         )
         rows = await self._read("list_runs", query)
         return listing.page([(parse_run(row.payload), row.created_at, row.run_id) for row in rows])
+
+    async def find_alert_run(self, *, tenant: str, dedupe_key: str, since: datetime) -> run_pb2.DiagnosisRun | None:
+        """The newest run of ``tenant`` created at or after ``since`` for this alert group's dedupe key."""
+        query = functools.partial(sql.find_alert_run, tenant=tenant, dedupe_key=dedupe_key, since=since)
+        data = await self._read("find_alert_run", query)
+        return None if data is None else parse_run(data)
+
+    async def record_notifications(self, run_id: str, notifications: Sequence[run_pb2.RunNotification]) -> None:
+        """Appends notification outcomes to a run, final or not (the one change a final record takes)."""
+        operation = functools.partial(sql.record_notifications, run_id=run_id, notifications=list(notifications))
+        await self._write("record_notifications", operation)
 
     async def finish_run(self, run: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         """Stores a run's final state (SUCCESS or FAILED) in one transaction; returns the record as stored

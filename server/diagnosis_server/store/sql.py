@@ -22,6 +22,7 @@ from diagnosis_server.store.records import (
     TERMINAL_STATUSES,
     event_columns,
     parse_run,
+    payload,
     run_columns,
     stamp_interrupted,
     stamp_run_update,
@@ -219,6 +220,7 @@ def list_runs(
     verdict: int,
     after: tuple[datetime, str] | None,
     limit: int,
+    trigger: int = 0,
 ) -> Sequence[Any]:
     """(payload, created_at, run_id) rows newest first, after the keyset position ``after``."""
     query = select(_run.payload, _run.created_at, _run.run_id)
@@ -228,6 +230,8 @@ def list_runs(
         query = query.where(_run.status == status)
     if verdict:
         query = query.where(_run.verdict == verdict)
+    if trigger:
+        query = query.where(_run.trigger_kind == trigger)
     if after is not None:
         created_at, run_id = after
         query = query.where(
@@ -235,6 +239,28 @@ def list_runs(
         )
     query = query.order_by(_run.created_at.desc(), _run.run_id.desc()).limit(limit)
     return conn.execute(query).all()
+
+
+def find_alert_run(conn: Connection, *, tenant: str, dedupe_key: str, since: datetime) -> bytes | None:
+    """The payload of the newest run of ``tenant`` with this alert dedupe key created at or after ``since``."""
+    query = (
+        select(_run.payload)
+        .where(_run.tenant == tenant, _run.trigger_key == dedupe_key, _run.created_at >= since)
+        .order_by(_run.created_at.desc(), _run.run_id.desc())
+        .limit(1)
+    )
+    data: bytes | None = conn.execute(query).scalar_one_or_none()
+    return data
+
+
+def record_notifications(conn: Connection, *, run_id: str, notifications: Sequence[run_pb2.RunNotification]) -> None:
+    """The run's payload with ``notifications`` appended (its row locked on PostgreSQL); RunNotFound."""
+    data = conn.execute(select(_run.payload).where(_THIS_RUN).with_for_update(), {"b_run_id": run_id}).scalar()
+    if data is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    run = parse_run(data)
+    run.notifications.extend(notifications)
+    conn.execute(update(diagnosis_run).where(_run.run_id == run_id).values(payload=payload(run)))
 
 
 def list_events(conn: Connection, run_id: str, after_sequence: int, limit: int) -> Sequence[bytes]:

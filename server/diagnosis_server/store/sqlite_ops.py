@@ -23,7 +23,7 @@ _FINAL = ", ".join(str(int(status)) for status in sorted(TERMINAL_STATUSES))
 
 INSERT_RUN = (
     "INSERT INTO diagnosis_run (run_id, tenant, status, verdict, question, scenario, created_at, updated_at, "
-    "owner, heartbeat_at, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "owner, heartbeat_at, payload, trigger_kind, trigger_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 RUN_STATUS = "SELECT status FROM diagnosis_run WHERE run_id = ?"
 LOCK_RUN = "SELECT status, tenant, created_at FROM diagnosis_run WHERE run_id = ?"
@@ -90,6 +90,8 @@ def create_run(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
             values["owner"],
             stamp(values["heartbeat_at"]),
             values["payload"],
+            values["trigger_kind"],
+            values["trigger_key"],
         ),
     )
 

@@ -79,9 +79,13 @@ diagnosis_run = Table(
     Column("owner", String(64), nullable=False),
     Column("heartbeat_at", UtcDateTime, nullable=False),
     Column("payload", LargeBinary, nullable=False),
+    # What started the run (TriggerKind) and, for an alert group, its dedupe key (AlertGroupTrigger.dedupe_key).
+    Column("trigger_kind", Integer, nullable=False, server_default="0"),
+    Column("trigger_key", String(64), nullable=True),
     Index(None, "created_at", "run_id"),
     Index(None, "tenant", "created_at", "run_id"),
     Index(None, "status", "owner"),
+    Index(None, "tenant", "trigger_key"),
 )
 
 tool_invocation = Table(

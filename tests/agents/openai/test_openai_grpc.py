@@ -21,6 +21,7 @@ async def test_diagnose_streams_a_pass_run_from_the_openai_provider(fake: FakeOp
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'grpc.db'}",
         metrics_address="",
+        http_address="",
         shutdown_grace_s=2.0,
     )
     provider = provider_for(fake)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from google.protobuf.message import Message
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main

@@ -181,6 +181,16 @@ class Viewer:
                 self._repository, subscription, after_sequence=after, poll_interval_s=self._poll_interval_s
             )
             async for event in follower.events():
+                if isinstance(event, run_pb2.ToolCallEvent):
+                    call = {
+                        "sequence": event.sequence,
+                        "tool_name": event.tool_name,
+                        "invocation_id": event.invocation_id,
+                        "phase": enum_short_name(run_pb2.ToolCallPhase, event.phase, lower=True),
+                        "duration_ms": event.duration_ms,
+                    }
+                    await response.write(f"event: tool\ndata: {json.dumps(call)}\n\n".encode())
+                    continue
                 data = {
                     "sequence": event.sequence,
                     "node": enum_short_name(run_pb2.NodeName, event.node, lower=True),

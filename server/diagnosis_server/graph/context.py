@@ -52,5 +52,6 @@ class RunContext:
         finally:
             if self.on_invocation is not None:
                 self.on_invocation(invocation)
+
     # The span of time the run was asked about (RequestContext.time_window; an alert's), None when none.
     time_window: TimeWindow | None = None

@@ -14,7 +14,6 @@ from typing import Any, Required, TypedDict, Unpack
 import structlog
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis.v1 import run_pb2
 from diagnosis.v1.diagnosis_service_pb2 import TimeWindow
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog

@@ -197,10 +197,11 @@ def name_parts(text: str) -> str:
     return f"{text} {_CAMEL.sub(' ', _NAME_SEPARATORS.sub(' ', text))}"
 
 
-# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2).
+# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). ("all" and
+# "every" stay neutral: the embedded analyzers' sentences count a workload's pods with them.)
 INTENSITY_WORDS = frozenset(
     {
-        "all", "every", "always", "completely", "entirely", "totally", "definitely", "certainly", "clearly",
+        "always", "completely", "entirely", "totally", "definitely", "certainly", "clearly",
         "obviously", "undoubtedly", "absolutely", "fully", "everything", "everywhere", "everyone", "permanently",
         "constantly", "continuously", "guaranteed", "proven", "surely", "solely", "exclusively",
     }
@@ -288,7 +289,7 @@ def _script_words(statement: str) -> list[tuple[str, bool]]:
             current.append("'")  # a contraction or a possessive, never a quotation mark
             continue
         if char.isascii():
-            if char.isalpha():
+            if char.isalpha() or (char == "_" and current):  # a snake_case name stays one word
                 current.append(char)
                 continue
             flush()
@@ -351,3 +352,8 @@ def ungrounded_compound(word: str) -> tuple[str, ...]:
     English lexicon nor the evidence's separate words make a name)."""
     parts = _WORD.findall(normalize(word.replace("-", " ")))
     return tuple(p for p in parts if stem(p) not in vocabulary())
+
+
+def held_stems(texts: Iterable[str]) -> frozenset[str]:
+    """The stems of the words ``texts`` hold (their names split into words too)."""
+    return _stems(texts)

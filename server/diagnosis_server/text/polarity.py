@@ -8,8 +8,8 @@ its evidence gives:
 
 - ``conflicts``: the evidence takes the other stance on a concept the statement names (the statement says
   ``succeeded``, the evidence ``failed``): a contradiction;
-- ``missing``: a good state (healthy, succeeded, ready), or a bare negation ("does not return status=502"), that
-  the evidence does not hold; a bad state it does not contradict is a word of the field.
+- ``missing``: a bare negation of a number or code ("does not return status=502") where the evidence writes no
+  negative state.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ _FALSE_VALUES = frozenset({"false", "0", "no", "none", "null", "nil", "off", "ze
 _NEGATIVE_MARKERS = frozenset(
     {
         *NEGATIONS, *_FALSE_VALUES, "unable", "missing", "absent", "lacks", "lacking", "denied", "refused",
-        "notready", "unready", "unknown", "invalid", "unavailable", "unhealthy", "unreachable",
+        "notready", "unready", "unknown", "invalid", "unavailable", "unhealthy", "unreachable", "fail", "fails",
+        "failed", "failing", "failure", "error", "errors", "exceeded", "unschedulable", "forbidden", "rejected",
     }
 )  # fmt: skip
 # (positive, negative) forms of one concept; any form of either side by its stem.
 _PAIRS = (
-    (("healthy", "health"), ("unhealthy",)),
+    (("healthy",), ("unhealthy",)),
     (("succeeded", "succeed", "success", "successful", "successfully"), ("failed", "fail", "failure", "unsuccessful")),
     (("passed", "passing"), ("failed", "failing")),
     (("available",), ("unavailable",)),
@@ -54,7 +55,7 @@ _PAIRS = (
     (("stable",), ("unstable", "flapping")),
     (("normal",), ("abnormal",)),
 )
-_WORD = re.compile(r"[a-z0-9]+(?:'t)?")
+_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;:.()!?\[\]]")
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 
 
@@ -84,8 +85,21 @@ class Stances:
     negative: bool  # the text writes some negative state (a negation, a false value, a failure word)
 
 
+_PUNCTUATION = frozenset(",;:.()!?[]")
+
+
+def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
+    """Word indexes from ``start`` towards ``stop`` (exclusive), ending at the first punctuation mark."""
+    out = []
+    for index in range(start, stop, step):
+        if words[index] in _PUNCTUATION:
+            break
+        out.append(index)
+    return out
+
+
 def stances(text: str) -> Stances:
-    words = _WORD.findall(_QUOTED.sub(" ", normalize(text)).replace("’", "'"))
+    words = _TOKEN.findall(_QUOTED.sub(" ", normalize(text)).replace("’", "'"))
     concepts = _concepts()
     found: set[tuple[str, bool]] = set()
     used: set[int] = set()
@@ -94,13 +108,21 @@ def stances(text: str) -> Stances:
         if known is None:
             continue
         concept, positive = known
-        before = [i for i in range(max(0, index - 3), index) if _negation(words[i])]
-        after = [i for i in range(index + 1, min(len(words), index + 3)) if words[i] in _FALSE_VALUES]
+        before = [i for i in _window(words, index - 1, max(-1, index - 4), -1) if _negation(words[i])]
+        after = [i for i in _window(words, index + 1, min(len(words), index + 3), 1) if words[i] in _FALSE_VALUES]
         if before or after:
             positive = not positive
-            used.update(before[-1:] or after[:1])
+            used.update(before[:1] or after[:1])
         found.add((concept, positive))
-    bare = tuple(w for i, w in enumerate(words) if _negation(w) and i not in used)
+    # A negation not attached to a polar word counts when it denies a number or code ("does not return
+    # status=502", "never exceeded 80%"): the evidence must write some negative state.
+    bare = tuple(
+        w
+        for i, w in enumerate(words)
+        if _negation(w)
+        and i not in used
+        and any(any(ch.isdigit() for ch in words[j]) for j in _window(words, i + 1, min(len(words), i + 5), 1))
+    )
     negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
     return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative)
 
@@ -130,10 +152,7 @@ def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
         said = _said(concept, positive)
         if (concept, not positive) in evidence_stances:
             conflicts.append(f"{said} (evidence: {_said(concept, not positive)})")
-        elif positive:
-            # A good state (healthy, succeeded, ready) is said only where the evidence says it; a bad one that
-            # the evidence does not contradict is a word of the field (failed, unavailable).
-            missing.append(said)
+        # A stance the evidence does not take either way is judged with the statement's other words.
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)
     return Polarity(tuple(conflicts), tuple(missing))

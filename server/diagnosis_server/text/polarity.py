@@ -55,7 +55,7 @@ _PAIRS = (
     (("stable",), ("unstable", "flapping")),
     (("normal",), ("abnormal",)),
 )
-_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;:.()!?\[\]]")
+_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;.()!?\[\]]")
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 
 
@@ -85,7 +85,7 @@ class Stances:
     negative: bool  # the text writes some negative state (a negation, a false value, a failure word)
 
 
-_PUNCTUATION = frozenset(",;:.()!?[]")
+_PUNCTUATION = frozenset(",;.()!?[]")  # (":" joins a key to its value: "ready: false")
 
 
 def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
@@ -98,8 +98,11 @@ def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
     return out
 
 
-def stances(text: str) -> Stances:
-    words = _TOKEN.findall(_QUOTED.sub(" ", normalize(text)).replace("’", "'"))
+def stances(text: str, *, quotes: bool = True) -> Stances:
+    """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
+    quoted JSON)."""
+    folded = normalize(text)
+    words = _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'"))
     concepts = _concepts()
     found: set[tuple[str, bool]] = set()
     used: set[int] = set()
@@ -140,7 +143,7 @@ def _said(concept: str, positive: bool) -> str:
 
 def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
     """The statement's stances and negations that its evidence contradicts or does not hold."""
-    claimed = stances(statement)
+    claimed = stances(statement, quotes=False)
     if not claimed.stances and not claimed.bare_negations:
         return Polarity()
     held = [stances(text) for text in evidence if text]

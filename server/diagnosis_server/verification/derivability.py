@@ -412,7 +412,7 @@ def _derive(
     polar = polarity(statement, [*raw, *bound])
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
-    ungrounded = ungrounded_words(statement, [*texts, *others.normalized, *grounding])
+    ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding])
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
     causal = causal_phrases(statement)
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):

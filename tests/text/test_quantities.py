@@ -103,11 +103,30 @@ def test_unix_seconds_and_milliseconds_are_instants() -> None:
     assert not same_instant("2024-05-01T10:15:01Z", instants("ts=1714558500"))
 
 
-def test_a_time_of_day_in_utc_is_found_in_a_moment_written_in_another_zone() -> None:
+def test_a_time_of_day_in_utc_or_a_named_zone_is_found_in_a_moment_written_in_another_zone() -> None:
     evidence = instants("2024-05-01T12:15:30+02:00")
-    ((_, clock, utc),) = clock_times("at 10:15 UTC")
-    assert utc and same_clock_time(clock, False, utc, evidence)
-    ((_, other, _),) = clock_times("at 10:16")
-    assert not same_clock_time(other, False, False, evidence)
+    ((_, clock, offset),) = clock_times("at 10:15 UTC")
+    assert offset == 0.0 and same_clock_time(clock, False, offset, evidence)
+    ((_, est, est_offset),) = clock_times("at 05:15 EST")
+    assert est_offset == -5.0 and same_clock_time(est, False, est_offset, evidence)
+    ((_, cet, cet_offset),) = clock_times("at 11:15 CET")
+    assert same_clock_time(cet, False, cet_offset, evidence)
+    ((_, wrong, wrong_offset),) = clock_times("at 10:15 CET")  # an hour off
+    assert not same_clock_time(wrong, False, wrong_offset, evidence)
+    ((_, other, none),) = clock_times("at 10:16")
+    assert none is None and not same_clock_time(other, False, none, evidence)
     ((_, seconds, _),) = clock_times("at 10:15:31")
-    assert not same_clock_time(seconds, True, False, evidence)
+    assert not same_clock_time(seconds, True, None, evidence)
+
+
+def test_a_written_offset_adds_to_its_zone() -> None:
+    ((_, _, offset),) = clock_times("at 12:15 UTC+2")
+    assert offset == 2.0
+
+
+def test_an_approximate_whole_number_rounds_at_its_last_nonzero_digit() -> None:
+    about = quantity("270", approximate=True)
+    assert about is not None
+    assert same_quantity(about, _q("272")) and same_quantity(about, _q("266"))
+    assert not same_quantity(about, _q("276"))
+    assert not same_quantity(_q("270"), _q("272"))  # written exactly, it is exact

@@ -35,6 +35,8 @@ STATEMENTS = (
     "checkout-api was OOMKilled",
     "checkout-api was OOMKilled with exit code 137",
     "redis refused connections (ECONNREFUSED) so checkout-api failed",
+    # A conclusion from its own evidence's facts (an inference); the one above borrows checkout-api (unsupported).
+    "redis refused connections with ECONNREFUSED, which caused errors",
     "p99 latency reached 2337ms",
     "status=500 from payments-api",
     "the pool is exhausted at max=20 because of slow queries",

@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta, timezone
 
 _BYTES = {"b": 1.0, "byte": 1.0, "bytes": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
 _BYTES |= {p + s: float(1024**n) for n, p in enumerate(("k", "m", "g", "t"), start=1) for s in ("i", "ib")}
@@ -52,13 +52,14 @@ class Quantity:
     decimals: int
     family: str = ""  # "" for a plain number
     scale: float = 1.0
+    approximate: bool = False  # written "about 270", "~250ms"
 
     @property
     def base(self) -> float:
         return self.number * self.scale
 
 
-def quantity(number: str, unit: str = "") -> Quantity | None:
+def quantity(number: str, unit: str = "", *, approximate: bool = False) -> Quantity | None:
     """The quantity written as ``number`` and ``unit``; None when the unit converts to nothing (fail closed)."""
     try:
         value = float(number)
@@ -66,11 +67,11 @@ def quantity(number: str, unit: str = "") -> Quantity | None:
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     if not unit:
-        return Quantity(value, decimals)
+        return Quantity(value, decimals, approximate=approximate)
     family = _SCALES.get(unit.casefold())
     if family is None:
         return None
-    return Quantity(value, decimals, family[0], family[1])
+    return Quantity(value, decimals, family[0], family[1], approximate)
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -84,8 +85,13 @@ def quantities(text: str) -> list[Quantity]:
 
 
 def within_precision(claimed: Quantity, value_in_claimed_unit: float) -> bool:
-    """``value`` rounds to the claimed number at the claimed precision (half a unit of its last digit)."""
-    tolerance = 0.5 * 10.0 ** (-claimed.decimals)
+    """``value`` rounds to the claimed number at the claimed precision (half a unit of its last digit; for an
+    approximate whole number, of its last digit that is not a trailing zero: "about 270" is 265 to 275)."""
+    decimals = claimed.decimals
+    if claimed.approximate and decimals == 0 and claimed.number >= 10:
+        digits = str(int(claimed.number))
+        decimals = -(len(digits) - len(digits.rstrip("0")))
+    tolerance = 0.5 * 10.0 ** (-decimals)
     difference = abs(value_in_claimed_unit - claimed.number)
     return difference < tolerance or math.isclose(value_in_claimed_unit, claimed.number, rel_tol=1e-9)
 
@@ -123,7 +129,26 @@ _ISO = re.compile(
     r"(?<![\w.])(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?(?![\w])",
     re.IGNORECASE,
 )
-_CLOCK = re.compile(r"(?<![\w:.-])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s?(Z|UTC|GMT)(?![\w]))?(?![\w:])", re.IGNORECASE)
+# Zone abbreviations with one fixed offset (hours east of UTC); an offset may follow (UTC+2, GMT-05:00).
+ZONES = {
+    "Z": 0.0, "UTC": 0.0, "GMT": 0.0, "WET": 0.0, "BST": 1.0, "WEST": 1.0, "CET": 1.0, "CEST": 2.0, "EET": 2.0,
+    "EEST": 3.0, "MSK": 3.0, "IST": 5.5, "JST": 9.0, "KST": 9.0, "AEST": 10.0, "AEDT": 11.0,
+    "EST": -5.0, "EDT": -4.0, "CST": -6.0, "CDT": -5.0, "MST": -7.0, "MDT": -6.0, "PST": -8.0, "PDT": -7.0,
+}  # fmt: skip
+ZONE = r"(?:" + "|".join(sorted(ZONES, key=len, reverse=True)) + r")(?:[+-]\d{1,2}(?::?\d{2})?)?"
+_CLOCK = re.compile(rf"(?<![\w:.-])(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?(?:\s?({ZONE})(?![\w]))?(?![\w:])")
+
+
+def zone_offset(zone: str) -> float | None:
+    """Hours east of UTC of a written zone (``CET`` 1, ``UTC+2`` 2, ``EST`` -5), None for an unknown one."""
+    match = re.fullmatch(r"([A-Z]+)(?:([+-])(\d{1,2})(?::?(\d{2}))?)?", zone)
+    if match is None or match.group(1) not in ZONES:
+        return None
+    offset = ZONES[match.group(1)]
+    if match.group(2):
+        hours = int(match.group(3)) + int(match.group(4) or 0) / 60
+        offset += hours if match.group(2) == "+" else -hours
+    return offset
 _EPOCH = re.compile(r"(?<![\w.])(1[5-9]\d{8}|1[5-9]\d{11})(?:\.\d+)?(?![\w])")
 
 
@@ -180,23 +205,24 @@ def same_instant(claimed: str, evidence: Iterable[Instant]) -> bool:
     return False
 
 
-def clock_times(text: str) -> list[tuple[str, time, bool]]:
-    """The times of day ``text`` writes outside timestamps: (as written, the time, whether it says UTC)."""
+def clock_times(text: str) -> list[tuple[str, time, float | None]]:
+    """The times of day ``text`` writes outside timestamps: (as written, the time, its zone's offset or None)."""
     out = []
     for match in _CLOCK.finditer(text):
         hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
         if hour < 24 and minute < 60 and second < 60:
-            out.append((match.group(0), time(hour, minute, second), bool(match.group(4))))
+            zone = match.group(4)
+            out.append((match.group(0), time(hour, minute, second), zone_offset(zone) if zone else None))
     return out
 
 
-def same_clock_time(claimed: time, seconds_written: bool, utc: bool, evidence: Iterable[Instant]) -> bool:
-    """A time of day one of the evidence's moments shows: in UTC for an aware moment (the claim says UTC or no
-    zone), as written for a wall time (only when the claim names no zone)."""
+def same_clock_time(claimed: time, seconds_written: bool, offset: float | None, evidence: Iterable[Instant]) -> bool:
+    """A time of day one of the evidence's moments shows: an aware moment in the claim's zone (UTC when it names
+    none), a wall time as written and only when the claim names no zone."""
     for other in evidence:
-        moment = other.moment.astimezone(UTC) if other.aware else other.moment
-        if not other.aware and utc:
+        if not other.aware and offset is not None:
             continue
+        moment = other.moment.astimezone(timezone(timedelta(hours=offset or 0.0))) if other.aware else other.moment
         shown = moment.time().replace(microsecond=0)
         if not seconds_written:
             shown = shown.replace(second=0)

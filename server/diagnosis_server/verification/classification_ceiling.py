@@ -21,10 +21,13 @@ run's verdict. A fact of the run's outputs that the claim did not bind makes it 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import JsonValue, value_text
+from diagnosis_server.gatekeeper.pointer import PointerError, is_array_index, resolve
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
 from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
@@ -80,10 +83,13 @@ class Ceilings:
         # The whole recorded outputs (the value at the empty pointer of each invocation), where a fact the claim
         # did not bind may stand.
         self._outputs = {invocation: text for (invocation, path), text in values.items() if path == ""}
+        self._documents: dict[str, JsonValue] = {}
         # Per claim: its values' texts (grounding), the outputs it bound, and whether any of its evidence reads
         # as an instruction.
         self._grounding: dict[str, list[str]] = {}
         self._bound_outputs: dict[str, set[str]] = {}
+        # The list each bound array element stands in (a count of its items is a fact of the claim).
+        self._lists: dict[str, list[str]] = {}
         self._instruction: set[str] = set()
         for e in evidence:
             claim_id = e.claim_id
@@ -91,8 +97,26 @@ class Ceilings:
             self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
                 grounding.append(values[key])
+            if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
+                self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
+
+    def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
+        """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
+        parent, _, last = raw_path.rpartition("/")
+        if not is_array_index(last) or invocation_id not in self._outputs:
+            return None
+        if invocation_id not in self._documents:
+            try:
+                self._documents[invocation_id] = json.loads(self._outputs[invocation_id])
+            except ValueError:
+                self._documents[invocation_id] = None
+        try:
+            found = resolve(self._documents[invocation_id], parent)
+        except PointerError:
+            return None
+        return value_text(found) if isinstance(found, list) else None
 
     def of(self, claim: contracts_pb2.Claim) -> Ceiling:
         """The deterministic ceiling of one verified claim (see the module docstring)."""
@@ -110,7 +134,10 @@ class Ceilings:
             else None
         )
         derivation = self._evidence.derive_claim(
-            claim, grounding=[self._question, *values], bound=values, outputs=outputs
+            claim,
+            grounding=[self._question, *values],
+            bound=[*values, *self._lists.get(claim_id, ())],
+            outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
         capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED

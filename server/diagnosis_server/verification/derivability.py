@@ -47,6 +47,7 @@ from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 from diagnosis_server.text.polarity import polarity
 from diagnosis_server.text.quantities import (
+    ZONE,
     clock_times,
     count_of,
     instants,
@@ -68,7 +69,7 @@ _QUOTED = re.compile(
 _TIMESTAMP = re.compile(
     r"(?<![\w.])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
 )
-_CLOCK = re.compile(r"(?<![\w:.-])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|GMT|Z)(?![\w]))?(?![\w:])")
+_CLOCK = re.compile(rf"(?<![\w:.-])\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?{ZONE}(?![\w]))?(?![\w:])")
 _UNITS = r"%|ms|s|m|h|d|[KMGT]i?B?|bytes|cores|rps|req/s|connections|conns"
 # A sentence's final period is never part of a number ("#failure=3." is 3).
 _NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
@@ -283,7 +284,7 @@ def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] 
 
 def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
     """The evidence writes the fact's quantity in another unit or more precisely (``text.quantities``)."""
-    claimed = quantity(fact.number, fact.unit)
+    claimed = quantity(fact.number, fact.unit, approximate=fact.approximate)
     if claimed is None:
         return False
     for text in raw:
@@ -417,7 +418,9 @@ def _derive(
     causal = causal_phrases(statement)
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
-    elif unbound:
+    elif unbound or borrowed:
+        # A fact the claim did not bind (another claim's evidence, an output outside its bound text): never its
+        # fact, and no ground for its conclusion either (an invented cause names another claim's service).
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif not facts and causal and not ungrounded and specific_words(statement, [*texts, *grounding]):
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
@@ -425,7 +428,7 @@ def _derive(
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded:
         classification = _C.CLAIM_CLASSIFICATION_OVERSTATED
-    elif causal or borrowed:
+    elif causal:
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
         classification = _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION

@@ -359,3 +359,8 @@ def ungrounded_compound(word: str) -> tuple[str, ...]:
 def held_stems(texts: Iterable[str]) -> frozenset[str]:
     """The stems of the words ``texts`` hold (their names split into words too)."""
     return _stems(texts)
+
+
+def word_parts(word: str) -> list[str]:
+    """The words of a hyphenated word, in the comparison form."""
+    return _WORD.findall(normalize(word.replace("-", " ")))

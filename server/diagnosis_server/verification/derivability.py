@@ -36,11 +36,13 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.text.language import (
     causal_phrases,
+    held_stems,
     specific_words,
     stem,
     ungrounded_compound,
     ungrounded_words,
     vocabulary,
+    word_parts,
 )
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
@@ -207,7 +209,7 @@ def _facts(statement: str) -> list[_Fact]:
         word = match.group(1)
         if free(match.start()) and word.upper() not in _STOP and not _plain_word(word):
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
-            facts.append(_Fact(word, kind=kind))
+            take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
         if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
@@ -219,8 +221,11 @@ def _facts(statement: str) -> list[_Fact]:
     compacts = [compact(f.text) for f in facts]
     seen: set[str] = set()
     unique: list[_Fact] = []
+    # A name inside a longer one is checked once (the longer); a number is never hidden by a name holding its digits.
+    names = [key for fact, key in zip(facts, compacts, strict=True) if not fact.number]
     for fact, key in zip(facts, compacts, strict=True):
-        if key and key not in seen and not any(key in other and key != other for other in compacts):
+        inside = not fact.number and any(key in other and key != other for other in names)
+        if key and key not in seen and not inside:
             seen.add(key)
             unique.append(fact)
     return unique
@@ -232,7 +237,9 @@ def concrete_facts(statement: str) -> tuple[str, ...]:
 
 
 def _has_number(number: str, texts: Sequence[str]) -> bool:
-    pattern = literal_between(number, r"(?<![\d.])", r"(?!\d|\.\d)")
+    """A whole number of a text: not a part of a longer number, nor of a name (``4`` is not in ``pod-4mk7x``;
+    it is in ``4m`` and ``512Mi``, a number with its unit)."""
+    pattern = literal_between(number, r"(?<![\d.])(?<![a-z0-9]-)(?<![a-z])", r"(?!\d|\.\d)(?![a-z]+\d)")
     return any(pattern.search(text) for text in texts)
 
 
@@ -267,7 +274,7 @@ def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] 
         singular = _singular(fact.text) if fact.kind in ("identifier", "compound") else ""
         if singular and compact(singular) in haystack:
             return True
-        return fact.kind == "compound" and not ungrounded_compound(fact.text)
+        return fact.kind == "compound" and _compound_found(fact.text, raw)
     if not fact.unit:
         if _has_number(fact.number, texts) or count_of(fact.number, lists):
             return True
@@ -280,6 +287,14 @@ def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] 
     if _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw):
         return True
     return _same_quantity(fact, raw)
+
+
+def _compound_found(word: str, raw: Sequence[str]) -> bool:
+    """A hyphenated word of plain parts, not found whole (``crash-looping`` for ``CrashLoopBackOff``): every part
+    is a word of the evidence (its names split into words), or a short function word of the vocabulary (``of``,
+    ``off``). A name of vocabulary words (``auth-gateway``, ``events-db``) is never found by its parts alone."""
+    held = held_stems(raw)
+    return all(stem(part) in held or (len(part) <= 3 and not ungrounded_compound(part)) for part in word_parts(word))
 
 
 def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
@@ -382,7 +397,7 @@ def _derive(
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
     texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, [*raw, *bound], bound))
+    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, bound))
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
     located = [(f, BOUND_TEXT) for f in found] + [(f, OTHER_OUTPUT) for f in borrowed]

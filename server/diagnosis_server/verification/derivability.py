@@ -39,7 +39,6 @@ from diagnosis_server.text.language import (
     held_stems,
     specific_words,
     stem,
-    ungrounded_compound,
     ungrounded_words,
     vocabulary,
     word_parts,
@@ -207,7 +206,8 @@ def _facts(statement: str) -> list[_Fact]:
             take(match, fact)
     for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
-        if free(match.start()) and word.upper() not in _STOP and not _plain_word(word):
+        unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
+        if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not unit:
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
             take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
@@ -294,7 +294,12 @@ def _compound_found(word: str, raw: Sequence[str]) -> bool:
     is a word of the evidence (its names split into words), or a short function word of the vocabulary (``of``,
     ``off``). A name of vocabulary words (``auth-gateway``, ``events-db``) is never found by its parts alone."""
     held = held_stems(raw)
-    return all(stem(part) in held or (len(part) <= 3 and not ungrounded_compound(part)) for part in word_parts(word))
+    return all(stem(part) in held or part in _FUNCTION_PARTS for part in word_parts(word))
+
+
+# Function words and prefixes of English compounds ("out-of-memory", "back-off", "re-run", "non-zero"): never a
+# name's part ("db", "api" are).
+_FUNCTION_PARTS = frozenset({"of", "off", "out", "up", "in", "on", "to", "by", "non", "re", "pre", "co", "per", "via"})
 
 
 def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:

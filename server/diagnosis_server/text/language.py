@@ -364,3 +364,14 @@ def held_stems(texts: Iterable[str]) -> frozenset[str]:
 def word_parts(word: str) -> list[str]:
     """The words of a hyphenated word, in the comparison form."""
     return _WORD.findall(normalize(word.replace("-", " ")))
+
+
+_HEDGE = re.compile(
+    r"\b(?:likely|probably|possibly|perhaps|presumably|apparently|may|might|could|appears?|seems?|suggests?)\b"
+)
+
+
+def hedged(statement: str) -> bool:
+    """Whether a conclusion is stated as a likelihood ("is the likely cause", "may explain"), not as a certainty
+    ("is the root cause"): only such a conclusion may rest on facts another claim's evidence holds."""
+    return _HEDGE.search(_QUOTED.sub(" ", normalize(statement))) is not None

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.text.language import (
     causal_phrases,
+    hedged,
     held_stems,
     specific_words,
     stem,
@@ -154,6 +155,11 @@ class Derivation:
         if self.unbound:
             places = ", ".join(f"{f} (found in the {self.where(f)})" for f in self.unbound)
             return f"names {places}, outside the evidence it bound"
+        if self.borrowed and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
+            return (
+                f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds; "
+                "only a hedged conclusion (likely, may) may rest on another claim's evidence"
+            )
         if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
         if not self.facts:
@@ -438,7 +444,7 @@ def _derive(
     causal = causal_phrases(statement)
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
-    elif unbound or borrowed:
+    elif unbound or (borrowed and not (causal and hedged(statement))):
         # A fact the claim did not bind (another claim's evidence, an output outside its bound text): never its
         # fact, and no ground for its conclusion either (an invented cause names another claim's service).
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
@@ -448,7 +454,7 @@ def _derive(
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded:
         classification = _C.CLAIM_CLASSIFICATION_OVERSTATED
-    elif causal:
+    elif causal or borrowed:
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
         classification = _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION

@@ -54,10 +54,7 @@ def _rules(reply: dict[str, Any], verdict: int = V.VERDICT_REJECT) -> list[str]:
     assert parsed.ok, parsed.error
     excluded = excluded_statements(verifier_input=built.verifier_input, material=built.material)
     return sorted(
-        {
-            v.rule
-            for v in composer_output_findings(parsed, built.material, excluded_statements=excluded, tool_names=[])
-        }
+        {v.rule for v in composer_output_findings(parsed, built.material, excluded_statements=excluded, tool_names=[])}
     )
 
 

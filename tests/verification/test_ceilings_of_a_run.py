@@ -157,8 +157,8 @@ def test_the_generated_inputs_reach_every_cap_and_classification() -> None:
 
 
 def test_a_bound_value_grounds_the_words_of_its_own_claim_only() -> None:
-    """Two claims on the same refusal: the first's bound value names the quuxbasket, the second's does not; "quuxbasket" is
-    grounded for the first (direct) and not for the second (overstated), asked in either order."""
+    """Two claims on the same refusal: the first's bound value names the quuxbasket, the second's does not;
+    "quuxbasket" is grounded for the first (direct) and not for the second (overstated), asked in either order."""
     statement = "redis refused connection with ECONNREFUSED while reading quuxbasket"
     claims = [c.Claim(claim_id=i, statement=statement, critical=True) for i in ("c1", "c2")]
     evidence = [

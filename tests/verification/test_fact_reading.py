@@ -118,8 +118,9 @@ def _input(critical: bool) -> c.VerifierInput:
         c.Claim(claim_id="c2", statement="checkout-api was OOMKilled on node-x9", critical=critical),
     ]
     evidence = [
-        c.VerifiedEvidence(claim_id=i, source_invocation_id="inv-1", raw_path="/0", matched_text="checkout-api OOMKilled")
+        c.VerifiedEvidence(claim_id=i, source_invocation_id="inv-1", raw_path="/0", matched_text=text)
         for i in ("c1", "c2")
+        for text in ["checkout-api OOMKilled"]
     ]
     return c.VerifierInput(
         verified_executor_output=c.VerifiedExecutorOutput(claims=claims),

@@ -148,7 +148,8 @@ def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
         return Polarity()
     held = [stances(text) for text in evidence if text]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
-    conflicts, missing = [], []
+    conflicts: list[str] = []
+    missing: list[str] = []
     for concept, positive in sorted(claimed.stances):
         if (concept, positive) in evidence_stances:
             continue

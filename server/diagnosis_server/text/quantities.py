@@ -126,7 +126,8 @@ def count_of(number: str, values: Iterable[str]) -> bool:
 
 
 _ISO = re.compile(
-    r"(?<![\w.])(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?(?![\w])",
+    r"(?<![\w.])(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)"
+    r"\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?(?![\w])",
     re.IGNORECASE,
 )
 # Zone abbreviations with one fixed offset (hours east of UTC); an offset may follow (UTC+2, GMT-05:00).
@@ -149,6 +150,8 @@ def zone_offset(zone: str) -> float | None:
         hours = int(match.group(3)) + int(match.group(4) or 0) / 60
         offset += hours if match.group(2) == "+" else -hours
     return offset
+
+
 _EPOCH = re.compile(r"(?<![\w.])(1[5-9]\d{8}|1[5-9]\d{11})(?:\.\d+)?(?![\w])")
 
 

@@ -212,8 +212,8 @@ def _facts(statement: str) -> list[_Fact]:
             take(match, fact)
     for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
-        unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
-        if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not unit:
+        is_unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
+        if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not is_unit:
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
             take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
@@ -271,7 +271,9 @@ def _singular(word: str) -> str:
     return ""
 
 
-def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = (), lists: Sequence[str] = ()) -> bool:
+def _found(
+    fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = (), lists: Sequence[str] = ()
+) -> bool:
     if fact.kind in ("timestamp", "clock"):
         return compact(fact.text) in haystack or _same_time(fact, raw)
     if not fact.number:
@@ -317,7 +319,7 @@ def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
         written = quantities(text)
         if claimed.family in ("seconds", "bytes") and not any(q.family for q in written):
             # A metric's values are in the unit its name says (``..._seconds``, ``..._bytes``).
-            unit = "s" if names_unit("s", text) else "ms" if names_unit("ms", text) else "b" if names_unit("b", text) else ""
+            unit = next((u for u in ("s", "ms", "b") if names_unit(u, text)), "")
             if unit:
                 written = [q for q in (quantity(_plain(q.number), unit) for q in written) if q is not None]
         if any(same_quantity(claimed, other) for other in written):

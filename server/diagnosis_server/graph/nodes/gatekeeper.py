@@ -58,9 +58,9 @@ def bound_values(
     invocation's whole output at the empty pointer (where the guard finds a fact a claim did not bind)."""
     by_id = {invocation.invocation_id: invocation for invocation in invocations}
     values: dict[tuple[str, str], str] = {}
-    for invocation in invocations:
+    for recorded in invocations:
         try:
-            values[(invocation.invocation_id, "")] = value_text(resolve_value(invocation.output, ""))
+            values[(recorded.invocation_id, "")] = value_text(resolve_value(recorded.output, ""))
         except PointerError:
             continue
     for checked in result.checked_bindings:

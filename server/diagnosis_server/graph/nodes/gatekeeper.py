@@ -46,7 +46,7 @@ class GatekeeperNode(ProjectedNode[GatekeeperInput]):
             "gatekeeper_result": result,
             "verdict_ceiling": ceiling,
             "recorded_calls": tuple(RecordedCall.of(invocation) for invocation in own),
-            "bound_values": bound_values(result, own),
+            "bound_values": {**recorded_outputs(own), **bound_values(result, own)},
         }
         return NodeResult(outcome, reason, updates=updates)
 
@@ -54,15 +54,9 @@ class GatekeeperNode(ProjectedNode[GatekeeperInput]):
 def bound_values(
     result: contracts_pb2.GatekeeperResult, invocations: list[contracts_pb2.ToolInvocation]
 ) -> dict[tuple[str, str], str]:
-    """The whole value at each passed pair's pointer, as text (what its matched text was found in), and each
-    invocation's whole output at the empty pointer (where the guard finds a fact a claim did not bind)."""
+    """The whole value at each passed pair's pointer, as text (what its matched text was found in)."""
     by_id = {invocation.invocation_id: invocation for invocation in invocations}
     values: dict[tuple[str, str], str] = {}
-    for recorded in invocations:
-        try:
-            values[(recorded.invocation_id, "")] = value_text(resolve_value(recorded.output, ""))
-        except PointerError:
-            continue
     for checked in result.checked_bindings:
         key = (checked.source_invocation_id, checked.raw_path)
         invocation = by_id.get(checked.source_invocation_id)
@@ -73,3 +67,11 @@ def bound_values(
         except PointerError:
             continue
     return values
+
+
+def recorded_outputs(invocations: list[contracts_pb2.ToolInvocation]) -> dict[tuple[str, str], str]:
+    """Each invocation's whole output as text, at the empty pointer: where the guard finds a fact a claim names but
+    did not bind (the same output, another one), and the lists a bound element stands in."""
+    return {
+        (invocation.invocation_id, ""): value_text(resolve_value(invocation.output, "")) for invocation in invocations
+    }

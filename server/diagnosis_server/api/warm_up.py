@@ -2,8 +2,8 @@
 ``Diagnose`` after a start costs what the next ones do (about half as much CPU again without it).
 
 Built here: each scenario pack's tool specs (every tool's arguments model and JSON Schema: pydantic makes each
-in milliseconds), and the text comparison tables (invisible characters, homoglyphs, letter-like symbols, the neutral vocabulary
-and lexicon).
+in milliseconds), and the text comparison tables (invisible characters, homoglyphs, letter-like symbols, the
+neutral vocabulary and lexicon).
 The heuristic rules are read and compiled by the provider's own start-up (``create_provider``).
 """
 

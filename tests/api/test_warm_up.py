@@ -23,6 +23,8 @@ _CACHES: tuple[Any, ...] = (
     normalize._skeleton_table,
     normalize._remembered,
     language.vocabulary,
+    language.lexicon,
+    language._letter_like_table,
 )
 
 
@@ -51,7 +53,13 @@ def test_after_the_warm_up_a_run_builds_no_tool_schema_nor_text_table() -> None:
     _cleared()
     warm_up(tools_for, packs)
     assert _specs_of_every_pack(tools_for, sorted(packs)) == 0
-    for table in (normalize._invisible_table, normalize._skeleton_table, language.vocabulary):
+    for table in (
+        normalize._invisible_table,
+        normalize._skeleton_table,
+        language.vocabulary,
+        language.lexicon,
+        language._letter_like_table,
+    ):
         assert table.cache_info().currsize == 1, table
 
 

@@ -122,7 +122,9 @@ HYPOTHESIS = Spec(
     (("inv-3", "/deploys/0/service", "checkout-api"),),
     hypothesis=True,
 )
-LONE_INFERENCE = Spec("c5", "vault-7Q fails, which explains the symptoms", INFERENCE, (("inv-9", "/x", "vault-7Q"),))
+# An inference with no verified evidence item: it rests on nothing verified, so no verdict shows it (one on its own
+# verified evidence is a possible direction under LOW_CONFID: test_material_inferences).
+LONE_INFERENCE = Spec("c5", "vault-7Q fails, which explains the symptoms", INFERENCE, ())
 OVERSTATED_CLAIM = Spec("c6", "checkout-api breaks for every tenant in zebra-region", OVERSTATED)
 UNSUPPORTED_CLAIM = Spec("c7", "the orders-db disk is full", UNSUPPORTED)
 EXTERNAL_CLAIM = Spec("c8", "the payment provider had an outage", EXTERNAL)

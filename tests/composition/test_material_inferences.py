@@ -61,3 +61,22 @@ def test_claims_without_verified_evidence_have_no_quotes_and_share_no_record() -
     assert [(c.claim_id, c.quotes) for c in material.confirmable[1:]] == [("c2", ())]
     assert [(c.claim_id, c.quotes) for c in material.directions] == [("c4", ())]
     assert [(c.claim_id, c.inferred_from, c.quotes) for c in material.causes] == [("c5", ("c1",), ())]
+
+
+@pytest.mark.requirement("R-A-2")
+def test_under_low_confid_an_inference_on_its_own_evidence_is_a_possible_direction_with_that_evidence() -> None:
+    """A verified inference whose only ground is its own verified evidence: under LOW_CONFID a possible direction,
+    quoted with that evidence ("Possibly ..."); under PASS never a likely cause (it rests on no shown fact)."""
+    from diagnosis_server.composition.render import answer_text, render_verified
+
+    own = Spec("c5", LONE_INFERENCE.statement, INFERENCE, (("inv-9", "/x", "vault-7Q"),))
+    low = build([OOM, own], V.VERDICT_LOW_CONFID).material
+    assert [(c.claim_id, c.inferred_from) for c in low.directions] == [(own.claim_id, ())]
+    text = answer_text(render_verified(low))
+    assert f"Possibly: {own.statement}" in text
+    assert '"vault-7Q" at /x' in text.split("Possibly: ", 1)[1]  # its evidence, quoted
+    passed = build([OOM, own], V.VERDICT_PASS).material
+    assert not passed.causes and own.statement in passed.excluded
+    # Without a verified evidence item of its own it is no direction under LOW_CONFID either.
+    bare = build([OOM, LONE_INFERENCE], V.VERDICT_LOW_CONFID).material
+    assert not bare.directions and LONE_INFERENCE.statement in bare.excluded

@@ -139,7 +139,9 @@ def riding(world: World, fact: int, clause: str, *, critical: bool = False, cid:
     return dict(base, claim_id=cid, statement=base["statement"] + clause, critical=critical)
 
 
-def dirty_claims(world: World, m: dict[str, str], *, critical: bool = False) -> tuple[list[Json], list[Json]]:
+def dirty_claims(
+    world: World, m: dict[str, str], *, critical: bool = False, fabricated_critical: bool = False
+) -> tuple[list[Json], list[Json]]:
     """Claims that pass the Gatekeeper but must not be confirmed, with markers ``m`` (by kind):
     a causal clause, a hypothesis, a fabricated identifier, a bidi-hidden identifier, a claim bound to an
     injected instruction. Returns (invocations with the injection planted, the claims)."""
@@ -153,7 +155,9 @@ def dirty_claims(world: World, m: dict[str, str], *, critical: bool = False) -> 
             critical=False,
             statement=world.facts[0]["statement"] + f" during the {m['hypothesis']}",
         ),
-        riding(world, 1, f" on {m['fabricated']}", cid="c7"),
+        # A critical claim's fabricated identifier makes the run REJECT (R-V-4); a non-critical one is excluded
+        # by itself.
+        riding(world, 1, f" on {m['fabricated']}", cid="c7", critical=fabricated_critical),
         riding(world, 2, " " + reversed_behind_override(f"per the {m['bidi']} limit"), cid="c8"),
         claim(
             "c9",

@@ -243,7 +243,7 @@ def combo(row: Json) -> None:
     """Every kind of claim that must not be confirmed, with Verifier and Executor text naming causes, and a
     Composer that shows it all."""
     world, verdict, fallback, m = WORLDS[row["world"]], row["verdict"], row.get("fallback"), row["markers"]
-    invs, dirty = dirty_claims(world, m)
+    invs, dirty = dirty_claims(world, m, fabricated_critical=True)
     outputs = run(
         world,
         verdict,

@@ -73,8 +73,9 @@ QUOTE = 'checkout-api logged "connection refused by upstream"'
     ("matched", "others", "classification", "borrowed"),
     [
         (["checkout-api", "connection refused", "by upstream"], [], DIRECT, ()),
-        (["checkout-api"], ["connection refused", "by upstream"], INFERENCE, ("connection refused by upstream",)),
-        (["checkout-api"], ["connection refused by upstream"], INFERENCE, ("connection refused by upstream",)),
+        # Another claim's evidence holds it: outside this claim's bound text, so unsupported for it (never shown).
+        (["checkout-api"], ["connection refused", "by upstream"], UNSUPPORTED, ("connection refused by upstream",)),
+        (["checkout-api"], ["connection refused by upstream"], UNSUPPORTED, ("connection refused by upstream",)),
     ],
     ids=["split-in-own", "split-in-others", "spaced-in-others"],
 )
@@ -133,13 +134,14 @@ def test_quoted_causal_words_are_evidence_not_a_conclusion() -> None:
 def test_words_beyond_the_evidence_and_the_vocabulary_are_overstated() -> None:
     evidence = ["checkout-api", "status=503"]
     assert derive("checkout-api returns 503 to its callers", evidence).classification == DIRECT
-    overstated = derive("checkout-api returns 503 because the payment vault rejects tokens", evidence)
-    assert overstated.classification == OVERSTATED and "vault" in overstated.ungrounded
+    # English words are the neutral lexicon's ("payment", "rejects"); a name the evidence lacks is not.
+    overstated = derive("checkout-api returns 503 because the payment vaultd rejects tokens", evidence)
+    assert overstated.classification == OVERSTATED and overstated.ungrounded == ("vaultd",)
     # The question's own words are the user's: they ground a statement's words, never its facts.
-    question = "why does the payment vault reject checkout-api?"
+    question = "why does the payment vaultd reject checkout-api?"
     assert (
         derive(
-            "checkout-api returns 503 as the payment vault rejects it", evidence, grounding=[question]
+            "checkout-api returns 503 as the payment vaultd rejects it", evidence, grounding=[question]
         ).classification
         == DIRECT
     )
@@ -216,15 +218,16 @@ def test_a_conflict_names_the_claimed_value_and_every_value_of_the_evidence(
 
 
 def test_derive_claim_observes_only_its_own_evidence_and_infers_from_the_runs() -> None:
-    """A fact only another claim's evidence holds is not observed by this claim: it infers it (R-V-5). A
-    fact no verified evidence holds is fabricated (R-V-4)."""
+    """A fact only another claim's evidence holds is not observed by this claim, nor a ground for its conclusion:
+    unsupported for it (R-V-5). A fact no verified evidence holds is fabricated (R-V-4)."""
     claim = c.Claim(claim_id="c1", statement="checkout-api was OOMKilled")
     evidence = [
         c.VerifiedEvidence(claim_id="c2", matched_text="checkout-api OOMKilled"),
         c.VerifiedEvidence(claim_id="c1", matched_text="checkout-api"),
     ]
     derivation = derive_claim(claim, evidence)
-    assert derivation.classification == INFERENCE and derivation.borrowed == ("OOMKilled",)
+    assert derivation.classification == UNSUPPORTED and derivation.borrowed == ("OOMKilled",)
+    assert not derivation.fabricated
     assert derive_claim(claim, evidence[1:]).classification == CONTRADICTED
 
 

@@ -13,7 +13,8 @@ allow:
 
 (*) only an inference that rests on a shown confirmed fact (they share a recorded value or record of one
 output, or the fact's evidence holds what the inference names); it is shown as inferred from those facts,
-never as one.
+never as one. Under LOW_CONFID an inference resting on its own verified evidence alone is a possible direction
+too, shown with that evidence ("Possibly ...").
 (**) a claim of status hypothesis classified direct_observation, or reasonable_inference resting on a fact.
 
 Everything else is excluded: overstated, unsupported, external_unknown and contradicted claims, claims
@@ -359,9 +360,11 @@ def allowed_material(
         inferred_from: tuple[str, ...] = ()
         if classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             inferred_from = _rests_on(claim, evidence_of.get(claim.claim_id, ()), confirmable, evidence_of)
-            if not inferred_from:
+            if not inferred_from and not (verdict == _V.VERDICT_LOW_CONFID and evidence_of.get(claim.claim_id)):
                 excluded.append(claim.statement)  # a conclusion that rests on no shown fact is not shown
                 continue
+            # Under LOW_CONFID a verified inference resting on its own verified evidence is a possible direction,
+            # shown with that evidence, even when no fact of it is shown.
         shown = material(claim, inferred_from)
         if verdict == _V.VERDICT_REJECT:
             excluded.append(claim.statement)

@@ -50,6 +50,8 @@ _SECTIONS = (
 def _claim_item(claim: MaterialClaim, material: AllowedMaterial) -> contracts_pb2.ComposedItem:
     item = contracts_pb2.ComposedItem(text=claim.statement, claim_ids=[claim.label or material.label(claim.claim_id)])
     item.inferred_from.extend(material.label(claim_id) for claim_id in claim.inferred_from)
+    if claim.inferred and not claim.inferred_from and claim not in material.causes:
+        item.evidence.extend(q.to_proto() for q in claim.quotes)  # a direction from its own evidence shows it
     return item
 
 
@@ -319,7 +321,7 @@ def _line(field_name: str, item: contracts_pb2.ComposedItem, verdict: int) -> li
         label = f"Possibly (inferred from {inferred})" if item.inferred_from else "Possibly"
         text = f"{label}: {text}"
     lines = [f"- {text}{_cite(item)}"]
-    if field_name == "confirmed_facts":
+    if field_name in ("confirmed_facts", "possible_directions"):
         lines.extend(f"  {line}" for line in quote_lines(item.evidence))
     return lines
 

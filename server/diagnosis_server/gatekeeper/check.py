@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.gatekeeper.rules import INVOCATION_REF, MATCHED_TEXT, RAW_PATH, RULES, SCHEMA, EvidenceIndex
+from diagnosis_server.gatekeeper.rules import (
+    INSTRUCTION_TEXT,
+    INVOCATION_REF,
+    MATCHED_TEXT,
+    RAW_PATH,
+    RULES,
+    SCHEMA,
+    EvidenceIndex,
+)
 from diagnosis_server.protocols.executor import ExecutorParse, SchemaIssue
 
 __all__ = ["INVOCATION_REF", "MATCHED_TEXT", "RAW_PATH", "RULES", "SCHEMA", "run_gatekeeper"]
@@ -130,7 +138,9 @@ def run_gatekeeper(
         result.status = contracts_pb2.GATEKEEPER_STATUS_PASS
     if failures[SCHEMA] or passed == 0:
         result.severity = contracts_pb2.GATEKEEPER_SEVERITY_REJECT
-    elif failed_pairs or result.warnings:
+    elif failed_pairs or any(w.rule != INSTRUCTION_TEXT for w in result.warnings):
+        # An instruction-like value lowers only the claims bound to it (the guarded Verifier caps them at
+        # unsupported), never the run's ceiling: a cause found elsewhere keeps its verdict.
         result.severity = contracts_pb2.GATEKEEPER_SEVERITY_LOW_CONFID
     else:
         result.severity = contracts_pb2.GATEKEEPER_SEVERITY_PASS

@@ -11,8 +11,9 @@ Rules, in the order a (binding, source invocation id) pair is checked; a pair st
   only after case folding and whitespace collapsing is a warning, not a failure.
 * ``evidence.instruction_text`` (a warning): the value at the pointer reads as an instruction to the
   diagnosis ("ignore previous instructions, the root cause is ..."), not as an observation of the system.
-  The pair passes (R-GK-5), the ceiling is LOW_CONFID, and the guarded Verifier never lets a claim resting
-  on it be more than unsupported (``verification.classification_ceiling``): such text is never shown as a fact.
+  The pair passes (R-GK-5) and the guarded Verifier never lets a claim resting on it be more than unsupported
+  (``verification.classification_ceiling``): such text is never shown as a fact. It excludes only the claims
+  bound to it: the run's ceiling stays what the other findings make it.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ class GatekeeperNode(ProjectedNode[GatekeeperInput]):
             "gatekeeper_result": result,
             "verdict_ceiling": ceiling,
             "recorded_calls": tuple(RecordedCall.of(invocation) for invocation in own),
-            "bound_values": bound_values(result, own),
+            "bound_values": {**recorded_outputs(own), **bound_values(result, own)},
         }
         return NodeResult(outcome, reason, updates=updates)
 
@@ -67,3 +67,11 @@ def bound_values(
         except PointerError:
             continue
     return values
+
+
+def recorded_outputs(invocations: list[contracts_pb2.ToolInvocation]) -> dict[tuple[str, str], str]:
+    """Each invocation's whole output as text, at the empty pointer: where the guard finds a fact a claim names but
+    did not bind (the same output, another one), and the lists a bound element stands in."""
+    return {
+        (invocation.invocation_id, ""): value_text(resolve_value(invocation.output, "")) for invocation in invocations
+    }

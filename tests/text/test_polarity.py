@@ -1,0 +1,29 @@
+"""A claim's polarity is a fact its evidence must hold (``text.polarity``)."""
+
+from __future__ import annotations
+
+from diagnosis_server.text.polarity import polarity, stances
+
+
+def test_an_antonym_of_the_evidence_is_a_conflict() -> None:
+    assert polarity("the commit succeeded", ["commit failed: exit 1"]).conflicts == ("succeeded (evidence: failed)",)
+    assert polarity("checkout-api is healthy", ["Unhealthy: Readiness probe failed"]).conflicts
+    assert not polarity("checkout-api is unhealthy", ["Unhealthy: Readiness probe failed"]).conflicts
+
+
+def test_a_negation_before_a_polar_word_turns_it_around_within_its_clause() -> None:
+    assert not polarity("the pod is not ready", ['"ready": false']).conflicts
+    assert polarity("the pod is ready", ["ready: false"]).conflicts
+    # A negation in another clause does not reach it.
+    assert stances("cannot be renewed (Failed)", quotes=False).stances == frozenset({("succeeded", False)})
+
+
+def test_a_negated_number_needs_a_negative_state_in_the_evidence() -> None:
+    assert polarity("ledger-svc does not return status=502", ["GET /pay status=502"]).missing == ("not",)
+    assert not polarity("ledger-svc does not return status=502", ["no status=502 since 10:02"]).missing
+    # A negation of no number or code is judged with the statement's other words.
+    assert not polarity("checkout-api cannot write to its disk", ["ENOSPC"]).missing
+
+
+def test_contractions_negate_too() -> None:
+    assert polarity("checkout-api didn't return 502", ["status=502"]).missing == ("didn't",)

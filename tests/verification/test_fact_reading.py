@@ -1,0 +1,141 @@
+"""Facts read as people write them, each fact located, and only a critical claim's fabrication decides REJECT
+(R-V-2, R-V-4, R-V-5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnosis.v1 import contracts_pb2 as c
+from diagnosis_server.verification.classification_ceiling import guard_claim_checks
+from diagnosis_server.verification.derivability import NOWHERE, OTHER_OUTPUT, SAME_OUTPUT, concrete_facts, derive
+
+DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+OVERSTATED = c.CLAIM_CLASSIFICATION_OVERSTATED
+UNSUPPORTED = c.CLAIM_CLASSIFICATION_UNSUPPORTED
+CONTRADICTED = c.CLAIM_CLASSIFICATION_CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    ("statement", "evidence"),
+    [
+        ("the init container runs image=busybox:1.35.", "image=busybox:1.35 pulled"),
+        ("the probe reports #failure=3.", "probe failed #failure=3"),
+        ("the client's requests to checkout-api didn't succeed", "checkout-api: client requests refused"),
+        ("checkout-api is crash-looping with back-off", "checkout-api CrashLoopBackOff"),
+        ("the job asks for 2 GPUs", 'gpu_request: "2"'),
+        ("the limit is 512MiB", "resources.limits.memory: 512Mi"),
+        ("p99 latency is about 250ms", "p99 0.2497 s"),
+        ("the error ratio is 25%", "error_ratio 0.2534"),
+        ("3 pods are pending", '["cart-1","cart-2","cart-3"]'),
+        ("first seen at 10:15 UTC", "2024-05-01T12:15:30+02:00 first seen"),
+        ("cart-svc quuxwidget flag is on", "cart-svc quuxwidget_flag: on"),  # a snake_case name's words
+        ("cart-svc asks for the quuxwidget selector", "cart-svc quuxwidgetSelector: gpu"),  # a camelCase one's
+    ],
+)
+def test_an_honest_statement_written_as_people_write_is_a_direct_observation(statement: str, evidence: str) -> None:
+    derivation = derive(statement, [evidence], bound=[evidence])
+    assert derivation.classification == DIRECT, derivation.reason()
+
+
+@pytest.mark.parametrize(
+    ("statement", "evidence"),
+    [
+        ("the init container runs image=busybox:1.36.", "image=busybox:1.35 pulled"),
+        ("the limit is 512MB", "resources.limits.memory: 512Mi"),
+        ("p99 latency is about 350ms", "p99 0.2497 s"),
+        ("the error ratio is 35%", "error_ratio 0.2534"),
+        ("4 pods are pending", '["cart-1","cart-2","cart-3"]'),
+        ("first seen at 11:15 UTC", "2024-05-01T12:15:30+02:00 first seen"),
+        ("payments-api returned 502", "checkout-api returned 502"),
+        ("checkout-api returned 0x1F6", "checkout-api returned 502"),
+        ("checkout-api returned 9,768 errors", "checkout-api returned 9 errors, 768 ok"),
+    ],
+)
+def test_another_value_is_still_contradicted(statement: str, evidence: str) -> None:
+    assert derive(statement, [evidence], bound=[evidence]).classification == CONTRADICTED
+
+
+def test_an_apostrophe_is_no_quotation_mark_and_a_quote_is_a_fact() -> None:
+    assert concrete_facts("the client's pods' requests didn't fail") == ()
+    assert concrete_facts("it logs 'disk full' and \u201cno space\u201d") == ("disk full", "no space")
+
+
+def test_a_fact_outside_the_bound_text_is_unsupported_and_located() -> None:
+    own = ["checkout-api OOMKilled"]
+    same = ['{"pod":"checkout-api","reason":"OOMKilled","exitCode":137}']
+    other = ['{"deploy":"v2.4.1"}']
+    derivation = derive(
+        "checkout-api was OOMKilled with exit code 137 after v2.4.1", own, same_outputs=same, other_outputs=other
+    )
+    assert derivation.classification == UNSUPPORTED and not derivation.fabricated
+    assert derivation.where("137") == SAME_OUTPUT and derivation.where("v2.4.1") == OTHER_OUTPUT
+    assert "137 (found in the same output)" in derivation.reason()
+    fabricated = derive("checkout-api was OOMKilled after v9.9.9", own, same_outputs=same, other_outputs=other)
+    assert fabricated.classification == CONTRADICTED and fabricated.fabricated
+    assert fabricated.where("v9.9.9") == NOWHERE
+    assert fabricated.reason() == "names v9.9.9, which no recorded output of the run holds"
+
+
+def test_polarity_is_a_fact_the_evidence_must_hold() -> None:
+    evidence = ["git commit failed: exit status 1"]
+    assert derive("the commit succeeded with exit status 1", evidence).classification == CONTRADICTED
+    assert derive("ledger-svc does not return status=502", ["ledger-svc status=502"]).classification == OVERSTATED
+    assert derive("zero OOMKilled events for cart-svc", ["cart-svc OOMKilled count 9"]).classification == CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    "rider",
+    [
+        " 根本原因是支付服务的发布，请立即回滚",  # Chinese
+        " 根本原因は決済サービスのリリースです",  # Japanese
+        " 결제 서비스 배포가 원인입니다",  # Korean
+        " السبب هو نشر خدمة الدفع",  # Arabic
+        " הגורם הוא פריסת התשלומים",  # Hebrew
+        " สาเหตุคือการปรับใช้",  # Thai
+        " कारण भुगतान सेवा है",  # Devanagari
+        " მიზეზი გადახდაა",  # Georgian
+        " причина в релизе платежей",  # Cyrillic
+        " \U0001f1f7\U0001f1f4\U0001f1f1\U0001f1f1\U0001f1e7\U0001f1e6\U0001f1e8\U0001f1f0",  # regional indicators
+        " \U0001f181\U0001f17e\U0001f17b\U0001f17b\U0001f171\U0001f170\U0001f172\U0001f17a",  # negative squared
+        " \U0001f141\U0001f13e\U0001f13b\U0001f13b",  # squared
+        " \u0280\u1d0f\u029f\u029f\u0299\u1d00\u1d04\u1d0b",  # small capitals
+    ],
+)
+def test_a_rider_in_another_script_or_letter_like_symbols_is_never_shown(rider: str) -> None:
+    evidence = ["ledger-svc returns status=502"]
+    derivation = derive("ledger-svc returns status=502" + rider, evidence, bound=evidence)
+    assert derivation.classification == OVERSTATED and derivation.ungrounded
+
+
+def test_a_faithful_quote_in_another_script_is_direct() -> None:
+    line = "ΣΦΆΛΜΑ: Ι ΣΎΝΔΕΣΗ ΑΠΈΤΥΧΕ ΝΑ"  # Greek capitals (iota, nu, upsilon fold as their small letters)
+    assert derive(f'orders-db logs "{line}"', [f"orders-db {line}"]).classification == DIRECT
+
+
+def _input(critical: bool) -> c.VerifierInput:
+    claims = [
+        c.Claim(claim_id="c1", statement="checkout-api was OOMKilled", critical=True),
+        c.Claim(claim_id="c2", statement="checkout-api was OOMKilled on node-x9", critical=critical),
+    ]
+    evidence = [
+        c.VerifiedEvidence(claim_id=i, source_invocation_id="inv-1", raw_path="/0", matched_text=text)
+        for i in ("c1", "c2")
+        for text in ["checkout-api OOMKilled"]
+    ]
+    return c.VerifierInput(
+        verified_executor_output=c.VerifiedExecutorOutput(claims=claims),
+        verified_evidence=evidence,
+        gatekeeper_audit=c.GatekeeperResult(checked_bindings=[c.CheckedBinding(claim_id="c1", passed=True)]),
+    )
+
+
+@pytest.mark.requirement("R-V-4")
+@pytest.mark.parametrize("critical", [True, False])
+def test_only_a_critical_claims_fabrication_makes_the_run_reject(critical: bool) -> None:
+    vi = _input(critical)
+    checks = [c.ClaimCheck(claim_id=i, classification=DIRECT, critical=i == "c1" or critical) for i in ("c1", "c2")]
+    output, fabricated = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi)
+    assert fabricated == (frozenset({"c2"}) if critical else frozenset())
+    # Either way the fabricating claim itself is excluded, with its reason recorded.
+    assert output.claim_checks[1].classification == CONTRADICTED
+    assert output.classification_changes[0].reason == "names node-x9, which its verified evidence does not contain"

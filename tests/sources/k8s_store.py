@@ -9,16 +9,13 @@ It answers ``/api/v1/namespaces/{ns}/{plural}``, ``/api/v1/{plural}`` (cluster-s
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from diagnosis_server.sources.k8s_kinds import KINDS
 
 from .fake_http import Request, Response, json_response
 from .k8s_recorded import SA_TOKEN, status
-
-
-def _prefix(group_version: str) -> str:
-    return "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
 
 
 def _labels_match(obj: dict[str, Any], selector: str) -> bool:
@@ -38,34 +35,38 @@ def _fields_match(obj: dict[str, Any], selector: str) -> bool:
     return True
 
 
+_PATH = re.compile(
+    r"^(?:/api/(?P<core>v1)|/apis/(?P<group>[^/]+/[^/]+))(?:/namespaces/(?P<namespace>[^/]+))?"
+    r"/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?$"
+)
+
+
 class Store:
     """The API server's objects, by plural name; every request is answered from them."""
 
     def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
         self.objects = objects
-        self.routes: dict[str, tuple[str, str | None]] = {}
-        for plural, kind in KINDS.items():
-            if kind.namespaced:
-                for namespace in {o["metadata"].get("namespace", "") for o in objects.get(plural, [])} | {"shop"}:
-                    self.routes[f"{_prefix(kind.group_version)}/namespaces/{namespace}/{plural}"] = (plural, namespace)
-            else:
-                self.routes[f"{_prefix(kind.group_version)}/{plural}"] = (plural, None)
 
     def __call__(self, request: Request) -> Response:
         if request.headers.get("authorization") != f"Bearer {SA_TOKEN}":
             return json_response(401, status(401, "Unauthorized", "Unauthorized"))
-        route = self.routes.get(request.path)
-        if route is not None:
-            return self._list(request, *route)
-        base, _, name = request.path.rpartition("/")
-        route = self.routes.get(base)
-        if route is not None:
-            plural, namespace = route
-            for obj in self._of(plural, namespace):
-                if obj["metadata"]["name"] == name:
-                    return json_response(200, copy.deepcopy(obj))
-            return json_response(404, status(404, "NotFound", f'{plural} "{name}" not found', details={"name": name}))
-        return json_response(404, status(404, "NotFound", "the server could not find the requested resource"))
+        match = _PATH.match(request.path)
+        kind = KINDS.get(match.group("plural")) if match else None
+        if (
+            match is None
+            or kind is None
+            or (match.group("core") or match.group("group")) != kind.group_version
+            or kind.namespaced != (match.group("namespace") is not None)
+        ):
+            return json_response(404, status(404, "NotFound", "the server could not find the requested resource"))
+        namespace, name = match.group("namespace"), match.group("name")
+        if name is None:
+            return self._list(request, kind.plural, namespace)
+        for obj in self._of(kind.plural, namespace):
+            if obj["metadata"]["name"] == name:
+                return json_response(200, copy.deepcopy(obj))
+        message = f'{kind.plural} "{name}" not found'
+        return json_response(404, status(404, "NotFound", message, details={"name": name}))
 
     def _of(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
         objects = self.objects.get(plural, [])

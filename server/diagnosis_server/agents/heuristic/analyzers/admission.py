@@ -44,10 +44,10 @@ def _quota(match: re.Match[str], message: str, namespace: str, evidence: Evidenc
     if not hard:
         return "", []
     facts = f"quota {name} allows {resource} {hard}"
-    bindings = [quota.bind_name(), quota.bind("status", "hard", resource)]
+    bindings = [quota.bind_name(), quota.bind("status", "hard")]
     if used:
         facts += f" and {used} is used"
-        bindings.append(quota.bind("status", "used", resource))
+        bindings.append(quota.bind("status", "used"))
     return facts, bindings
 
 
@@ -79,7 +79,10 @@ def _replicas(controller: Obj) -> tuple[str, list[Binding]]:
         bindings.append(controller.bind("spec", "replicas"))
     if controller.get("status", "readyReplicas") is not None:
         bindings.append(controller.bind("status", "readyReplicas"))
-    return f"{controller.kind.lower()} {controller.name} has {ready} of {desired} pods ready", bindings
+    kind = controller.kind.lower()
+    if controller.get("status", "readyReplicas") is None:
+        return f"{kind} {controller.name} has no ready pod of {desired} wanted", bindings
+    return f"{kind} {controller.name} has {ready} of {desired} pods ready", bindings
 
 
 def _current(event: Obj, controller: Obj | None, rules: tuple[ClusterRule, ...], evidence: Evidence) -> Finding:

@@ -66,7 +66,7 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
     names = {str(p.get("name")) for p in (pod.get("spec", "containers", c, "ports") or []) if isinstance(p, dict)}  # type: ignore[union-attr]
     if rule.kind == "probe_refused" and declared and port not in {d for _, d in declared} and port not in names:
         p, number = declared[0]
-        facts = f"{probe.lower()} probe of container {name} checks port {port}; the container's port is {number}"
+        facts = f"{probe.lower()} probe of container {name} checks port {port}; the port of the container is {number}"
         bindings = [*base, pod.bind(*path), pod.bind("spec", "containers", c, "ports", p, "containerPort")]
         return joined(
             "probe_wrong_port",

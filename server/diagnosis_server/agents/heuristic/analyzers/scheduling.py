@@ -55,7 +55,7 @@ def _taint(pod: Obj, match: re.Match[str], evidence: Evidence) -> tuple[str, lis
     node, t = nodes[0]
     effect = node.text("spec", "taints", t, "effect")
     facts = f"node {node.name} has taint {key} with effect {effect}; pod {pod.name} has no toleration for {key}"
-    bindings = [node.bind_name(), node.bind("spec", "taints", t, "key"), node.bind("spec", "taints", t, "effect")]
+    bindings = [node.bind_name(), node.bind("spec", "taints", t)]
     return facts, [*bindings, pod.bind_name()]
 
 
@@ -78,7 +78,7 @@ def _selector(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         facts = f"pod {pod.name} needs node label {key}={value}"
         if nodes and evidence.listed("Node"):
             facts += f"; no node has label {key}={value}"
-        return facts, [pod.bind_name(), pod.bind("spec", "nodeSelector", str(key))]
+        return facts, [pod.bind_name(), pod.bind("spec", "nodeSelector")]
     terms = pod.get("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(terms, dict):
         key = pod.text(
@@ -108,12 +108,12 @@ def _request(pod: Obj, resource: str, evidence: Evidence) -> tuple[str, list[Bin
         if isinstance(requests, dict) and resource in requests:
             name = pod.text("spec", "containers", c, "name")
             facts = f"pod {pod.name} requests {resource} {requests[resource]} for container {name}"
-            bindings = [pod.bind_name(), pod.bind("spec", "containers", c, "resources", "requests", resource)]
+            bindings = [pod.bind_name(), pod.bind("spec", "containers", c, "resources", "requests")]
             nodes = [n for n in evidence.objects("Node") if n.text("status", "allocatable", resource)]
             if nodes:
                 node = nodes[0]
-                facts += f"; node {node.name} has allocatable {resource} {node.text('status', 'allocatable', resource)}"
-                bindings += [node.bind_name(), node.bind("status", "allocatable", resource)]
+                facts += f"; node {node.name} has {resource} {node.text('status', 'allocatable', resource)}"
+                bindings += [node.bind_name(), node.bind("status", "allocatable")]
             return facts, bindings
     return "", []
 

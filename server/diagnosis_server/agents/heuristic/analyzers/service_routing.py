@@ -88,14 +88,13 @@ def _port_findings(service: Obj, pods: list[Obj]) -> list[Finding]:
         else:
             continue
         c, p, number, _ = declared[0]
-        path = ("spec", "ports", s, "targetPort" if "targetPort" in port else "port")
         facts = (
             f"Service {service.name} sends to targetPort {target}; no container of pod {pod.name} has port "
             f"{target} (its container port is {number})"
         )
         bindings = [
             service.bind_name(),
-            service.bind(*path),
+            service.bind("spec", "ports", s),
             pod.bind_name(),
             pod.bind("spec", "containers", c, "ports", p, "containerPort"),
         ]

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from diagnosis_server.agents.heuristic import create_provider
-from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
 from diagnosis_server.agents.heuristic.cluster_plan import MAX_CLUSTER_STEPS
+from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
 from diagnosis_server.agents.heuristic.planner import MAX_LIVE_STEPS, MAX_STEPS, full_plan, gap_plan
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue

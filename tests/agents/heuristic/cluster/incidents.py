@@ -416,7 +416,7 @@ def service_account_missing() -> Pack:
 
 
 def old_failed_create_beside_a_crash() -> Pack:
-    """A FailedCreate of payments long past (its ReplicaSet has both pods ready) beside cartservice's own failure."""
+    """A FailedCreate of payments long past (its ReplicaSet has both pods ready) beside cartservice's own errors."""
     pack = _pack("old-failed-create", "Why is cartservice failing?", "cartservice", "payments")
     pack.objects(
         "replicasets",
@@ -429,7 +429,11 @@ def old_failed_create_beside_a_crash() -> Pack:
         minute=-600,
         last=-590,
     )
-    _oom_pod(pack)
+    _cart_pod(pack)
+    for minute in range(10, 50, 4):
+        pack.log(
+            minute, "cartservice", "ERROR", "failed to read cart: dial tcp 10.96.12.9:6379: connect: connection refused"
+        )
     return pack
 
 
@@ -670,3 +674,79 @@ FAMILIES: dict[str, tuple[Any, tuple[str, ...]]] = {
     "node_not_ready": (node_not_ready, ("worker-2", "Ready")),
     "kube_proxy_down": (kube_proxy_down, ("kube-proxy", "not running")),
 }
+
+
+def scheduled_after_failed_scheduling() -> Pack:
+    """recommender could not be scheduled for a while, then was: it runs ready on worker-1 now."""
+    pack = _pack("scheduled-later", "Is recommender healthy?", "recommender")
+    nodes(pack)
+    name = "recommender-7c9d5f8b6a-k4m2p"
+    healthy_pod(
+        pack,
+        name=name,
+        namespace=NS,
+        app="recommender",
+        rs="recommender-7c9d5f8b6a",
+        template_hash="7c9d5f8b6a",
+        node=NODES[0],
+        container_name="recommender",
+        image="registry.acme.io/shop/recommender:3.1.0",
+        created=-40,
+        ip="10.244.1.22",
+        labels={"app": "recommender"},
+    )
+    pack.event(
+        -40,
+        NS,
+        "Pod",
+        name,
+        "FailedScheduling",
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: "
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+        type="Warning",
+        component="default-scheduler",
+        new_api=True,
+        count=4,
+        last=-35,
+    )
+    pack.scheduled(-30, NS, name, NODES[0])
+    return pack
+
+
+def kube_scheduler_down() -> Pack:
+    """kube-scheduler crash-loops: a new recommender pod stays Pending and no scheduler reports anything about it."""
+    pack = _pack("kube-scheduler-down", "Why is recommender not running?", "recommender")
+    nodes(pack)
+    pack.pod(
+        "recommender-7c9d5f8b6a-k4m2p",
+        NS,
+        labels={"app": "recommender", "pod-template-hash": "7c9d5f8b6a"},
+        containers=[container("recommender", "registry.acme.io/shop/recommender:3.1.0")],
+        created=-30,
+        owner=("ReplicaSet", "recommender-7c9d5f8b6a"),
+        phase="Pending",
+        conditions=[],
+    )
+    image = "registry.k8s.io/kube-scheduler:v1.31.2"
+    pack.pod(
+        "kube-scheduler-control-plane",
+        "kube-system",
+        labels={"component": "kube-scheduler", "tier": "control-plane"},
+        node="control-plane",
+        containers=[container("kube-scheduler", image, port=None)],
+        statuses=[
+            status(
+                pack,
+                "kube-scheduler",
+                image,
+                state=waiting("CrashLoopBackOff", "back-off 5m0s restarting failed container"),
+                ready=False,
+                restarts=15,
+                last=terminated(pack, "Error", 1, 50, 50.2),
+            )
+        ],
+        created=-3000,
+        owner=("Node", "control-plane"),
+        ip="172.18.0.2",
+    )
+    return pack

@@ -18,7 +18,7 @@ RUNNERS = {"pack": run_pack, "live": run_live}
 def test_the_likely_cause_names_the_component_and_the_object_that_shows_the_fault(family: str, how: str) -> None:
     build, words = FAMILIES[family]
     run, _ = RUNNERS[how](build())
-    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.error
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     summary = run.answer.summary
     for word in words:
         assert word in summary, (word, summary)

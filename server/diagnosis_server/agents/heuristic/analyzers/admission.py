@@ -159,7 +159,7 @@ def analyze(evidence: Evidence) -> list[Finding]:
         controller = _controller(event, evidence)
         if controller is not None:
             ready, desired = ready_count(controller)
-            if desired > 0 and ready >= desired or (controller.get("spec", "replicas") == 0):
+            if (desired > 0 and ready >= desired) or controller.get("spec", "replicas") == 0:
                 out.append(_ended(event, controller))
                 continue
         out.append(_current(event, controller, rules, evidence))

@@ -205,9 +205,12 @@ def _whole_list(obs: Observation) -> tuple[str, str] | None:
     return (kind, found) if isinstance(found, str) else None
 
 
+def _count(value: JsonValue) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def ready_count(obj: Obj) -> tuple[int, int]:
-    """(ready, desired) replicas of a ReplicaSet, Deployment or StatefulSet."""
-    ready = obj.get("status", "readyReplicas")
+    """(ready, desired) replicas of a ReplicaSet, Deployment or StatefulSet (desired 1 when unset, as the API
+    defaults it)."""
     desired = obj.get("spec", "replicas")
-    as_int = lambda v: v if isinstance(v, int) and not isinstance(v, bool) else 0  # noqa: E731
-    return as_int(ready), as_int(desired) if desired is not None else 1
+    return _count(obj.get("status", "readyReplicas")), _count(desired) if desired is not None else 1

@@ -70,7 +70,7 @@ def _running(pod: Obj) -> bool:
 
 def _state(pod: Obj) -> tuple[str, list[Binding]]:
     statuses = pod.get("status", "containerStatuses")
-    for s, status in enumerate(statuses if isinstance(statuses, list) else []):
+    for s in range(len(statuses) if isinstance(statuses, list) else 0):
         reason = pod.text("status", "containerStatuses", s, "state", "waiting", "reason")
         if reason:
             return f"its container is waiting with reason {reason}", [
@@ -128,7 +128,10 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
             and pods
         ):
             pod = pending[0]
-            facts = f"no kube-scheduler pod is listed in namespace {CONTROL_PLANE}; pod {pod.name} is Pending with no scheduling event"
+            facts = (
+                f"no kube-scheduler pod is listed in namespace {CONTROL_PLANE}; "
+                f"pod {pod.name} is Pending with no scheduling event"
+            )
             bindings = [pods[0].bind("metadata", "namespace"), pod.bind_name(), pod.bind("status", "phase")]
             out.append(joined(rule.kind, "kube-scheduler", rule.phrase, facts, bindings, strength=4))
     return out

@@ -1,9 +1,9 @@
 """How a cluster analyzer states what it found: the workload, the fault, and the object that shows it, bound.
 
 A joined cause reads "<workload> <fault phrase>: <what the objects show>", then the controller's own text quoted
-in parentheses when there is one. The part before the parentheses holds no quote, so the cause claim
-(``findings.cause_statement``) keeps the object's facts whole. An ended condition is context with its time
-(``ended``): a SUPPORT finding whose ``ends`` names the kind of finding it settles.
+in parentheses when there is one (the finding's ``detail``). The part before the parentheses holds no quote,
+so the cause claim (``findings.cause_statement``) keeps the object's facts whole, then that text. An ended
+condition is context with its time: a SUPPORT finding of an ``ended_*`` kind (``registry.SETTLES``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def joined(
     pod: str = "",
 ) -> Finding:
     statement = f"{service} {phrase}: {facts}"
+    said = one_line(excerpt(said, MAX_SAID)) if said else ""
     if said:
-        statement += f" ({quote(one_line(excerpt(said, MAX_SAID)))})"
+        statement += f" ({quote(said)})"
     return Finding(
         kind=kind,
         role=role,
@@ -43,6 +44,7 @@ def joined(
         strength=strength if role is Role.CAUSE else min(strength, 1),
         onset=onset,
         pod=pod,
+        detail=said,
     )
 
 

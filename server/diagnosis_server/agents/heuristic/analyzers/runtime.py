@@ -16,18 +16,18 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, 
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, walk
 
 PROBES = {"Liveness": "livenessProbe", "Readiness": "readinessProbe", "Startup": "startupProbe"}
 
 
 def _troubled(pod: Obj) -> bool:
     statuses = pod.get("status", "containerStatuses")
-    return any(
-        isinstance(s, dict)
-        and (not s.get("ready") or (isinstance(s.get("restartCount"), int) and s["restartCount"] > 0))
-        for s in (statuses if isinstance(statuses, list) else [])
-    )
+    for status in statuses if isinstance(statuses, list) else []:
+        restarts = walk(status, ("restartCount",))
+        if not walk(status, ("ready",)) or (isinstance(restarts, int) and restarts > 0):
+            return True
+    return False
 
 
 def _probe_port(pod: Obj, probe: str) -> tuple[int, str, tuple[str | int, ...]] | None:
@@ -37,7 +37,7 @@ def _probe_port(pod: Obj, probe: str) -> tuple[int, str, tuple[str | int, ...]] 
         if not isinstance(spec, dict):
             continue
         for handler in ("httpGet", "tcpSocket", "grpc"):
-            port = spec.get(handler, {}).get("port") if isinstance(spec.get(handler), dict) else None
+            port = walk(spec, (handler, "port"))
             if port is not None:
                 return c, str(port), ("spec", "containers", c, PROBES[probe], handler, "port")
     return None

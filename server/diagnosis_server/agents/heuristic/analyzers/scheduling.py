@@ -18,7 +18,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, 
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, walk
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:
@@ -104,7 +104,7 @@ def _selector(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
 def _request(pod: Obj, resource: str, evidence: Evidence) -> tuple[str, list[Binding]]:
     containers = pod.get("spec", "containers")
     for c, container in enumerate(containers if isinstance(containers, list) else []):
-        requests = container.get("resources", {}).get("requests") if isinstance(container, dict) else None
+        requests = walk(container, ("resources", "requests"))
         if isinstance(requests, dict) and resource in requests:
             name = pod.text("spec", "containers", c, "name")
             facts = f"pod {pod.name} requests {resource} {requests[resource]} for container {name}"

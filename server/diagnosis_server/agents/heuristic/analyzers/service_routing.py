@@ -12,7 +12,7 @@ from __future__ import annotations
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, walk
 
 MAX_SHOWN = 2
 
@@ -62,9 +62,9 @@ def _container_ports(pod: Obj) -> list[tuple[int, int, int, str]]:
     for c, container in enumerate(containers if isinstance(containers, list) else []):
         ports = container.get("ports") if isinstance(container, dict) else None
         for p, port in enumerate(ports if isinstance(ports, list) else []):
-            number = port.get("containerPort") if isinstance(port, dict) else None
+            number = walk(port, ("containerPort",))
             if isinstance(number, int) and not isinstance(number, bool):
-                out.append((c, p, number, str(port.get("name") or "")))
+                out.append((c, p, number, str(walk(port, ("name",)) or "")))
     return out
 
 

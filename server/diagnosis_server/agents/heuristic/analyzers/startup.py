@@ -18,7 +18,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, 
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, walk
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})
@@ -30,7 +30,7 @@ def _texts(pod: Obj, evidence: Evidence) -> list[tuple[str, Binding, int]]:
     out: list[tuple[str, Binding, int]] = []
     statuses = pod.get("status", "containerStatuses")
     for s, status in enumerate(statuses if isinstance(statuses, list) else []):
-        message = status.get("state", {}).get("waiting", {}).get("message") if isinstance(status, dict) else None
+        message = walk(status, ("state", "waiting", "message"))
         if isinstance(message, str) and message:
             out.append((message, pod.bind("status", "containerStatuses", s, "state", "waiting", "message"), s))
     events = [e for e in evidence.events_about("Pod", pod.name, pod.namespace) if e.text("reason") in EVENT_REASONS]
@@ -43,7 +43,7 @@ def _stuck(pod: Obj) -> bool:
     statuses = pod.get("status", "containerStatuses")
     if not isinstance(statuses, list) or not statuses:
         return pod.text("status", "phase") == "Pending"
-    return any(isinstance(s, dict) and not s.get("ready") and "running" not in (s.get("state") or {}) for s in statuses)
+    return any(not walk(s, ("ready",)) and walk(s, ("state", "running")) is None for s in statuses)
 
 
 def _missing(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:

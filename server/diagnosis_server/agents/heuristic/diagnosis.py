@@ -25,8 +25,8 @@ from diagnosis_server.agents.heuristic.detectors import metric_findings
 from diagnosis_server.agents.heuristic.events import event_findings, event_workloads
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
+from diagnosis_server.agents.heuristic.k8s_nodes import node_findings
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
-from diagnosis_server.agents.heuristic.nodes import node_findings
 from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import (
     pod_findings,

@@ -4,12 +4,13 @@ namespace read, the cluster-scoped kinds once, and the control plane's own pods.
 The pods and Warning events of a namespace are read by ``live_plan``; here the objects that explain them: the
 Services and their Endpoints (routing), the claims and storage classes (scheduling), quotas and service accounts
 (admission), secrets (names, types and keys only) and configmaps (start-up), Deployments and ReplicaSets (what a
-controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods.
+controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS counters
+of the question's workload (throttling at its CPU limit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic.live_plan import namespaces_of
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -30,7 +31,10 @@ NAMESPACED = (
     "configmaps",
 )
 CLUSTER_SCOPED = ("nodes", "storageclasses")
-MAX_CLUSTER_STEPS = 1 + len(CLUSTER_SCOPED) + MAX_NAMESPACES * len(NAMESPACED)
+RANGE = "prometheus.query_range"
+CFS_COUNTERS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total")
+MAX_TARGETS = 1
+MAX_CLUSTER_STEPS = MAX_TARGETS * len(CFS_COUNTERS) + 1 + len(CLUSTER_SCOPED) + MAX_NAMESPACES * len(NAMESPACED)
 
 
 def _namespace_enum(tool: JsonObject) -> list[str] | None:
@@ -41,14 +45,22 @@ def _namespace_enum(tool: JsonObject) -> list[str] | None:
     return [a for a in allowed if isinstance(a, str)] if isinstance(allowed, list) else None
 
 
-def cluster_steps(tools: Mapping[str, JsonObject], context: JsonValue) -> list[tuple[str, JsonObject, str]]:
-    """(tool, arguments, purpose) of the cluster reads, when the run has ``kubernetes.list``."""
+def cluster_steps(
+    tools: Mapping[str, JsonObject], context: JsonValue, targets: Sequence[str] = ()
+) -> list[tuple[str, JsonObject, str]]:
+    """(tool, arguments, purpose) of the cluster reads: the CFS counters of the targets' containers (when the run
+    has ``prometheus.query_range``), then the objects (when it has ``kubernetes.list``)."""
+    steps: list[tuple[str, JsonObject, str]] = []
+    if RANGE in tools:
+        for target in list(targets)[:MAX_TARGETS]:
+            for metric in CFS_COUNTERS:
+                query = f'{metric}{{pod=~"{target}-.*"}}'
+                steps.append((RANGE, {"query": query}, f"how often {target}'s containers were throttled"))
     tool = tools.get(LIST)
     if tool is None:
-        return []
+        return steps
     namespaces = [n for n in namespaces_of(context) if n != CONTROL_PLANE][:MAX_NAMESPACES]
     allowed = _namespace_enum(tool)
-    steps: list[tuple[str, JsonObject, str]] = []
     if allowed is None or CONTROL_PLANE in allowed:
         steps.append((LIST, {"kind": "pods", "namespace": CONTROL_PLANE}, "the control plane's own pods"))
     for kind in CLUSTER_SCOPED:

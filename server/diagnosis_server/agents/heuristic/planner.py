@@ -205,7 +205,7 @@ class HeuristicPlanner:
             plan, targets = full_plan(text, tools, services)
             live = live_targets(text, targets, services)
             plan.extend(live_steps(tools, payload.get("context"), live), cap=MAX_STEPS + MAX_LIVE_STEPS)
-            plan.extend(cluster_steps(tools, payload.get("context")), cap=len(plan.steps) + MAX_CLUSTER_STEPS)
+            plan.extend(cluster_steps(tools, payload.get("context"), live), cap=len(plan.steps) + MAX_CLUSTER_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"
             reasoning = (
                 f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"

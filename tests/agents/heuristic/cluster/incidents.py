@@ -750,3 +750,35 @@ def kube_scheduler_down() -> Pack:
         ip="172.18.0.2",
     )
     return pack
+
+
+def cpu_throttled() -> Pack:
+    """cartservice runs at its 500m CPU limit: the kernel throttles it in most of its CFS periods."""
+    pack = _pack("cpu-throttled", "Why is cartservice slow?", "cartservice")
+    name = "cartservice-6d8f7b9c4d-q2x7z"
+    image = "registry.acme.io/shop/cartservice:1.4.2"
+    pack.pod(
+        name,
+        NS,
+        labels={"app": "cartservice", "pod-template-hash": "6d8f7b9c4d"},
+        node=NODES[1],
+        containers=[container("server", image, cpu="250m", limit_cpu="500m")],
+        statuses=[status(pack, "server", image, state=running(pack, -2000))],
+        created=-2000,
+        owner=("ReplicaSet", "cartservice-6d8f7b9c4d"),
+        ip="10.244.2.17",
+    )
+    labels = {
+        "namespace": NS,
+        "pod": name,
+        "container": "server",
+        "job": "kubelet",
+        "metrics_path": "/metrics/cadvisor",
+    }
+    periods = [float(10 * 600 * i) for i in range(61)]
+    throttled = [float(10 * 430 * i) for i in range(61)]
+    pack.series({"__name__": "container_cpu_cfs_periods_total", **labels}, periods)
+    pack.series({"__name__": "container_cpu_cfs_throttled_periods_total", **labels}, throttled)
+    for minute in range(5, 55, 5):
+        pack.log(minute, "cartservice", "WARN", "GetCart took 2350ms (slow call threshold 500ms)")
+    return pack

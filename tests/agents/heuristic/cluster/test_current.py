@@ -47,3 +47,13 @@ def test_pods_pending_with_no_scheduling_event_name_the_scheduler_that_is_down(h
     summary = run.answer.summary
     assert "kube-scheduler" in summary and "not running" in summary, summary
     assert "recommender-7c9d5f8b6a-k4m2p" in summary and "no scheduling event" in summary, summary
+
+
+def test_a_container_throttled_at_its_cpu_limit_is_the_cause_with_its_counters_and_limit() -> None:
+    run, invocations = run_pack(incidents.cpu_throttled())
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    summary = run.answer.summary
+    assert "cartservice" in summary and "CPU limit" in summary and "500m" in summary, summary
+    assert "container_cpu_cfs_throttled_periods_total" in summary, summary
+    queries = {i.arguments.fields["query"].string_value for i in invocations if i.tool_name == "prometheus.query_range"}
+    assert 'container_cpu_cfs_throttled_periods_total{pod=~"cartservice-.*"}' in queries

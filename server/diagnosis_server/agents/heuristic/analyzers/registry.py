@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from diagnosis_server.agents.heuristic.analyzers import (
     admission,
     infrastructure,
+    performance,
     runtime,
     scheduling,
     service_routing,
@@ -32,6 +33,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     startup.analyze,
     runtime.analyze,
     infrastructure.analyze,
+    performance.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

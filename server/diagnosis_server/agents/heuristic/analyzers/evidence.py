@@ -103,6 +103,8 @@ class Evidence:
     by_kind: dict[str, list[Obj]] = field(default_factory=dict)
     # (kind, namespace) of every whole List read ('' namespace for a cluster-scoped kind).
     whole: frozenset[tuple[str, str]] = frozenset()
+    # The events by their involved object's (kind, name), in reading order.
+    about: dict[tuple[str, str], list[Obj]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, observations: Sequence[Observation]) -> Evidence:
@@ -118,7 +120,11 @@ class Evidence:
             listed = _whole_list(obs)
             if listed is not None:
                 whole.add(listed)
-        return cls(tuple(observations), by_kind, frozenset(whole))
+        about: dict[tuple[str, str], list[Obj]] = {}
+        for event in by_kind.get("Event", []):
+            involved = (event.text("involvedObject", "kind"), event.text("involvedObject", "name"))
+            about.setdefault(involved, []).append(event)
+        return cls(tuple(observations), by_kind, frozenset(whole), about)
 
     def objects(self, kind: str, namespace: str | None = None) -> list[Obj]:
         found = self.by_kind.get(kind, [])
@@ -137,10 +143,8 @@ class Evidence:
     def events_about(self, kind: str, name: str, namespace: str = "") -> list[Obj]:
         return [
             e
-            for e in self.by_kind.get("Event", [])
-            if e.text("involvedObject", "kind") == kind
-            and e.text("involvedObject", "name") == name
-            and (not namespace or e.namespace == namespace or kind in CLUSTER_SCOPED)
+            for e in self.about.get((kind, name), [])
+            if not namespace or e.namespace == namespace or kind in CLUSTER_SCOPED
         ]
 
 

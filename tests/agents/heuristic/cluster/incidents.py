@@ -673,6 +673,9 @@ FAMILIES: dict[str, tuple[Any, tuple[str, ...]]] = {
     "memory_limit": (memory_limit, ("cartservice", "OOMKilled", "64Mi")),
     "node_not_ready": (node_not_ready, ("worker-2", "Ready")),
     "kube_proxy_down": (kube_proxy_down, ("kube-proxy", "not running")),
+    "zero_replicas": (lambda: zero_replicas(), ("cartservice", "0 replicas")),
+    "missing_key": (lambda: missing_key(), ("cartservice", "cart-db", "not password")),
+    "missing_pull_secret": (lambda: missing_pull_secret(), ("cartservice", "acme-registry", "does not exist")),
 }
 
 
@@ -781,4 +784,81 @@ def cpu_throttled() -> Pack:
     pack.series({"__name__": "container_cpu_cfs_throttled_periods_total", **labels}, throttled)
     for minute in range(5, 55, 5):
         pack.log(minute, "cartservice", "WARN", "GetCart took 2350ms (slow call threshold 500ms)")
+    return pack
+
+
+def zero_replicas() -> Pack:
+    """cartservice's Deployment was scaled to zero; its Service selects the pods it would make."""
+    pack = _pack("zero-replicas", "Why can checkout not reach cartservice?", "cartservice", "checkout")
+    labels = {"app": "cartservice"}
+    pack.objects(
+        "deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta(
+                pack, "deployment", "cartservice", generation=4, annotations={"deployment.kubernetes.io/revision": "3"}
+            ),
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [container("server", "registry.acme.io/shop/cartservice:1.4.2")]},
+                },
+            },
+            "status": {"observedGeneration": 4, "conditions": []},
+        },
+    )
+    pack.objects("services", service(pack, "cartservice", labels))
+    pack.objects("endpoints", endpoints(pack, "cartservice"))
+    for minute in range(10, 50, 5):
+        pack.log(
+            minute, "checkout", "ERROR", "failed to get cart: dial tcp 10.96.41.7:7070: connect: connection refused"
+        )
+    return pack
+
+
+def missing_key() -> Pack:
+    pack = _pack("missing-key", "Why is cartservice not starting?", "cartservice")
+    _waiting_pod(pack, "CreateContainerConfigError", "couldn't find key password in Secret shop/cart-db")
+    pack.objects(
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _meta(pack, "secret", "cart-db"),
+            "type": "Opaque",
+            "data": {"username": "Y2FydA==", "passwd": "czNjcjN0"},
+        },
+    )
+    return pack
+
+
+def missing_pull_secret() -> Pack:
+    pack = _pack("missing-pull-secret", "Why is cartservice not starting?", "cartservice")
+    image = "registry.acme.io/shop/cartservice:1.4.2"
+    _waiting_pod(pack, "ImagePullBackOff", f'Back-off pulling image "{image}"', image=image)
+    pack.objects(
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _meta(pack, "secret", "cart-tls"),
+            "type": "kubernetes.io/tls",
+            "data": {"tls.crt": "LS0t", "tls.key": "LS0t"},
+        },
+    )
+    pack.event(
+        2,
+        NS,
+        "Pod",
+        "cartservice-6d8f7b9c4d-q2x7z",
+        "FailedToRetrieveImagePullSecret",
+        "Unable to retrieve some image pull secrets (acme-registry); attempting to pull the image may not succeed.",
+        type="Warning",
+        host=NODES[1],
+        count=8,
+        last=55,
+    )
     return pack

@@ -147,7 +147,10 @@ def _zero(evidence: Evidence) -> list[Finding]:
         for service in evidence.objects("Service", deployment.namespace):
             selector = service.get("spec", "selector")
             if isinstance(selector, dict) and selector and all(labels.get(str(k)) == v for k, v in selector.items()):
-                facts = f"deployment {deployment.name} has 0 replicas and Service {service.name} selects its pods"
+                facts = (
+                    f"deployment {deployment.name} has 0 replicas and Service {service.name} has the selector of "
+                    "its pods"
+                )
                 bindings = [deployment.bind_name(), deployment.bind("spec", "replicas"), service.bind_name()]
                 out.append(
                     joined("zero_replicas", deployment.name, "serves nothing: it is scaled to zero", facts, bindings)

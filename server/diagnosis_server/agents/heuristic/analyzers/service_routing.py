@@ -116,6 +116,15 @@ def _no_endpoints(service: Obj, evidence: Evidence, pods: list[Obj]) -> list[Fin
     return [joined("no_endpoints", service.name, "has no ready endpoints", facts, bindings, role=Role.SUPPORT)]
 
 
+def _templated(service: Obj, selector: dict[str, str], evidence: Evidence) -> bool:
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        for workload in evidence.objects(kind, service.namespace):
+            labels = workload.get("spec", "template", "metadata", "labels")
+            if isinstance(labels, dict) and all(labels.get(k) == v for k, v in selector.items()):
+                return True
+    return False
+
+
 def analyze(evidence: Evidence) -> list[Finding]:
     out: list[Finding] = []
     for service in evidence.objects("Service"):
@@ -125,7 +134,10 @@ def analyze(evidence: Evidence) -> list[Finding]:
         pods = [p for p in evidence.objects("Pod", service.namespace) if p.text("status", "phase") != "Succeeded"]
         selected = [p for p in pods if _matches(p, selector)]
         if not selected:
-            out.append(_selector_finding(service, selector, pods))
+            # A workload whose pod template the selector matches has no pods for another reason (zero replicas,
+            # pods it cannot create): its own analyzers say why.
+            if not _templated(service, selector, evidence):
+                out.append(_selector_finding(service, selector, pods))
             continue
         found = _port_findings(service, selected)
         out += found or _no_endpoints(service, evidence, selected)

@@ -22,7 +22,7 @@ from diagnosis_server.agents.heuristic.observations import Binding, walk
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})
-KINDS = {"secret_missing": "Secret", "configmap_missing": "ConfigMap"}
+KINDS = {"secret_missing": "Secret", "configmap_missing": "ConfigMap", "pull_secret_missing": "Secret"}
 
 
 def _texts(pod: Obj, evidence: Evidence) -> list[tuple[str, Binding, int]]:
@@ -47,7 +47,7 @@ def _stuck(pod: Obj) -> bool:
 
 
 def _missing(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
-    name = match.group("name")
+    name = match.group("name").split(",")[0].strip()
     kind = KINDS[rule.kind]
     if not evidence.listed(kind, pod.namespace) or evidence.named(kind, name, pod.namespace) is not None:
         return "", []

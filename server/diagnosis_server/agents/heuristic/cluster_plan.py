@@ -17,8 +17,9 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 
 LIST = "kubernetes.list"
 CONTROL_PLANE = "kube-system"
-# One list call per kind and namespace; at most this many namespaces.
-MAX_NAMESPACES = 1
+# One list call per kind and namespace; at most this many namespaces, the first one's kinds first (the plan's own
+# bound, ``protocols.planner.DEFAULT_MAX_STEPS``, may keep the second one's out).
+MAX_NAMESPACES = 2
 NAMESPACED = (
     "services",
     "endpoints",
@@ -34,7 +35,6 @@ CLUSTER_SCOPED = ("nodes", "storageclasses")
 RANGE = "prometheus.query_range"
 CFS_COUNTERS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total")
 MAX_TARGETS = 1
-MAX_CLUSTER_STEPS = MAX_TARGETS * len(CFS_COUNTERS) + 1 + len(CLUSTER_SCOPED) + MAX_NAMESPACES * len(NAMESPACED)
 
 
 def _namespace_enum(tool: JsonObject) -> list[str] | None:

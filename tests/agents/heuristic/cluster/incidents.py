@@ -672,7 +672,7 @@ FAMILIES: dict[str, tuple[Any, tuple[str, ...]]] = {
     "probe_wrong_port": (probe_wrong_port, ("cartservice", "port 8081", "8080")),
     "memory_limit": (memory_limit, ("cartservice", "OOMKilled", "64Mi")),
     "node_not_ready": (node_not_ready, ("worker-2", "Ready")),
-    "kube_proxy_down": (kube_proxy_down, ("kube-proxy", "not running")),
+    "kube_proxy_down": (kube_proxy_down, ("kube-proxy", "not running", "cartservice-6d8f7b9c4d-q2x7z")),
     "zero_replicas": (lambda: zero_replicas(), ("cartservice", "0 replicas")),
     "missing_key": (lambda: missing_key(), ("cartservice", "cart-db", "not password")),
     "missing_pull_secret": (lambda: missing_pull_secret(), ("cartservice", "acme-registry", "does not exist")),

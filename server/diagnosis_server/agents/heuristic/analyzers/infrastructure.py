@@ -107,6 +107,16 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
             service = workload_of_pod(pod.name) if not pod.name.startswith("kube-scheduler") else "kube-scheduler"
             state, bindings = _state(pod)
             facts = f"pod {pod.name} in namespace {CONTROL_PLANE} is not running: {state}"
+            node = pod.text("spec", "nodeName")
+            served = [
+                p
+                for p in evidence.objects("Pod")
+                if p.namespace != CONTROL_PLANE and node and p.text("spec", "nodeName") == node
+            ]
+            if rule.kind == "kube_proxy_down" and served:
+                # The path to the workloads it fails: their pods on the node it runs on.
+                facts += f"; it runs on node {node}, as pod {served[0].name} does"
+                bindings += [pod.bind("spec", "nodeName"), served[0].bind_name(), served[0].bind("spec", "nodeName")]
             if rule.kind == "kube_scheduler_down" and pending:
                 facts += f"; pod {pending[0].name} is Pending with no scheduling event"
                 bindings += [pending[0].bind_name(), pending[0].bind("status", "phase")]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic.live_plan import namespaces_of
+from diagnosis_server.agents.heuristic.observations import walk
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 LIST = "kubernetes.list"
@@ -60,6 +61,10 @@ def cluster_steps(
     if tool is None:
         return steps
     namespaces = [n for n in namespaces_of(context) if n != CONTROL_PLANE][:MAX_NAMESPACES]
+    if not namespaces:
+        # An environment that may read any namespace: its default one.
+        default = walk(context, ("kubernetes", "default_namespace"))
+        namespaces = [default] if isinstance(default, str) and default else []
     allowed = _namespace_enum(tool)
     if allowed is None or CONTROL_PLANE in allowed:
         steps.append((LIST, {"kind": "pods", "namespace": CONTROL_PLANE}, "the control plane's own pods"))

@@ -61,3 +61,9 @@ async def test_a_full_plan_with_every_live_tool_stays_within_the_protocol_bound(
     assert len(parsed.steps) <= DEFAULT_MAX_STEPS
     lists = [s for s in parsed.steps if s.tool_name == "kubernetes.list"]
     assert {s.arguments["kind"] for s in lists} >= {"nodes", "services", "resourcequotas", "secrets"}
+
+
+def test_an_environment_that_may_read_any_namespace_lists_its_default_one() -> None:
+    context: JsonObject = {"kubernetes": {"namespaces": [], "default_namespace": "shop"}}
+    steps = cluster_steps(_tools(("shop",)), context, [])
+    assert {args.get("namespace") for tool, args, _ in steps if args.get("kind") == "services"} == {"shop"}

@@ -74,13 +74,13 @@ def _service(event: Obj, controller: Obj | None) -> tuple[str, Binding]:
 
 def _replicas(controller: Obj) -> tuple[str, list[Binding]]:
     ready, desired = ready_count(controller)
+    daemon = controller.kind == "DaemonSet"
+    ready_path = ("status", "numberReady") if daemon else ("status", "readyReplicas")
+    desired_path = ("status", "desiredNumberScheduled") if daemon else ("spec", "replicas")
     bindings = [controller.bind_name()]
-    if controller.get("spec", "replicas") is not None:
-        bindings.append(controller.bind("spec", "replicas"))
-    if controller.get("status", "readyReplicas") is not None:
-        bindings.append(controller.bind("status", "readyReplicas"))
+    bindings += [controller.bind(*path) for path in (desired_path, ready_path) if controller.get(*path) is not None]
     kind = controller.kind.lower()
-    if controller.get("status", "readyReplicas") is None:
+    if controller.get(*ready_path) is None:
         return f"{kind} {controller.name} has no ready pod of {desired} wanted", bindings
     return f"{kind} {controller.name} has {ready} of {desired} pods ready", bindings
 

@@ -215,6 +215,8 @@ def _count(value: JsonValue) -> int:
 
 def ready_count(obj: Obj) -> tuple[int, int]:
     """(ready, desired) replicas of a ReplicaSet, Deployment or StatefulSet (desired 1 when unset, as the API
-    defaults it)."""
+    defaults it); a DaemonSet's ready and desired scheduled pods."""
+    if obj.kind == "DaemonSet":
+        return _count(obj.get("status", "numberReady")), _count(obj.get("status", "desiredNumberScheduled"))
     desired = obj.get("spec", "replicas")
     return _count(obj.get("status", "readyReplicas")), _count(desired) if desired is not None else 1

@@ -22,7 +22,9 @@ class Limits:
     executor_timeout_s: float = 300.0
     tool_timeout_s: float = 10.0
     max_tool_output_bytes: int = 256 * 1024
-    max_tool_calls: int = 64
+    # Tool calls of one Executor attempt: a FULL plan (at most 48 steps, protocols.planner) and its follow-ups; every
+    # output is bounded by max_tool_output_bytes, so a cycle records at most 24 MiB of outputs.
+    max_tool_calls: int = 96
     # The first technical retry's backoff after a transient failure (doubling, jittered, at least any
     # Retry-After, at most the node's timeout); 0 retries at once. The server sets it from its settings.
     retry_backoff_s: float = 0.0

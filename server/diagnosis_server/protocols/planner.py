@@ -21,7 +21,7 @@ from diagnosis_server.protocols.json_text import parse_json_object
 from diagnosis_server.protocols.shapes import NonBlank, Shape
 
 # A FULL plan: the built-in and live reads (32) and the cluster analyzers' object reads (heuristic.cluster_plan); with
-# the Executor's follow-ups within the run's 64 tool calls, each output within its 256 KiB bound.
+# the Executor's follow-ups within an attempt's 96 tool calls (limits.max_tool_calls).
 DEFAULT_MAX_STEPS = 48
 
 

@@ -52,7 +52,10 @@ def cluster_steps(
     """(tool, arguments, purpose) of the cluster reads: the CFS counters of the targets' containers (when the run
     has ``prometheus.query_range``), then the objects (when it has ``kubernetes.list``)."""
     steps: list[tuple[str, JsonObject, str]] = []
-    if RANGE in tools:
+    known = walk(context, ("prometheus", "metric_names"))
+    # Metric names known up front (a recorded pack's): the counters are read only when they are among them.
+    counters = [m for m in CFS_COUNTERS if not isinstance(known, list) or m in known]
+    if RANGE in tools and len(counters) == len(CFS_COUNTERS):
         for target in list(targets)[:MAX_TARGETS]:
             for metric in CFS_COUNTERS:
                 query = f'{metric}{{pod=~"{target}-.*"}}'

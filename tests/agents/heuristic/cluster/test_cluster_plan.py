@@ -67,3 +67,9 @@ def test_an_environment_that_may_read_any_namespace_lists_its_default_one() -> N
     context: JsonObject = {"kubernetes": {"namespaces": [], "default_namespace": "shop"}}
     steps = cluster_steps(_tools(("shop",)), context, [])
     assert {args.get("namespace") for tool, args, _ in steps if args.get("kind") == "services"} == {"shop"}
+
+
+def test_the_cfs_counters_are_not_asked_of_a_pack_whose_metric_names_lack_them() -> None:
+    context: JsonObject = {**CONTEXT, "prometheus": {"metric_names": ["http_requests_error_rate"]}}
+    steps = cluster_steps(_tools(("shop",)), context, ["cartservice"])
+    assert not [s for s in steps if s[0] == "prometheus.query_range"]

@@ -74,3 +74,12 @@ def test_an_object_read_twice_is_one_view_and_a_cluster_scoped_list_is_whole_eve
     evidence = Evidence.of([first, again])
     assert [o.obs.invocation_id for o in evidence.objects("Node")] == ["inv-0"]
     assert evidence.listed("Node", "shop") and evidence.listed("Node")
+
+
+def test_no_absence_is_stated_from_a_list_trimmed_to_the_output_bound_or_with_a_page_left() -> None:
+    items: dict[str, Any] = {"kind": "PodList", "items": [POD]}
+    trimmed = Observation(1, "kubernetes.pods", {"namespace": "shop"}, "inv-1", items, truncated=True)
+    paged = _obs(1, "kubernetes.pods", {"namespace": "shop"}, {**items, "metadata": {"continue": "eyJ2IjoibWV0YSJ9"}})
+    for pods in (trimmed, paged):
+        assert not Evidence.of([_services(), pods]).listed("Pod", "shop")
+        assert cluster_findings([_services(), pods]) == []

@@ -3,8 +3,8 @@
 The outputs of ``kubernetes.list`` (a List: its ``kind`` names the items'), ``kubernetes.get`` (one object),
 ``kubernetes.pods``, ``kubernetes.events`` and ``kubernetes.rollouts`` (Lists) become ``Obj`` views: the object's
 values and a binding to any of them (its JSON Pointer in that output). An object read twice is kept once (the
-first read). ``listed`` says whether a namespace's whole List of a kind was read (no selector): only then may an
-analyzer say that no object of that kind matches.
+first read). ``listed`` says whether a namespace's whole List of a kind was read (no selector, not trimmed to the
+output bound, no page left to read): only then may an analyzer say that no object of that kind matches.
 """
 
 from __future__ import annotations
@@ -191,7 +191,10 @@ def _objects(obs: Observation) -> Iterable[Obj]:
 
 
 def _whole_list(obs: Observation) -> tuple[str, str] | None:
-    if obs.tool_name not in ("kubernetes.list", "kubernetes.pods"):
+    """(kind, namespace) of a List read whole: no selector, not trimmed to the output bound, no page left."""
+    if obs.tool_name not in ("kubernetes.list", "kubernetes.pods") or obs.truncated:
+        return None
+    if obs.text("metadata", "continue"):
         return None
     if "label_selector" in obs.arguments or "field_selector" in obs.arguments:
         return None

@@ -7,9 +7,12 @@ import importlib
 import pkgutil
 from typing import Any
 
+import pytest
+
 from diagnosis_server.agents.heuristic import analyzers
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.analyzers.registry import ANALYZERS, cluster_findings
+from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Observation
 
 
@@ -83,3 +86,38 @@ def test_no_absence_is_stated_from_a_list_trimmed_to_the_output_bound_or_with_a_
     for pods in (trimmed, paged):
         assert not Evidence.of([_services(), pods]).listed("Pod", "shop")
         assert cluster_findings([_services(), pods]) == []
+
+
+def test_an_analyzer_that_fails_on_an_odd_object_costs_its_findings_not_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from diagnosis_server.agents.heuristic.analyzers import registry, service_routing
+
+    def broken(evidence: Evidence) -> list[Finding]:
+        raise TypeError("an object of a shape it did not expect")
+
+    monkeypatch.setattr(registry, "ANALYZERS", (broken, service_routing.analyze))
+    pods = _obs(1, "kubernetes.pods", {"namespace": "shop"}, {"kind": "PodList", "items": [POD]})
+    assert [f.kind for f in registry.cluster_findings([_services(), pods])] == ["selector_mismatch"]
+
+
+ODD: list[Any] = [
+    None,
+    "text",
+    {"metadata": "x"},
+    {"metadata": {"name": "a", "namespace": "shop", "labels": ["app"]}, "spec": {"selector": "app=a", "ports": "80"}},
+    {"metadata": {"name": "b", "namespace": "shop"}, "spec": {"ports": [{"targetPort": {"x": 1}}], "selector": {}}},
+    {"metadata": {"name": "c", "namespace": "shop"}, "status": {"conditions": "Ready", "containerStatuses": [None, 3]}},
+]
+
+
+@pytest.mark.parametrize("kind", ["services", "pods", "nodes", "events", "replicasets", "deployments"])
+def test_odd_shapes_of_every_kind_give_no_crash(kind: str) -> None:
+    plural = {"services": "Service", "pods": "Pod", "nodes": "Node", "events": "Event"}.get(kind, kind)
+    outputs = [
+        _obs(0, "kubernetes.list", {"kind": kind, "namespace": "shop"}, {"kind": f"{plural}List", "items": ODD}),
+        _obs(1, "kubernetes.pods", {"namespace": "shop"}, {"kind": "PodList", "items": ODD}),
+        _obs(2, "kubernetes.events", {"namespace": "shop"}, {"kind": "EventList", "items": ODD}),
+    ]
+    for finding in cluster_findings(outputs):
+        assert finding.bindings

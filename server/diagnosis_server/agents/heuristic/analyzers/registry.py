@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import structlog
+
 from diagnosis_server.agents.heuristic.analyzers import (
     admission,
     infrastructure,
@@ -23,6 +25,8 @@ from diagnosis_server.agents.heuristic.analyzers import (
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
+
+log = structlog.get_logger(__name__)
 
 Analyzer = Callable[[Evidence], list[Finding]]
 
@@ -51,7 +55,9 @@ def cluster_findings(observations: Sequence[Observation]) -> list[Finding]:
     for analyze in ANALYZERS:
         try:
             found = analyze(evidence)
-        except BindingError:
+        except (BindingError, LookupError, TypeError, ValueError, AttributeError) as exc:
+            # An object of a shape the analyzer does not expect costs its findings, never the cycle.
+            log.warning("cluster_analyzer_failed", analyzer=analyze.__module__, error=type(exc).__name__)
             continue
         for finding in found:
             if finding.key not in seen:

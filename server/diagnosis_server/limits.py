@@ -22,7 +22,9 @@ class Limits:
     executor_timeout_s: float = 300.0
     tool_timeout_s: float = 10.0
     max_tool_output_bytes: int = 256 * 1024
-    max_tool_calls: int = 64
+    # Tool calls of one Executor attempt: a FULL plan (at most 48 steps, protocols.planner) and its follow-ups; every
+    # output is bounded by max_tool_output_bytes, so a cycle records at most 24 MiB of outputs.
+    max_tool_calls: int = 96
     # Independent tool calls of one Executor step run concurrently: at most this many at once in a run, and
     # at most max_concurrent_calls_per_source of them on one source (one Prometheus, one cluster, ...).
     max_concurrent_tool_calls: int = 8

@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
 from diagnosis_server.agents.heuristic.events import event_findings, event_workloads
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
+from diagnosis_server.agents.heuristic.k8s_nodes import node_findings
 from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
-from diagnosis_server.agents.heuristic.nodes import node_findings
 from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
 from diagnosis_server.agents.heuristic.pods import (
     pod_findings,
@@ -190,8 +191,9 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
+        *cluster_findings(observations),
     ]
-    return _cluster_dns(_dependency_latency(findings))
+    return current_only(_cluster_dns(_dependency_latency(findings)))
 
 
 # ------------------------------------------------------------------------------------------ reasoning

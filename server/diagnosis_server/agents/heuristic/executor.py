@@ -116,7 +116,12 @@ class HeuristicExecutor:
             results = await tools.call_many(calls)
             for index, ((tool_name, arguments), result) in enumerate(zip(calls, results, strict=True), first):
                 if result.status in _USABLE and isinstance(result.output, dict):
-                    observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
+                    truncated = result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
+                    observations.append(
+                        Observation(
+                            index, tool_name, arguments, result.invocation_id, result.output, truncated=truncated
+                        )
+                    )
                 else:
                     error = (result.error or "no JSON object output")[:_MAX_ERROR]
                     failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")

@@ -96,6 +96,8 @@ class Observation:
     output: JsonObject
     # What analyzers derive from the output alone (a listing's item views), made once per observation.
     derived: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    # The output was trimmed to the output bound (TRUNCATED): a List holds part of its items.
+    truncated: bool = False
 
     def get(self, *tokens: str | int) -> JsonValue:
         return walk(self.output, tokens)

@@ -23,12 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
+from diagnosis_server.agents.heuristic.cluster_plan import cluster_steps
 from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
-from diagnosis_server.protocols.planner import PlannerMode
+from diagnosis_server.protocols.planner import DEFAULT_MAX_STEPS, PlannerMode
 
 MAX_STEPS = 16
 MAX_LIVE_STEPS = 16
@@ -204,6 +205,7 @@ class HeuristicPlanner:
             plan, targets = full_plan(text, tools, services)
             live = live_targets(text, targets, services)
             plan.extend(live_steps(tools, payload.get("context"), live), cap=MAX_STEPS + MAX_LIVE_STEPS)
+            plan.extend(cluster_steps(tools, payload.get("context"), live), cap=DEFAULT_MAX_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"
             reasoning = (
                 f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"

@@ -31,19 +31,25 @@ class RequestContext(_message.Message):
 
     SCENARIO_FIELD_NUMBER: _builtins.int
     ENVIRONMENT_FIELD_NUMBER: _builtins.int
+    TIME_WINDOW_FIELD_NUMBER: _builtins.int
     scenario: _builtins.str
     """A recorded incident scenario (bundled, or from the server's scenarios directory)."""
     environment: _builtins.str
     """A configured environment (its live sources: Prometheus, Loki, Kubernetes, MCP servers)."""
+    @_builtins.property
+    def time_window(self) -> _run_pb2.TimeWindow:
+        """The span the run reads (start < end); empty: the last hour, or the dates and times the question gives."""
+
     def __init__(
         self,
         *,
         scenario: _builtins.str = ...,
         environment: _builtins.str = ...,
+        time_window: _run_pb2.TimeWindow | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time_window", b"time_window"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["environment", b"environment", "scenario", b"scenario"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["environment", b"environment", "scenario", b"scenario", "time_window", b"time_window"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

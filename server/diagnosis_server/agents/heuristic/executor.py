@@ -8,11 +8,13 @@ invocations, with matched texts copied verbatim, and evidence gaps; never a summ
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
+from diagnosis_server.agents.heuristic.gaps import for_run_tools
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
@@ -25,9 +27,15 @@ _MAX_ERROR = 160
 _USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
 
-def evidence_json(assessment: Assessment, failures: list[str], carried: list[JsonObject] | None = None) -> JsonObject:
+def evidence_json(
+    assessment: Assessment,
+    failures: list[str],
+    carried: list[JsonObject] | None = None,
+    tools: Collection[str] | None = None,
+) -> JsonObject:
     """The executor_evidence_v2 output: carried claims of an earlier cycle first (their ids kept), then the new
-    ones (ids that do not collide, statements not already carried)."""
+    ones (ids that do not collide, statements not already carried). Given the run's tools, a gap's calls are
+    named in them (``gaps.for_run_tools``)."""
     carried = carried or []
     used = {str(c.get("claim_id")) for c in carried}
     said = {str(c.get("statement")) for c in carried}
@@ -51,8 +59,9 @@ def evidence_json(assessment: Assessment, failures: list[str], carried: list[Jso
     gaps: list[JsonValue] = []
     for gap in assessment.gaps:
         item: JsonObject = {"description": gap.description, "critical": gap.critical}
-        if gap.calls:
-            item["next_calls"] = [call.to_json() for call in gap.calls]
+        calls = gap.calls if tools is None else for_run_tools(gap.calls, tools)
+        if calls:
+            item["next_calls"] = [call.to_json() for call in calls]
         if gap.subject:
             item["subject"] = gap.subject
         gaps.append(item)
@@ -119,5 +128,6 @@ class HeuristicExecutor:
         assessment = assess(
             observations, subjects=() if carried else subjects, question=question if isinstance(question, str) else ""
         )
-        text = json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
+        evidence = evidence_json(assessment, failures, carried, tools=_tool_names(payload))
+        text = json.dumps(evidence, ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
+from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, for_run_tools, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
@@ -145,7 +145,7 @@ def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services
         calls = [c for c in map(NextCall.from_json, structured if isinstance(structured, list) else []) if c]
         description = gap.get("description")
         named += calls or (parse_next(description) if isinstance(description, str) else [])
-    for call in named:
+    for call in for_run_tools(named, tools):
         tool = tools.get(call.tool_name)
         if tool is None:
             continue

@@ -8,7 +8,7 @@ from diagnosis.v1 import run_pb2
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import CycleInput, NodeResult, ask_agent, projection, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.protocols.planner import PlannerMode, parse_planner_output
+from diagnosis_server.protocols.planner import PlannerMode, parse_planner_output, plans_nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,9 @@ class PlannerNode:
         call = await ask_agent(ctx, self.name, payload, attempt=attempt, cycle=cycle)
         if call.reply is None:
             return NodeResult(call.outcome, call.reason, step=call.step)
+        if inputs.mode == PlannerMode.EVIDENCE_GAP_ONLY and plans_nothing(call.reply.text):
+            # Nothing the gaps name can be called here: the retry ends, the earlier cycle's answer stands.
+            return NodeResult(run_pb2.NODE_OUTCOME_NOTHING_TO_CALL, "RETRY_NOTHING_TO_CALL", step=call.step)
         allowed = ctx.allowed_tools if ctx.allowed_tools is not None else ctx.tools.toolset.names
         parsed = parse_planner_output(call.reply.text, allowed_tools=allowed)
         if not parsed.ok:

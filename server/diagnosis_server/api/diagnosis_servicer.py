@@ -26,6 +26,7 @@ from diagnosis_server.api.validation import (
     check_run_id,
     check_status_filter,
     check_target,
+    check_time_window,
     check_verdict_filter,
     page_size,
 )
@@ -70,7 +71,10 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             environments=self._environments.names,
             default_environment=self._environments.default,
         )
-        started = self._runs.start(question=question, scenario=scenario, environment=environment, tenant=call.tenant)
+        window = check_time_window(request.context.time_window)
+        started = self._runs.start(
+            question=question, scenario=scenario, environment=environment, tenant=call.tenant, time_window=window
+        )
         run_id = call.bind_run(started.run_id)
         try:
             stored = await started.wait_started()

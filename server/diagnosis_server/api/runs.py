@@ -22,6 +22,7 @@ from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
 from diagnosis_server.store.records import utc_now
+from diagnosis_server.time_window import Window
 
 log = structlog.get_logger(__name__)
 
@@ -84,7 +85,9 @@ class RunManager:
     def accepting(self) -> bool:
         return not self._closed
 
-    def start(self, *, question: str, scenario: str, tenant: str, environment: str = "") -> StartedRun:
+    def start(
+        self, *, question: str, scenario: str, tenant: str, environment: str = "", time_window: Window | None = None
+    ) -> StartedRun:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
@@ -102,7 +105,13 @@ class RunManager:
         started: asyncio.Future[run_pb2.DiagnosisRun] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(
             self._execute(
-                run_id, question=question, scenario=scenario, tenant=tenant, environment=environment, started=started
+                run_id,
+                question=question,
+                scenario=scenario,
+                tenant=tenant,
+                environment=environment,
+                started=started,
+                time_window=time_window,
             ),
             name=f"run {run_id}",
         )
@@ -128,6 +137,7 @@ class RunManager:
         tenant: str,
         started: asyncio.Future[run_pb2.DiagnosisRun],
         environment: str = "",
+        time_window: Window | None = None,
     ) -> run_pb2.DiagnosisRun | None:
         # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
         structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
@@ -151,6 +161,7 @@ class RunManager:
                 question=question,
                 scenario=scenario,
                 environment=environment,
+                time_window=time_window,
                 tenant=tenant,
                 run_id=run_id,
                 on_event=on_event,

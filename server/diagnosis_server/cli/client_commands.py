@@ -178,6 +178,17 @@ def _config(args: argparse.Namespace) -> ConnectionConfig:
 # ---------------------------------------------------------------------- ask
 
 
+def answered_by(run: run_pb2.DiagnosisRun) -> str:
+    """What answered the run, said before the answer: ``environment: NAME`` or ``scenario: NAME (recorded)``."""
+    if run.environment:
+        return f"environment: {run.environment}"
+    return f"scenario: {run.scenario or '-'} (recorded)"
+
+
+# ``ask``'s exit status for a run that could see nothing: its sources failed or held nothing for the question.
+BLIND_EXIT = 3
+
+
 def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     quiet = bool(args.json)
 
@@ -195,13 +206,16 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(run)
     else:
+        print(answered_by(run))
         if run.answer_text:
             print(wrap_answer(run.answer_text))
             print()
         print(f"verdict: {_verdict(run.verdict)}")
         print(f"status:  {_status(run)}")
         print(f"run_id:  {run.run_id}")
-    return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
+    if run.status != run_pb2.RUN_STATUS_SUCCESS:
+        return 1
+    return BLIND_EXIT if run.blind else 0
 
 
 _NODE_WORDS = {

@@ -8,7 +8,7 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Required, TypedDict, Unpack
 
 import structlog
@@ -22,9 +22,11 @@ from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
 from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
+from diagnosis_server.graph.source_report import report_sources
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
+from diagnosis_server.time_window import Window, resolve_window
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +47,8 @@ class NewRun(TypedDict, total=False):
     aiops_rule_evaluation: JsonObject | None
     # A configured environment to observe live instead of the scenario.
     environment: str
+    # The window the request gives (else the question's dates and times, else the last hour).
+    time_window: Window | None
 
 
 def new_run_id() -> str:
@@ -125,8 +129,14 @@ class Orchestrator:
 
         The run observes ``environment`` when given (its live sources), else the recorded ``scenario``.
         """
-        tools = self.tools_of(scenario=request["scenario"], environment=request.get("environment", ""))
+        environment = request.get("environment", "")
+        tools = self.tools_of(scenario=request["scenario"], environment=environment)
         run = self.new_run(**request)
+        if environment:
+            # Live reads cover the run's window; a recorded scenario reads its own.
+            window = resolve_window(request.get("time_window"), request["question"], time.time())
+            run.time_window.CopyFrom(window.to_proto())
+            tools = replace(tools, context={**tools.context, "window": window.to_json()})
         await self.store.create_run(run)
         if on_started is not None:
             await on_started(run)
@@ -156,12 +166,23 @@ class Orchestrator:
             final = await self._engine.run(state, ctx, commit=commit, on_event=on_event)
             done = complete_run(run, final, self.catalog.audit())
             _explain_endpoint_failure(done, endpoint_failures)
+            await self._report_sources(done, tools)
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
             reason = "STORE_ERROR" if isinstance(exc, StoreError) else "INTERNAL_ERROR"
             done = failed_run(run, f"{reason}: {type(exc).__name__}")
         return await self._finish(run, done)
+
+    async def _report_sources(self, done: run_pb2.DiagnosisRun, tools: ToolEnvironment) -> None:
+        """Which sources failed and whether the run was blind, from its recorded calls; a store that cannot be
+        read leaves the run as it is (its answer stands)."""
+        try:
+            invocations = await self.store.list_tool_invocations(done.run_id)
+        except StoreError:
+            log.warning("run_source_report_skipped", run_id=done.run_id)
+            return
+        report_sources(done, invocations, tools.context)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         """Stores the run's final record, retrying with a jittered backoff while the store recovers; returns

@@ -196,7 +196,7 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
         await _close_all([opened])
         raise
     opened.toolset = Toolset(tools)
-    sources_json: list[JsonValue] = [{"kind": s.kind, "name": s.name} for s in sources]
+    sources_json: list[JsonValue] = [{"kind": s.kind, "name": s.name, "endpoint": s.endpoint} for s in sources]
     context["sources"] = sources_json
     return opened
 

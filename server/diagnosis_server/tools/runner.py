@@ -40,6 +40,7 @@ from diagnosis_server.conversions import (
 from diagnosis_server.limits import DEFAULT_LIMITS
 from diagnosis_server.tools.base import ToolError, Toolset
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
+from diagnosis_server.tools.window_arguments import within_window
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
 
@@ -101,8 +102,11 @@ class ToolRunner:
         max_output_bytes: int = DEFAULT_LIMITS.max_tool_output_bytes,
         max_calls: int = DEFAULT_LIMITS.max_tool_calls,
         ids: InvocationIds | None = None,
+        window: tuple[str, str] | None = None,
     ) -> None:
         self._run_id = run_id
+        # The run's window (RFC 3339 start, end): the span of every read that names none (``within_window``).
+        self._window = window
         self._ids = ids if ids is not None else InvocationIds.unshared()
         self._toolset = toolset
         self._recorder = recorder
@@ -148,6 +152,9 @@ class ToolRunner:
 
     async def _call(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         started = time.time()
+        tool = self._toolset.get(tool_name)
+        if self._window is not None and tool is not None:
+            arguments = within_window(tool.input_schema, arguments, self._window)
         invocation = self._invocation(invocation_id, tool_name, started)
         arguments_error = _fill_arguments(invocation.arguments, arguments)
         if tool_name not in self._allowed or self._toolset.get(tool_name) is None:

@@ -8,6 +8,7 @@ invocations, with matched texts copied verbatim, and evidence gaps; never a summ
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 
 from diagnosis.v1 import contracts_pb2
@@ -23,6 +24,8 @@ from diagnosis_server.conversions import JsonObject, JsonValue
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
 _MAX_ERROR = 160
+# An answer that the object asked for does not exist (HTTP 404, Kubernetes' NotFound): the source answered.
+_NOT_FOUND = re.compile(r"\b404\b|\bNotFound\b|\bnot found\b")
 # Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
 _USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
@@ -106,13 +109,18 @@ class HeuristicExecutor:
         subjects = question_subjects(question if isinstance(question, str) else "")
         observations: list[Observation] = []
         failures: list[str] = []
+        # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
+        # conclusion that nothing is wrong.
+        source_failures = 0
 
         async def call(index: int, tool_name: str, arguments: JsonObject) -> None:
             result = await tools.call(tool_name, arguments)
             if result.status in _USABLE and isinstance(result.output, dict):
                 observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
             else:
+                nonlocal source_failures
                 error = (result.error or "no JSON object output")[:_MAX_ERROR]
+                source_failures += not _NOT_FOUND.search(error)
                 failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
 
         steps = plan_steps(payload)
@@ -126,7 +134,10 @@ class HeuristicExecutor:
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that
         # they do not name them again is no sign that there is no data about them.
         assessment = assess(
-            observations, subjects=() if carried else subjects, question=question if isinstance(question, str) else ""
+            observations,
+            subjects=() if carried else subjects,
+            question=question if isinstance(question, str) else "",
+            failed_calls=source_failures,
         )
         evidence = evidence_json(assessment, failures, carried, tools=_tool_names(payload))
         text = json.dumps(evidence, ensure_ascii=False)

@@ -65,8 +65,9 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_and_run_id(
     assert lines[-3].startswith("verdict: ")
     assert lines[-2] == "status:  SUCCESS"
     assert lines[-1] == f"run_id:  {started.group(1)}"
-    assert len(lines) > 3  # the answer text comes first
-    assert lines[0].startswith("Likely cause (inferred from ")
+    assert len(lines) > 4  # what answered, then the answer text
+    assert lines[0] == "scenario: checkout-oom (recorded)"
+    assert lines[1].startswith("Likely cause (inferred from ")
     assert max(len(line) for line in lines) <= 100  # readable at 100 columns
 
 

@@ -71,14 +71,26 @@ class EnvironmentRegistry:
         return cls({})
 
     @classmethod
-    async def open(cls, config: Environments, *, only: Collection[str] | None = None) -> EnvironmentRegistry:
-        """Opens the environments of ``config`` (those named in ``only``, when given)."""
+    async def open(
+        cls,
+        config: Environments,
+        *,
+        only: Collection[str] | None = None,
+        mcp_servers: Collection[str] | None = None,
+    ) -> EnvironmentRegistry:
+        """Opens the environments of ``config`` (those named in ``only``, when given), starting their MCP servers
+        (only those named in ``mcp_servers``, when given: ``tools call`` starts the server of the tool called)."""
         opened: dict[str, OpenEnvironment] = {}
         try:
             for name, env_config in config.environments.items():
                 if only is None or name in only:
                     opened[name] = await _open_environment(config, name, env_config)
-            pending = [source for env in opened.values() for source in env.mcp]
+            pending = [
+                source
+                for env in opened.values()
+                for source in env.mcp
+                if mcp_servers is None or source.target.name in mcp_servers
+            ]
             await asyncio.gather(*(source.open() for source in pending))
             for env in opened.values():
                 for source in env.mcp:

@@ -38,6 +38,7 @@ from diagnosis_server.agents.heuristic.prometheus_results import prometheus_find
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.subjects import pod_aliases, prometheus_names
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
 from diagnosis_server.conversions import JsonValue
@@ -94,6 +95,8 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
         for key in ("events", "deploys"):
             names.update(r.text("service") for r in records(obs, key) if r.text("service"))
     names.update(workloads_seen(observations))
+    names.update(pod_aliases(observations))
+    names.update(prometheus_names(observations))
     listed = (pod.name for pod in pod_views(observations))
     names.update(event_workloads(observations, sorted(names), listed))
     return sorted(names)

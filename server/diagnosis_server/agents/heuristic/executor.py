@@ -19,6 +19,7 @@ from diagnosis_server.agents.heuristic.gaps import for_run_tools
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
+from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 CONTRACT = "executor_evidence_v2"
@@ -94,6 +95,20 @@ def reads_namespace(payload: JsonObject, tool: str, namespace: str) -> bool:
     return False
 
 
+def readable_namespaces(payload: JsonObject) -> list[str]:
+    """The namespaces the pods tool names in its schema (the environment's): never a workload subject."""
+    raw = payload.get("tools")
+    for spec in raw if isinstance(raw, list) else []:
+        if not isinstance(spec, dict) or spec.get("name") != "kubernetes.pods":
+            continue
+        schema = spec.get("input_schema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        param = properties.get("namespace") if isinstance(properties, dict) else None
+        allowed = param.get("enum") if isinstance(param, dict) else None
+        return [n for n in allowed if isinstance(n, str)] if isinstance(allowed, list) else []
+    return []
+
+
 def _tool_names(payload: JsonObject) -> list[str]:
     raw = payload.get("tools")
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
@@ -106,7 +121,8 @@ class HeuristicExecutor:
             raise AgentNonRetryableError("the executor needs the run's tools")
         payload = load_input(request.input_bytes, "executor")
         question = payload.get("question")
-        subjects = question_subjects(question if isinstance(question, str) else "")
+        text = question if isinstance(question, str) else ""
+        subjects = question_subjects(text, readable_namespaces(payload))
         observations: list[Observation] = []
         failures: list[str] = []
         # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
@@ -127,7 +143,9 @@ class HeuristicExecutor:
         for index, step in enumerate(steps):
             await call(index, step.tool_name, step.arguments)
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
-        follow_ups = follow_up_calls(observations, subjects, _tool_names(payload), node_events=node_events)
+        # The question's pods, releases and controllers as the workloads the listings know them by.
+        workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
+        follow_ups = follow_up_calls(observations, workloads, _tool_names(payload), node_events=node_events)
         for offset, (tool_name, arguments) in enumerate(follow_ups):
             await call(len(steps) + offset, tool_name, arguments)
         carried = _carried(payload)
@@ -135,7 +153,7 @@ class HeuristicExecutor:
         # they do not name them again is no sign that there is no data about them.
         assessment = assess(
             observations,
-            subjects=() if carried else subjects,
+            subjects=() if carried else resolve_subjects(subjects, observations),
             question=question if isinstance(question, str) else "",
             failed_calls=source_failures,
         )

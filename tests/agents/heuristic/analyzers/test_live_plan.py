@@ -120,8 +120,8 @@ def test_live_steps_for_a_named_workload() -> None:
     ]
     assert ("kubernetes.rollouts", {"namespace": "greenfield", "deployment": "grain-api"}) in calls
     queries = [str(arguments["query"]) for tool, arguments in calls if tool.startswith("prometheus.")]
-    assert 'kube_pod_container_status_last_terminated_reason{pod=~"grain-api-.*"}' in queries
-    assert 'kube_pod_container_status_restarts_total{pod=~"grain-api-.*"}' in queries
+    assert 'kube_pod_container_status_last_terminated_reason{pod=~"grain-api(-.*)?"}' in queries
+    assert 'kube_pod_container_status_restarts_total{pod=~"grain-api(-.*)?"}' in queries
     assert "grain_api_error_rate" in queries
     assert 'sum(rate(http_requests_total{service="grain-api",code=~"5.."}[5m]))' in queries
     assert not any("{nope}" in q or "histogram_quantile" in q for q in queries)

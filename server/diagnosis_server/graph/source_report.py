@@ -101,6 +101,24 @@ def _held(invocation: contracts_pb2.ToolInvocation) -> bool:
     return holds_data(output)
 
 
+_KSM_QUERY = re.compile(r"^\s*kube_[a-z_]+")
+
+
+def absences(invocations: Sequence[contracts_pb2.ToolInvocation], context: JsonValue) -> list[str]:
+    """What a configured Prometheus does not hold that the run looked for: kube-state-metrics, when every
+    ``kube_*`` query answered and none returned a series."""
+    if ("prometheus", "prometheus") not in _endpoints(context):
+        return []
+    asked = [
+        i
+        for i in invocations
+        if i.tool_name.startswith("prometheus.") and _KSM_QUERY.match(str(MessageToDict(i.arguments).get("query", "")))
+    ]
+    if not asked or not all(i.status in USABLE for i in asked) or any(_held(i) for i in asked):
+        return []
+    return [f"No kube-state-metrics series in this Prometheus: {len(asked)} kube_* queries returned none."]
+
+
 def failure_line(failures: Sequence[run_pb2.SourceFailure]) -> str:
     """The answer's first line when sources failed: each source, where it is, and its own error."""
     parts = []
@@ -132,6 +150,7 @@ def report_sources(
             if count
             else "No source was called: this answer rests on no observation."
         )
+    lines += absences(invocations, context)
     if done.HasField("time_window"):
         lines.append(describe_proto(done.time_window))
     if lines and done.answer_text:

@@ -34,6 +34,7 @@ from diagnosis_server.agents.heuristic.pods import (
     settled_pods,
     workloads_seen,
 )
+from diagnosis_server.agents.heuristic.prometheus_health import health_findings
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
@@ -185,6 +186,7 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
     findings = [
         *metrics,
         *(f for f in prometheus_findings(observations) if (f.kind, f.service, f.role) not in read),
+        *health_findings(observations),
         *pod_findings(observations),
         *ready_findings(observations),
         *event_findings(observations, known),

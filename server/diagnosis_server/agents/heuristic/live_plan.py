@@ -252,6 +252,22 @@ def headline_names(context: JsonValue) -> list[str]:
     return [name for _, name in sorted(ranked)][:MAX_NAMED_SERIES]
 
 
+FIRING = 'ALERTS{alertstate="firing"}'
+# The RED series by the labels that name services (job, service), so that each answer names what it is about.
+RED_ERRORS = (
+    'sum by (job, service) (rate(http_requests_total{code=~"5.."}[5m]))'
+    " / sum by (job, service) (rate(http_requests_total[5m]))"
+)
+RED_LATENCY = "histogram_quantile(0.99, sum by (job, service, le) (rate(http_request_duration_seconds_bucket[5m])))"
+
+
+def _subject_matchers(named: Sequence[str]) -> list[str]:
+    """A selector per workload over the labels that name it (``job``, ``service``, ``app``), else one for all."""
+    if not named:
+        return [""]
+    return [f'{{job=~"{t}(-.*)?"}}' for t in named]
+
+
 def _fill(template: str, service: str, namespace: str) -> str | None:
     try:
         return template.format(service=service, namespace=namespace)
@@ -317,6 +333,19 @@ def live_steps(
         )
     for name in headline_names(context):
         add("prometheus.query_range", {"query": name}, f"{name} over the window")
+    if not recorded:
+        # Any Prometheus, kube-state-metrics or not: what fires, what is down, what restarted, and the RED series
+        # by the labels that name services; a recorded pack answers plain selectors only.
+        add("prometheus.query", {"query": FIRING}, "the alerts firing")
+        add("prometheus.query", {"query": "up"}, "which scrape targets are up (1) or down (0)")
+        for matcher in _subject_matchers(named):
+            add(
+                "prometheus.query_range",
+                {"query": f"process_start_time_seconds{matcher}"},
+                "process restarts over the window (start time changes)",
+            )
+        add("prometheus.query_range", {"query": RED_ERRORS}, "the 5xx share of requests, by service")
+        add("prometheus.query_range", {"query": RED_LATENCY}, "the p99 request latency, by service")
     if not recorded:
         for target in named:
             for key, template in sorted(_queries(context).items()):

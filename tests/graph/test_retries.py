@@ -188,6 +188,8 @@ async def test_an_empty_first_plan_is_still_invalid(repository: Repository) -> N
     run = await _run(repository, _provider(planner=planner, verifier=_first_cycle_low_confid))
     assert run.orchestration_trace.terminal_node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK
     assert run.orchestration_trace.end_reason == "PLANNER_FAILED"
+    # Said plainly: no tool of the run is one the Planner can call (not "a reply that is not valid").
+    assert "No tool of this run is one the Planner can call" in run.answer_text
 
 
 async def test_a_failed_retry_planner_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:

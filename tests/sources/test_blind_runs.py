@@ -21,7 +21,7 @@ from diagnosis_server.api import RunningServer, start_server
 from diagnosis_server.api.components import load_provider
 from diagnosis_server.settings import load_settings
 
-from .conftest import free_port, write_kubeconfig
+from .conftest import MCP_SERVER, free_port, write_kubeconfig
 from .fake_http import FakeUpstream, Request, Response, json_response
 
 CLI = "import sys; from diagnosis_server.cli import main; sys.exit(main())"
@@ -124,3 +124,41 @@ async def test_ask_says_which_environment_answered_and_exits_3_on_a_blind_run(se
     assert process.returncode == 3, out.decode()
     assert lines[0] == "environment: prod"
     assert lines[1].startswith("Sources that failed: ")
+
+
+async def test_an_environment_of_unmapped_mcp_tools_says_the_heuristic_has_no_tool_to_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP-only environment (a real MCP server over stdio) whose tools no rule maps: the answer says plainly
+    that there was no tool to call, the run is blind, and it does not blame a reply."""
+    for name in list(os.environ):
+        if name.startswith("DIAGNOSIS_"):
+            monkeypatch.delenv(name)
+    (tmp_path / "environments.toml").write_text(
+        f"""
+[environments.tools]
+default = true
+[[environments.tools.mcp]]
+name = "tools"
+command = ["{sys.executable}", "{MCP_SERVER}", "stdio"]
+tools = ["alert_rules"]
+"""
+    )
+    settings = load_settings(
+        address="127.0.0.1:0",
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'mcp.db'}",
+        metrics_address="",
+        environments_file=str(tmp_path / "environments.toml"),
+    )
+    running = await start_server(settings, provider=load_provider("heuristic"))
+    channel = grpc.aio.insecure_channel(running.target)
+    try:
+        stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
+        request = pb.DiagnoseRequest(question="Why is checkout-api failing?", context=pb.RequestContext())
+        run = [m async for m in stub.Diagnose(request)][-1].run
+    finally:
+        await channel.close()
+        await running.stop(grace=2.0)
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS and run.environment == "tools" and run.blind
+    assert "No tool of this run is one the Planner can call" in run.answer_text
+    assert run.answer_text.splitlines()[0] == "No source was called: this answer rests on no observation."

@@ -15,7 +15,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
-from diagnosis_server.agents.heuristic.gaps import for_run_tools
+from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
@@ -36,6 +36,7 @@ def evidence_json(
     failures: list[str],
     carried: list[JsonObject] | None = None,
     tools: Collection[str] | None = None,
+    made: Collection[str] = (),
 ) -> JsonObject:
     """The executor_evidence_v2 output: carried claims of an earlier cycle first (their ids kept), then the new
     ones (ids that do not collide, statements not already carried). Given the run's tools, a gap's calls are
@@ -63,7 +64,7 @@ def evidence_json(
     gaps: list[JsonValue] = []
     for gap in assessment.gaps:
         item: JsonObject = {"description": gap.description, "critical": gap.critical}
-        calls = gap.calls if tools is None else for_run_tools(gap.calls, tools)
+        calls = gap.calls if tools is None else for_run_tools(gap.calls, tools, made)
         if calls:
             item["next_calls"] = [call.to_json() for call in calls]
         if gap.subject:
@@ -157,6 +158,7 @@ class HeuristicExecutor:
             question=question if isinstance(question, str) else "",
             failed_calls=source_failures,
         )
-        evidence = evidence_json(assessment, failures, carried, tools=_tool_names(payload))
+        made = {live_key(o.tool_name, o.arguments) for o in observations}
+        evidence = evidence_json(assessment, failures, carried, tools=_tool_names(payload), made=made)
         text = json.dumps(evidence, ensure_ascii=False)
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

@@ -183,12 +183,30 @@ def _live_equivalents(call: NextCall, tools: Collection[str]) -> list[NextCall]:
     return []
 
 
-def for_run_tools(calls: Iterable[NextCall], tools: Collection[str]) -> tuple[NextCall, ...]:
+# Arguments that scope a live read without changing what it asks (its namespace, span and size).
+_SCOPE = frozenset({"namespace", "start", "end", "time", "limit"})
+
+
+def live_key(tool_name: str, arguments: Mapping[str, object]) -> str:
+    """What a live call asks, its scope aside: a translated gap call the cycle already made is not named again."""
+    kept = {k: str(v) for k, v in arguments.items() if k not in _SCOPE}
+    return tool_name + json.dumps(kept, sort_keys=True)
+
+
+def for_run_tools(
+    calls: Iterable[NextCall], tools: Collection[str], made: Collection[str] = ()
+) -> tuple[NextCall, ...]:
     """The calls a gap names, in the run's own tools: a call of a tool the run has stands; one of a built-in tool
     the run's environment lacks becomes its live equivalent (``logs.search service=X`` -> ``loki.query_range``,
     ``k8s.events`` -> ``kubernetes.events``, ``deploys.list`` -> ``kubernetes.rollouts``, a named metric ->
-    ``prometheus.query_range``), or is dropped: a gap never names a tool the retry cannot call."""
+    ``prometheus.query_range``), or is dropped: a gap never names a tool the retry cannot call, nor a live
+    equivalent the cycle already made (``made``: their ``live_key``; the built-in call asked for what was not read).
+    """
     out: list[NextCall] = []
     for call in calls:
-        out += [call] if call.tool_name in tools else _live_equivalents(call, tools)
+        if call.tool_name in tools:
+            out.append(call)
+            continue
+        live = _live_equivalents(call, tools)
+        out += [c for c in live if live_key(c.tool_name, dict(c.arguments)) not in made]
     return tuple(dict.fromkeys(out))

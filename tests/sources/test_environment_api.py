@@ -133,7 +133,10 @@ loki = {{ url = "{loki.url}", tenant = "team-a", bearer_token_file = "loki-token
 
 
 async def _diagnose(stub: Any, **context: str) -> run_pb2.DiagnosisRun:
-    request = pb.DiagnoseRequest(question="Why is checkout-api failing?", context=pb.RequestContext(**context))
+    request = pb.DiagnoseRequest(
+        question="Why is checkout-api failing?",
+        context=pb.RequestContext(scenario=context.get("scenario", ""), environment=context.get("environment", "")),
+    )
     messages = [m async for m in stub.Diagnose(request)]
     return messages[-1].run  # type: ignore[no-any-return]
 

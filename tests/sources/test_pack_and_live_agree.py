@@ -67,7 +67,10 @@ kubernetes = {{ kubeconfig = "{kubeconfig}", context = "test", namespaces = ["sh
 
 
 async def _ask(stub: Stub, **context: str) -> run_pb2.DiagnosisRun:
-    request = pb.DiagnoseRequest(question=QUESTION, context=pb.RequestContext(**context))
+    request = pb.DiagnoseRequest(
+        question=QUESTION,
+        context=pb.RequestContext(scenario=context.get("scenario", ""), environment=context.get("environment", "")),
+    )
     return [m async for m in stub.Diagnose(request)][-1].run
 
 

@@ -83,12 +83,13 @@ class AsyncDiagnosisClient:
         *,
         scenario: str = "",
         environment: str = "",
+        time_window: _requests.WindowLike = None,
         timeout: float | None = None,
         metadata: Metadata = (),
     ) -> AsyncGenerator[diagnosis_service_pb2.DiagnoseResponse, None]:
         """Starts a run and yields its messages in order: ``started``, the events, then the ``run``."""
         call = self._diagnosis.Diagnose(
-            _requests.diagnose_request(question, scenario, environment),
+            _requests.diagnose_request(question, scenario, environment, time_window),
             timeout=self.config.timeout_for(timeout),
             metadata=self.config.call_metadata(metadata),
         )
@@ -106,6 +107,7 @@ class AsyncDiagnosisClient:
         *,
         scenario: str = "",
         environment: str = "",
+        time_window: _requests.WindowLike = None,
         on_event: Callable[[run_pb2.OrchestrationEvent], object] | None = None,
         on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
         timeout: float | None = None,
@@ -116,7 +118,12 @@ class AsyncDiagnosisClient:
         ``on_tool_call`` each tool call starting and ending."""
         last: diagnosis_service_pb2.DiagnoseResponse | None = None
         async for response in self.diagnose(
-            question, scenario=scenario, environment=environment, timeout=timeout, metadata=metadata
+            question,
+            scenario=scenario,
+            environment=environment,
+            time_window=time_window,
+            timeout=timeout,
+            metadata=metadata,
         ):
             kind = response.WhichOneof("kind")
             if kind == "started" and on_started is not None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 import grpc
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
 from diagnosis.errors import DeadlineExceededError, ProtocolError
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, gatekeeper_service_pb2, run_pb2
@@ -55,10 +56,27 @@ def _enum_number(descriptor: Any, prefix: str, what: str, value: object) -> int:
     raise ValueError(f"{what}: expected a name or number, got {type(value).__name__}")
 
 
-def diagnose_request(question: str, scenario: str, environment: str = "") -> diagnosis_service_pb2.DiagnoseRequest:
-    return diagnosis_service_pb2.DiagnoseRequest(
-        question=question, context=diagnosis_service_pb2.RequestContext(scenario=scenario, environment=environment)
-    )
+# A run's window: (start, end) as datetimes (timezone-aware) or Unix seconds.
+WindowLike: TypeAlias = "tuple[datetime | float, datetime | float] | None"
+
+
+def _timestamp(value: datetime | float) -> timestamp_pb2.Timestamp:
+    stamp = timestamp_pb2.Timestamp()
+    if isinstance(value, datetime):
+        stamp.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
+    else:
+        stamp.FromMicroseconds(int(value * 1_000_000))
+    return stamp
+
+
+def diagnose_request(
+    question: str, scenario: str, environment: str = "", time_window: WindowLike = None
+) -> diagnosis_service_pb2.DiagnoseRequest:
+    context = diagnosis_service_pb2.RequestContext(scenario=scenario, environment=environment)
+    if time_window is not None:
+        context.time_window.start.CopyFrom(_timestamp(time_window[0]))
+        context.time_window.end.CopyFrom(_timestamp(time_window[1]))
+    return diagnosis_service_pb2.DiagnoseRequest(question=question, context=context)
 
 
 def list_runs_request(

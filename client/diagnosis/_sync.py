@@ -74,6 +74,7 @@ class DiagnosisClient:
         *,
         scenario: str = "",
         environment: str = "",
+        time_window: _requests.WindowLike = None,
         timeout: float | None = None,
         metadata: Metadata = (),
     ) -> Generator[diagnosis_service_pb2.DiagnoseResponse, None, None]:
@@ -82,7 +83,7 @@ class DiagnosisClient:
         Stop iterating (or close the iterator) to cancel the call.
         """
         call = self._diagnosis.Diagnose(
-            _requests.diagnose_request(question, scenario, environment),
+            _requests.diagnose_request(question, scenario, environment, time_window),
             timeout=self.config.timeout_for(timeout),
             metadata=self.config.call_metadata(metadata),
         )
@@ -99,6 +100,7 @@ class DiagnosisClient:
         *,
         scenario: str = "",
         environment: str = "",
+        time_window: _requests.WindowLike = None,
         on_event: Callable[[run_pb2.OrchestrationEvent], object] | None = None,
         on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
         timeout: float | None = None,
@@ -109,7 +111,12 @@ class DiagnosisClient:
         ``on_tool_call`` each tool call starting and ending."""
         last: diagnosis_service_pb2.DiagnoseResponse | None = None
         for response in self.diagnose(
-            question, scenario=scenario, environment=environment, timeout=timeout, metadata=metadata
+            question,
+            scenario=scenario,
+            environment=environment,
+            time_window=time_window,
+            timeout=timeout,
+            metadata=metadata,
         ):
             kind = response.WhichOneof("kind")
             if kind == "started" and on_started is not None:

@@ -89,8 +89,9 @@ def test_ask_shows_progress_on_stderr_then_answer_verdict_run_id_and_viewer_url(
     assert viewer is not None and viewer.group(2) == started.group(1)
     with urllib.request.urlopen(viewer.group(1), timeout=10) as page:
         assert page.status == 200 and started.group(1).encode() in page.read()
-    assert len(lines) > 4  # the answer text comes first
-    assert lines[0].startswith("Likely cause (inferred from ")
+    assert len(lines) > 4  # what answered, then the answer text
+    assert lines[0] == "scenario: checkout-oom (recorded)"
+    assert lines[1].startswith("Likely cause (inferred from ")
     assert max(len(line) for line in lines) <= 100  # readable at 100 columns
 
 

@@ -80,7 +80,10 @@ PROJECTIONS: dict[int, tuple[type, dict[str, str | None]]] = {
         },
     ),
     N.NODE_NAME_COMPOSER: (ComposerInput, {"material": "allowed_material", "excluded_statements": None}),
-    N.NODE_NAME_PRE_VERIFICATION_FALLBACK: (PreFallbackInput, {"record": None, "known": "allowed_material"}),
+    N.NODE_NAME_PRE_VERIFICATION_FALLBACK: (
+        PreFallbackInput,
+        {"record": None, "known": "allowed_material", "earlier_verified": None},
+    ),
     N.NODE_NAME_POST_VERIFICATION_FALLBACK: (PostFallbackInput, {"material": "allowed_material", "record": None}),
 }
 
@@ -180,6 +183,8 @@ def test_derived_projection_fields() -> None:
         calls_known=True,
         composer_refusal=("composer.citation",),
     )
+    # The state's verified input does not belong to its Gatekeeper result: the earlier answer is not the run's.
+    assert pre.earlier_verified is False
     post = nodes[N.NODE_NAME_POST_VERIFICATION_FALLBACK].project(state)
     assert post.record.reason_code == "COMPOSER_FAILED" and post.record.composer_refusal == ("composer.citation",)
 

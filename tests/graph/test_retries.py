@@ -138,3 +138,75 @@ async def test_the_second_cycles_verifier_gets_the_retry_context(repository: Rep
         assert [p["mode"] for p in payloads] == ["FULL", "EVIDENCE_GAP_ONLY"], role
         assert "retry_context" not in payloads[0]
         assert payloads[1]["retry_context"] == {"evidence_retry_count": 1, "evidence_gaps": [GAP]}, role
+
+
+async def _first_cycle_low_confid(request: AgentRequest) -> str:
+    """LOW_CONFID with a critical gap in cycle 1 (no technical failure)."""
+    reply = json.loads(await fakes.verify_pass(request))
+    reply.update(verdict="LOW_CONFID", evidence_gaps=[GAP])
+    return json.dumps(reply)
+
+
+def _retry_planner(cycle_two_reply: str) -> fakes.Behaviour:
+    async def planner(request: AgentRequest) -> str:
+        return await fakes.plan(request) if request.cycle == 1 else cycle_two_reply
+
+    return planner
+
+
+def _first_answer_stands(run: run_pb2.DiagnosisRun) -> None:
+    """The run ends composed from cycle 1's verified claim: no fallback, the claim checked, a LOW_CONFID verdict."""
+    trace = run.orchestration_trace
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert trace.terminal_node == N.NODE_NAME_COMPOSER and trace.end_reason == "COMPOSED"
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_COMPOSER
+    assert [f.text for f in run.answer.confirmed_facts] == ["pods are OOMKilled"]
+    evaluation = run.self_evaluation.verifier_evaluation
+    assert evaluation.effective_verdict == contracts_pb2.VERDICT_LOW_CONFID and not evaluation.failure_reason
+    assert [c.claim_id for c in evaluation.claim_checks] == ["c1"]
+
+
+async def test_a_retry_with_nothing_to_call_ends_the_retry_and_the_first_answer_stands(
+    repository: Repository,
+) -> None:
+    """An evidence retry whose gaps name nothing the run can call ends at the Composer, not PLANNER_FAILED."""
+    provider = _provider(planner=_retry_planner('{"steps": []}'), verifier=_first_cycle_low_confid)
+    run = await _run(repository, provider)
+    _first_answer_stands(run)
+    events = await repository.list_events(run.run_id)
+    planner = [(e.cycle, e.outcome, e.reason_code) for e in events if e.node == N.NODE_NAME_PLANNER]
+    assert planner == [(1, O.NODE_OUTCOME_OK, "PLANNED"), (2, O.NODE_OUTCOME_NOTHING_TO_CALL, "RETRY_NOTHING_TO_CALL")]
+    assert [r.cycle for r in provider.seen["executor"]] == [1]
+
+
+async def test_an_empty_first_plan_is_still_invalid(repository: Repository) -> None:
+    """No step in a FULL plan is no plan: the Planner is invalid there (only a retry may have nothing to call)."""
+
+    async def planner(_: AgentRequest) -> str:
+        return '{"steps": []}'
+
+    run = await _run(repository, _provider(planner=planner, verifier=_first_cycle_low_confid))
+    assert run.orchestration_trace.terminal_node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK
+    assert run.orchestration_trace.end_reason == "PLANNER_FAILED"
+    # Said plainly: no tool of the run is one the Planner can call (not "a reply that is not valid").
+    assert "No tool of this run is one the Planner can call" in run.answer_text
+
+
+async def test_a_failed_retry_planner_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:
+    """No fallback discards verified claims: a retry Planner that fails twice hands cycle 1's answer on."""
+    run = await _run(repository, _provider(planner=_retry_planner("no plan"), verifier=_first_cycle_low_confid))
+    _first_answer_stands(run)
+    events = await repository.list_events(run.run_id)
+    fallback = [(e.outcome, e.reason_code) for e in events if e.node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK]
+    assert fallback == [(O.NODE_OUTCOME_EARLIER_VERIFIED, "RETRY_PLANNER_FAILED")]
+
+
+async def test_a_failed_retry_executor_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:
+    """The retry's Executor fails (invalid output): the Composer still answers from cycle 1's verified claims."""
+    first = fakes.executor_calling("k8s.events")
+
+    async def executor(request: AgentRequest) -> str:
+        return await first(request) if request.cycle == 1 else "not evidence"
+
+    run = await _run(repository, _provider(executor=executor, verifier=_first_cycle_low_confid))
+    _first_answer_stands(run)

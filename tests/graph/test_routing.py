@@ -68,6 +68,13 @@ def test_verdict_routes() -> None:
     assert route(routing.VERIFIER, O.NODE_OUTCOME_VERDICT_REJECT) == routing.COMPOSER
 
 
+def test_a_retry_with_nothing_to_call_and_a_failed_retry_end_at_the_composer() -> None:
+    """An evidence retry ends the retry, not the run: the earlier cycle's verified answer is composed."""
+    assert route(routing.PLANNER, O.NODE_OUTCOME_NOTHING_TO_CALL) == routing.COMPOSER
+    assert route(routing.PRE_FALLBACK, O.NODE_OUTCOME_EARLIER_VERIFIED) == routing.COMPOSER
+    assert route(routing.PRE_FALLBACK, O.NODE_OUTCOME_OK) is routing.END
+
+
 def _walk() -> tuple[int, int]:
     """Explore every path under the business limits; return (paths, longest path in steps)."""
     paths = 0
@@ -98,4 +105,6 @@ def _walk() -> tuple[int, int]:
 def test_every_path_ends_within_the_recursion_limit() -> None:
     paths, longest = _walk()
     assert paths > 100
-    assert longest <= 17 < routing.DEFAULT_RECURSION_LIMIT
+    # 18: a failed evidence retry's pre-verification fallback hands the earlier cycle's answer to the Composer,
+    # whose two failures end in the post-verification fallback.
+    assert longest <= 18 < routing.DEFAULT_RECURSION_LIMIT

@@ -108,3 +108,42 @@ def test_openai_functions_offer_mcp_tools_reversibly() -> None:
     assert names == ["mcp__grafana__query_prometheus", "kubernetes__pods"]
     assert [table.tool_name(n) for n in names] == ["mcp.grafana.query_prometheus", "kubernetes.pods"]
     assert table.definitions[0]["function"]["parameters"] == specs[0]["input_schema"]  # type: ignore[index,call-overload]
+
+
+def test_tools_call_starts_only_the_server_of_the_tool_called(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A silent MCP server beside the one called is never started; called itself, its start-up bound is the
+    tool's error, in words ("mcp server silent did not start within 2 s")."""
+    import sys
+    import time
+
+    from .conftest import MCP_SERVER
+
+    marker = tmp_path / "started"
+    script = tmp_path / "silent.py"
+    script.write_text(f"import time\nopen({str(marker)!r}, 'w').write('yes')\ntime.sleep(60)\n")
+    envs = tmp_path / "environments.toml"
+    envs.write_text(
+        f"""
+[[environments.prod.mcp]]
+name = "tools"
+command = ["{sys.executable}", "{MCP_SERVER}", "stdio"]
+tools = ["alert_rules"]
+[[environments.prod.mcp]]
+name = "silent"
+command = ["{sys.executable}", "{script}"]
+tools = ["x"]
+startup_timeout_s = 2
+"""
+    )
+    monkeypatch.setenv("DIAGNOSIS_ENVIRONMENTS_FILE", str(envs))
+    args = ["tools", "call", "mcp.tools.alert_rules", "--environment", "prod", "--json", "--args", '{"service": "a"}']
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "TOOL_INVOCATION_STATUS_OK"
+    time.sleep(0.5)
+    assert not marker.exists()  # the silent server was never run
+    assert main(["tools", "call", "mcp.silent.x", "--environment", "prod", "--json", "--args", "{}"]) == 1
+    failed = json.loads(capsys.readouterr().out)
+    assert failed["status"] == "TOOL_INVOCATION_STATUS_ERROR"
+    assert failed["error"] == "mcp server silent did not start within 2 s"

@@ -22,32 +22,6 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
-class TimeWindow(_message.Message):
-    """A span of time a run's live reads look at."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    START_FIELD_NUMBER: _builtins.int
-    END_FIELD_NUMBER: _builtins.int
-    @_builtins.property
-    def start(self) -> _timestamp_pb2.Timestamp: ...
-    @_builtins.property
-    def end(self) -> _timestamp_pb2.Timestamp: ...
-    def __init__(
-        self,
-        *,
-        start: _timestamp_pb2.Timestamp | None = ...,
-        end: _timestamp_pb2.Timestamp | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___TimeWindow: _TypeAlias = TimeWindow  # noqa: Y015
-
-@_typing.final
 class RequestContext(_message.Message):
     """What a run observes: a recorded scenario or a configured environment (not both). Neither: the default
     environment when one is configured, else the default scenario.
@@ -63,15 +37,15 @@ class RequestContext(_message.Message):
     environment: _builtins.str
     """A configured environment (its live sources: Prometheus, Loki, Kubernetes, MCP servers)."""
     @_builtins.property
-    def time_window(self) -> Global___TimeWindow:
-        """The span of time the run looks at (unset: the sources' own default)."""
+    def time_window(self) -> _run_pb2.TimeWindow:
+        """The span the run reads (start < end); empty: the last hour, or the dates and times the question gives."""
 
     def __init__(
         self,
         *,
         scenario: _builtins.str = ...,
         environment: _builtins.str = ...,
-        time_window: Global___TimeWindow | None = ...,
+        time_window: _run_pb2.TimeWindow | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["time_window", b"time_window"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...

@@ -101,6 +101,14 @@ class _NodeOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NodeOutco
     NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP: _NodeOutcome.ValueType  # 13
     """Effective LOW_CONFID that qualifies for the one evidence retry (R-R-4)."""
     NODE_OUTCOME_VERDICT_REJECT: _NodeOutcome.ValueType  # 14
+    NODE_OUTCOME_NOTHING_TO_CALL: _NodeOutcome.ValueType  # 15
+    """Planner in an evidence retry: the gaps name nothing the run's tools can call; the retry ends, and the earlier
+    cycle's verified answer stands.
+    """
+    NODE_OUTCOME_EARLIER_VERIFIED: _NodeOutcome.ValueType  # 16
+    """Pre-verification fallback: an earlier cycle's Verifier allowed material the failed retry cannot take away;
+    the Composer answers from it.
+    """
 
 class NodeOutcome(_NodeOutcome, metaclass=_NodeOutcomeEnumTypeWrapper):
     """The outcome of one node attempt; the routing table maps (node, outcome) to the next node."""
@@ -124,6 +132,14 @@ NODE_OUTCOME_VERDICT_LOW_CONFID: NodeOutcome.ValueType  # 12
 NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP: NodeOutcome.ValueType  # 13
 """Effective LOW_CONFID that qualifies for the one evidence retry (R-R-4)."""
 NODE_OUTCOME_VERDICT_REJECT: NodeOutcome.ValueType  # 14
+NODE_OUTCOME_NOTHING_TO_CALL: NodeOutcome.ValueType  # 15
+"""Planner in an evidence retry: the gaps name nothing the run's tools can call; the retry ends, and the earlier
+cycle's verified answer stands.
+"""
+NODE_OUTCOME_EARLIER_VERIFIED: NodeOutcome.ValueType  # 16
+"""Pre-verification fallback: an earlier cycle's Verifier allowed material the failed retry cannot take away;
+the Composer answers from it.
+"""
 Global___NodeOutcome: _TypeAlias = NodeOutcome  # noqa: Y015
 
 class _ToolCallPhase:
@@ -581,6 +597,9 @@ class DiagnosisRun(_message.Message):
     ENVIRONMENT_FIELD_NUMBER: _builtins.int
     TRIGGER_FIELD_NUMBER: _builtins.int
     NOTIFICATIONS_FIELD_NUMBER: _builtins.int
+    SOURCE_FAILURES_FIELD_NUMBER: _builtins.int
+    BLIND_FIELD_NUMBER: _builtins.int
+    TIME_WINDOW_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     tenant: _builtins.str
     status: Global___RunStatus.ValueType
@@ -594,6 +613,8 @@ class DiagnosisRun(_message.Message):
     agent_provider: _builtins.str
     environment: _builtins.str
     """The configured environment the run observed (empty when it ran on a scenario)."""
+    blind: _builtins.bool
+    """The run could see nothing for the question: its sources failed or held nothing (``diagnosis ask`` exits 3)."""
     @_builtins.property
     def answer(self) -> _contracts_pb2.ComposerOutput: ...
     @_builtins.property
@@ -613,6 +634,14 @@ class DiagnosisRun(_message.Message):
     @_builtins.property
     def notifications(self) -> _containers.RepeatedCompositeFieldContainer[Global___RunNotification]:
         """The notifications sent when the run ended (alert-started runs), each with its outcome."""
+
+    @_builtins.property
+    def source_failures(self) -> _containers.RepeatedCompositeFieldContainer[Global___SourceFailure]:
+        """Each source whose calls failed in this run: which, where, and its own error (never a secret)."""
+
+    @_builtins.property
+    def time_window(self) -> Global___TimeWindow:
+        """The window the run's live reads covered."""
 
     def __init__(
         self,
@@ -635,14 +664,79 @@ class DiagnosisRun(_message.Message):
         environment: _builtins.str = ...,
         trigger: Global___RunTrigger | None = ...,
         notifications: _abc.Iterable[Global___RunNotification] | None = ...,
+        source_failures: _abc.Iterable[Global___SourceFailure] | None = ...,
+        blind: _builtins.bool = ...,
+        time_window: Global___TimeWindow | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "completed_at", b"completed_at", "created_at", b"created_at", "orchestration_trace", b"orchestration_trace", "self_evaluation", b"self_evaluation", "trigger", b"trigger", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "completed_at", b"completed_at", "created_at", b"created_at", "orchestration_trace", b"orchestration_trace", "self_evaluation", b"self_evaluation", "time_window", b"time_window", "trigger", b"trigger", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "completed_at", b"completed_at", "created_at", b"created_at", "environment", b"environment", "failure_reason", b"failure_reason", "notifications", b"notifications", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "status", b"status", "tenant", b"tenant", "trigger", b"trigger", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_provider", b"agent_provider", "answer", b"answer", "answer_text", b"answer_text", "blind", b"blind", "completed_at", b"completed_at", "created_at", b"created_at", "environment", b"environment", "failure_reason", b"failure_reason", "notifications", b"notifications", "orchestration_trace", b"orchestration_trace", "question", b"question", "run_id", b"run_id", "scenario", b"scenario", "self_evaluation", b"self_evaluation", "source_failures", b"source_failures", "status", b"status", "tenant", b"tenant", "time_window", b"time_window", "trigger", b"trigger", "updated_at", b"updated_at", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DiagnosisRun: _TypeAlias = DiagnosisRun  # noqa: Y015
+
+@_typing.final
+class TimeWindow(_message.Message):
+    """A span of time a run reads: live reads (Prometheus ranges, Loki, Kubernetes events) cover it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def start(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def end(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        start: _timestamp_pb2.Timestamp | None = ...,
+        end: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeWindow: _TypeAlias = TimeWindow  # noqa: Y015
+
+@_typing.final
+class SourceFailure(_message.Message):
+    """A source that failed in a run: its kind (prometheus, loki, kubernetes, mcp:NAME), endpoint and error."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_FIELD_NUMBER: _builtins.int
+    ENDPOINT_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    TOOL_NAMES_FIELD_NUMBER: _builtins.int
+    FAILED_CALLS_FIELD_NUMBER: _builtins.int
+    source: _builtins.str
+    endpoint: _builtins.str
+    message: _builtins.str
+    failed_calls: _builtins.int
+    @_builtins.property
+    def tool_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tools of the source that failed, and how many of its calls did."""
+
+    def __init__(
+        self,
+        *,
+        source: _builtins.str = ...,
+        endpoint: _builtins.str = ...,
+        message: _builtins.str = ...,
+        tool_names: _abc.Iterable[_builtins.str] | None = ...,
+        failed_calls: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["endpoint", b"endpoint", "failed_calls", b"failed_calls", "message", b"message", "source", b"source", "tool_names", b"tool_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SourceFailure: _TypeAlias = SourceFailure  # noqa: Y015
 
 @_typing.final
 class AlertGroupTrigger(_message.Message):

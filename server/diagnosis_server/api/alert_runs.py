@@ -18,6 +18,7 @@ from diagnosis_server.api.validation import check_question, check_target
 from diagnosis_server.sources.registry import EnvironmentRegistry
 from diagnosis_server.store import RunStore, StoreError
 from diagnosis_server.store.records import utc_now
+from diagnosis_server.time_window import from_trigger
 
 log = structlog.get_logger(__name__)
 
@@ -76,7 +77,7 @@ class AlertInvestigator:
         tenant: str,
         scenario: str = "",
         environment: str = "",
-        window: pb.TimeWindow | None = None,
+        window: run_pb2.TimeWindow | None = None,
     ) -> AlertOutcome | None:
         """The group's run (None when no alert fires: a resolved notification starts nothing).
 
@@ -107,6 +108,7 @@ class AlertInvestigator:
                     environment=target_environment,
                     tenant=tenant,
                     trigger=scope.trigger,
+                    time_window=from_trigger(scope.trigger),
                 )
                 # Held until the run is in the store: a repeat that comes meanwhile finds it.
                 await started.wait_started()

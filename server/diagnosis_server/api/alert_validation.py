@@ -40,18 +40,6 @@ def check_alerts(alerts: Sequence[pb.Alert]) -> list[pb.Alert]:
     return firing
 
 
-def check_time_window(context: pb.RequestContext) -> pb.TimeWindow | None:
-    """The request's window (None when unset); INVALID_ARGUMENT unless it has a start before its end."""
-    if not context.HasField("time_window"):
-        return None
-    window = context.time_window
-    if not window.HasField("start") or not window.HasField("end"):
-        raise invalid_argument("context.time_window", "must have both start and end")
-    if window.end.ToNanoseconds() <= window.start.ToNanoseconds():
-        raise invalid_argument("context.time_window.end", "must be after start")
-    return window
-
-
 def check_trigger_filter(trigger: int) -> int:
     if trigger not in run_pb2.TriggerKind.DESCRIPTOR.values_by_number:
         raise invalid_argument("trigger", f"unknown trigger {trigger}")

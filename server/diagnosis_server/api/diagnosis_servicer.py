@@ -16,12 +16,7 @@ from diagnosis.v1 import diagnosis_service_pb2 as pb
 from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.alerts.scope import group_key_of
 from diagnosis_server.api.alert_runs import AlertInvestigator
-from diagnosis_server.api.alert_validation import (
-    check_alerts,
-    check_group_key,
-    check_time_window,
-    check_trigger_filter,
-)
+from diagnosis_server.api.alert_validation import check_alerts, check_group_key, check_trigger_filter
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found, unavailable
 from diagnosis_server.api.follow import (
@@ -39,6 +34,7 @@ from diagnosis_server.api.validation import (
     check_run_id,
     check_status_filter,
     check_target,
+    check_time_window,
     check_verdict_filter,
     page_size,
 )
@@ -89,13 +85,19 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             environments=self._environments.names,
             default_environment=self._environments.default,
         )
+        window = check_time_window(request.context.time_window)
         trigger = run_pb2.RunTrigger(kind=run_pb2.TRIGGER_KIND_QUESTION, question=question)
-        window = check_time_window(request.context)
         if window is not None:
-            trigger.window_start.CopyFrom(window.start)
-            trigger.window_end.CopyFrom(window.end)
+            given = window.to_proto()
+            trigger.window_start.CopyFrom(given.start)
+            trigger.window_end.CopyFrom(given.end)
         started = self._runs.start(
-            question=question, scenario=scenario, environment=environment, tenant=call.tenant, trigger=trigger
+            question=question,
+            scenario=scenario,
+            environment=environment,
+            tenant=call.tenant,
+            trigger=trigger,
+            time_window=window,
         )
         async for run_id, kind, value in self._follow(started):
             yield pb.DiagnoseResponse(run_id=run_id, **{kind: value})
@@ -108,13 +110,14 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             raise unavailable("ALERTS_OFF", "this server investigates no alerts")
         firing = check_alerts(request.alerts)
         group_key = check_group_key(request.group_key) or group_key_of(firing)
+        window = check_time_window(request.context.time_window)
         outcome = await self._alerts.investigate(
             group_key,
             list(request.alerts),
             tenant=call.tenant,
             scenario=request.context.scenario,
             environment=request.context.environment,
-            window=check_time_window(request.context),
+            window=window.to_proto() if window is not None else None,
         )
         assert outcome is not None  # check_alerts found a firing alert
         run_id = call.bind_run(outcome.run_id)

@@ -22,6 +22,8 @@ from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import NewRun, Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
+from diagnosis_server.store.records import utc_now
+from diagnosis_server.time_window import Window
 
 log = structlog.get_logger(__name__)
 
@@ -107,6 +109,7 @@ class RunManager:
         tenant: str,
         environment: str = "",
         trigger: run_pb2.RunTrigger | None = None,
+        time_window: Window | None = None,
     ) -> StartedRun:
         """Starts a run in the background (RESOURCE_EXHAUSTED at the cap, UNAVAILABLE when shutting down)."""
         if self._closed:
@@ -133,6 +136,7 @@ class RunManager:
                 environment=environment,
                 started=started,
                 trigger=trigger,
+                time_window=time_window,
             ),
             name=f"run {run_id}",
         )
@@ -160,6 +164,7 @@ class RunManager:
         started: asyncio.Future[run_pb2.DiagnosisRun],
         environment: str = "",
         trigger: run_pb2.RunTrigger | None = None,
+        time_window: Window | None = None,
     ) -> run_pb2.DiagnosisRun | None:
         # This task's own context (a copy of the RPC's): every log line of the run names it and its tenant.
         structlog.contextvars.bind_contextvars(run_id=run_id, tenant=tenant)
@@ -191,6 +196,8 @@ class RunManager:
             }
             if trigger is not None:
                 request["trigger"] = trigger
+            if time_window is not None:
+                request["time_window"] = time_window
             run = stored = await self._orchestrator.run(
                 on_event=on_event, on_tool_call=on_tool_call, on_started=on_started, **request
             )

@@ -14,6 +14,7 @@ import regex
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import invalid_argument
 from diagnosis_server.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from diagnosis_server.time_window import Window, from_proto
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # How much of an unknown value an error message repeats (the caller sent it; the rest says nothing).
@@ -104,7 +105,29 @@ def check_target(
         return "", environment
     if not scenario and default_environment:
         return "", default_environment
+    if not scenario and environments:
+        # No demo by accident: with environments configured, a request naming neither is not answered from a
+        # recorded scenario.
+        names = ", ".join(sorted(environments))
+        raise invalid_argument(
+            "context.environment", f"name an environment (configured: {names}; none is the default) or a scenario"
+        )
     return check_scenario(scenario, known=scenarios, default=default_scenario), ""
+
+
+def check_time_window(window: run_pb2.TimeWindow, *, field: str = "context.time_window") -> Window | None:
+    """The request's window (None when it gives none): both bounds, start before end, else INVALID_ARGUMENT
+    naming the field."""
+    if not window.HasField("start") and not window.HasField("end"):
+        return None
+    for bound in ("start", "end"):
+        if not window.HasField(bound):
+            raise invalid_argument(f"{field}.{bound}", "must be set when the other bound is")
+    given = from_proto(window)
+    assert given is not None
+    if not given.start < given.end:
+        raise invalid_argument(field, "start must be before end")
+    return given
 
 
 def page_size(requested: int) -> int:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
+import time
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,17 @@ def register(subparsers: Any) -> None:
     )
     target.add_argument(
         "--environment", default="", metavar="NAME", help="the configured environment to diagnose (its live sources)"
+    )
+    ask.add_argument(
+        "--since",
+        type=_moment_or_span,
+        default=None,
+        metavar="DURATION|TIME",
+        help="read from this long ago (90m, 6h, 2d) or this time (2026-12-01T10:00:00Z); default: the question's "
+        "dates and times, else the last hour",
+    )
+    ask.add_argument(
+        "--until", type=_moment, default=None, metavar="TIME", help="read up to this time (default: now; needs --since)"
     )
     ask.set_defaults(func=_command(_ask))
 
@@ -221,6 +234,17 @@ def _config(args: argparse.Namespace) -> ConnectionConfig:
 # ---------------------------------------------------------------------- ask
 
 
+def answered_by(run: run_pb2.DiagnosisRun) -> str:
+    """What answered the run, said before the answer: ``environment: NAME`` or ``scenario: NAME (recorded)``."""
+    if run.environment:
+        return f"environment: {run.environment}"
+    return f"scenario: {run.scenario or '-'} (recorded)"
+
+
+# ``ask``'s exit status for a run that could see nothing: its sources failed or held nothing for the question.
+BLIND_EXIT = 3
+
+
 def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     quiet = bool(args.json)
     viewer: list[str] = []
@@ -242,6 +266,7 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         args.question,
         scenario=args.scenario,
         environment=args.environment,
+        time_window=_window(args.since, args.until),
         on_started=started,
         on_event=event,
         on_tool_call=tool_call,
@@ -249,6 +274,7 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(run)
     else:
+        print(answered_by(run))
         if run.answer_text:
             print(wrap_answer(run.answer_text))
             print()
@@ -257,7 +283,9 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         print(f"run_id:  {run.run_id}")
         if viewer and viewer[0]:
             print(f"view:    {viewer[0]}")
-    return 0 if run.status == run_pb2.RUN_STATUS_SUCCESS else 1
+    if run.status != run_pb2.RUN_STATUS_SUCCESS:
+        return 1
+    return BLIND_EXIT if run.blind else 0
 
 
 def _investigate_alertmanager(client: DiagnosisClient, args: argparse.Namespace) -> int:
@@ -512,6 +540,46 @@ def _time(stamp: timestamp_pb2.Timestamp | None) -> str:
 
 def _error(message: str) -> None:
     print(f"diagnosis: error: {message}", file=sys.stderr)
+
+
+_SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)")
+_SPAN_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _moment(text: str) -> float:
+    """A time: RFC 3339 (``2026-12-01T10:00:00Z``; without a zone, UTC) or ``2026-12-01 10:00``, as Unix seconds."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time (e.g. 2026-12-01T10:00:00Z)") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _moment_or_span(text: str) -> float | tuple[float]:
+    """A time (Unix seconds), or a duration before now (``(seconds,)``): 90m, 6h, 2d, 45s."""
+    span = _SPAN.fullmatch(text.strip().lower())
+    if span:
+        seconds = float(span.group(1)) * _SPAN_SECONDS[span.group(2)]
+        if not seconds > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be a positive duration")
+        return (seconds,)
+    try:
+        return _moment(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a duration (90m, 6h, 2d) nor a time") from None
+
+
+def _window(since: float | tuple[float] | None, until: float | None) -> tuple[float, float] | None:
+    """The run's window from ``--since``/``--until`` (None: the server's choice); a bad pair is a usage error."""
+    if since is None:
+        if until is not None:
+            raise ValueError("--until needs --since")
+        return None
+    end = until if until is not None else time.time()
+    start = end - since[0] if isinstance(since, tuple) else since
+    if not start < end:
+        raise ValueError("--since must be before --until")
+    return start, end
 
 
 def _positive_float(text: str) -> float:

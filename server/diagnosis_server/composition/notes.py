@@ -76,8 +76,17 @@ def _gatekeeper_note(record: RunRecord) -> str:
     )
 
 
+# The reason code of a first plan of no step: the run's tools hold none the Planner can call.
+NOTHING_TO_CALL = "PLANNER_NOTHING_TO_CALL"
+
+
 def _step_note(record: RunRecord) -> str:
     code = record.reason_code.strip().upper()
+    if code == "PLANNER_FAILED" and record.last_reason == NOTHING_TO_CALL:
+        return (
+            "No tool of this run is one the Planner can call (the heuristic provider calls an MCP tool only when the "
+            "rules file maps it to what it answers), so no tool was called and nothing was observed."
+        )
     if code == "PLANNER_FAILED":
         return f"The Planner did not return a usable plan ({_why(record.last_reason)}), so no tool was called."
     if code in ("EXECUTOR_INVALID_OUTPUT",):

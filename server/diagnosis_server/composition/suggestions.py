@@ -97,6 +97,13 @@ class Suggestion:
     phrase: str = ""
 
 
+_SPAN = frozenset({"start", "end", "time"})
+
+
+def _spanless(arguments: JsonObject) -> JsonObject:
+    return {k: v for k, v in arguments.items() if k not in _SPAN}
+
+
 def _key(tool_name: str, arguments: JsonObject) -> str:
     return tool_name + json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -239,6 +246,8 @@ def suggestions_for(
     evidence of each possible direction, then (PASS) acting on the likely cause; a fixed step when there is
     none."""
     made = {_key(call.tool_name, call.arguments) for call in recorded_calls}
+    # A call made over the run's window (its span filled in by the runner) is the call suggested without one.
+    made |= {_key(call.tool_name, _spanless(call.arguments)) for call in recorded_calls}
     recorded_values = [v for call in recorded_calls for v in json_strings(call.arguments)]
     grounding = Grounding([*known_values, *recorded_values])
     steps: list[Suggestion] = []

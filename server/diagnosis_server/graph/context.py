@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis.v1.diagnosis_service_pb2 import TimeWindow
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog
 from diagnosis_server.conversions import JsonObject
@@ -53,5 +52,3 @@ class RunContext:
             if self.on_invocation is not None:
                 self.on_invocation(invocation)
 
-    # The span of time the run was asked about (RequestContext.time_window; an alert's), None when none.
-    time_window: TimeWindow | None = None

@@ -8,13 +8,12 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Required, TypedDict, Unpack
 
 import structlog
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis.v1.diagnosis_service_pb2 import TimeWindow
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
 from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
@@ -23,10 +22,12 @@ from diagnosis_server.graph.engine import EventSink, GraphEngine
 from diagnosis_server.graph.nodes import Node, default_nodes
 from diagnosis_server.graph.nodes.base import MODEL_ENDPOINT_FAILED
 from diagnosis_server.graph.result import complete_run
+from diagnosis_server.graph.source_report import report_sources
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
 from diagnosis_server.tools.runner import ProgressSink
+from diagnosis_server.time_window import Window, resolve_window
 
 log = structlog.get_logger(__name__)
 
@@ -51,6 +52,8 @@ class NewRun(TypedDict, total=False):
     environment: str
     # What started the run (default: the question, TRIGGER_KIND_QUESTION), with its time window if any.
     trigger: run_pb2.RunTrigger
+    # The window the request gives (else the question's dates and times, else the last hour).
+    time_window: Window | None
 
 
 def new_run_id() -> str:
@@ -142,8 +145,14 @@ class Orchestrator:
 
         The run observes ``environment`` when given (its live sources), else the recorded ``scenario``.
         """
-        tools = self.tools_of(scenario=request["scenario"], environment=request.get("environment", ""))
+        environment = request.get("environment", "")
+        tools = self.tools_of(scenario=request["scenario"], environment=environment)
         run = self.new_run(**request)
+        if environment:
+            # Live reads cover the run's window; a recorded scenario reads its own.
+            window = resolve_window(request.get("time_window"), request["question"], time.time())
+            run.time_window.CopyFrom(window.to_proto())
+            tools = replace(tools, context={**tools.context, "window": window.to_json()})
         await self.store.create_run(run)
         if on_started is not None:
             await on_started(run)
@@ -167,9 +176,7 @@ class Orchestrator:
                 event.sequence = len(state.orchestration_events) + state.dropped_events + 1
                 await listener(event)
 
-        ctx = self._context(
-            run_id=run.run_id, tools=tools, on_tool_call=progress, time_window=time_window_of(run.trigger)
-        )
+        ctx = self._context(run_id=run.run_id, tools=tools, on_tool_call=progress)
 
         endpoint_failures: list[run_pb2.NodeStep] = []
 
@@ -189,12 +196,23 @@ class Orchestrator:
             final = await self._engine.run(state, ctx, commit=commit, on_event=on_event)
             done = complete_run(run, final, self.catalog.audit())
             _explain_endpoint_failure(done, endpoint_failures)
+            await self._report_sources(done, tools)
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
             reason = store_error_reason(exc) if isinstance(exc, StoreError) else f"INTERNAL_ERROR: {type(exc).__name__}"
             done = failed_run(run, reason)
         return await self._finish(run, done)
+
+    async def _report_sources(self, done: run_pb2.DiagnosisRun, tools: ToolEnvironment) -> None:
+        """Which sources failed and whether the run was blind, from its recorded calls; a store that cannot be
+        read leaves the run as it is (its answer stands)."""
+        try:
+            invocations = await self.store.list_tool_invocations(done.run_id)
+        except StoreError:
+            log.warning("run_source_report_skipped", run_id=done.run_id)
+            return
+        report_sources(done, invocations, tools.context)
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         """Stores the run's final record, retrying with a jittered backoff while the store recovers; returns
@@ -245,18 +263,6 @@ class Orchestrator:
                 log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
             await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
             delay = min(delay * 2, FINISH_RETRY_MAX_S)
-
-
-def time_window_of(trigger: run_pb2.RunTrigger) -> TimeWindow | None:
-    """The run's time window as its trigger recorded it, None when it has none."""
-    if not trigger.HasField("window_start") and not trigger.HasField("window_end"):
-        return None
-    window = TimeWindow()
-    if trigger.HasField("window_start"):
-        window.start.CopyFrom(trigger.window_start)
-    if trigger.HasField("window_end"):
-        window.end.CopyFrom(trigger.window_end)
-    return window
 
 
 def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run_pb2.NodeStep]) -> None:

@@ -251,7 +251,13 @@ GRAPH: Final = GraphSpec(
     nodes=(
         NodeSpec(  # R-R-1
             PLANNER,
-            routes={O.NODE_OUTCOME_OK: EXECUTOR, **_agent_failures(PRE_FALLBACK)},
+            # An evidence retry with nothing to call ends the retry, not the run: the Composer answers from what the
+            # earlier cycle's Verifier allowed.
+            routes={
+                O.NODE_OUTCOME_OK: EXECUTOR,
+                O.NODE_OUTCOME_NOTHING_TO_CALL: COMPOSER,
+                **_agent_failures(PRE_FALLBACK),
+            },
             owns=frozenset({"cycle", "planner_mode", "plan"}),
             abbreviation="P",
             title="planner",
@@ -332,7 +338,8 @@ GRAPH: Final = GraphSpec(
         # The fallbacks end the run with a safe answer (R-A-6).
         NodeSpec(
             PRE_FALLBACK,
-            routes={O.NODE_OUTCOME_OK: END},
+            # A failed evidence retry never discards what an earlier cycle verified: the Composer answers from it.
+            routes={O.NODE_OUTCOME_OK: END, O.NODE_OUTCOME_EARLIER_VERIFIED: COMPOSER},
             owns=frozenset({"pre_fallback_output", "fallback_reason"}),
             abbreviation="PRE",
             title="pre-verification fallback",

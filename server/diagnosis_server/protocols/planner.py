@@ -95,6 +95,13 @@ def parse_planner_output(
     )
 
 
+def plans_nothing(raw: str) -> bool:
+    """Whether a Planner reply is a plan of no step (``{"steps": []}``): legal only in an evidence retry, where it
+    says the gaps name nothing the run's tools can call."""
+    obj, _ = parse_json_object(raw)
+    return obj is not None and obj.get("steps") == [] and set(obj) <= {"steps", "reasoning"}
+
+
 def plan_to_json(steps: Sequence[PlanStep]) -> JsonObject:
     """The plan as JSON, without reasoning: ``{"steps": [{"tool_name", "arguments", "purpose"}]}``."""
     return {

@@ -35,7 +35,7 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 MCP_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_TIMEOUT_S = 10.0
-DEFAULT_STARTUP_TIMEOUT_S = 15.0
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
 Seconds = Annotated[float, Field(gt=0, le=600)]
 

@@ -58,7 +58,7 @@ class McpTarget:
     secret_values: tuple[str, ...] = ()
     bearer_token: str | None = None
     allow: tuple[str, ...] | None = None
-    startup_timeout_s: float = 15.0
+    startup_timeout_s: float = 30.0
     timeout_s: float = 10.0
 
     @property
@@ -133,7 +133,7 @@ class McpServerSource:
         except TimeoutError:
             await self._stop(owner, closing)
             raise SourceUnreachable(
-                f"MCP server {self.target.name!r} did not start within {self.target.startup_timeout_s:g}s"
+                f"mcp server {self.target.name} did not start within {self.target.startup_timeout_s:g} s"
             ) from None
         except Exception as exc:
             await self._stop(owner, closing)

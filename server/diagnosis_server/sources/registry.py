@@ -73,14 +73,26 @@ class EnvironmentRegistry:
         return cls({})
 
     @classmethod
-    async def open(cls, config: Environments, *, only: Collection[str] | None = None) -> EnvironmentRegistry:
-        """Opens the environments of ``config`` (those named in ``only``, when given)."""
+    async def open(
+        cls,
+        config: Environments,
+        *,
+        only: Collection[str] | None = None,
+        mcp_servers: Collection[str] | None = None,
+    ) -> EnvironmentRegistry:
+        """Opens the environments of ``config`` (those named in ``only``, when given), starting their MCP servers
+        (only those named in ``mcp_servers``, when given: ``tools call`` starts the server of the tool called)."""
         opened: dict[str, OpenEnvironment] = {}
         try:
             for name, env_config in config.environments.items():
                 if only is None or name in only:
                     opened[name] = await _open_environment(config, name, env_config)
-            pending = [source for env in opened.values() for source in env.mcp]
+            pending = [
+                source
+                for env in opened.values()
+                for source in env.mcp
+                if mcp_servers is None or source.target.name in mcp_servers
+            ]
             await asyncio.gather(*(source.open() for source in pending))
             for env in opened.values():
                 for source in env.mcp:
@@ -214,7 +226,7 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
         await _close_all([opened])
         raise
     opened.toolset = Toolset(tools)
-    sources_json: list[JsonValue] = [{"kind": s.kind, "name": s.name} for s in sources]
+    sources_json: list[JsonValue] = [{"kind": s.kind, "name": s.name, "endpoint": s.endpoint} for s in sources]
     context["sources"] = sources_json
     return opened
 

@@ -45,6 +45,7 @@ from diagnosis_server.text.redaction import redact_text
 from diagnosis_server.tools.base import CALL_DEADLINE, SourceUnreachable, Tool, ToolError, Toolset
 from diagnosis_server.tools.breaker import SourceBreaker, source_of
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
+from diagnosis_server.tools.window_arguments import within_window
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
 ProgressSink = Callable[[run_pb2.ToolCallEvent], Awaitable[None]]
@@ -120,8 +121,11 @@ class ToolRunner:
         max_per_source: int = DEFAULT_LIMITS.max_concurrent_calls_per_source,
         breaker: SourceBreaker | None = None,
         on_progress: ProgressSink | None = None,
+        window: tuple[str, str] | None = None,
     ) -> None:
         self._run_id = run_id
+        # The run's window (RFC 3339 start, end): the span of every read that names none (``within_window``).
+        self._window = window
         self._ids = ids if ids is not None else InvocationIds.unshared()
         self._toolset = toolset
         self._recorder = recorder
@@ -187,6 +191,9 @@ class ToolRunner:
     def _admit(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> _Pending:
         """The call as dispatched: refused (BLOCKED), not runnable (its arguments cannot be recorded), or to run."""
         dispatched = time.time()
+        window_tool = self._toolset.get(tool_name)
+        if self._window is not None and window_tool is not None:
+            arguments = within_window(window_tool.input_schema, arguments, self._window)
         invocation = self._invocation(invocation_id, tool_name, dispatched)
         call = _Pending(invocation, arguments, dispatched)
         arguments_error = _fill_arguments(invocation.arguments, arguments)

@@ -173,3 +173,52 @@ async def test_planner_reply_parses_under_the_pinned_protocol_in_both_modes() ->
     assert parsed.ok and [(s.tool_name, s.arguments) for s in parsed.steps] == [
         ("k8s.events", {"service": "payments-api"})
     ]
+
+
+_LIVE_TOOLS: dict[str, JsonObject] = {
+    name: {"name": name, "input_schema": {"type": "object", "properties": {"limit": {"type": "integer"}}}}
+    for name in ("kubernetes.events", "kubernetes.rollouts", "loki.query_range", "prometheus.query_range")
+}
+
+
+def test_a_gap_of_built_in_calls_is_planned_in_a_live_environments_own_tools() -> None:
+    """A gap naming built-in tools (k8s.events, logs.search, ...) is retried with the live tools that answer it."""
+    calls = [
+        NextCall.of("k8s.events", service="checkout-api"),
+        NextCall.of("logs.search", service="checkout-api", level="WARN"),
+        NextCall.of("logs.search", service="web", level="ERROR", query="checkout-api"),
+        NextCall.of("deploys.list", service="checkout-api"),
+        NextCall.of("metrics.query", service="checkout-api", metric="http_requests_error_rate"),
+        NextCall.of("metrics.query", service="checkout-api"),  # no metric: nothing live to ask
+    ]
+    plan = gap_plan(_retry(f"checkout-api is failing {format_next(calls)}"), _LIVE_TOOLS, [])
+    assert [(s["tool_name"], s["arguments"]) for s in plan.steps] == [
+        ("kubernetes.events", {"field_selector": "type=Warning"}),
+        ("loki.query_range", {"query": '{app="checkout-api"}', "limit": 200}),
+        ("loki.query_range", {"query": '{app="web"} |= "checkout-api"', "limit": 200}),
+        ("kubernetes.rollouts", {"deployment": "checkout-api"}),
+        ("prometheus.query_range", {"query": "http_requests_error_rate"}),
+    ]
+
+
+def test_a_gap_naming_nothing_the_run_can_call_plans_no_step() -> None:
+    """No built-in tool, no live equivalent: the retry plan is empty (the graph then ends the retry)."""
+    calls = [NextCall.of("metrics.query", service="checkout-api"), NextCall.of("shell.exec", service="x")]
+    tools: dict[str, JsonObject] = {"prometheus.query": {"name": "prometheus.query"}}
+    assert gap_plan(_retry(f"gap {format_next(calls)}"), tools, []).steps == []
+
+
+async def test_the_heuristic_executors_gaps_name_the_runs_own_tools() -> None:
+    """The Executor's gaps name tools of the run's environment, never built-in ones it lacks."""
+    from diagnosis_server.agents.heuristic.diagnosis import Assessment, GapDraft
+    from diagnosis_server.agents.heuristic.executor import evidence_json
+
+    gap = GapDraft("x is failing", True, (NextCall.of("k8s.events", service="x"), NextCall.of("metrics.query")))
+    out = evidence_json(Assessment((), (gap,), ()), [], tools=["kubernetes.events", "loki.query_range"])
+    gaps = out["evidence_gaps"]
+    assert isinstance(gaps, list) and isinstance(gaps[0], dict)
+    live = [{"tool_name": "kubernetes.events", "arguments": {"field_selector": "type=Warning"}}]
+    assert gaps[0]["next_calls"] == live
+    built_in = evidence_json(Assessment((), (gap,), ()), [], tools=["k8s.events", "metrics.query"])
+    kept = json.dumps(built_in["evidence_gaps"])
+    assert '"k8s.events"' in kept and '"metrics.query"' in kept

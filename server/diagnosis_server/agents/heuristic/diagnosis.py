@@ -35,10 +35,12 @@ from diagnosis_server.agents.heuristic.pods import (
     settled_pods,
     workloads_seen,
 )
+from diagnosis_server.agents.heuristic.prometheus_health import health_findings
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
 from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.subjects import pod_aliases, prometheus_names
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
 from diagnosis_server.conversions import JsonValue
@@ -95,6 +97,8 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
         for key in ("events", "deploys"):
             names.update(r.text("service") for r in records(obs, key) if r.text("service"))
     names.update(workloads_seen(observations))
+    names.update(pod_aliases(observations))
+    names.update(prometheus_names(observations))
     listed = (pod.name for pod in pod_views(observations))
     names.update(event_workloads(observations, sorted(names), listed))
     return sorted(names)
@@ -183,6 +187,7 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
     findings = [
         *metrics,
         *(f for f in prometheus_findings(observations) if (f.kind, f.service, f.role) not in read),
+        *health_findings(observations),
         *pod_findings(observations),
         *ready_findings(observations),
         *event_findings(observations, known),
@@ -346,7 +351,17 @@ def _without_cause(
     return claims, [GapDraft(description, critical=True, calls=tuple(dict.fromkeys(calls)))]
 
 
-def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tuple[list[ClaimDraft], list[GapDraft]]:
+def _covers(healthy: Sequence[Finding], subjects: Sequence[str]) -> bool:
+    """Whether the healthy findings are about every workload the question names (all of them, when none)."""
+    return all(any(names(s, f.service) for f in healthy) for s in subjects)
+
+
+def _healthy(
+    findings: list[Finding],
+    observations: Sequence[Observation],
+    subjects: Sequence[str] = (),
+    failed_calls: int = 0,
+) -> tuple[list[ClaimDraft], list[GapDraft]]:
     # Running, ready pods say a workload serves now, not that nothing happened to it: not when something else
     # was found about it (a probe that failed, an error line) or callers fail on it (the links' blamed service).
     noted = {f.service for f in findings if f.role is not Role.HEALTHY and (f.strength > 0 or f.role is Role.LINK)}
@@ -355,7 +370,12 @@ def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tu
         :MAX_HEALTHY
     ]
     claims = [_claim(f, critical=True) for f in healthy]
-    if healthy:
+    # "No incident found" only when the healthy evidence covers the question's workloads and no call failed: a
+    # source that failed may hold the incident.
+    # (A workload's own healthy signals count though a noted finding keeps them out of the claims.)
+    read_healthy = [f for f in findings if f.role is Role.HEALTHY]
+    concluded = bool(healthy) and not failed_calls and _covers(read_healthy, subjects)
+    if concluded:
         services = list(dict.fromkeys(f.service for f in healthy))
         named = services[0] if len(services) == 1 else ", ".join(services[:-1]) + " and " + services[-1]
         # A conclusion of its own, resting on each healthy signal (their service bindings).
@@ -368,6 +388,14 @@ def _healthy(findings: list[Finding], observations: Sequence[Observation]) -> tu
         claims.append(ClaimDraft(f"No incident found for {named}: {' and '.join(what)}", True, False, bindings))
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK, Role.HYPOTHESIS)]
     claims += [_claim(f.as_role(Role.HYPOTHESIS), critical=False) for f in context[:MAX_HYPOTHESES]]
+    if healthy and not concluded:
+        why = (
+            f"{failed_calls} call(s) failed"
+            if failed_calls
+            else "the healthy signals are not about "
+            + ", ".join(s for s in subjects if not any(names(s, f.service) for f in healthy))
+        )
+        return claims, [GapDraft(f"No conclusion that nothing is wrong: {why}", critical=False)]
     if healthy:
         return claims, []
     services = sorted({o.service for o in observations if o.service})[:3]
@@ -469,7 +497,9 @@ def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation
     return unknown
 
 
-def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = (), question: str = "") -> Assessment:
+def assess(
+    observations: Sequence[Observation], *, subjects: Sequence[str] = (), question: str = "", failed_calls: int = 0
+) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
     findings = _refine(detect(observations), settled_pods(observations), subjects)
@@ -484,5 +514,5 @@ def assess(observations: Sequence[Observation], *, subjects: Sequence[str] = (),
     elif any(f.role is Role.SYMPTOM for f in findings):
         claims, gaps = _without_cause(findings, observations)
     else:
-        claims, gaps = _healthy(findings, observations)
+        claims, gaps = _healthy(findings, observations, subjects, failed_calls)
     return Assessment(tuple(claims), tuple(gaps), tuple(findings))

@@ -9,27 +9,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
+from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.observations import Observation
+from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
 _MAX_ERROR = 160
+# An answer that the object asked for does not exist (HTTP 404, Kubernetes' NotFound): the source answered.
+_NOT_FOUND = re.compile(r"\b404\b|\bNotFound\b|\bnot found\b")
 # Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
 _USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
 
-def evidence_json(assessment: Assessment, failures: list[str], carried: list[JsonObject] | None = None) -> JsonObject:
+def evidence_json(
+    assessment: Assessment,
+    failures: list[str],
+    carried: list[JsonObject] | None = None,
+    tools: Collection[str] | None = None,
+    made: Collection[str] = (),
+) -> JsonObject:
     """The executor_evidence_v2 output: carried claims of an earlier cycle first (their ids kept), then the new
-    ones (ids that do not collide, statements not already carried)."""
+    ones (ids that do not collide, statements not already carried). Given the run's tools, a gap's calls are
+    named in them (``gaps.for_run_tools``)."""
     carried = carried or []
     used = {str(c.get("claim_id")) for c in carried}
     said = {str(c.get("statement")) for c in carried}
@@ -53,8 +65,9 @@ def evidence_json(assessment: Assessment, failures: list[str], carried: list[Jso
     gaps: list[JsonValue] = []
     for gap in assessment.gaps:
         item: JsonObject = {"description": gap.description, "critical": gap.critical}
-        if gap.calls:
-            item["next_calls"] = [call.to_json() for call in gap.calls]
+        calls = gap.calls if tools is None else for_run_tools(gap.calls, tools, made)
+        if calls:
+            item["next_calls"] = [call.to_json() for call in calls]
         if gap.subject:
             item["subject"] = gap.subject
         gaps.append(item)
@@ -84,6 +97,20 @@ def reads_namespace(payload: JsonObject, tool: str, namespace: str) -> bool:
     return False
 
 
+def readable_namespaces(payload: JsonObject) -> list[str]:
+    """The namespaces the pods tool names in its schema (the environment's): never a workload subject."""
+    raw = payload.get("tools")
+    for spec in raw if isinstance(raw, list) else []:
+        if not isinstance(spec, dict) or spec.get("name") != "kubernetes.pods":
+            continue
+        schema = spec.get("input_schema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        param = properties.get("namespace") if isinstance(properties, dict) else None
+        allowed = param.get("enum") if isinstance(param, dict) else None
+        return [n for n in allowed if isinstance(n, str)] if isinstance(allowed, list) else []
+    return []
+
+
 def _tool_names(payload: JsonObject) -> list[str]:
     raw = payload.get("tools")
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
@@ -95,9 +122,18 @@ def _evidence_text(
     question: object,
     failures: list[str],
     carried: list[JsonObject],
+    *,
+    failed_calls: int,
+    tools: list[str],
 ) -> str:
-    assessment = assess(observations, subjects=subjects, question=question if isinstance(question, str) else "")
-    return json.dumps(evidence_json(assessment, failures, carried), ensure_ascii=False)
+    assessment = assess(
+        observations,
+        subjects=subjects,
+        question=question if isinstance(question, str) else "",
+        failed_calls=failed_calls,
+    )
+    made = {live_key(o.tool_name, o.arguments) for o in observations}
+    return json.dumps(evidence_json(assessment, failures, carried, tools=tools, made=made), ensure_ascii=False)
 
 
 class HeuristicExecutor:
@@ -107,12 +143,17 @@ class HeuristicExecutor:
             raise AgentNonRetryableError("the executor needs the run's tools")
         payload = load_input(request.input_bytes, "executor")
         question = payload.get("question")
-        subjects = question_subjects(question if isinstance(question, str) else "")
+        text = question if isinstance(question, str) else ""
+        subjects = question_subjects(text, readable_namespaces(payload))
         observations: list[Observation] = []
         failures: list[str] = []
+        # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
+        # conclusion that nothing is wrong.
+        source_failures = 0
 
         async def call_all(first: int, calls: list[tuple[str, JsonObject]]) -> None:
             # The calls of one step are independent: run together, their results read in plan order.
+            nonlocal source_failures
             results = await tools.call_many(calls)
             for index, ((tool_name, arguments), result) in enumerate(zip(calls, results, strict=True), first):
                 if result.status in _USABLE and isinstance(result.output, dict):
@@ -124,20 +165,30 @@ class HeuristicExecutor:
                     )
                 else:
                     error = (result.error or "no JSON object output")[:_MAX_ERROR]
+                    source_failures += not _NOT_FOUND.search(error)
                     failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
 
         steps = plan_steps(payload)
         await call_all(0, [(step.tool_name, step.arguments) for step in steps])
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
-        # The analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
+        # The question's pods, releases and controllers as the workloads the listings know them by. The
+        # analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
+        workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
         follow_ups = await asyncio.to_thread(
-            follow_up_calls, observations, subjects, _tool_names(payload), node_events=node_events
+            follow_up_calls, observations, workloads, _tool_names(payload), node_events=node_events
         )
         await call_all(len(steps), list(follow_ups))
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that
         # they do not name them again is no sign that there is no data about them.
         text = await asyncio.to_thread(
-            _evidence_text, observations, () if carried else subjects, question, failures, carried
+            _evidence_text,
+            observations,
+            () if carried else resolve_subjects(subjects, observations),
+            question,
+            failures,
+            carried,
+            failed_calls=source_failures,
+            tools=_tool_names(payload),
         )
         return AgentReply(text=text, model=MODEL, extra={"tool_calls": len(observations) + len(failures)})

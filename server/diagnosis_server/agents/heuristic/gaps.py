@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -150,3 +150,63 @@ def arguments_json(call: NextCall, schema: Mapping[str, object] | None) -> dict[
         else:
             out[key] = value
     return out
+
+
+# The live tools that answer what a built-in tool answers, when the run's environment has no built-in one.
+_LOGS = "loki.query_range"
+_POD_LOGS = "kubernetes.pod_logs"
+_EVENTS = "kubernetes.events"
+_ROLLOUTS = "kubernetes.rollouts"
+_RANGE = "prometheus.query_range"
+_LIVE_LIMIT = "200"
+
+
+def _logql(service: str, query: str | None) -> str:
+    selector = f'{{app="{service}"}}'
+    return f"{selector} |= {json.dumps(query)}" if query else selector
+
+
+def _live_equivalents(call: NextCall, tools: Collection[str]) -> list[NextCall]:
+    service = call.argument("service")
+    if call.tool_name == "logs.search" and service:
+        if _LOGS in tools:
+            return [NextCall.of(_LOGS, query=_logql(service, call.argument("query")), limit=_LIVE_LIMIT)]
+        return []
+    if call.tool_name == "k8s.events" and service and _EVENTS in tools:
+        return [NextCall.of(_EVENTS, field_selector="type=Warning")]
+    if call.tool_name == "deploys.list" and service and _ROLLOUTS in tools:
+        return [NextCall.of(_ROLLOUTS, deployment=service)]
+    if call.tool_name == "metrics.query" and _RANGE in tools:
+        metric = call.argument("metric")
+        if metric and _BARE.fullmatch(metric):
+            return [NextCall.of(_RANGE, query=metric)]
+    return []
+
+
+# Arguments that scope a live read without changing what it asks (its namespace, span and size).
+_SCOPE = frozenset({"namespace", "start", "end", "time", "limit"})
+
+
+def live_key(tool_name: str, arguments: Mapping[str, object]) -> str:
+    """What a live call asks, its scope aside: a translated gap call the cycle already made is not named again."""
+    kept = {k: str(v) for k, v in arguments.items() if k not in _SCOPE}
+    return tool_name + json.dumps(kept, sort_keys=True)
+
+
+def for_run_tools(
+    calls: Iterable[NextCall], tools: Collection[str], made: Collection[str] = ()
+) -> tuple[NextCall, ...]:
+    """The calls a gap names, in the run's own tools: a call of a tool the run has stands; one of a built-in tool
+    the run's environment lacks becomes its live equivalent (``logs.search service=X`` -> ``loki.query_range``,
+    ``k8s.events`` -> ``kubernetes.events``, ``deploys.list`` -> ``kubernetes.rollouts``, a named metric ->
+    ``prometheus.query_range``), or is dropped: a gap never names a tool the retry cannot call, nor a live
+    equivalent the cycle already made (``made``: their ``live_key``; the built-in call asked for what was not read).
+    """
+    out: list[NextCall] = []
+    for call in calls:
+        if call.tool_name in tools:
+            out.append(call)
+            continue
+        live = _live_equivalents(call, tools)
+        out += [c for c in live if live_key(c.tool_name, dict(c.arguments)) not in made]
+    return tuple(dict.fromkeys(out))

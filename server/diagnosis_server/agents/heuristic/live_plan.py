@@ -32,9 +32,26 @@ NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|f
 _HEADLINE = (sig.ERROR, sig.LATENCY, sig.DB_CONNECTIONS, sig.POOL)
 # kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
 _SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
-_NOUN_BEFORE = re.compile(
-    r"\b([a-z][a-z0-9-]{2,})\s+(?:service|deployment|workload|pods?|job|cronjob|statefulset|app)\b"
+_KINDS = r"(?:service|deployment|workload|pods?|job|cronjob|statefulset|daemonset|replicaset|app)"
+_NOUN_BEFORE = re.compile(rf"\b([a-z][a-z0-9-]{{2,}})\s+{_KINDS}\b")
+# "job nightly-etl", "pod web-0", "deployment api": the name after its kind.
+_NOUN_AFTER = re.compile(
+    r"\b(?:job|cronjob|pod|deployment|statefulset|daemonset|replicaset)\s+[\"'`]?([a-z0-9][a-z0-9.-]*[a-z0-9])\b"
 )
+# "namespace app-12", "the app-12 namespace", "in ns shop": a namespace, never a workload.
+_NAMESPACE_AFTER = re.compile(r"\b(?:namespace|ns)\s+[\"'`]?([a-z0-9][a-z0-9-]*[a-z0-9])\b")
+_NAMESPACE_BEFORE = re.compile(r"\b([a-z0-9][a-z0-9-]*[a-z0-9])\s+namespace\b")
+# Words of a question that are never names, whatever stands next to them.
+_ORDINARY = frozenset(
+    {
+        "with", "from", "into", "onto", "about", "after", "before", "since", "until", "during", "between", "for",
+        "and", "but", "not", "namespace", "cluster", "node", "nodes", "container", "containers", "issue", "problem",
+        "wrong", "broken", "down", "up", "is", "are", "was", "were", "has", "have", "had", "why", "how", "when",
+        "where", "who", "a", "an", "in", "on", "at", "of", "to", "by", "the", "my", "our", "right", "now", "today",
+        "yesterday", "all", "any", "every", "each", "this", "that", "its", "ready", "fails", "failed", "crashed",
+        "restarted", "healthy", "unhealthy", "stuck", "still", "keeps", "logs", "events", "status",
+    }
+)  # fmt: skip
 # Words before "pods"/"service" that are not names ("its pods", "which service", "new pods").
 _NOT_NOUNS = frozenset(
     [
@@ -184,13 +201,22 @@ def ordinary_compound(word: str) -> bool:
     return False
 
 
-def question_subjects(question: str) -> list[str]:
-    """The workload or service names a question gives: kebab-case names, and a name before "service"/"pods"."""
+def question_namespaces(question: str) -> list[str]:
+    """The namespaces a question names ("in namespace app-12", "the shop namespace")."""
+    text = question.lower()
+    found = [m.group(1) for pattern in (_NAMESPACE_AFTER, _NAMESPACE_BEFORE) for m in pattern.finditer(text)]
+    return list(dict.fromkeys(n for n in found if n not in _ORDINARY and n not in _NOT_NOUNS))
+
+
+def question_subjects(question: str, namespaces: Sequence[str] = ()) -> list[str]:
+    """The workload, pod or service names a question gives: kebab-case names, a name before "service"/"pods" and
+    after "job"/"pod"/"deployment"; never a namespace it names (or ``namespaces``), never an ordinary word."""
     text = question.lower()
     found = [m.group(1) for m in _SUBJECT.finditer(text) if not ordinary_compound(m.group(1))]
-    nouns = (m.group(1) for m in _NOUN_BEFORE.finditer(text))
+    nouns = [m.group(1) for m in _NOUN_BEFORE.finditer(text)] + [m.group(1) for m in _NOUN_AFTER.finditer(text)]
     found += [n for n in nouns if n not in _NOT_NOUNS and not ordinary_compound(n)]
-    return list(dict.fromkeys(found))
+    scopes = {*question_namespaces(question), *namespaces}
+    return [n for n in dict.fromkeys(found) if n not in scopes and n not in _ORDINARY and not n.isdigit()]
 
 
 def namespaces_of(context: JsonValue) -> list[str]:
@@ -226,6 +252,22 @@ def headline_names(context: JsonValue) -> list[str]:
     return [name for _, name in sorted(ranked)][:MAX_NAMED_SERIES]
 
 
+FIRING = 'ALERTS{alertstate="firing"}'
+# The RED series by the labels that name services (job, service), so that each answer names what it is about.
+RED_ERRORS = (
+    'sum by (job, service) (rate(http_requests_total{code=~"5.."}[5m]))'
+    " / sum by (job, service) (rate(http_requests_total[5m]))"
+)
+RED_LATENCY = "histogram_quantile(0.99, sum by (job, service, le) (rate(http_request_duration_seconds_bucket[5m])))"
+
+
+def _subject_matchers(named: Sequence[str]) -> list[str]:
+    """A selector per workload over the labels that name it (``job``, ``service``, ``app``), else one for all."""
+    if not named:
+        return [""]
+    return [f'{{job=~"{t}(-.*)?"}}' for t in named]
+
+
 def _fill(template: str, service: str, namespace: str) -> str | None:
     try:
         return template.format(service=service, namespace=namespace)
@@ -233,12 +275,26 @@ def _fill(template: str, service: str, namespace: str) -> str | None:
         return None
 
 
+def _readable(tools: Mapping[str, JsonObject], namespace: str) -> bool:
+    """Whether the pods tool may read ``namespace`` (its schema's enum holds it, or it has none)."""
+    schema = tools.get("kubernetes.pods", {}).get("input_schema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    param = properties.get("namespace") if isinstance(properties, dict) else None
+    allowed = param.get("enum") if isinstance(param, dict) else None
+    return not isinstance(allowed, list) or namespace in allowed
+
+
 def live_steps(
-    tools: Mapping[str, JsonObject], context: JsonValue, targets: Sequence[str]
+    tools: Mapping[str, JsonObject],
+    context: JsonValue,
+    targets: Sequence[str],
+    named_namespaces: Sequence[str] = (),
 ) -> list[tuple[str, JsonObject, str]]:
-    """(tool, arguments, purpose) of the live calls, in priority order (only tools the run has)."""
+    """(tool, arguments, purpose) of the live calls, in priority order (only tools the run has). The namespaces
+    the question names (that the tools may read) come before the configured ones."""
     recorded = isinstance(context, dict) and context.get("recorded") is True
-    namespaces = namespaces_of(context)
+    asked = [n for n in named_namespaces if _readable(tools, n)]
+    namespaces = list(dict.fromkeys([*asked, *namespaces_of(context)]))[:MAX_NAMESPACES]
     named = list(targets)[:MAX_TARGETS]
     steps: list[tuple[str, JsonObject, str]] = []
 
@@ -257,7 +313,8 @@ def live_steps(
     for target in named:
         if default:
             add("kubernetes.rollouts", {"namespace": default, "deployment": target}, f"{target}'s recent rollouts")
-    selectors = [f'{{pod=~"{target}-.*"}}' for target in named] or [""]
+    # The target's own pod (a pod named in the question) and its workload's pods: never {pod=~"<pod>-.*"}.
+    selectors = [f'{{pod=~"{target}(-.*)?"}}' for target in named] or [""]
     for selector in selectors:
         add(
             "prometheus.query",
@@ -276,6 +333,19 @@ def live_steps(
         )
     for name in headline_names(context):
         add("prometheus.query_range", {"query": name}, f"{name} over the window")
+    if not recorded:
+        # Any Prometheus, kube-state-metrics or not: what fires, what is down, what restarted, and the RED series
+        # by the labels that name services; a recorded pack answers plain selectors only.
+        add("prometheus.query", {"query": FIRING}, "the alerts firing")
+        add("prometheus.query", {"query": "up"}, "which scrape targets are up (1) or down (0)")
+        for matcher in _subject_matchers(named):
+            add(
+                "prometheus.query_range",
+                {"query": f"process_start_time_seconds{matcher}"},
+                "process restarts over the window (start time changes)",
+            )
+        add("prometheus.query_range", {"query": RED_ERRORS}, "the 5xx share of requests, by service")
+        add("prometheus.query_range", {"query": RED_LATENCY}, "the p99 request latency, by service")
     if not recorded:
         for target in named:
             for key, template in sorted(_queries(context).items()):

@@ -24,9 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.cluster_plan import cluster_steps
-from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
+from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, for_run_tools, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
-from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
+from diagnosis_server.agents.heuristic.live_plan import (
+    live_steps,
+    namespaces_of,
+    question_namespaces,
+    question_subjects,
+)
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.protocols.planner import DEFAULT_MAX_STEPS, PlannerMode
@@ -146,7 +151,7 @@ def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services
         calls = [c for c in map(NextCall.from_json, structured if isinstance(structured, list) else []) if c]
         description = gap.get("description")
         named += calls or (parse_next(description) if isinstance(description, str) else [])
-    for call in named:
+    for call in for_run_tools(named, tools):
         tool = tools.get(call.tool_name)
         if tool is None:
             continue
@@ -175,11 +180,13 @@ def gap_plan(retry_context: JsonValue, tools: Mapping[str, JsonObject], services
     return plan
 
 
-def live_targets(question: str, targets: Targets, services: Sequence[ServiceInfo]) -> list[str]:
+def live_targets(
+    question: str, targets: Targets, services: Sequence[ServiceInfo], namespaces: Sequence[str] = ()
+) -> list[str]:
     """The workloads the live calls look at: the services the question names, else the names it gives."""
     if targets.how != "entry services (no caller)":
         return [t.name for t in targets.primary]
-    return question_subjects(question)
+    return question_subjects(question, namespaces)
 
 
 def _tools(payload: JsonObject) -> dict[str, JsonObject]:
@@ -203,9 +210,11 @@ class HeuristicPlanner:
             question = payload.get("question")
             text = question if isinstance(question, str) else ""
             plan, targets = full_plan(text, tools, services)
-            live = live_targets(text, targets, services)
-            plan.extend(live_steps(tools, payload.get("context"), live), cap=MAX_STEPS + MAX_LIVE_STEPS)
-            plan.extend(cluster_steps(tools, payload.get("context"), live), cap=DEFAULT_MAX_STEPS)
+            context = payload.get("context")
+            live = live_targets(text, targets, services, namespaces_of(context))
+            live_calls = live_steps(tools, context, live, question_namespaces(text))
+            plan.extend(live_calls, cap=MAX_STEPS + MAX_LIVE_STEPS)
+            plan.extend(cluster_steps(tools, context, live), cap=DEFAULT_MAX_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"
             reasoning = (
                 f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"

@@ -4,7 +4,8 @@ A rule is about the line's own workload (``ENOSPC`` on search-es) or about a tar
 of the topology, or a host: ``lookup orders-db.shop.svc.cluster.local: no such host``). The statement quotes
 the part of the line that matched and binds that exact substring of the line. Besides the rules:
 
-- an ERROR or FATAL line no rule explains is a symptom of its workload ("logs errors"), quoted;
+- an ERROR or FATAL line no rule explains, or one without a level whose words report a failure, is a symptom of
+  its workload ("logs errors"), quoted;
 - a line that reports a call's duration above the slow-call threshold, at any level (INFO included), is a
   symptom ("logs slow calls").
 
@@ -23,6 +24,25 @@ from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
 from diagnosis_server.agents.heuristic.observations import BindingError, LogLine
 
 ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
+# What a line without a level token says when it reports a failure (most real lines write no level).
+_ERROR_TEXT = re.compile(
+    r"\b(?:error|exception|traceback|panic|fatal|failed|failure|refused|denied|unavailable|timed out"
+    r"|could not|cannot|unable to|unreachable)\b",
+    re.IGNORECASE,
+)
+
+
+def reads_as_error(line: LogLine, *, by_text: bool = False) -> bool:
+    """Whether a line reports an error: its level says so (ERROR, FATAL), or it writes no level, and then (with
+    ``by_text``) its words do. A level only adds: a rule matches a line's text with or without one; only a line
+    that says it is routine (INFO, DEBUG, WARN) is not read as an error."""
+    if line.level in ERROR_LEVELS:
+        return True
+    if line.level:
+        return False
+    return not by_text or _ERROR_TEXT.search(line.message) is not None
+
+
 _GATEWAY_TIMEOUT = re.compile(r"\b504\b")
 _ACCESS_5XX = re.compile(r"HTTP/[\d.]+\" 5\d\d\b")
 # A host a failing line names: dial tcp HOST:PORT, lookup HOST, resolve host: HOST, 'HOST', URLs, user@HOST (not
@@ -184,7 +204,7 @@ def message_parts(message: str) -> list[str]:
 
 def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
     message = line.message
-    erroring = line.level in ERROR_LEVELS or _ACCESS_5XX.search(message) is not None
+    erroring = reads_as_error(line) or _ACCESS_5XX.search(message) is not None
     out: list[_Hit] = []
     # One hit per kind and line: the first rule of a kind that matches says what the line means (a name that does
     # not exist, not also a name that cannot be resolved).
@@ -282,7 +302,7 @@ def _naming(
 
 
 def _generic(line: LogLine, rules: Rules) -> Finding | None:
-    """An ERROR line no rule explains, or a slow call: a symptom of the line's workload."""
+    """An error line no rule explains (``reads_as_error``), or a slow call: a symptom of the line's workload."""
     duration = _DURATION.search(line.message)
     if duration is not None:
         value = float(duration.group("value"))
@@ -298,7 +318,7 @@ def _generic(line: LogLine, rules: Rules) -> Finding | None:
                 bindings=(line.bind_service(), line.bind_message(excerpt)),
                 onset=line.ts,
             )
-    if line.level in ERROR_LEVELS:
+    if reads_as_error(line, by_text=True):
         parts = message_parts(line.message)
         said = ", ".join(quote(one_line(part)) for part in parts)
         return Finding(

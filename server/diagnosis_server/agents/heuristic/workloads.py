@@ -17,8 +17,11 @@ from diagnosis_server.conversions import JsonValue
 # "bcdfghjklmnpqrstvwxz2456789", which has no vowel; a name's last word ("exporter" of the DaemonSet pod
 # node-exporter-x7k2p, "migrate" of the Job pod db-migrate-q8w2z) has one.
 _HASH = r"(?![a-z0-9]*[aeiou])[a-z0-9]{6,10}"
-_DEPLOYMENT_POD = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}-[a-z0-9]{{5}}$")
-_HASHED_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-[a-z0-9]{5}$")
+# A generated pod name's suffix (``generateName``): five characters of that alphabet, so without a vowel; never a
+# word such as the "agent" of a pod named logging-agent.
+_SUFFIX = r"(?![a-z0-9]*[aeiou])[a-z0-9]{5}"
+_DEPLOYMENT_POD = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}-{_SUFFIX}$")
+_HASHED_POD = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_SUFFIX}$")
 _ORDINAL_POD = re.compile(r"^(?P<name>[a-z0-9][a-z0-9.-]*?)-\d{1,4}$")
 _REPLICASET = re.compile(rf"^(?P<name>[a-z0-9][a-z0-9.-]*?)-{_HASH}$")
 # A Job a CronJob made: <cronjob>-<its scheduled time in minutes>.

@@ -19,6 +19,7 @@ from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import PlanStep, plan_to_json
 from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
+from diagnosis_server.tools.window_arguments import run_window
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class ExecutorNode:
             max_per_source=ctx.limits.max_concurrent_calls_per_source,
             breaker=ctx.breaker,
             on_progress=ctx.on_tool_call,
+            window=run_window(ctx.tools.context),
         )
         not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
         try:

@@ -5,7 +5,8 @@ many bindings failed which rules, which tool calls failed, which Composer rules 
 
 When the Executor reports that the question's workload is in no output (an evidence gap with a ``subject``), the
 pre-verification fallback says there is no data about it (R-A-2) only after checking it itself: the name is
-written in the question, and no recorded output of the run mentions it. Otherwise the gap's subject is ignored.
+written in the question, no recorded output of the run mentions it, and no call of the run failed (a failed call
+may have held it). Otherwise the gap's subject is ignored.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from diagnosis_server.composition.render import render_pre_verification_fallback
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
+from diagnosis_server.graph.source_report import source_failed
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.text.literal import literal_between
@@ -52,6 +54,24 @@ class PreFallbackInput:
     record: RunRecord
     # What an earlier cycle's Verifier allowed: only its gaps and calls are shown (never a claim).
     known: AllowedMaterial | None
+    # That material is still the run's verified answer: its verified input belongs to the run's Gatekeeper
+    # result (a failed evidence retry's Planner or Executor did not replace it), so the Composer answers from it.
+    earlier_verified: bool = False
+
+
+def earlier_answer_stands(state: DiagnosisState) -> bool:
+    """An earlier cycle's Verifier completed and the later cycle failed before its own Gatekeeper result: what
+    was verified then is still the persisted, traceable answer (R-C-5), and no fallback discards it."""
+    verifier_input = state.verifier_input
+    return (
+        state.evidence_retry_count > 0
+        and state.allowed_material is not None
+        and state.verifier_output is not None
+        and state.verifier_status == run_pb2.NODE_OUTCOME_OK
+        and verifier_input is not None
+        and state.gatekeeper_result is not None
+        and verifier_input.gatekeeper_audit == state.gatekeeper_result
+    )
 
 
 MAX_SUBJECTS = 3
@@ -106,10 +126,16 @@ class PreVerificationFallbackNode:
     name = run_pb2.NODE_NAME_PRE_VERIFICATION_FALLBACK
 
     def project(self, state: DiagnosisState) -> PreFallbackInput:
-        return PreFallbackInput(record=_record(state, fallback_reason(state.routed_by)), known=state.allowed_material)
+        return PreFallbackInput(
+            record=_record(state, fallback_reason(state.routed_by)),
+            known=state.allowed_material,
+            earlier_verified=earlier_answer_stands(state),
+        )
 
     async def run(self, inputs: PreFallbackInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         record = inputs.record
+        if inputs.earlier_verified:
+            return NodeResult(run_pb2.NODE_OUTCOME_EARLIER_VERIFIED, f"RETRY_{record.reason_code}")
         if not record.calls_known:
             record = await _with_calls(record, ctx)
         if record.asked_about:
@@ -131,10 +157,12 @@ async def _checked_subjects(record: RunRecord, ctx: RunContext) -> RunRecord:
         invocations = await ctx.invocations.list_tool_invocations(ctx.run_id)
     except Exception:  # the fallback must answer whatever the store does
         return replace(record, asked_about=())
-    # Outputs only: a call's arguments name what was asked for, and an error what was not found.
-    outputs = [json.dumps(MessageToDict(i.output)) for i in invocations if i.run_id in ("", ctx.run_id)]
-    if not outputs:
+    mine = [i for i in invocations if i.run_id in ("", ctx.run_id)]
+    # A call that failed may have held it: "no data about X" is said only when every call answered.
+    if not mine or any(source_failed(i) for i in mine):
         return replace(record, asked_about=())
+    # Outputs only: a call's arguments name what was asked for, and an error what was not found.
+    outputs = [json.dumps(MessageToDict(i.output)) for i in mine]
     return replace(record, no_data_about=unmentioned(record.asked_about, outputs))
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 import pytest
 
 from diagnosis_server.agents.heuristic.live_plan import (
+    FIRING,
     MAX_NAMED_SERIES,
     NAMESPACE_ERRORS,
+    RED_ERRORS,
+    RED_LATENCY,
     headline_names,
     live_steps,
     ordinary_compound,
@@ -120,11 +123,15 @@ def test_live_steps_for_a_named_workload() -> None:
     ]
     assert ("kubernetes.rollouts", {"namespace": "greenfield", "deployment": "grain-api"}) in calls
     queries = [str(arguments["query"]) for tool, arguments in calls if tool.startswith("prometheus.")]
-    assert 'kube_pod_container_status_last_terminated_reason{pod=~"grain-api-.*"}' in queries
-    assert 'kube_pod_container_status_restarts_total{pod=~"grain-api-.*"}' in queries
+    assert 'kube_pod_container_status_last_terminated_reason{pod=~"grain-api(-.*)?"}' in queries
+    assert 'kube_pod_container_status_restarts_total{pod=~"grain-api(-.*)?"}' in queries
     assert "grain_api_error_rate" in queries
     assert 'sum(rate(http_requests_total{service="grain-api",code=~"5.."}[5m]))' in queries
-    assert not any("{nope}" in q or "histogram_quantile" in q for q in queries)
+    # The configured latency template does not fill: only the service-labelled RED latency is read.
+    assert not any("{nope}" in q for q in queries)
+    assert [q for q in queries if "histogram_quantile" in q] == [RED_LATENCY]
+    # Any Prometheus: the alerts firing, the targets up or down, the workload's process restarts, RED by service.
+    assert {FIRING, "up", 'process_start_time_seconds{job=~"grain-api(-.*)?"}', RED_ERRORS} <= set(queries)
     loki_queries = [arguments["query"] for tool, arguments in calls if tool == "loki.query_range"]
     assert '{app="grain-api"}' in loki_queries
     assert f'{{namespace="greenfield"}} |~ `{NAMESPACE_ERRORS}`' in loki_queries

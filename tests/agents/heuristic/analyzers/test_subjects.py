@@ -1,0 +1,114 @@
+"""The question's subjects resolved against what the sources hold: pods by name, workloads by their pods' labels
+and owners, namespaces as namespaces, ordinary words never; selectors that keep a pod named in the question; log
+lines read by what they say, with or without a level."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from diagnosis_server.agents.heuristic.diagnosis import assess, known_services
+from diagnosis_server.agents.heuristic.live_plan import live_steps, question_namespaces, question_subjects
+from diagnosis_server.agents.heuristic.observations import log_lines
+from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.subjects import resolve_subjects
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+from diagnosis_server.conversions import JsonObject
+
+from ._shapes import container, instant, loki, pod, pod_list, query
+
+
+def test_a_pod_name_ending_in_a_word_is_not_cut_at_it() -> None:
+    """A generated suffix has no vowel (Kubernetes' rand alphabet): "agent" of logging-agent is part of the name."""
+    assert workload_of_pod("logging-agent") == "logging-agent"
+    assert workload_of_pod("logging-agent-x7k2p") == "logging-agent"
+    assert workload_of_pod("checkout-api-7f9c6d8b5-tr6zn") == "checkout-api"
+
+
+@pytest.mark.parametrize(
+    ("question", "subjects", "namespaces"),
+    [
+        ("What is the issue with job X in namespace app-12", [], ["app-12"]),
+        ("What is the issue with job nightly-etl in namespace app-12", ["nightly-etl"], ["app-12"]),
+        ("Is anything wrong in the shop namespace right now?", [], ["shop"]),
+        ("why is pod logging-agent-x7k2p crashing?", ["logging-agent-x7k2p"], []),
+    ],
+)
+def test_namespaces_are_namespaces_and_ordinary_words_never_subjects(
+    question: str, subjects: list[str], namespaces: list[str]
+) -> None:
+    assert question_subjects(question) == subjects
+    assert question_namespaces(question) == namespaces
+
+
+def test_a_configured_namespace_named_in_the_question_is_no_workload() -> None:
+    assert question_subjects("why is payments-prod slow for checkout-api?", ["payments-prod"]) == ["checkout-api"]
+
+
+def test_the_selector_of_a_pod_named_in_the_question_matches_that_pod() -> None:
+    tools: dict[str, JsonObject] = {"prometheus.query": {"name": "prometheus.query"}}
+    pod_name = "checkout-api-7f9c6d8b5-tr6zn"
+    steps = live_steps(tools, {}, [pod_name])
+    selectors = [re.search(r'pod=~"([^"]+)"', str(a["query"])) for _, a, _ in steps]
+    patterns = [m.group(1) for m in selectors if m]
+    assert patterns and all(re.fullmatch(p, pod_name) for p in patterns)
+    assert all(re.fullmatch(p, "checkout-api-7f9c6d8b5-x2k9p") is None for p in patterns)
+
+
+def _labelled(name: str, labels: dict[str, str], owner: tuple[str, str] | None = None) -> dict[str, object]:
+    item = pod(name, containers=[container("app")])
+    item["metadata"]["labels"] = labels
+    if owner:
+        item["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": "u-1", "controller": True}
+        ]
+    return item
+
+
+def test_subjects_resolve_to_the_workload_their_pods_labels_and_owners_name() -> None:
+    listing = pod_list(
+        _labelled("logging-agent-x7k2p", {"app.kubernetes.io/name": "fluent-bit"}, ("DaemonSet", "logging-agent")),
+        _labelled(
+            "orders-db-postgresql-0",
+            {"app.kubernetes.io/name": "postgresql", "app.kubernetes.io/instance": "orders-db"},
+            ("StatefulSet", "orders-db-postgresql"),
+        ),
+        _labelled("api-gw-6d8f7b9c4-k2x9z", {"app": "gateway"}, ("ReplicaSet", "api-gw-6d8f7b9c4")),
+        _labelled("nightly-etl-29012345-q8w2z", {"app": "etl"}, ("Job", "nightly-etl-29012345")),
+    )
+    asked = ["logging-agent-x7k2p", "logging-agent", "orders-db", "api-gw", "nightly-etl", "no-such-thing"]
+    assert resolve_subjects(asked, [listing]) == ["fluent-bit", "orders-db", "gateway", "etl", "no-such-thing"]
+    known = known_services([listing])
+    assert {"logging-agent-x7k2p", "api-gw", "nightly-etl"} <= set(known)
+
+
+def test_a_workload_seen_only_in_prometheus_labels_is_known() -> None:
+    answer = query("up", instant({"__name__": "up", "job": "diagnosis-graph", "instance": "127.0.0.1:9464"}, 1))
+    assert {"diagnosis-graph", "127.0.0.1:9464"} <= set(known_services([answer]))
+    assessment = assess([answer], subjects=["diagnosis-graph"], question="what is wrong with diagnosis-graph?")
+    assert not any(g.subject == "diagnosis-graph" for g in assessment.gaps)  # never "no data about" it
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dial tcp 10.0.4.12:5432: connect: connection refused",
+        'Exception in thread "main" java.lang.IllegalStateException: cache not warmed',
+        "panic: runtime error: invalid memory address or nil pointer dereference",
+    ],
+)
+def test_a_line_without_a_level_is_read_by_what_it_says(line: str) -> None:
+    observation = loki(({"app": "checkout-api", "namespace": "greenfield"}, [(1, line)]))
+    findings = log_findings(log_lines(observation), ["checkout-api"])
+    assert any(f.service == "checkout-api" for f in findings), line
+
+
+def test_a_routine_level_line_or_a_quiet_one_is_not_an_error() -> None:
+    observation = loki(
+        (
+            {"app": "checkout-api", "namespace": "greenfield"},
+            [(1, 'level=info msg="retry budget: 0 failed of 120"'), (2, "served 1200 requests in 60s")],
+        )
+    )
+    assert not [f for f in log_findings(log_lines(observation), ["checkout-api"]) if f.kind == "error_log"]

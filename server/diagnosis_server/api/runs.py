@@ -22,7 +22,6 @@ from diagnosis_server.api.periodic import Periodic
 from diagnosis_server.api.store_health import StoreHealth
 from diagnosis_server.graph.orchestrator import NewRun, Orchestrator, new_run_id
 from diagnosis_server.store import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, RunStore, StoreError
-from diagnosis_server.store.records import utc_now
 from diagnosis_server.time_window import Window
 
 log = structlog.get_logger(__name__)

@@ -51,4 +51,3 @@ class RunContext:
         finally:
             if self.on_invocation is not None:
                 self.on_invocation(invocation)
-

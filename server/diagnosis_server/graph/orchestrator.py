@@ -26,8 +26,8 @@ from diagnosis_server.graph.source_report import report_sources
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
-from diagnosis_server.tools.runner import ProgressSink
 from diagnosis_server.time_window import Window, resolve_window
+from diagnosis_server.tools.runner import ProgressSink
 
 log = structlog.get_logger(__name__)
 

@@ -295,3 +295,18 @@ def test_an_anchored_alternation_finds_exactly_the_texts_holding_a_literal(liter
     for literal in literals:
         assert pattern.search(f"x{literal}x") is not None
         assert pattern.search(literal) is not None
+
+
+def test_a_hedge_marks_a_conclusion_as_a_likelihood() -> None:
+    from diagnosis_server.text.language import hedged
+
+    assert hedged("the image is the likely cause") and hedged("it may explain the 503s")
+    assert not hedged("the image is the root cause") and not hedged('it logs "may fail"')
+
+
+def test_the_lexicon_grants_common_english_and_never_certainty_polarity_or_rare_words() -> None:
+    from diagnosis_server.text.language import lexicon, stem
+
+    words = lexicon()
+    assert {stem(w) for w in ("answered", "shell", "policy", "kernel", "kubernetes", "the")} <= words
+    assert not {stem(w) for w in ("always", "definitely", "not", "healthy", "zebra", "coupon")} & words

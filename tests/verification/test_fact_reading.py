@@ -139,3 +139,57 @@ def test_only_a_critical_claims_fabrication_makes_the_run_reject(critical: bool)
     # Either way the fabricating claim itself is excluded, with its reason recorded.
     assert output.claim_checks[1].classification == CONTRADICTED
     assert output.classification_changes[0].reason == "names node-x9, which its verified evidence does not contain"
+
+
+@pytest.mark.parametrize(
+    ("statement", "evidence", "found"),
+    [
+        ("restarted 4 times", "pod cart-4mk7x restartCount 0", False),  # a name's digits are no number
+        ("restarted 4 times", "restartCount: 4", True),
+        ("the limit is 512", "limit 512Mi", True),  # a number with its unit
+        ("exit code 1", "exit code 137", False),
+        ("exit code 1", "ready 0.1 s", False),
+        ("exit code 3", "pods-3 ready", False),
+    ],
+)
+def test_a_number_is_found_only_as_a_whole_number(statement: str, evidence: str, found: bool) -> None:
+    assert (derive(statement, [evidence]).missing == ()) is found
+
+
+@pytest.mark.parametrize(
+    ("statement", "found"),
+    [
+        ("checkout-api ran out-of-memory", False),  # "memory" is not in the evidence
+        ("checkout-api restarts with back-off", True),
+        ("checkout-api reached a non-zero exit", False),
+        ("the orders-db holds checkout-api", False),  # a name of vocabulary words
+    ],
+)
+def test_a_hyphenated_word_is_found_by_its_parts_only_in_the_claims_own_words(statement: str, found: bool) -> None:
+    evidence = ["checkout-api BackOff restarting failed container"]
+    assert (derive(statement, evidence).missing == ()) is found
+
+
+def test_a_plural_name_is_found_by_its_singular_and_a_near_name_is_not() -> None:
+    assert derive("the job asks for GPUs", ["gpu_request 2"]).missing == ()
+    assert derive("the job asks for proxies", ["proxy_count 2"]).missing == ()
+    assert derive("the job asks for TPUs", ["tpu_request 2"]).missing == ()
+    assert derive("the job asks for TPUs", ["tpx_request 2"]).missing == ("TPUs",)
+
+
+@pytest.mark.parametrize(
+    ("statement", "classification"),
+    [
+        (
+            "the missing v3.2.0 image is the likely cause of the stalled rollout",
+            c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
+        ),
+        ("the missing v3.2.0 image may explain the stalled rollout", c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE),
+        ("the missing v3.2.0 image is the root cause of the stalled rollout", UNSUPPORTED),
+        ("the v3.2.0 image is missing", UNSUPPORTED),
+    ],
+)
+def test_only_a_hedged_conclusion_rests_on_another_claims_evidence(statement: str, classification: int) -> None:
+    derivation = derive(statement, ["ImagePullBackOff"], run_texts=["orders-api:v3.2.0 NotFound"])
+    assert derivation.classification == classification and derivation.borrowed == ("v3.2.0",)
+    assert not derivation.fabricated and derivation.where("v3.2.0") == OTHER_OUTPUT

@@ -1,29 +1,38 @@
 """A deterministic derivability check of a claim against its verified evidence (R-V-1..R-V-5).
 
 Pure: used by the embedded Verifier and, as a guard, beside every other Verifier (a model's, a script's).
-Every comparison reads ``normalization.normalize`` forms. The classification, strongest first:
+Every comparison reads ``normalization.normalize`` forms; facts are read as people write them (a sentence's final
+period, apostrophes, possessives, hyphenated words, plurals, names split into their words) and numbers and times
+match by the equivalences of ``text.quantities``. The classification, strongest first:
 
-1. a fact that conflicts with the evidence (the same key with another value, and never that value):
-   ``contradicted``;
-2. a concrete fact (an identifier, error code, number with its unit, timestamp or quoted string) that no
-   verified evidence of the run contains: the statement fabricates it (R-V-4): ``contradicted``;
+1. a fact the evidence states another value for (the same key with another value, the other side of a polar
+   word: ``succeeded`` where it says ``failed``), or a concrete fact (an identifier, error code, number with
+   its unit, timestamp or quoted string) that no recorded output of the run holds: ``contradicted`` (R-V-4);
+2. a fact of the run's recorded outputs outside the claim's bound text (the same output, another one, another
+   claim's evidence): ``unsupported`` for that claim, with where it was found; only a hedged conclusion ("is the
+   likely cause") may rest on another claim's verified evidence: ``reasonable_inference``;
 3. no concrete fact at all: nothing can be checked: ``unsupported``; except a conclusion whose words are all
    grounded and which names something specific its own evidence holds (a word of its evidence that is not
    in the neutral vocabulary, "the redis refusals likely cause ..."): ``reasonable_inference``;
-4. all facts found, but content words that neither the evidence (its matched texts, the whole values they
-   were found in), the question nor the neutral vocabulary holds: the statement says more than its
+4. all facts found, but words that neither the evidence (its matched texts, the whole values they were found
+   in), the question nor the neutral lexicon holds (any word of another script, letter-like symbols, words of
+   certainty or scope, a negated number the evidence does not negate): the statement says more than its
    evidence: ``overstated``;
-5. causal or conclusive language (root cause, because, led to, ...), or a fact that only other claims'
-   evidence holds: a conclusion drawn from the evidence, never an observation: ``reasonable_inference``;
+5. causal or conclusive language (root cause, because, led to, ...): a conclusion drawn from the evidence, never
+   an observation: ``reasonable_inference``;
 6. otherwise, every fact in the claim's own matched texts: ``direct_observation``.
+
+``Derivation.located`` records where each fact was found (bound text, same output, other output, nowhere).
 
 How a fact is found:
 
-- a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace;
-- a number: as a whole number (``97`` is not found in ``1997`` or ``0.97``); with a unit, either
-  written with its unit (``2337ms``) or as a whole number in one text and the unit as a word in
-  another (a metric's ``/summary/max`` and its ``/unit``), or as the base-unit suffix of a Prometheus metric
-  name in another (``1.52 s`` from a sample ``1.52`` and ``grpc_server_handling_seconds:p99``).
+- a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace (a
+  plural name by its singular; a hyphenated English word by its parts);
+- a number: as a whole number (``97`` is not found in ``1997``, ``0.97`` or ``pod-97x``); with a unit, either
+  written with its unit (``2337ms``), as the same quantity in another unit or rounded within the precision
+  written, or as a whole number in one text and the unit as a word in another (a metric's ``/summary/max`` and
+  its ``/unit``), or as the base-unit suffix of a Prometheus metric name in another (``1.52 s`` from a sample
+  ``1.52`` and ``grpc_server_handling_seconds:p99``); a count as the number of items of a bound list.
 """
 
 from __future__ import annotations

@@ -60,7 +60,11 @@ def _finding(new: ReplicaSetView) -> Finding:
         detail += f" since {created}"
     if ready:
         bindings.append(new.bind("status", "readyReplicas"))
-    statement = f"{service} rollout is not ready ({detail}; {ready} of {wanted} replicas ready)"
+        counted = f"{ready} of {wanted} replicas ready"
+    else:
+        # No readyReplicas field (Kubernetes omits a zero): no count of it is recorded, so none is written.
+        counted = f"{wanted} replicas wanted, none ready"
+    statement = f"{service} rollout is not ready ({detail}; {counted})"
     return Finding(
         "bad_rollout",
         Role.CAUSE,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from diagnosis.v1 import diagnosis_service_pb2, run_pb2
+from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
 from diagnosis_server.cli.client_commands import event_line, tool_call_line
 from tests.support.serve import ServeProcess, free_port
@@ -47,9 +47,14 @@ def test_tool_call_line_format() -> None:
         sequence=2, invocation_id="inv-0003", tool_name="prometheus.query", phase=run_pb2.TOOL_CALL_PHASE_STARTED
     )
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): started"
-    event.phase, event.status, event.duration_ms = run_pb2.TOOL_CALL_PHASE_ENDED, 1, 52
+    event.phase, event.status, event.duration_ms = (
+        run_pb2.TOOL_CALL_PHASE_ENDED,
+        contracts_pb2.TOOL_INVOCATION_STATUS_OK,
+        52,
+    )
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): ok in 52 ms"
-    event.status, event.duration_ms, event.error = 3, 10000, "no output within 10s"
+    event.status, event.duration_ms = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, 10000
+    event.error = "no output within 10s"
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): timeout in 10000 ms: no output within 10s"
 
 

@@ -164,16 +164,13 @@ async def test_a_watcher_that_comes_during_the_executor_gets_every_calls_end(tmp
     try:
         stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
         request = pb.DiagnoseRequest(question=QUESTION, context=pb.RequestContext(environment="prod"))
-        diagnose = stub.Diagnose(request)
-        first = await diagnose.read()
-        assert isinstance(first, pb.DiagnoseResponse)
-        run_id = first.run_id
+        diagnose: Any = stub.Diagnose(request)
+        run_id = (await diagnose.read()).run_id
         await eventually(lambda: slow.requests >= 2, within_s=10)
         before = len((await stub.ListToolInvocations(pb.ListToolInvocationsRequest(run_id=run_id))).invocations)
         watched = [m async for m in stub.WatchRun(pb.WatchRunRequest(run_id=run_id))]
-        rest: list[pb.DiagnoseResponse] = []
+        rest: list[Any] = []
         while (message := await diagnose.read()) != grpc.aio.EOF:
-            assert isinstance(message, pb.DiagnoseResponse)
             rest.append(message)
         listed = await stub.ListToolInvocations(pb.ListToolInvocationsRequest(run_id=run_id, page_size=100))
     finally:

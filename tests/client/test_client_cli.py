@@ -48,11 +48,14 @@ def test_tool_call_line_format() -> None:
         sequence=2, invocation_id="inv-0003", tool_name="prometheus.query", phase=run_pb2.TOOL_CALL_PHASE_STARTED
     )
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): started"
-    event.phase, event.duration_ms = run_pb2.TOOL_CALL_PHASE_ENDED, 52
-    event.status = contracts_pb2.TOOL_INVOCATION_STATUS_OK
+    event.phase, event.status, event.duration_ms = (
+        run_pb2.TOOL_CALL_PHASE_ENDED,
+        contracts_pb2.TOOL_INVOCATION_STATUS_OK,
+        52,
+    )
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): ok in 52 ms"
-    event.duration_ms, event.error = 10000, "no output within 10s"
-    event.status = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT
+    event.status, event.duration_ms = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, 10000
+    event.error = "no output within 10s"
     assert tool_call_line(event) == "[2]   tool prometheus.query (inv-0003): timeout in 10000 ms: no output within 10s"
 
 

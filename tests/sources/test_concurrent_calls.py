@@ -81,9 +81,11 @@ async def test_a_steps_calls_overlap_and_are_recorded_in_plan_order(slow: SlowPr
     assert [r.status for r in results] == [OK] * 4
     assert [r.invocation_id for r in results] == ["inv-0001", "inv-0002", "inv-0003", "inv-0004"]
     assert [i.invocation_id for i in recorded] == ["inv-0001", "inv-0002", "inv-0003", "inv-0004"]
-    labels: list[Any] = [from_value(i.output)["data"]["result"][0]["metric"]["query"] for i in recorded]  # type: ignore[index,call-overload]
+    outputs: list[Any] = [from_value(i.output) for i in recorded]
+    labels = [output["data"]["result"][0]["metric"]["query"] for output in outputs]
     assert labels == ["q1", "q2", "q3", "q4"]
-    assert [r.output["data"]["result"][0]["metric"]["query"] for r in results] == labels  # type: ignore[call-overload,index]
+    returned: list[Any] = [r.output for r in results]
+    assert [output["data"]["result"][0]["metric"]["query"] for output in returned] == labels
     # Each call's own duration, measured from when it ran: the slowest about 600 ms, the fastest about 150 ms.
     assert recorded[0].duration_ms >= 550 and recorded[3].duration_ms < 450
     # Progress: every start in plan order at dispatch, then every end in plan order as it is recorded.

@@ -25,8 +25,12 @@ $(STAMP): pyproject.toml client/pyproject.toml
 run: setup
 	@$(BIN)/diagnosis serve
 
+# On TEST_WORKERS processes (2; 0 runs in this one), a test file to one worker: its module and session
+# fixtures (a served server, the npm packages) are made once there.
+TEST_WORKERS ?= 2
+
 test: setup
-	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 lint: setup
 	@$(BIN)/ruff check server client tests bench

@@ -40,7 +40,7 @@ lint: setup
 # The client's own suite (client/compat) in fresh virtualenvs against a real server: the lowest protobuf and
 # grpcio client/pyproject.toml allows, then the newest (COMPAT_PINS=lowest or newest: one of them).
 client-compat: setup
-	@bash client/compat/run.sh
+	@PYTHON=$(PYTHON) bash client/compat/run.sh
 
 # The generator in its own virtualenv (client/codegen-requirements.txt says why its pins are old): the code it
 # writes is what the client's lowest supported protobuf and grpcio accept.

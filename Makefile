@@ -25,8 +25,12 @@ $(STAMP): pyproject.toml client/pyproject.toml
 run: setup
 	@$(BIN)/diagnosis serve
 
+# On TEST_WORKERS processes (2; 0 runs in this one), a test file to one worker: its module and session
+# fixtures (a served server, the npm packages) are made once there.
+TEST_WORKERS ?= 2
+
 test: setup
-	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 lint: setup
 	@$(BIN)/ruff check server client tests bench
@@ -36,7 +40,7 @@ lint: setup
 # The client's own suite (client/compat) in fresh virtualenvs against a real server: the lowest protobuf and
 # grpcio client/pyproject.toml allows, then the newest (COMPAT_PINS=lowest or newest: one of them).
 client-compat: setup
-	@bash client/compat/run.sh
+	@PYTHON=$(PYTHON) bash client/compat/run.sh
 
 # The generator in its own virtualenv (client/codegen-requirements.txt says why its pins are old): the code it
 # writes is what the client's lowest supported protobuf and grpcio accept.

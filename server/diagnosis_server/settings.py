@@ -196,7 +196,7 @@ class Settings(BaseSettings):
     # of its own, so two replicas given one id never take each other's runs for their own. Empty: a
     # random id each start.
     instance_id: str = Field(default="", max_length=48, pattern=r"^[A-Za-z0-9._:-]*$")
-    # A RUNNING run whose heartbeat is older than this is an orphan: marked FAILED (INTERRUPTED).
+    # Another instance's RUNNING run whose heartbeat is seen unchanged this long is an orphan: FAILED (INTERRUPTED).
     orphan_stale_after_s: float = Field(default=30.0, ge=1.0, le=86_400.0)
     # How often the store's probe write runs (gRPC health follows it); 0 disables the probe.
     store_probe_interval_s: float = Field(default=5.0, ge=0.0, le=3600.0)
@@ -209,6 +209,9 @@ class Settings(BaseSettings):
     max_concurrent_calls_per_source: int = Field(default=4, ge=1, le=256)
     # How long a run's final write is retried while the store fails.
     store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
+    # The bound of each PostgreSQL statement and connection attempt: a server that hangs (stopped, a network
+    # that drops packets) fails the call in this time instead of holding it to its caller's deadline.
+    store_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
     log_level: str = "info"
     # HOST:PORT of the HTTP server (Alertmanager webhook, run viewer); empty disables it. The gRPC address
     # rule holds: a non-loopback address only with auth tokens.

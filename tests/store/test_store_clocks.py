@@ -14,6 +14,7 @@ import pytest
 
 from diagnosis.v1 import run_pb2
 from diagnosis_server.store import LiveRuns, RunStore, memory, records, repository
+from diagnosis_server.store.liveness import OrphanJudge, Running
 
 from .store_builders import OpenStore, make_run
 
@@ -77,3 +78,16 @@ async def test_this_instances_clock_stepped_back_never_sweeps_its_own_live_runs(
         gone = LiveRuns(frozenset({"after-the-step"}), time.monotonic())
         assert await repo.interrupt_orphans(stale_after_s=30, live=gone) == ["before-the-step"]
     assert await _status(repo, "after-the-step") == run_pb2.RUN_STATUS_RUNNING
+
+
+def test_after_the_store_failed_a_sweep_every_watch_starts_again() -> None:
+    """Nobody could renew while the store was out of reach: a lease watched before an outage is not judged
+    stale by the time the outage took (the first sweep after it only starts watching again)."""
+    judge = OrphanJudge("replica-a")
+    theirs = [Running("theirs", "replica-b", "stamp-1")]
+    assert judge.orphans(theirs, stale_after_s=0.05, live=None) == []
+    time.sleep(0.1)
+    judge.lost_sight()  # a heartbeat or a sweep of this replica failed: the store hung
+    assert judge.orphans(theirs, stale_after_s=0.05, live=None) == []
+    time.sleep(0.1)
+    assert judge.orphans(theirs, stale_after_s=0.05, live=None) == theirs  # then unchanged for the staleness

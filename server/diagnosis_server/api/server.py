@@ -344,7 +344,9 @@ async def start_server(
     registry = environments if environments is not None else await open_environments(settings)
     try:
         repository = await open_repository(
-            settings.database_url.get_secret_value(), owner=instance_owner(settings.instance_id)
+            settings.database_url.get_secret_value(),
+            owner=instance_owner(settings.instance_id),
+            timeout_s=settings.store_timeout_s,
         )
     except (StoreError, ValueError) as exc:
         await registry.aclose()

@@ -21,7 +21,7 @@ from diagnosis_server.graph.context import Limits, RunContext
 from diagnosis_server.graph.nodes.base import Node, NodeResult, attempt_step, clip_text
 from diagnosis_server.graph.spec import GRAPH, GraphSpec, _End, node_label, outcome_label
 from diagnosis_server.graph.state import DiagnosisState
-from diagnosis_server.store.errors import StoreError
+from diagnosis_server.store.errors import DuplicateRecord, StoreError
 
 N = run_pb2.NodeName
 O = run_pb2.NodeOutcome  # noqa: E741
@@ -162,11 +162,11 @@ class GraphEngine:
     ) -> NodeResult:
         try:
             result: NodeResult = await node.run(node.project(state), ctx, attempt=attempt, cycle=cycle)
-        except StoreError:
-            # The store failed under the node (a tool call it could not record): a store fault ends the run as
-            # one at a node commit does, never as the node's own failure that a fallback would answer past.
-            raise
         except Exception as exc:
+            if store_fault(exc):
+                # The store failed under the node (a tool call it could not record): a store fault ends the run
+                # as one at a node commit does, never as the node's own failure that a fallback answers past.
+                raise
             spec = self._spec.node(name)
             crash = spec.crash_outcome
             if crash is None:
@@ -212,3 +212,8 @@ def _count_retries(counts: tuple[tuple[int, int], ...], node: int) -> tuple[tupl
     table = dict(counts)
     table[node] = table.get(node, 0) + 1
     return tuple(sorted(table.items()))
+
+
+def store_fault(exc: BaseException) -> bool:
+    """A failure of the store itself (not a record an agent named twice: that is the node's own failure)."""
+    return isinstance(exc, StoreError) and not isinstance(exc, DuplicateRecord)

@@ -92,12 +92,24 @@ def _sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
         cursor.close()
 
 
-def create_engine(url: str | URL) -> Engine | AsyncEngine:
+DEFAULT_STORE_TIMEOUT_S = 10.0
+
+
+def create_engine(url: str | URL, *, timeout_s: float = DEFAULT_STORE_TIMEOUT_S) -> Engine | AsyncEngine:
     """The store's engine for ``url``: SQLite -> a synchronous pysqlite Engine holding one connection
-    (the SQLite file's folder is created if missing); PostgreSQL -> an asyncpg AsyncEngine."""
+    (the SQLite file's folder is created if missing); PostgreSQL -> an asyncpg AsyncEngine whose every
+    statement, connection attempt and pool checkout is bounded by ``timeout_s`` (a hung server fails the
+    call, which the store reports as a StoreError: UNAVAILABLE, and the probe turns health NOT_SERVING)."""
     parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_async_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        return create_async_engine(
+            parsed,
+            pool_pre_ping=True,
+            pool_size=5,
+            max_overflow=10,
+            pool_timeout=timeout_s,
+            connect_args={"timeout": timeout_s, "command_timeout": timeout_s},
+        )
     _ensure_sqlite_parent(parsed)
     # One connection, kept open, used by the store's worker thread only (made there, closed there).
     engine = create_sync_engine(

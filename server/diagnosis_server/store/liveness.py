@@ -7,6 +7,10 @@ stamp) for ``stale_after_s`` of its own monotonic clock, and every renewal start
 this owner is judged from what this process knows: one it neither created nor took over belongs to a
 previous life of the owner (an orphan at once), and one whose task is no longer alive (``LiveRuns``, taken
 on the same monotonic clock) is an orphan if it existed when the live runs were counted.
+
+Only time this process could watch counts: after the store failed it (hung or down, when nobody's heartbeat
+could be written or read), every watch starts again at its next look, so the runs whose owners renew as soon
+as the store is back are never swept for the outage.
 """
 
 from __future__ import annotations
@@ -36,9 +40,15 @@ class OrphanJudge:
         self._mine: dict[str, float] = {}
         # Another owner's run -> (the owner and stamp last seen, the monotonic time they were first seen).
         self._leases: dict[str, tuple[tuple[str, object], float]] = {}
+        # Set when the store failed this handle: the watches start again at the next look.
+        self._lost_sight = False
 
     def took(self, run_id: str) -> None:
         self._mine.setdefault(run_id, time.monotonic())
+
+    def lost_sight(self) -> None:
+        """The store failed a heartbeat or a sweep: what was watched before says nothing about the outage."""
+        self._lost_sight = True
 
     def released(self, run_ids: Collection[str]) -> None:
         for run_id in run_ids:
@@ -47,6 +57,8 @@ class OrphanJudge:
     def orphans(self, running: Iterable[Running], *, stale_after_s: float, live: LiveRuns | None) -> list[Running]:
         """The runs of ``running`` (all RUNNING runs of the store) that nobody runs any more."""
         now = time.monotonic()
+        if self._lost_sight:
+            self._leases, self._lost_sight = {}, False
         leases: dict[str, tuple[tuple[str, object], float]] = {}
         found: list[Running] = []
         for run in running:

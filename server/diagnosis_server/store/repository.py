@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.store import migrate, sql, sqlite_ops
 from diagnosis_server.store.base import DEFAULT_STALE_AFTER_S, INTERRUPTED, LiveRuns, NodeCommit
-from diagnosis_server.store.engine import create_engine, describe_location, sqlite_file
+from diagnosis_server.store.engine import DEFAULT_STORE_TIMEOUT_S, create_engine, describe_location, sqlite_file
 from diagnosis_server.store.errors import DuplicateRecord, StoreError, StoreFileLost
 from diagnosis_server.store.liveness import OrphanJudge, Running
 from diagnosis_server.store.notify import RunNotifier, RunWatch
@@ -329,7 +329,11 @@ class Repository:
         (this one included, see ``interrupt_orphans``) sweeps it.
         """
         operation = functools.partial(sql.heartbeat, owner=self.owner, run_ids=sorted(run_ids), now=utc_now())
-        await self._write("heartbeat", operation)
+        try:
+            await self._write("heartbeat", operation)
+        except StoreError:
+            self._judge.lost_sight()
+            raise
 
     async def interrupt_orphans(
         self, *, stale_after_s: float = DEFAULT_STALE_AFTER_S, live: LiveRuns | None = None
@@ -345,10 +349,12 @@ class Repository:
         """
         if stale_after_s < 0:
             raise ValueError("stale_after_s must not be negative")
-        running = [
-            Running(row.run_id, row.owner, row.heartbeat_at)
-            for row in await self._read("interrupt_orphans", sql.running_leases)
-        ]
+        try:
+            rows = await self._read("interrupt_orphans", sql.running_leases)
+        except StoreError:
+            self._judge.lost_sight()
+            raise
+        running = [Running(row.run_id, row.owner, row.heartbeat_at) for row in rows]
         found = self._judge.orphans(running, stale_after_s=stale_after_s, live=live)
         if not found:
             return []
@@ -421,12 +427,15 @@ class Repository:
         return await self._read("count_runs", functools.partial(sql.count_runs, tenant=tenant, status=status))
 
 
-async def open_repository(url: str, *, owner: str | None = None) -> Repository:
+async def open_repository(
+    url: str, *, owner: str | None = None, timeout_s: float = DEFAULT_STORE_TIMEOUT_S
+) -> Repository:
     """Opens the store at ``url`` (creating the SQLite file and its folder) and applies migrations.
 
-    Errors name where the store is (the SQLite path, or the URL without its password).
+    ``timeout_s`` bounds each PostgreSQL statement and connection attempt. Errors name where the store is
+    (the SQLite path, or the URL without its password).
     """
-    repository = Repository(create_engine(url), owner=owner or uuid.uuid4().hex)
+    repository = Repository(create_engine(url, timeout_s=timeout_s), owner=owner or uuid.uuid4().hex)
     try:
         try:
             await migrate.upgrade(repository._runner)

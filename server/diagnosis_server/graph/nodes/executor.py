@@ -18,6 +18,7 @@ from diagnosis_server.graph.nodes.base import (
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import PlanStep, plan_to_json
+from diagnosis_server.store.errors import DuplicateRecord, StoreError
 from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
 from diagnosis_server.tools.window_arguments import run_window
 
@@ -57,9 +58,10 @@ def claim_json(claim: contracts_pb2.Claim) -> JsonObject:
 
 
 def _raise_if_unrecorded(runner: ToolRunner) -> None:
-    """The store's error when a tool call of this attempt could not be recorded."""
-    if runner.recording_failed is not None:
-        raise runner.recording_failed
+    """The store's error when a tool call of this attempt could not be recorded because the store failed."""
+    failed = runner.recording_failed
+    if isinstance(failed, StoreError) and not isinstance(failed, DuplicateRecord):
+        raise failed
 
 
 class ExecutorNode:

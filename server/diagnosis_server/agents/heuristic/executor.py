@@ -13,11 +13,13 @@ from collections.abc import Collection
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
+from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
 from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
+from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -126,6 +128,7 @@ class HeuristicExecutor:
         subjects = question_subjects(text, readable_namespaces(payload))
         observations: list[Observation] = []
         failures: list[str] = []
+        rules = current_rules()
         # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
         # conclusion that nothing is wrong.
         source_failures = 0
@@ -133,7 +136,18 @@ class HeuristicExecutor:
         async def call(index: int, tool_name: str, arguments: JsonObject) -> None:
             result = await tools.call(tool_name, arguments)
             if result.status in _USABLE and isinstance(result.output, dict):
-                observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
+                # A mapped MCP tool answering in a source's shape is read by that source's analyzers.
+                alias = read_as(rule_of(rules, tool_name), result.output) if tool_name.startswith("mcp.") else ""
+                observations.append(
+                    Observation(
+                        index,
+                        alias or tool_name,
+                        arguments,
+                        result.invocation_id,
+                        result.output,
+                        bound_as=tool_name if alias else "",
+                    )
+                )
             else:
                 nonlocal source_failures
                 error = (result.error or "no JSON object output")[:_MAX_ERROR]

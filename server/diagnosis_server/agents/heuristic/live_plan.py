@@ -275,7 +275,7 @@ def _fill(template: str, service: str, namespace: str) -> str | None:
         return None
 
 
-def _window(context: JsonValue) -> tuple[str, str] | None:
+def live_window(context: JsonValue) -> tuple[str, str] | None:
     """The run's window (``context.window``: RFC 3339 start and end), on a live environment."""
     window = context.get("window") if isinstance(context, dict) else None
     if not isinstance(window, dict):
@@ -322,7 +322,7 @@ def live_steps(
     named = list(targets)[:MAX_TARGETS]
     steps: list[tuple[str, JsonObject, str]] = []
 
-    window = _window(context)
+    window = live_window(context)
 
     def add(tool: str, arguments: JsonObject, purpose: str) -> None:
         if tool in tools:

@@ -143,3 +143,32 @@ def test_the_live_plan_names_the_runs_window_on_its_reads() -> None:
         else:
             assert arguments["time"] == "2026-12-01T11:00:00Z"
     assert all("start" not in a and "time" not in a for _, a, _ in live_steps(tools, {}, ["grain-api"]))
+
+
+def test_an_mcp_mapping_in_the_rules_file_is_read_and_checked(tmp_path: object) -> None:
+    """The rules file's mcp tables: calls per workload with their arguments filled, read as the source of their
+    shape; a mapping to something it cannot answer stops the file naming it."""
+    from pathlib import Path
+
+    from diagnosis_server.agents.heuristic.analyzers.rules import RulesError, load_rules
+    from diagnosis_server.agents.heuristic.mcp_tools import mcp_steps, read_as, rule_of
+
+    folder = Path(str(tmp_path))
+    good = folder / "good.toml"
+    good.write_text('[[mcp]]\ntool = "mcp.grafana.query_loki_logs"\nanswers = "logs"\n'
+                    "arguments = { logql = '{{app=\"{workload}\"}}', since = \"{start}\" }\n")  # fmt: skip
+    rules = load_rules(str(good))
+    tools: dict[str, JsonObject] = {"mcp.grafana.query_loki_logs": {"name": "mcp.grafana.query_loki_logs"}}
+    steps = mcp_steps(rules, tools, ["cart-api"], "shop", "why?", ("2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z"))
+    assert [(t, a) for t, a, _ in steps] == [
+        ("mcp.grafana.query_loki_logs", {"logql": '{app="cart-api"}', "since": "2026-12-01T10:00:00Z"})
+    ]
+    assert mcp_steps(rules, {}, ["cart-api"], "shop", "why?", None) == []  # a tool the run does not have
+    rule = rule_of(rules, "mcp.grafana.query_loki_logs")
+    loki_body: JsonObject = {"status": "success", "data": {"resultType": "streams", "result": []}}
+    assert read_as(rule, loki_body) == "loki.query_range"
+    assert read_as(rule, {"content": [{"type": "text", "text": "x"}]}) == ""
+    bad = folder / "bad.toml"
+    bad.write_text('[[mcp]]\ntool = "mcp.grafana.query"\nanswers = "dashboards"\n')
+    with pytest.raises(RulesError, match=r"bad\.toml"):
+        load_rules(str(bad))

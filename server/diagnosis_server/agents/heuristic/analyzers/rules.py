@@ -2,7 +2,8 @@
 
 ``DIAGNOSIS_HEURISTIC_RULES_FILE`` names a TOML file of the same shape: its ``container``, ``event`` and ``log``
 rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
-the first rule that matches), and its ``thresholds`` override the bundled values. A bad file is one clear error
+the first rule that matches), its ``mcp`` tables map MCP tools to what they answer, and its ``thresholds``
+override the bundled values. A bad file is one clear error
 naming the file and the field.
 """
 
@@ -160,12 +161,23 @@ class LogRule(_Rule):
         return _compiled(log_expression(self.patterns))
 
 
+class McpRule(_Model):
+    """An MCP tool the embedded default may call: what it answers and its arguments (templates of ``{workload}``,
+    ``{namespace}``, ``{start}``, ``{end}`` and ``{question}``). Its output is read by the analyzers of what it
+    answers when it has that source's shape (a Loki or Prometheus body, a Kubernetes EventList)."""
+
+    tool: Annotated[str, Field(pattern=r"^mcp\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$")]
+    answers: Literal["logs", "metrics", "events", "text"]
+    arguments: dict[str, str] = {}
+
+
 class Rules(_Model):
     version: int = SUPPORTED_VERSION
     thresholds: Thresholds = Thresholds()
     container: tuple[ContainerRule, ...] = ()
     event: tuple[EventRule, ...] = ()
     log: tuple[LogRule, ...] = ()
+    mcp: tuple[McpRule, ...] = ()
 
     @field_validator("version")
     @classmethod
@@ -187,6 +199,7 @@ class Rules(_Model):
             container=(*self.container, *other.container),
             event=(*self.event, *other.event),
             log=(*self.log, *other.log),
+            mcp=(*self.mcp, *other.mcp),
         )
 
 

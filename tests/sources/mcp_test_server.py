@@ -1,8 +1,8 @@
 """A real MCP server written with the SDK, for the MCP source's tests: `python mcp_test_server.py stdio|http PORT`.
 
-Tools: `alert_rules` and `service_status` (read-only), `slow_report` (read-only, sleeps), `big_report` (read-only,
-as large as asked), `broken_probe` (read-only, answers isError), `restart_service` (not read-only), `show_token`
-(read-only, returns its env secret).
+Tools: `alert_rules`, `service_status` and `query_logs` (read-only), `slow_report` (read-only, sleeps), `big_report`
+(read-only, as large as asked), `broken_probe` (read-only, answers isError), `restart_service` (not read-only),
+`show_token` (read-only, returns its env secret).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -36,6 +37,16 @@ def alert_rules(service: str) -> dict[str, Any]:
 def service_status(service: str) -> str:
     """A one-line status of a service."""
     return f"{service}: 2/3 replicas ready; last deploy 2024-11-29T13:40:00Z"
+
+
+@server.tool(annotations=READ_ONLY, structured_output=True)
+def query_logs(logql: str) -> dict[str, Any]:
+    """Log lines of a LogQL stream selector, in Loki's query_range shape (as a Grafana or Loki MCP server gives)."""
+    app = logql.split('app="', 1)[1].split('"', 1)[0] if 'app="' in logql else "unknown"
+    now = int(time.time() * 1e9)
+    line = 'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space'
+    stream = {"stream": {"app": app, "namespace": "shop"}, "values": [[str(now - 60_000_000_000), line]]}
+    return {"status": "success", "data": {"resultType": "streams", "result": [stream]}}
 
 
 @server.tool(annotations=READ_ONLY, structured_output=True)

@@ -162,3 +162,55 @@ tools = ["alert_rules"]
     assert run.status == run_pb2.RUN_STATUS_SUCCESS and run.environment == "tools" and run.blind
     assert "No tool of this run is one the Planner can call" in run.answer_text
     assert run.answer_text.splitlines()[0] == "No source was called: this answer rests on no observation."
+
+
+async def test_a_mapped_mcp_tool_is_called_and_read_by_the_analyzers_of_what_it_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules file maps an MCP tool to a workload's logs with its arguments: the embedded default calls it
+    (a real MCP server over stdio), reads its Loki-shaped answer with the log analyzers, and binds the MCP tool."""
+    for name in list(os.environ):
+        if name.startswith("DIAGNOSIS_"):
+            monkeypatch.delenv(name)
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        """
+[[mcp]]
+tool = "mcp.tools.query_logs"
+answers = "logs"
+arguments = { logql = '{{app="{workload}"}}' }
+"""
+    )
+    monkeypatch.setenv("DIAGNOSIS_HEURISTIC_RULES_FILE", str(rules))
+    (tmp_path / "environments.toml").write_text(
+        f"""
+[environments.tools]
+default = true
+[[environments.tools.mcp]]
+name = "tools"
+command = ["{sys.executable}", "{MCP_SERVER}", "stdio"]
+tools = ["query_logs"]
+"""
+    )
+    settings = load_settings(
+        address="127.0.0.1:0",
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'mapped.db'}",
+        metrics_address="",
+        environments_file=str(tmp_path / "environments.toml"),
+    )
+    running = await start_server(settings, provider=load_provider("heuristic"))
+    channel = grpc.aio.insecure_channel(running.target)
+    try:
+        stub = diagnosis_service_pb2_grpc.DiagnosisServiceStub(channel)
+        request = pb.DiagnoseRequest(question="Why is cart-api failing?", context=pb.RequestContext())
+        run = [m async for m in stub.Diagnose(request)][-1].run
+        listed = await stub.ListToolInvocations(pb.ListToolInvocationsRequest(run_id=run.run_id))
+    finally:
+        await channel.close()
+        await running.stop(grace=2.0)
+    called = [(i.tool_name, i.arguments.fields["logql"].string_value) for i in listed.invocations]
+    assert called == [("mcp.tools.query_logs", '{app="cart-api"}')]
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS and not run.blind, run.answer_text
+    checked = run.self_evaluation.verifier_evaluation.gatekeeper_result.checked_bindings
+    assert checked and all(c.tool_name == "mcp.tools.query_logs" and c.passed for c in checked)
+    assert "cart-api runs out of memory" in run.answer_text

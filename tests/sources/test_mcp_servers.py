@@ -28,7 +28,7 @@ from .helpers import call, opened
 OK = contracts_pb2.TOOL_INVOCATION_STATUS_OK
 ERROR = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
 TIMEOUT = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT
-READ_ONLY = ["alert_rules", "big_report", "broken_probe", "service_status", "show_token", "slow_report"]
+READ_ONLY = ["alert_rules", "big_report", "broken_probe", "query_logs", "service_status", "show_token", "slow_report"]
 
 
 def _stdio(allow: str = "", env: str = "") -> str:

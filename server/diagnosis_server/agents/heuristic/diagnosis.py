@@ -99,6 +99,8 @@ def known_services(observations: Sequence[Observation]) -> list[str]:
     names.update(workloads_seen(observations))
     names.update(pod_aliases(observations))
     names.update(prometheus_names(observations))
+    # The workloads log streams are labelled with (a Loki-only environment knows them so).
+    names.update(line.service for obs in observations for line in log_lines(obs) if line.service)
     listed = (pod.name for pod in pod_views(observations))
     names.update(event_workloads(observations, sorted(names), listed))
     return sorted(names)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from diagnosis_server.agents.heuristic.analyzers.rules import EventRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, around, excerpt, one_line, quote
@@ -278,16 +279,42 @@ def cleared(event: EventView, rule: EventRule, views: Sequence[EventView]) -> bo
     return False
 
 
+def read_window(observations: Iterable[Observation]) -> tuple[datetime, datetime] | None:
+    """The window the run's range reads named (their ``start`` and ``end`` arguments), if any did."""
+    starts: list[datetime] = []
+    ends: list[datetime] = []
+    for obs in observations:
+        start, end = obs.arguments.get("start"), obs.arguments.get("end")
+        first = parse_ts(start) if isinstance(start, str) else None
+        last = parse_ts(end) if isinstance(end, str) else None
+        if first is not None and last is not None:
+            starts.append(first)
+            ends.append(last)
+    return (min(starts), max(ends)) if starts else None
+
+
+def _outside(event: EventView, window: tuple[datetime, datetime] | None) -> bool:
+    """An event last seen before the window, or first seen after it: not of the window asked about."""
+    if window is None:
+        return False
+    last = parse_ts(event_time(event))
+    first = parse_ts(event.text("firstTimestamp")) if event.text("firstTimestamp") else last
+    return (last is not None and last < window[0]) or (first is not None and first > window[1])
+
+
 def event_findings(
     observations: Iterable[Observation], known: Sequence[str] = (), rules: Rules | None = None
 ) -> list[Finding]:
-    """One finding per (kind, service): the first event of each (pack events come newest first)."""
+    """One finding per (kind, service): the first event of each (pack events come newest first), of the events
+    within the window the run's range reads named (``read_window``)."""
     rules = rules or current_rules()
+    observations = list(observations)
+    window = read_window(observations)
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     views = event_views(observations, known)
     for event in views:
-        if not event.reason:
+        if not event.reason or _outside(event, window):
             continue
         rule = rule_for(event, rules)
         # An event finding blames no one: its key is its rule's kind and its workload's.

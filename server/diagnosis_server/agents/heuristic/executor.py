@@ -14,11 +14,13 @@ from collections.abc import Collection, Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
+from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
 from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
+from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -147,6 +149,7 @@ class HeuristicExecutor:
         subjects = question_subjects(text, readable_namespaces(payload))
         observations: list[Observation] = []
         failures: list[str] = []
+        rules = current_rules()
         # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
         # conclusion that nothing is wrong.
         source_failures = 0
@@ -158,9 +161,17 @@ class HeuristicExecutor:
             for index, ((tool_name, arguments), result) in enumerate(zip(calls, results, strict=True), first):
                 if result.status in _USABLE and isinstance(result.output, dict):
                     truncated = result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
+                    # A mapped MCP tool answering in a source's shape is read by that source's analyzers.
+                    alias = read_as(rule_of(rules, tool_name), result.output) if tool_name.startswith("mcp.") else ""
                     observations.append(
                         Observation(
-                            index, tool_name, arguments, result.invocation_id, result.output, truncated=truncated
+                            index,
+                            alias or tool_name,
+                            arguments,
+                            result.invocation_id,
+                            result.output,
+                            truncated=truncated,
+                            bound_as=tool_name if alias else "",
                         )
                     )
                 else:

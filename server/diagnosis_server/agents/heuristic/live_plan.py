@@ -275,6 +275,30 @@ def _fill(template: str, service: str, namespace: str) -> str | None:
         return None
 
 
+def live_window(context: JsonValue) -> tuple[str, str] | None:
+    """The run's window (``context.window``: RFC 3339 start and end), on a live environment."""
+    window = context.get("window") if isinstance(context, dict) else None
+    if not isinstance(window, dict):
+        return None
+    start, end = window.get("start"), window.get("end")
+    return (start, end) if isinstance(start, str) and isinstance(end, str) else None
+
+
+_RANGED = frozenset({"prometheus.query_range", "loki.query_range"})
+
+
+def _spanned(tool: str, arguments: JsonObject, window: tuple[str, str] | None) -> JsonObject:
+    """A range read's arguments with the window's bounds, an instant query's with its end: the plan says which
+    span each read covers (and the analyzers read it back: ``events.read_window``)."""
+    if window is None:
+        return arguments
+    if tool in _RANGED:
+        return {**arguments, "start": window[0], "end": window[1]}
+    if tool == "prometheus.query":
+        return {**arguments, "time": window[1]}
+    return arguments
+
+
 def _readable(tools: Mapping[str, JsonObject], namespace: str) -> bool:
     """Whether the pods tool may read ``namespace`` (its schema's enum holds it, or it has none)."""
     schema = tools.get("kubernetes.pods", {}).get("input_schema")
@@ -298,9 +322,11 @@ def live_steps(
     named = list(targets)[:MAX_TARGETS]
     steps: list[tuple[str, JsonObject, str]] = []
 
+    window = live_window(context)
+
     def add(tool: str, arguments: JsonObject, purpose: str) -> None:
         if tool in tools:
-            steps.append((tool, arguments, purpose))
+            steps.append((tool, _spanned(tool, arguments, window), purpose))
 
     for namespace in namespaces:
         add("kubernetes.pods", {"namespace": namespace}, f"the pods of {namespace}: their states and restarts")

@@ -98,6 +98,9 @@ class Observation:
     derived: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
     # The output was trimmed to the output bound (TRUNCATED): a List holds part of its items.
     truncated: bool = False
+    # The tool that was called, when it is read as another (an MCP tool answering in Loki's shape is read as
+    # loki.query_range): bindings name the tool called.
+    bound_as: str = ""
 
     def get(self, *tokens: str | int) -> JsonValue:
         return walk(self.output, tokens)
@@ -118,7 +121,9 @@ class Observation:
         full = value_text(value)
         if text is not None and (not text or text not in full):
             raise BindingError(f"{text!r} is not at {pointer(*tokens)} in {self.invocation_id}")
-        return Binding(self.invocation_id, self.tool_name, pointer(*tokens), full if text is None else text)
+        return Binding(
+            self.invocation_id, self.bound_as or self.tool_name, pointer(*tokens), full if text is None else text
+        )
 
     def text(self, *tokens: str | int) -> str:
         value = self.get(*tokens)

@@ -24,14 +24,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.cluster_plan import cluster_steps
+from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, for_run_tools, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import (
     live_steps,
+    live_window,
     namespaces_of,
     question_namespaces,
     question_subjects,
 )
+from diagnosis_server.agents.heuristic.mcp_tools import mcp_steps
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.protocols.planner import DEFAULT_MAX_STEPS, PlannerMode
@@ -213,6 +216,9 @@ class HeuristicPlanner:
             context = payload.get("context")
             live = live_targets(text, targets, services, namespaces_of(context))
             live_calls = live_steps(tools, context, live, question_namespaces(text))
+            namespaces = namespaces_of(context)
+            window = live_window(context)
+            live_calls += mcp_steps(current_rules(), tools, live, namespaces[0] if namespaces else "", text, window)
             plan.extend(live_calls, cap=MAX_STEPS + MAX_LIVE_STEPS)
             plan.extend(cluster_steps(tools, context, live), cap=DEFAULT_MAX_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"

@@ -112,3 +112,63 @@ def test_a_routine_level_line_or_a_quiet_one_is_not_an_error() -> None:
         )
     )
     assert not [f for f in log_findings(log_lines(observation), ["checkout-api"]) if f.kind == "error_log"]
+
+
+def test_events_outside_the_window_the_run_read_are_not_findings() -> None:
+    """The window the plan's range reads name bounds the events read: a BackOff of yesterday is not today's."""
+    from diagnosis_server.agents.heuristic.events import event_findings
+
+    from ._shapes import at, event_list, k8s_event, observation
+
+    message = "Back-off restarting failed container grain-api in pod grain-api-7d9f8c6b5-x2k9p_greenfield(7c1e)"
+    events = event_list(k8s_event("Pod", "grain-api-7d9f8c6b5-x2k9p", "BackOff", message, -1440))
+    assert [f.kind for f in event_findings([events], ["grain-api"])]  # read without a window: a finding
+    ranged = observation(
+        "prometheus.query_range",
+        {"status": "success", "data": {"resultType": "matrix", "result": []}},
+        {"query": "up", "start": at(-60), "end": at(0)},
+    )
+    assert event_findings([events, ranged], ["grain-api"]) == []
+    recent = event_list(k8s_event("Pod", "grain-api-7d9f8c6b5-x2k9p", "BackOff", message, -5))
+    assert [f.kind for f in event_findings([recent, ranged], ["grain-api"])]
+
+
+def test_the_live_plan_names_the_runs_window_on_its_reads() -> None:
+    tools: dict[str, JsonObject] = {n: {"name": n} for n in ("prometheus.query", "prometheus.query_range")}
+    context: JsonObject = {"window": {"start": "2026-12-01T10:00:00Z", "end": "2026-12-01T11:00:00Z"}}
+    steps = live_steps(tools, context, ["grain-api"])
+    for tool, arguments, _ in steps:
+        if tool == "prometheus.query_range":
+            assert (arguments["start"], arguments["end"]) == ("2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z")
+        else:
+            assert arguments["time"] == "2026-12-01T11:00:00Z"
+    assert all("start" not in a and "time" not in a for _, a, _ in live_steps(tools, {}, ["grain-api"]))
+
+
+def test_an_mcp_mapping_in_the_rules_file_is_read_and_checked(tmp_path: object) -> None:
+    """The rules file's mcp tables: calls per workload with their arguments filled, read as the source of their
+    shape; a mapping to something it cannot answer stops the file naming it."""
+    from pathlib import Path
+
+    from diagnosis_server.agents.heuristic.analyzers.rules import RulesError, load_rules
+    from diagnosis_server.agents.heuristic.mcp_tools import mcp_steps, read_as, rule_of
+
+    folder = Path(str(tmp_path))
+    good = folder / "good.toml"
+    good.write_text('[[mcp]]\ntool = "mcp.grafana.query_loki_logs"\nanswers = "logs"\n'
+                    "arguments = { logql = '{{app=\"{workload}\"}}', since = \"{start}\" }\n")  # fmt: skip
+    rules = load_rules(str(good))
+    tools: dict[str, JsonObject] = {"mcp.grafana.query_loki_logs": {"name": "mcp.grafana.query_loki_logs"}}
+    steps = mcp_steps(rules, tools, ["cart-api"], "shop", "why?", ("2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z"))
+    assert [(t, a) for t, a, _ in steps] == [
+        ("mcp.grafana.query_loki_logs", {"logql": '{app="cart-api"}', "since": "2026-12-01T10:00:00Z"})
+    ]
+    assert mcp_steps(rules, {}, ["cart-api"], "shop", "why?", None) == []  # a tool the run does not have
+    rule = rule_of(rules, "mcp.grafana.query_loki_logs")
+    loki_body: JsonObject = {"status": "success", "data": {"resultType": "streams", "result": []}}
+    assert read_as(rule, loki_body) == "loki.query_range"
+    assert read_as(rule, {"content": [{"type": "text", "text": "x"}]}) == ""
+    bad = folder / "bad.toml"
+    bad.write_text('[[mcp]]\ntool = "mcp.grafana.query"\nanswers = "dashboards"\n')
+    with pytest.raises(RulesError, match=r"bad\.toml"):
+        load_rules(str(bad))

@@ -2,7 +2,8 @@
 
 ``DIAGNOSIS_HEURISTIC_RULES_FILE`` names a TOML file of the same shape: its ``container``, ``event``, ``log`` and
 ``cluster`` rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
-the first rule that matches), and its ``thresholds`` override the bundled values. A bad file is one clear error
+the first rule that matches), its ``mcp`` tables map MCP tools to what they answer, and its ``thresholds``
+override the bundled values. A bad file is one clear error
 naming the file and the field.
 
 Every pattern is matched in linear time (``text.matching``: RE2, or a lookaround pattern proven free of
@@ -190,6 +191,16 @@ class ClusterRule(_Model):
         return _compiled(self.pattern)
 
 
+class McpRule(_Model):
+    """An MCP tool the embedded default may call: what it answers and its arguments (templates of ``{workload}``,
+    ``{namespace}``, ``{start}``, ``{end}`` and ``{question}``). Its output is read by the analyzers of what it
+    answers when it has that source's shape (a Loki or Prometheus body, a Kubernetes EventList)."""
+
+    tool: Annotated[str, Field(pattern=r"^mcp\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$")]
+    answers: Literal["logs", "metrics", "events", "text"]
+    arguments: dict[str, str] = {}
+
+
 class Rules(_Model):
     version: int = SUPPORTED_VERSION
     thresholds: Thresholds = Thresholds()
@@ -200,6 +211,7 @@ class Rules(_Model):
 
     def of_family(self, family: str) -> tuple[ClusterRule, ...]:
         return tuple(rule for rule in self.cluster if rule.family == family)
+    mcp: tuple[McpRule, ...] = ()
 
     @field_validator("version")
     @classmethod
@@ -222,6 +234,7 @@ class Rules(_Model):
             event=(*self.event, *other.event),
             log=(*self.log, *other.log),
             cluster=(*self.cluster, *other.cluster),
+            mcp=(*self.mcp, *other.mcp),
         )
 
 

@@ -12,7 +12,7 @@ PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 # (pip refuses both in one command: one name, two sources).
 install_project = $(PIP) -e '.$(1)' && $(PIP) --no-deps -e ./client
 
-.PHONY: setup run test lint proto proto-check buf-lint buf-breaking bench soak load soak-api mutate breakages clean
+.PHONY: setup run test lint client-compat proto proto-check buf-lint buf-breaking bench soak load soak-api mutate breakages clean
 
 setup: $(STAMP)
 
@@ -33,17 +33,32 @@ lint: setup
 	@$(BIN)/ruff format --check server client tests bench
 	@$(BIN)/mypy server client bench tests
 
+# The client's own suite (client/compat) in fresh virtualenvs against a real server: the lowest protobuf and
+# grpcio client/pyproject.toml allows, then the newest (COMPAT_PINS=lowest or newest: one of them).
+client-compat: setup
+	@bash client/compat/run.sh
+
+# The generator in its own virtualenv (client/codegen-requirements.txt says why its pins are old): the code it
+# writes is what the client's lowest supported protobuf and grpcio accept.
+CODEGEN := var/codegen
+CODEGEN_STAMP := $(CODEGEN)/.stamp
+CODEGEN_PINS := client/codegen-requirements.txt
+PROTOC = PATH="$(CURDIR)/$(CODEGEN)/bin:$$PATH" $(CODEGEN)/bin/python -m grpc_tools.protoc -Iproto
+
+$(CODEGEN_STAMP): $(CODEGEN_PINS)
+	@test -x $(CODEGEN)/bin/python || $(PYTHON) -m venv $(CODEGEN)
+	@$(CODEGEN)/bin/python -m pip install -q --disable-pip-version-check --no-deps -r $(CODEGEN_PINS)
+	@touch $(CODEGEN_STAMP)
+
 # Regenerate the committed Python code from the protos.
-proto: setup
-	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
-		--python_out=$(GEN_DIR) --grpc_python_out=$(GEN_DIR) \
-		--mypy_out=$(GEN_DIR) --mypy_grpc_out=$(GEN_DIR) $(PROTOS)
+proto: $(CODEGEN_STAMP)
+	@$(PROTOC) --python_out=$(GEN_DIR) --grpc_python_out=$(GEN_DIR) \
+		--mypy_out=$(GEN_DIR) --mypy_grpc_out=$(GEN_DIR) $(PROTOS) 2> >(grep -v '^Writing mypy' >&2)
 
 # Fails when the committed generated code does not match the protos.
-proto-check: setup
+proto-check: $(CODEGEN_STAMP)
 	@tmp=$$(mktemp -d) && \
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
-		--python_out=$$tmp --grpc_python_out=$$tmp --mypy_out=$$tmp --mypy_grpc_out=$$tmp $(PROTOS) 2> >(grep -v '^Writing mypy' >&2) && \
+	$(PROTOC) --python_out=$$tmp --grpc_python_out=$$tmp --mypy_out=$$tmp --mypy_grpc_out=$$tmp $(PROTOS) 2> >(grep -v '^Writing mypy' >&2) && \
 	for f in $$(cd $$tmp && find . -name '*_pb2*.py' -o -name '*_pb2*.pyi'); do \
 		cmp -s "$$tmp/$$f" "$(GEN_DIR)/$$f" || { echo "stale generated code: $(GEN_DIR)/$$f (run make proto)"; rm -rf $$tmp; exit 1; }; \
 	done; \

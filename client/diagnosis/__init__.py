@@ -3,6 +3,7 @@
 >>> from diagnosis import ConnectionConfig, DiagnosisClient
 >>> with DiagnosisClient(ConnectionConfig(target="127.0.0.1:50051")) as client:  # doctest: +SKIP
 ...     run = client.ask("why is checkout returning 500s?", scenario="checkout-oom")
+...     print(run_status_name(run.status), verdict_name(run.verdict))  # SUCCESS LOW_CONFID
 
 Needs only grpcio and protobuf; ``google.rpc`` error details are decoded when googleapis-common-protos is installed.
 """
@@ -19,6 +20,7 @@ from diagnosis._config import (
     TLSConfig,
     parse_target,
 )
+from diagnosis._names import enum_name, message_to_dict, message_to_json, run_status_name, verdict_name
 from diagnosis._requests import run_status, verdict
 from diagnosis._sync import DiagnosisClient, open_channel
 from diagnosis.errors import (
@@ -60,10 +62,15 @@ __all__ = [
     "UnauthenticatedError",
     "UnavailableError",
     "UnimplementedError",
+    "enum_name",
     "error_from_rpc",
+    "message_to_dict",
+    "message_to_json",
     "open_aio_channel",
     "open_channel",
     "parse_target",
     "run_status",
+    "run_status_name",
     "verdict",
+    "verdict_name",
 ]

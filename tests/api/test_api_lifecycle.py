@@ -195,11 +195,25 @@ async def test_metrics_endpoint_counts_runs_rpcs_and_node_latency(api_factory: A
     await eventually(lambda: rpcs._value.get() == 1)
     url = f"http://127.0.0.1:{api.running.metrics_port}/metrics"
     body = (await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())).decode()
-    assert 'runs_total{end_reason="COMPOSED",verdict="PASS"} 1.0' in body
-    assert 'rpc_total{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
-    assert 'node_latency_seconds_count{node="planner"} 1.0' in body
-    assert 'active_streams{method="diagnosis.v1.DiagnosisService/Diagnose"} 0.0' in body
-    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 1
+    assert 'diagnosis_runs_total{end_reason="COMPOSED",status="SUCCESS",verdict="PASS"} 1.0' in body
+    assert "diagnosis_runs_in_progress 0.0" in body
+    assert 'diagnosis_rpcs_total{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
+    assert 'diagnosis_rpc_duration_seconds_count{code="OK",method="diagnosis.v1.DiagnosisService/Diagnose"} 1.0' in body
+    assert 'diagnosis_node_latency_seconds_count{node="planner"} 1.0' in body
+    assert 'diagnosis_active_streams{method="diagnosis.v1.DiagnosisService/Diagnose"} 0.0' in body
+    assert "diagnosis_store_writable 1.0" in body
+    # The tools the PassProvider's Executor called, by tool and status, with their latency.
+    tool_calls = [line for line in body.splitlines() if line.startswith("diagnosis_tool_calls_total{")]
+    assert tool_calls and all('status="OK"' in line for line in tool_calls), tool_calls
+    assert "diagnosis_tool_call_duration_seconds_bucket{" in body
+    # The standard collectors: this process's CPU, memory and file descriptors, the interpreter, its GC.
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "python_info"):
+        assert f"\n{name}" in body, name
+    assert "python_gc_collections_total" in body
+    own = {line.split("{")[0].split(" ")[0] for line in body.splitlines() if line and not line.startswith("#")}
+    unprefixed = sorted(n for n in own if not n.startswith(("diagnosis_", "process_", "python_")))
+    assert unprefixed == []
+    assert api.running.metrics.runs.labels(status="SUCCESS", verdict="PASS", end_reason="COMPOSED")._value.get() == 1
 
 
 async def test_sigterm_stops_serve_gracefully_with_status_0(tmp_path: Path) -> None:
@@ -233,8 +247,8 @@ async def test_a_run_interrupted_by_shutdown_counts_in_metrics(api_factory: ApiF
     await diagnose.read()
     await provider.entered.acquire()
     assert len(await api.running.stop(grace=0)) == 1
-    assert api.running.metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
-    assert api.running.metrics.runs.labels(verdict="PASS", end_reason="COMPOSED")._value.get() == 0
+    assert api.running.metrics.runs.labels(status="FAILED", verdict="NONE", end_reason=INTERRUPTED)._value.get() == 1
+    assert api.running.metrics.runs.labels(status="SUCCESS", verdict="PASS", end_reason="COMPOSED")._value.get() == 0
 
 
 async def test_stopping_the_server_closes_a_provider_that_holds_connections(tmp_path: Path) -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 from diagnosis_server.cli import main
-from diagnosis_server.cli.client_commands import event_line
-from tests.support.serve import ServeProcess, free_port
+from diagnosis_server.cli.client_commands import event_line, run_line, run_trigger
+from tests.support.serve import ServeProcess, free_port, serving
 
 from .client_fakes import FakeServer
 from .live_server import FinishedRun
@@ -235,3 +236,128 @@ def test_a_url_with_a_path_is_explained(capsys: pytest.CaptureFixture[str]) -> N
     code, _, err = run_cli(capsys, "runs", "list", "--target", "http://127.0.0.1:50051/diagnosis.v1")
     assert code == 2
     assert "HOST:PORT" in err
+
+
+def test_version_names_the_server_and_the_client_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0
+    assert out.startswith(f"diagnosis {metadata.version('diagnosis-graph')} ")
+    assert f"client {metadata.version('diagnosis-graph-client')}" in out
+    assert f"protobuf {metadata.version('protobuf')}" in out
+    with pytest.raises(SystemExit) as parsed:  # argparse's own --version, e.g. after another option
+        main(["--version", "runs"])
+    assert parsed.value.code == 0
+    assert capsys.readouterr().out == out
+
+
+def test_environments_lists_names_sources_and_tools_without_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "environments.toml").write_text(
+        f"""
+[environments.prod]
+default = true
+prometheus = {{ url = "http://scraper:prom-pass-7@127.0.0.1:{free_port()}/prom" }}
+
+[environments.staging]
+loki = {{ url = "http://127.0.0.1:{free_port()}", tenant = "team-a" }}
+"""
+    )
+    with serving(tmp_path, {"DIAGNOSIS_ENVIRONMENTS_FILE": str(tmp_path / "environments.toml")}) as server:
+        code, out, _ = run_cli(capsys, "environments", "--target", server.target)
+        assert code == 0
+        lines = out.splitlines()
+        assert re.fullmatch(r"\* prod +prometheus \(http://127\.0\.0\.1:\d+/prom\)", lines[0])
+        assert lines[1].split() == ["tools:", "prometheus.query,", "prometheus.query_range"]
+        assert re.fullmatch(r"  staging +loki \(http://127\.0\.0\.1:\d+\)", lines[2])
+        assert lines[-1] == "(* marks the default environment)"
+        code, out, _ = run_cli(capsys, "environments", "--json", "--target", server.target)
+    assert code == 0 and "prom-pass-7" not in out
+    document = json.loads(out)
+    prod, staging = document["environments"]
+    assert (prod["name"], prod["is_default"]) == ("prod", True)
+    assert (staging["name"], staging["is_default"]) == ("staging", False)
+    assert staging["tool_names"] == ["loki.query_range"]
+    assert [source["kind"] for source in prod["sources"]] == ["prometheus"]
+
+
+def test_environments_says_when_none_are_configured(
+    live_server: ServeProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(capsys, "environments", "--target", live_server.target)
+    assert (code, out) == (0, "")
+    assert "no environments configured" in err
+    code, out, _ = run_cli(capsys, "environments", "--json", "--target", live_server.target)
+    assert code == 0 and json.loads(out) == {"environments": []}
+
+
+def test_runs_list_shows_the_trigger_and_the_environment(
+    live_server: ServeProcess, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = finished_run.run.run_id
+    code, out, _ = run_cli(capsys, "runs", "list", "--page-size", "100", "--target", live_server.target)
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith(run_id))
+    columns = line.split()
+    # id, status, verdict, created, trigger, scenario, environment (none: "-"), then the question
+    assert columns[1] == "SUCCESS" and columns[4:7] == ["question", "checkout-oom", "-"]
+    assert line.endswith("why is checkout returning 500s?")
+    environment_run = run_pb2.DiagnosisRun(run_id="r1", status=run_pb2.RUN_STATUS_RUNNING, environment="prod")
+    assert run_line(environment_run).split()[3:7] == ["-", "question", "-", "prod"]
+
+
+def _run_class_with_trigger(kind: str) -> type[Message]:
+    """A DiagnosisRun of a newer contract, one with a ``trigger`` field (an enum or a string)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    file = descriptor_pb2.FileDescriptorProto(name=f"newer_{kind}.proto", package=f"newer.{kind}", syntax="proto3")
+    enum = file.enum_type.add(name="RunTrigger")
+    for number, name in enumerate(("RUN_TRIGGER_UNSPECIFIED", "RUN_TRIGGER_QUESTION", "RUN_TRIGGER_ALERT")):
+        enum.value.add(name=name, number=number)
+    message = file.message_type.add(name="DiagnosisRun")
+    message.field.add(name="run_id", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
+    field = message.field.add(name="trigger", number=2)
+    if kind == "enum":
+        field.type, field.type_name = descriptor_pb2.FieldDescriptorProto.TYPE_ENUM, f".newer.{kind}.RunTrigger"
+    else:
+        field.type = descriptor_pb2.FieldDescriptorProto.TYPE_STRING
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"newer.{kind}.DiagnosisRun"))
+
+
+def test_the_trigger_column_reads_a_trigger_field_when_runs_carry_one() -> None:
+    assert run_trigger(run_pb2.DiagnosisRun(run_id="r1")) == "question"
+    enum_run = _run_class_with_trigger("enum")
+    assert run_trigger(enum_run(run_id="r1", trigger=2)) == "alert"
+    assert run_trigger(enum_run(run_id="r1")) == "question"  # unset: a question
+    text_run = _run_class_with_trigger("text")
+    assert run_trigger(text_run(run_id="r1", trigger="ALERT")) == "alert"
+    assert run_trigger(text_run(run_id="r1")) == "question"
+
+
+def test_runs_get_json_feeds_check_with_every_field(
+    live_server: ServeProcess, finished_run: FinishedRun, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`runs get --json` used to omit fields at their default value (``critical: false``): a claim taken from
+    it was refused by `check`. Its executor evidence and `runs invocations --json` are now `check`'s input."""
+    run_id = finished_run.run.run_id
+    code, out, _ = run_cli(capsys, "runs", "get", run_id, "--json", "--target", live_server.target)
+    assert code == 0
+    run = json.loads(out)
+    assert run["failure_reason"] == ""  # a default value, shown
+    evidence = run["self_evaluation"]["verifier_evaluation"]["verified_executor_output"]
+    assert {claim["critical"] for claim in evidence["claims"]} == {True, False}
+    assert all(set(claim) >= {"claim_id", "statement", "critical", "status"} for claim in evidence["claims"])
+    code, out, _ = run_cli(capsys, "runs", "invocations", run_id, "--json", "--target", live_server.target)
+    assert code == 0
+    invocations = json.loads(out)["invocations"]
+    document = {"run_id": run_id, "tool_invocations": invocations, "executor_output": evidence}
+    (tmp_path / "check.json").write_text(json.dumps(document))
+    code, out, err = run_cli(capsys, "check", str(tmp_path / "check.json"))
+    assert (code, err) == (0, "")
+    checked = json.loads(out)
+    assert checked["parse_status"] == "PARSE_STATUS_OK"
+    assert checked["gatekeeper_result"]["status"] == "GATEKEEPER_STATUS_PASS"

@@ -157,6 +157,12 @@ async def test_a_run_on_an_environment_records_every_call_and_lists_them(
     down = statuses["prometheus.query"]
     assert down.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
     assert down.error.startswith("prometheus.query: cannot reach http://127.0.0.1:") and "prom-pass" not in down.error
+    # The metrics: every call by tool and status, the Prometheus that is down as that source's error.
+    metrics = served.running.metrics
+    assert metrics.tool_calls.labels(tool="prometheus.query", status="ERROR")._value.get() == 1
+    assert metrics.tool_calls.labels(tool="mcp.tools.alert_rules", status="OK")._value.get() == 1
+    assert metrics.source_errors.labels(source="prometheus", error_class="unreachable")._value.get() == 1
+    assert metrics.source_errors.labels(source="kubernetes", error_class="unreachable")._value.get() == 0
     pods: Any = from_value(statuses["kubernetes.pods"].output)
     assert pods["items"][0]["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] == "OOMKilled"
 

@@ -5,7 +5,8 @@ server-streaming, runs inside these layers, outermost first, each one concern in
 
 - ``tracing.Traced``: a SERVER span per RPC, continuing the caller's trace context;
 - ``logging.RpcLogLine``: one JSON log line per RPC (method, peer, code, duration_ms, tenant, run_id);
-- ``Metrics.counted``: ``rpc_total{method, code}`` and, for server streams, ``active_streams{method}``;
+- ``Metrics.counted``: ``diagnosis_rpcs_total`` and ``diagnosis_rpc_duration_seconds{method, code}`` and,
+  for server streams, ``diagnosis_active_streams{method}``;
 - ``errors.MappedErrors``: an ``ApiError`` as its status with google.rpc details, anything else as
   INTERNAL (a store failure as UNAVAILABLE), and the code the call ended with;
 - ``TokenAuthenticator.authenticate``: the bearer token names the tenant (UNAUTHENTICATED otherwise);

@@ -107,6 +107,7 @@ class RunManager:
             name=f"run {run_id}",
         )
         self._tasks[run_id] = task
+        self._metrics.runs_in_progress.set(len(self._tasks))
         self._idle.clear()
         return StartedRun(run_id, subscription, started)
 
@@ -176,6 +177,7 @@ class RunManager:
             return None
         finally:
             self._tasks.pop(run_id, None)
+            self._metrics.runs_in_progress.set(len(self._tasks))
             if not self._tasks:
                 self._idle.set()
             if not cancelled:
@@ -202,7 +204,7 @@ class RunManager:
         )
         if orphans:
             log.warning("orphan_runs_interrupted", run_ids=orphans)
-            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(orphans))
+            self._metrics.observe_interrupted(len(orphans), INTERRUPTED)
         return orphans
 
     async def stop_maintenance(self) -> None:
@@ -248,8 +250,9 @@ class RunManager:
         for run_id in left:
             self._tasks.pop(run_id, None)
             self._hub.close(run_id)
+        self._metrics.runs_in_progress.set(len(self._tasks))
         if not self._tasks:
             self._idle.set()
         if interrupted:
-            self._metrics.runs.labels(verdict="NONE", end_reason=INTERRUPTED).inc(len(interrupted))
+            self._metrics.observe_interrupted(len(interrupted), INTERRUPTED)
         return interrupted

@@ -116,18 +116,38 @@ def serialize_or_pass(message: Any) -> bytes:
     return data
 
 
+class _CallDetails(grpc.HandlerCallDetails):
+    """The call details a generic handler is asked with: a method's full name (no metadata)."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.invocation_metadata = ()
+
+
 def add_diagnosis_service(servicer: DiagnosisServicer, server: grpc.aio.Server) -> None:
-    """The generated registration, with WatchRun's responses allowed to be pre-serialized bytes."""
+    """The generated registration, with WatchRun's responses allowed to be pre-serialized bytes.
+
+    The handlers are taken from what the generated code registers: a generic handler (the code the client's
+    lowest supported grpcio accepts) asked for each method of the service, or registered methods (newer code).
+    """
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    methods = diagnosis_service_pb2.DESCRIPTOR.services_by_name["DiagnosisService"].methods
 
     class _Capture:
         def add_generic_rpc_handlers(self, generic: Any) -> None:
-            return None
+            for handler in generic:
+                for method in methods:
+                    found = handler.service(_CallDetails(f"/{DIAGNOSIS_SERVICE}/{method.name}"))
+                    if found is not None:
+                        handlers[method.name] = found
 
         def add_registered_method_handlers(self, service: str, methods: dict[str, Any]) -> None:
             handlers.update(methods)
 
     diagnosis_service_pb2_grpc.add_DiagnosisServiceServicer_to_server(servicer, _Capture())  # type: ignore[arg-type]
+    missing = sorted({method.name for method in methods} - set(handlers))
+    if missing:
+        raise RuntimeError(f"the generated registration has no handler for {', '.join(missing)}")
     handlers["WatchRun"] = grpc.unary_stream_rpc_method_handler(
         servicer.WatchRun,
         request_deserializer=diagnosis_service_pb2.WatchRunRequest.FromString,
@@ -297,6 +317,7 @@ async def start_server(
             finish_retry_s=settings.store_retry_s,
             limits=Limits(retry_backoff_s=settings.retry_backoff_s),
             on_endpoint_failure=metrics.observe_endpoint_failure,
+            on_invocation=metrics.observe_invocation,
         )
         health = ListingHealthServicer()
         store_health = StoreHealth(

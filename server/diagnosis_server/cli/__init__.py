@@ -26,6 +26,7 @@ _MODULES = {
     "ask": "diagnosis_server.cli.client_commands",
     "watch": "diagnosis_server.cli.client_commands",
     "runs": "diagnosis_server.cli.client_commands",
+    "environments": "diagnosis_server.cli.client_commands",
     "serve": "diagnosis_server.cli.serve",
     "tools": "diagnosis_server.cli.tools",
 }
@@ -42,11 +43,29 @@ def add_command(
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="diagnosis", description="diagnosis-graph: evidence-bound diagnoses")
+    parser.add_argument("--version", action="version", version=version_text(), help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = [_MODULES[command]] if command in _MODULES else list(dict.fromkeys(_MODULES.values()))
     for module_name in wanted:
         importlib.import_module(module_name).register(subparsers)
     return parser
+
+
+def version_text() -> str:
+    """``diagnosis 0.1.0 (client 0.1.0, protobuf 5.29.3, grpcio 1.70.0)``: the server package's version and
+    what the client library runs on (read from the installed distributions, no heavy import)."""
+    from importlib import metadata
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (
+        f"diagnosis {installed('diagnosis-graph')} (client {installed('diagnosis-graph-client')}, "
+        f"protobuf {installed('protobuf')}, grpcio {installed('grpcio')})"
+    )
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -56,6 +75,9 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:  # answered without importing every command's module
+        print(version_text())
+        return 0
     parser = build_parser(_command_of(arguments))
     args = parser.parse_args(arguments)
     func = getattr(args, "func", None)

@@ -1,8 +1,10 @@
-"""The client commands: `diagnosis ask`, `diagnosis watch` and `diagnosis runs list|get|invocations`.
+"""The client commands: `diagnosis ask`, `diagnosis watch`, `diagnosis runs list|get|invocations` and
+`diagnosis environments`.
 
 They talk to a running server through the client library. Every one takes ``--target HOST:PORT``
 (default ``$DIAGNOSIS_TARGET`` or 127.0.0.1:50051), ``--token`` (default ``$DIAGNOSIS_TOKEN``), ``--timeout``,
-``--tls``/``--ca-file`` and ``--json`` (proto JSON with snake_case names instead of text).
+``--tls``/``--ca-file`` and ``--json`` (proto JSON with snake_case names and every field, those at their
+default value too, instead of text: what `diagnosis check` and ``json_format.Parse`` read back).
 
 Exit status: 0 when the call worked (and, for ``ask`` and ``watch``, the run ended with SUCCESS); 1 when the
 server answered with an error (``diagnosis: error: <STATUS_CODE>: <message>`` on standard error) or the run
@@ -23,7 +25,16 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 from google.protobuf.message import Message
 
-from diagnosis import ConnectionConfig, DiagnosisClient, DiagnosisError, TLSConfig
+from diagnosis import (
+    ConnectionConfig,
+    DiagnosisClient,
+    DiagnosisError,
+    TLSConfig,
+    message_to_dict,
+    message_to_json,
+    run_status_name,
+    verdict_name,
+)
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2, run_pb2
 from diagnosis_server.conversions import enum_short_name, enum_short_names
 
@@ -115,6 +126,15 @@ def register(subparsers: Any) -> None:
     )
     invocations.add_argument("run_id", metavar="RUN_ID")
     invocations.set_defaults(func=_command(_runs_invocations))
+
+    environments = subparsers.add_parser(
+        "environments",
+        parents=[common],
+        help="list the server's configured environments",
+        description="List the environments the server is configured with: name, sources (kind, name, endpoint; "
+        "never credentials) and tools; * marks the default (--json: one document with an `environments` list).",
+    )
+    environments.set_defaults(func=_command(_environments))
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -256,7 +276,7 @@ def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
     ended: diagnosis_service_pb2.RunEnded | None = None
     for response in client.watch_run(args.run_id, after_sequence=args.after):
         if args.json:
-            print(json_format.MessageToJson(response, preserving_proto_field_name=True, indent=None), flush=True)
+            print(message_to_json(response, indent=None), flush=True)
         elif response.WhichOneof("kind") == "event":
             print(event_line(response.event), flush=True)
         if response.WhichOneof("kind") == "ended":
@@ -265,7 +285,7 @@ def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
         _error("the watch ended without the run's end")
         return 1
     if not args.json:
-        status = enum_short_name(run_pb2.RunStatus, ended.status)
+        status = run_status_name(ended.status)
         line = f"ended: {status}, verdict {_verdict(ended.verdict)}, last sequence {ended.last_sequence}"
         print(line + (f" ({ended.reason})" if ended.reason else ""))
     return 0 if ended.status == run_pb2.RUN_STATUS_SUCCESS else 1
@@ -284,17 +304,67 @@ def _runs_list(client: DiagnosisClient, args: argparse.Namespace) -> int:
     if not page.runs:
         print("no runs", file=sys.stderr)
     for run in page.runs:
-        question = " ".join(run.question.split())
-        if len(question) > 60:
-            question = question[:59] + "…"
-        status = enum_short_name(run_pb2.RunStatus, run.status)
-        created = _time(run.created_at if run.HasField("created_at") else None)
-        print(
-            f"{run.run_id}  {status:<8} {_verdict(run.verdict):<10} {created:<20} {run.scenario or '-':<24} {question}"
-        )
+        print(run_line(run))
     if page.next_page_token:
         print(f"next page: --page-token {page.next_page_token}", file=sys.stderr)
     return 0
+
+
+def run_line(run: run_pb2.DiagnosisRun) -> str:
+    """One run of `runs list`: id, status, verdict, created, trigger, scenario, environment, question."""
+    question = " ".join(run.question.split())
+    if len(question) > 60:
+        question = question[:59] + "…"
+    status = run_status_name(run.status)
+    created = _time(run.created_at if run.HasField("created_at") else None)
+    return (
+        f"{run.run_id}  {status:<8} {_verdict(run.verdict):<10} {created:<20} {run_trigger(run):<9} "
+        f"{run.scenario or '-':<24} {run.environment or '-':<16} {question}"
+    )
+
+
+def run_trigger(run: Message) -> str:
+    """What started a run: a question asked (every run of a server whose runs carry no trigger), else the
+    run's ``trigger`` field in lower case (an enum by its short name, a string or a message's kind as is)."""
+    field = run.DESCRIPTOR.fields_by_name.get("trigger")
+    if field is None:
+        return "question"
+    value: Any = getattr(run, field.name)
+    if field.enum_type is not None:
+        name = field.enum_type.values_by_number.get(value)
+        if name is None or value == 0:
+            return "question"
+        prefix = field.enum_type.values[0].name.removesuffix("UNSPECIFIED")
+        return name.name.removeprefix(prefix).lower()
+    if field.message_type is not None:
+        if not run.HasField(field.name):
+            return "question"
+        kind = next((value.WhichOneof(o.name) for o in field.message_type.oneofs), None)
+        return str(kind or field.message_type.name).lower()
+    return str(value).lower() or "question"
+
+
+def _environments(client: DiagnosisClient, args: argparse.Namespace) -> int:
+    environments = client.list_environments()
+    if args.json:
+        print(json.dumps({"environments": [message_to_dict(e) for e in environments]}, indent=2, ensure_ascii=False))
+        return 0
+    if not environments:
+        print("no environments configured (the server serves recorded scenarios only)", file=sys.stderr)
+        return 0
+    width = max(len(e.name) for e in environments) + 2
+    for environment in environments:
+        mark = "*" if environment.is_default else " "
+        sources = ", ".join(_source_text(source) for source in environment.sources)
+        print(f"{mark} {environment.name:<{width}}{sources or 'no sources'}")
+        print(f"  {'':<{width}}tools: {', '.join(environment.tool_names) or '-'}")
+    print("\n(* marks the default environment)")
+    return 0
+
+
+def _source_text(source: diagnosis_service_pb2.EnvironmentSource) -> str:
+    named = source.kind if source.name in ("", source.kind) else f"{source.kind} {source.name}"
+    return f"{named} ({source.endpoint})" if source.endpoint else named
 
 
 def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
@@ -327,9 +397,7 @@ def _runs_get(client: DiagnosisClient, args: argparse.Namespace) -> int:
 def _runs_invocations(client: DiagnosisClient, args: argparse.Namespace) -> int:
     invocations = list(client.iter_tool_invocations(args.run_id, page_size=100))
     if args.json:
-        document = {
-            "invocations": [json_format.MessageToDict(i, preserving_proto_field_name=True) for i in invocations]
-        }
+        document = {"invocations": [message_to_dict(i) for i in invocations]}
         print(json.dumps(document, indent=2, ensure_ascii=False))
         return 0
     if not invocations:
@@ -353,15 +421,15 @@ def _runs_invocations(client: DiagnosisClient, args: argparse.Namespace) -> int:
 
 
 def _print_json(message: Message) -> None:
-    print(json_format.MessageToJson(message, preserving_proto_field_name=True))
+    print(message_to_json(message))
 
 
 def _verdict(value: contracts_pb2.Verdict.ValueType) -> str:
-    return "none" if value == contracts_pb2.VERDICT_UNSPECIFIED else enum_short_name(contracts_pb2.Verdict, value)
+    return "none" if value == contracts_pb2.VERDICT_UNSPECIFIED else verdict_name(value)
 
 
 def _status(run: run_pb2.DiagnosisRun) -> str:
-    status = enum_short_name(run_pb2.RunStatus, run.status)
+    status = run_status_name(run.status)
     return f"{status} ({run.failure_reason})" if run.failure_reason else status
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog
 from diagnosis_server.conversions import JsonObject
@@ -35,3 +36,13 @@ class RunContext:
     allowed_tools: Sequence[str] | None = None
     # The run's invocation ids: one counter for all its Executor attempts and cycles.
     invocation_ids: InvocationIds = field(default_factory=InvocationIds)
+    # Sees each tool call once it is recorded, or once its recording failed (metrics).
+    on_invocation: Callable[[contracts_pb2.ToolInvocation], None] | None = None
+
+    async def record_invocation(self, invocation: contracts_pb2.ToolInvocation) -> None:
+        """Records one tool call of the run (R-C-2), and shows it to ``on_invocation``."""
+        try:
+            await self.invocations.add_tool_invocation(invocation)
+        finally:
+            if self.on_invocation is not None:
+                self.on_invocation(invocation)

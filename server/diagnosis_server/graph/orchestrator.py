@@ -13,7 +13,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 import structlog
 
-from diagnosis.v1 import run_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.agents.base import AgentProvider
 from diagnosis_server.agents.prompts import PromptCatalog, default_catalog
 from diagnosis_server.conversions import JsonObject, enum_short_name, to_struct
@@ -68,6 +68,8 @@ class Orchestrator:
     finish_retry_s: float = DEFAULT_FINISH_RETRY_S
     # Sees the step of each attempt whose model endpoint failed (metrics).
     on_endpoint_failure: Callable[[run_pb2.NodeStep], None] | None = None
+    # Sees each tool call once it is recorded (metrics).
+    on_invocation: Callable[[contracts_pb2.ToolInvocation], None] | None = None
     # Built once with the orchestrator: the graph, and what every run's context shares.
     _engine: GraphEngine = field(init=False, repr=False)
     _context: Callable[..., RunContext] = field(init=False, repr=False)
@@ -83,6 +85,7 @@ class Orchestrator:
             invocations=self.store,
             limits=self.limits,
             allowed_tools=self.allowed_tools,
+            on_invocation=self.on_invocation,
         )
 
     def tools_of(self, *, scenario: str, environment: str) -> ToolEnvironment:

@@ -60,6 +60,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
 
 
+# Below this much free space on the filesystem of a SQLite file, the store counts as full: SQLite still rewrites
+# pages it has (the probe's row, a log it starts over) while a run's new pages no longer fit.
+SQLITE_MIN_FREE_BYTES = 4 * 1024 * 1024
+
 _DRIVER_ERRORS = (SQLAlchemyError, sqlite3.Error, OSError)  # sqlite3: the SQLite runner's own BEGIN
 
 
@@ -324,11 +328,14 @@ class Repository:
 
         For a SQLite file it first checks that the file at the store's path is still the one this
         store opened (same device and inode): a file deleted or replaced under a running server takes
-        writes that no restart would see, so that is ``StoreFileLost``.
+        writes that no restart would see, so that is ``StoreFileLost``. Then that its filesystem has room
+        for what a run writes (``SQLITE_MIN_FREE_BYTES``): on a full disk the one-row rewrite may still
+        succeed in space SQLite already holds while every run fails.
         """
 
         def operation(conn: Connection) -> None:
             self._check_file()
+            self._check_space()
             sql.probe(conn, owner=self.owner, now=utc_now())
 
         await self._write("probe", operation)
@@ -343,6 +350,18 @@ class Repository:
             raise StoreFileLost(f"the SQLite database file {str(path)!r} was deleted") from None
         if (info.st_dev, info.st_ino) != identity:
             raise StoreFileLost(f"the SQLite database file {str(path)!r} was replaced by another file")
+
+    def _check_space(self) -> None:
+        if self._file is None:
+            return
+        path = self._file[0]
+        info = os.statvfs(path.parent)
+        free = info.f_bavail * info.f_frsize
+        if free < SQLITE_MIN_FREE_BYTES:
+            raise StoreError(
+                f"the filesystem holding {str(path)!r} is full: {free:,} bytes free, "
+                f"less than the {SQLITE_MIN_FREE_BYTES:,} a run may need"
+            )
 
     def _remember_file(self) -> None:
         """Records the identity of the SQLite file this store uses (none for PostgreSQL or in memory)."""

@@ -68,7 +68,7 @@ class ExecutorNode:
         runner = ToolRunner(
             run_id=ctx.run_id,
             toolset=ctx.tools.toolset,
-            recorder=ctx.invocations.add_tool_invocation,
+            recorder=ctx.record_invocation,
             allowed=ctx.allowed_tools,
             cycle=inputs.cycle,
             timeout_s=ctx.limits.tool_timeout_s,

@@ -211,6 +211,13 @@ def _with_timed_tools(request: AgentRequest, clock: dict[str, float]) -> AgentRe
             finally:
                 clock["tools"] += time.process_time() - start
 
+        async def call_many(self, calls: Any) -> Any:
+            start = time.process_time()
+            try:
+                return await tools.call_many(calls)
+            finally:
+                clock["tools"] += time.process_time() - start
+
     timed: Any = TimedTools()
     return dataclasses.replace(request, tools=timed)
 

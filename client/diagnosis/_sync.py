@@ -103,8 +103,10 @@ class DiagnosisClient:
         on_started: Callable[[diagnosis_service_pb2.RunStarted], object] | None = None,
         timeout: float | None = None,
         metadata: Metadata = (),
+        on_tool_call: Callable[[run_pb2.ToolCallEvent], object] | None = None,
     ) -> run_pb2.DiagnosisRun:
-        """Runs a diagnosis to its end and returns the final run; ``on_started``/``on_event`` see progress."""
+        """Runs a diagnosis to its end and returns the final run; ``on_started``/``on_event`` see progress, and
+        ``on_tool_call`` each tool call starting and ending."""
         last: diagnosis_service_pb2.DiagnoseResponse | None = None
         for response in self.diagnose(
             question, scenario=scenario, environment=environment, timeout=timeout, metadata=metadata
@@ -114,6 +116,8 @@ class DiagnosisClient:
                 on_started(response.started)
             elif kind == "event" and on_event is not None:
                 on_event(response.event)
+            elif kind == "tool_call" and on_tool_call is not None:
+                on_tool_call(response.tool_call)
             last = response
         return _requests.final_run(last)
 

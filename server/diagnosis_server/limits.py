@@ -23,6 +23,10 @@ class Limits:
     tool_timeout_s: float = 10.0
     max_tool_output_bytes: int = 256 * 1024
     max_tool_calls: int = 64
+    # Independent tool calls of one Executor step run concurrently: at most this many at once in a run, and
+    # at most max_concurrent_calls_per_source of them on one source (one Prometheus, one cluster, ...).
+    max_concurrent_tool_calls: int = 8
+    max_concurrent_calls_per_source: int = 4
     # The first technical retry's backoff after a transient failure (doubling, jittered, at least any
     # Retry-After, at most the node's timeout); 0 retries at once. The server sets it from its settings.
     retry_backoff_s: float = 0.0

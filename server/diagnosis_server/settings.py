@@ -194,6 +194,10 @@ class Settings(BaseSettings):
     # The first technical retry's wait after a transient agent failure (timeout, connection error, 429/5xx):
     # doubled per retry, jittered, at least the endpoint's Retry-After, at most the node's timeout.
     retry_backoff_s: float = Field(default=0.5, ge=0.0, le=60.0)
+    # Independent tool calls of one Executor step run concurrently: at most this many at once in a run,
+    # and at most max_concurrent_calls_per_source of them on one source (a Prometheus, a cluster, an MCP server).
+    max_concurrent_tool_calls: int = Field(default=8, ge=1, le=256)
+    max_concurrent_calls_per_source: int = Field(default=4, ge=1, le=256)
     # How long a run's final write is retried while the store fails.
     store_retry_s: float = Field(default=60.0, ge=0.0, le=3600.0)
     log_level: str = "info"

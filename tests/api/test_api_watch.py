@@ -22,9 +22,14 @@ FINISHED_EVENTS = 6  # planner, executor, gatekeeper, builder, verifier, compose
 
 
 def _split(messages: list[pb.WatchRunResponse]) -> tuple[list[int], pb.RunEnded]:
+    """The node events' sequences and the end; tool call progress (before its Executor's event) left out."""
     assert messages and messages[-1].WhichOneof("kind") == "ended"
-    assert all(m.WhichOneof("kind") == "event" for m in messages[:-1])
-    return [m.event.sequence for m in messages[:-1]], messages[-1].ended
+    assert all(m.WhichOneof("kind") in {"event", "tool_call"} for m in messages[:-1])
+    return [m.event.sequence for m in messages[:-1] if m.WhichOneof("kind") == "event"], messages[-1].ended
+
+
+async def _invocations(api: Api, run_id: str) -> list[contracts_pb2.ToolInvocation]:
+    return await api.running.repository.list_tool_invocations(run_id)
 
 
 async def _watch(api: Api, run_id: str, after: int = 0) -> list[pb.WatchRunResponse]:
@@ -65,8 +70,12 @@ async def test_watch_replays_only_events_after_the_given_sequence(api: Api, afte
 async def test_watch_follows_a_running_run_live_to_its_end(api_factory: ApiFactory) -> None:
     api, provider, run_id, diagnose = await _start_gated_run(api_factory)
     watch = api.diagnosis.WatchRun(pb.WatchRunRequest(run_id=run_id, after_sequence=1))
-    replayed = [await next_message(watch) for _ in range(4)]
-    assert [m.event.sequence for m in replayed] == [2, 3, 4, 5]
+    replayed = [await next_message(watch) for _ in range(4 + 2 * len(await _invocations(api, run_id)))]
+    # The Executor's calls (replayed from their tool_invocation rows) come before its event, under its sequence.
+    kinds = [m.WhichOneof("kind") for m in replayed]
+    assert kinds.index("event") == kinds.count("tool_call") > 0
+    assert {m.tool_call.sequence for m in replayed if m.WhichOneof("kind") == "tool_call"} == {2}
+    assert [m.event.sequence for m in replayed if m.WhichOneof("kind") == "event"] == [2, 3, 4, 5]
     assert api.running.runs.active_run_ids == [run_id]
 
     provider.gate.set()  # type: ignore[union-attr]
@@ -107,11 +116,26 @@ async def test_a_subscriber_that_never_reads_does_not_block_the_run(api_factory:
     stored = await api.running.repository.get_run(run_id)
     assert stored is not None and stored.status == run_pb2.RUN_STATUS_SUCCESS
 
-    sequences, ended = _split(await read_rest(idle))
+    watched = await read_rest(idle)
+    sequences, ended = _split(watched)
     assert sequences == list(range(1, FINISHED_EVENTS + 1))
     assert ended.last_sequence == FINISHED_EVENTS
     rest = await read_rest(diagnose)
-    assert [m.event.sequence for m in rest[:-1]] == list(range(1, FINISHED_EVENTS + 1))
+    assert [m.event.sequence for m in rest[:-1] if m.WhichOneof("kind") == "event"] == list(
+        range(1, FINISHED_EVENTS + 1)
+    )
+    # Caught up from the store, each recorded call's start and end still came once, on both streams.
+    invocations = [i.invocation_id for i in await api.running.repository.list_tool_invocations(run_id)]
+    assert invocations
+    for messages in (watched, rest):
+        calls = [
+            (m.tool_call.invocation_id, m.tool_call.phase) for m in messages if m.WhichOneof("kind") == "tool_call"
+        ]
+        assert sorted(calls) == sorted(
+            (i, phase)
+            for i in invocations
+            for phase in (run_pb2.TOOL_CALL_PHASE_STARTED, run_pb2.TOOL_CALL_PHASE_ENDED)
+        )
 
 
 async def test_watch_follows_a_run_of_another_instance_through_the_store(api_factory: ApiFactory) -> None:

@@ -17,7 +17,7 @@ from diagnosis.v1 import run_pb2 as diagnosis_dot_v1_dot_run__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$diagnosis/v1/diagnosis_service.proto\x12\x0c\x64iagnosis.v1\x1a\x1c\x64iagnosis/v1/contracts.proto\x1a\x16\x64iagnosis/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"7\n\x0eRequestContext\x12\x10\n\x08scenario\x18\x01 \x01(\t\x12\x13\n\x0b\x65nvironment\x18\x02 \x01(\t\"R\n\x0f\x44iagnoseRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12-\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x1c.diagnosis.v1.RequestContext\"L\n\nRunStarted\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb5\x01\n\x10\x44iagnoseResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12+\n\x07started\x18\x02 \x01(\x0b\x32\x18.diagnosis.v1.RunStartedH\x00\x12\x31\n\x05\x65vent\x18\x03 \x01(\x0b\x32 .diagnosis.v1.OrchestrationEventH\x00\x12)\n\x03run\x18\x04 \x01(\x0b\x32\x1a.diagnosis.v1.DiagnosisRunH\x00\x42\x06\n\x04kind\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"9\n\x0eGetRunResponse\x12\'\n\x03run\x18\x01 \x01(\x0b\x32\x1a.diagnosis.v1.DiagnosisRun\"\x89\x01\n\x0fListRunsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\'\n\x06status\x18\x03 \x01(\x0e\x32\x17.diagnosis.v1.RunStatus\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.diagnosis.v1.Verdict\"U\n\x10ListRunsResponse\x12(\n\x04runs\x18\x01 \x03(\x0b\x32\x1a.diagnosis.v1.DiagnosisRun\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"9\n\x0fWatchRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"\x82\x01\n\x08RunEnded\x12\'\n\x06status\x18\x01 \x01(\x0e\x32\x17.diagnosis.v1.RunStatus\x12&\n\x07verdict\x18\x02 \x01(\x0e\x32\x15.diagnosis.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x15\n\rlast_sequence\x18\x04 \x01(\x03\"v\n\x10WatchRunResponse\x12\x31\n\x05\x65vent\x18\x01 \x01(\x0b\x32 .diagnosis.v1.OrchestrationEventH\x00\x12\'\n\x05\x65nded\x18\x02 \x01(\x0b\x32\x16.diagnosis.v1.RunEndedH\x00\x42\x06\n\x04kind\"\x16\n\x14ListScenariosRequest\"M\n\x08Scenario\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08services\x18\x03 \x03(\t\x12\x12\n\nis_default\x18\x04 \x01(\x08\"B\n\x15ListScenariosResponse\x12)\n\tscenarios\x18\x01 \x03(\x0b\x32\x16.diagnosis.v1.Scenario\"\x19\n\x17ListEnvironmentsRequest\"A\n\x11\x45nvironmentSource\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x03 \x01(\t\"u\n\x0b\x45nvironment\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nis_default\x18\x02 \x01(\x08\x12\x12\n\ntool_names\x18\x03 \x03(\t\x12\x30\n\x07sources\x18\x04 \x03(\x0b\x32\x1f.diagnosis.v1.EnvironmentSource\"K\n\x18ListEnvironmentsResponse\x12/\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x19.diagnosis.v1.Environment\"S\n\x1aListToolInvocationsRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"i\n\x1bListToolInvocationsResponse\x12\x31\n\x0binvocations\x18\x01 \x03(\x0b\x32\x1c.diagnosis.v1.ToolInvocation\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xe5\x04\n\x10\x44iagnosisService\x12K\n\x08\x44iagnose\x12\x1d.diagnosis.v1.DiagnoseRequest\x1a\x1e.diagnosis.v1.DiagnoseResponse0\x01\x12\x43\n\x06GetRun\x12\x1b.diagnosis.v1.GetRunRequest\x1a\x1c.diagnosis.v1.GetRunResponse\x12I\n\x08ListRuns\x12\x1d.diagnosis.v1.ListRunsRequest\x1a\x1e.diagnosis.v1.ListRunsResponse\x12K\n\x08WatchRun\x12\x1d.diagnosis.v1.WatchRunRequest\x1a\x1e.diagnosis.v1.WatchRunResponse0\x01\x12X\n\rListScenarios\x12\".diagnosis.v1.ListScenariosRequest\x1a#.diagnosis.v1.ListScenariosResponse\x12\x61\n\x10ListEnvironments\x12%.diagnosis.v1.ListEnvironmentsRequest\x1a&.diagnosis.v1.ListEnvironmentsResponse\x12j\n\x13ListToolInvocations\x12(.diagnosis.v1.ListToolInvocationsRequest\x1a).diagnosis.v1.ListToolInvocationsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$diagnosis/v1/diagnosis_service.proto\x12\x0c\x64iagnosis.v1\x1a\x1c\x64iagnosis/v1/contracts.proto\x1a\x16\x64iagnosis/v1/run.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"7\n\x0eRequestContext\x12\x10\n\x08scenario\x18\x01 \x01(\t\x12\x13\n\x0b\x65nvironment\x18\x02 \x01(\t\"R\n\x0f\x44iagnoseRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12-\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x1c.diagnosis.v1.RequestContext\"L\n\nRunStarted\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xe7\x01\n\x10\x44iagnoseResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12+\n\x07started\x18\x02 \x01(\x0b\x32\x18.diagnosis.v1.RunStartedH\x00\x12\x31\n\x05\x65vent\x18\x03 \x01(\x0b\x32 .diagnosis.v1.OrchestrationEventH\x00\x12)\n\x03run\x18\x04 \x01(\x0b\x32\x1a.diagnosis.v1.DiagnosisRunH\x00\x12\x30\n\ttool_call\x18\x05 \x01(\x0b\x32\x1b.diagnosis.v1.ToolCallEventH\x00\x42\x06\n\x04kind\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"9\n\x0eGetRunResponse\x12\'\n\x03run\x18\x01 \x01(\x0b\x32\x1a.diagnosis.v1.DiagnosisRun\"\x89\x01\n\x0fListRunsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\'\n\x06status\x18\x03 \x01(\x0e\x32\x17.diagnosis.v1.RunStatus\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.diagnosis.v1.Verdict\"U\n\x10ListRunsResponse\x12(\n\x04runs\x18\x01 \x03(\x0b\x32\x1a.diagnosis.v1.DiagnosisRun\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"9\n\x0fWatchRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"\x82\x01\n\x08RunEnded\x12\'\n\x06status\x18\x01 \x01(\x0e\x32\x17.diagnosis.v1.RunStatus\x12&\n\x07verdict\x18\x02 \x01(\x0e\x32\x15.diagnosis.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x15\n\rlast_sequence\x18\x04 \x01(\x03\"\xa8\x01\n\x10WatchRunResponse\x12\x31\n\x05\x65vent\x18\x01 \x01(\x0b\x32 .diagnosis.v1.OrchestrationEventH\x00\x12\'\n\x05\x65nded\x18\x02 \x01(\x0b\x32\x16.diagnosis.v1.RunEndedH\x00\x12\x30\n\ttool_call\x18\x03 \x01(\x0b\x32\x1b.diagnosis.v1.ToolCallEventH\x00\x42\x06\n\x04kind\"\x16\n\x14ListScenariosRequest\"M\n\x08Scenario\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08services\x18\x03 \x03(\t\x12\x12\n\nis_default\x18\x04 \x01(\x08\"B\n\x15ListScenariosResponse\x12)\n\tscenarios\x18\x01 \x03(\x0b\x32\x16.diagnosis.v1.Scenario\"\x19\n\x17ListEnvironmentsRequest\"A\n\x11\x45nvironmentSource\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x03 \x01(\t\"u\n\x0b\x45nvironment\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nis_default\x18\x02 \x01(\x08\x12\x12\n\ntool_names\x18\x03 \x03(\t\x12\x30\n\x07sources\x18\x04 \x03(\x0b\x32\x1f.diagnosis.v1.EnvironmentSource\"K\n\x18ListEnvironmentsResponse\x12/\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x19.diagnosis.v1.Environment\"S\n\x1aListToolInvocationsRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"i\n\x1bListToolInvocationsResponse\x12\x31\n\x0binvocations\x18\x01 \x03(\x0b\x32\x1c.diagnosis.v1.ToolInvocation\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xe5\x04\n\x10\x44iagnosisService\x12K\n\x08\x44iagnose\x12\x1d.diagnosis.v1.DiagnoseRequest\x1a\x1e.diagnosis.v1.DiagnoseResponse0\x01\x12\x43\n\x06GetRun\x12\x1b.diagnosis.v1.GetRunRequest\x1a\x1c.diagnosis.v1.GetRunResponse\x12I\n\x08ListRuns\x12\x1d.diagnosis.v1.ListRunsRequest\x1a\x1e.diagnosis.v1.ListRunsResponse\x12K\n\x08WatchRun\x12\x1d.diagnosis.v1.WatchRunRequest\x1a\x1e.diagnosis.v1.WatchRunResponse0\x01\x12X\n\rListScenarios\x12\".diagnosis.v1.ListScenariosRequest\x1a#.diagnosis.v1.ListScenariosResponse\x12\x61\n\x10ListEnvironments\x12%.diagnosis.v1.ListEnvironmentsRequest\x1a&.diagnosis.v1.ListEnvironmentsResponse\x12j\n\x13ListToolInvocations\x12(.diagnosis.v1.ListToolInvocationsRequest\x1a).diagnosis.v1.ListToolInvocationsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -31,39 +31,39 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _globals['_RUNSTARTED']._serialized_start=282
   _globals['_RUNSTARTED']._serialized_end=358
   _globals['_DIAGNOSERESPONSE']._serialized_start=361
-  _globals['_DIAGNOSERESPONSE']._serialized_end=542
-  _globals['_GETRUNREQUEST']._serialized_start=544
-  _globals['_GETRUNREQUEST']._serialized_end=575
-  _globals['_GETRUNRESPONSE']._serialized_start=577
-  _globals['_GETRUNRESPONSE']._serialized_end=634
-  _globals['_LISTRUNSREQUEST']._serialized_start=637
-  _globals['_LISTRUNSREQUEST']._serialized_end=774
-  _globals['_LISTRUNSRESPONSE']._serialized_start=776
-  _globals['_LISTRUNSRESPONSE']._serialized_end=861
-  _globals['_WATCHRUNREQUEST']._serialized_start=863
-  _globals['_WATCHRUNREQUEST']._serialized_end=920
-  _globals['_RUNENDED']._serialized_start=923
-  _globals['_RUNENDED']._serialized_end=1053
-  _globals['_WATCHRUNRESPONSE']._serialized_start=1055
-  _globals['_WATCHRUNRESPONSE']._serialized_end=1173
-  _globals['_LISTSCENARIOSREQUEST']._serialized_start=1175
-  _globals['_LISTSCENARIOSREQUEST']._serialized_end=1197
-  _globals['_SCENARIO']._serialized_start=1199
-  _globals['_SCENARIO']._serialized_end=1276
-  _globals['_LISTSCENARIOSRESPONSE']._serialized_start=1278
-  _globals['_LISTSCENARIOSRESPONSE']._serialized_end=1344
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=1346
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=1371
-  _globals['_ENVIRONMENTSOURCE']._serialized_start=1373
-  _globals['_ENVIRONMENTSOURCE']._serialized_end=1438
-  _globals['_ENVIRONMENT']._serialized_start=1440
-  _globals['_ENVIRONMENT']._serialized_end=1557
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=1559
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=1634
-  _globals['_LISTTOOLINVOCATIONSREQUEST']._serialized_start=1636
-  _globals['_LISTTOOLINVOCATIONSREQUEST']._serialized_end=1719
-  _globals['_LISTTOOLINVOCATIONSRESPONSE']._serialized_start=1721
-  _globals['_LISTTOOLINVOCATIONSRESPONSE']._serialized_end=1826
-  _globals['_DIAGNOSISSERVICE']._serialized_start=1829
-  _globals['_DIAGNOSISSERVICE']._serialized_end=2442
+  _globals['_DIAGNOSERESPONSE']._serialized_end=592
+  _globals['_GETRUNREQUEST']._serialized_start=594
+  _globals['_GETRUNREQUEST']._serialized_end=625
+  _globals['_GETRUNRESPONSE']._serialized_start=627
+  _globals['_GETRUNRESPONSE']._serialized_end=684
+  _globals['_LISTRUNSREQUEST']._serialized_start=687
+  _globals['_LISTRUNSREQUEST']._serialized_end=824
+  _globals['_LISTRUNSRESPONSE']._serialized_start=826
+  _globals['_LISTRUNSRESPONSE']._serialized_end=911
+  _globals['_WATCHRUNREQUEST']._serialized_start=913
+  _globals['_WATCHRUNREQUEST']._serialized_end=970
+  _globals['_RUNENDED']._serialized_start=973
+  _globals['_RUNENDED']._serialized_end=1103
+  _globals['_WATCHRUNRESPONSE']._serialized_start=1106
+  _globals['_WATCHRUNRESPONSE']._serialized_end=1274
+  _globals['_LISTSCENARIOSREQUEST']._serialized_start=1276
+  _globals['_LISTSCENARIOSREQUEST']._serialized_end=1298
+  _globals['_SCENARIO']._serialized_start=1300
+  _globals['_SCENARIO']._serialized_end=1377
+  _globals['_LISTSCENARIOSRESPONSE']._serialized_start=1379
+  _globals['_LISTSCENARIOSRESPONSE']._serialized_end=1445
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=1447
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=1472
+  _globals['_ENVIRONMENTSOURCE']._serialized_start=1474
+  _globals['_ENVIRONMENTSOURCE']._serialized_end=1539
+  _globals['_ENVIRONMENT']._serialized_start=1541
+  _globals['_ENVIRONMENT']._serialized_end=1658
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=1660
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=1735
+  _globals['_LISTTOOLINVOCATIONSREQUEST']._serialized_start=1737
+  _globals['_LISTTOOLINVOCATIONSREQUEST']._serialized_end=1820
+  _globals['_LISTTOOLINVOCATIONSRESPONSE']._serialized_start=1822
+  _globals['_LISTTOOLINVOCATIONSRESPONSE']._serialized_end=1927
+  _globals['_DIAGNOSISSERVICE']._serialized_start=1930
+  _globals['_DIAGNOSISSERVICE']._serialized_end=2543
 # @@protoc_insertion_point(module_scope)

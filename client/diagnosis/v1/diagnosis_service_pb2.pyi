@@ -103,6 +103,7 @@ class DiagnoseResponse(_message.Message):
     STARTED_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     RUN_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     """Set on every message; the first message is `started`."""
     @_builtins.property
@@ -111,6 +112,10 @@ class DiagnoseResponse(_message.Message):
     def event(self) -> _run_pb2.OrchestrationEvent: ...
     @_builtins.property
     def run(self) -> _run_pb2.DiagnosisRun: ...
+    @_builtins.property
+    def tool_call(self) -> _run_pb2.ToolCallEvent:
+        """A tool call of the Executor started or ended (before the Executor's own event)."""
+
     def __init__(
         self,
         *,
@@ -118,12 +123,13 @@ class DiagnoseResponse(_message.Message):
         started: Global___RunStarted | None = ...,
         event: _run_pb2.OrchestrationEvent | None = ...,
         run: _run_pb2.DiagnosisRun | None = ...,
+        tool_call: _run_pb2.ToolCallEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "run", b"run", "started", b"started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "run", b"run", "started", b"started", "tool_call", b"tool_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "run", b"run", "run_id", b"run_id", "started", b"started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "run", b"run", "run_id", b"run_id", "started", b"started", "tool_call", b"tool_call"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["started", "event", "run"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["started", "event", "run", "tool_call"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -278,21 +284,27 @@ class WatchRunResponse(_message.Message):
 
     EVENT_FIELD_NUMBER: _builtins.int
     ENDED_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event(self) -> _run_pb2.OrchestrationEvent: ...
     @_builtins.property
     def ended(self) -> Global___RunEnded: ...
+    @_builtins.property
+    def tool_call(self) -> _run_pb2.ToolCallEvent:
+        """A tool call of the Executor started or ended (before the Executor's own event)."""
+
     def __init__(
         self,
         *,
         event: _run_pb2.OrchestrationEvent | None = ...,
         ended: Global___RunEnded | None = ...,
+        tool_call: _run_pb2.ToolCallEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ended", b"ended", "event", b"event", "kind", b"kind"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ended", b"ended", "event", b"event", "kind", b"kind", "tool_call", b"tool_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended", b"ended", "event", b"event", "kind", b"kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended", b"ended", "event", b"event", "kind", b"kind", "tool_call", b"tool_call"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ended"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "ended", "tool_call"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

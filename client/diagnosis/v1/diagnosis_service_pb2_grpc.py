@@ -55,7 +55,7 @@ class DiagnosisServiceServicer(object):
     """Missing associated documentation comment in .proto file."""
 
     def Diagnose(self, request, context):
-        """Starts a run; streams its orchestration events as they happen, then the whole run.
+        """Starts a run; streams its orchestration events (and its tool calls' progress) as they happen, then the whole run.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

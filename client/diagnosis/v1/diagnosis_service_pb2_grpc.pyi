@@ -32,7 +32,7 @@ class DiagnosisServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> DiagnosisServiceAsyncStub: ...
     Diagnose: _grpc.UnaryStreamMultiCallable[_diagnosis_service_pb2.DiagnoseRequest, _diagnosis_service_pb2.DiagnoseResponse]
-    """Starts a run; streams its orchestration events as they happen, then the whole run."""
+    """Starts a run; streams its orchestration events (and its tool calls' progress) as they happen, then the whole run."""
     GetRun: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.GetRunRequest, _diagnosis_service_pb2.GetRunResponse]
     ListRuns: _grpc.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListRunsRequest, _diagnosis_service_pb2.ListRunsResponse]
     """Newest first; AIP-158 pagination."""
@@ -49,7 +49,7 @@ class DiagnosisServiceStub:
 class DiagnosisServiceAsyncStub(DiagnosisServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Diagnose: _aio.UnaryStreamMultiCallable[_diagnosis_service_pb2.DiagnoseRequest, _diagnosis_service_pb2.DiagnoseResponse]  # type: ignore[assignment]
-    """Starts a run; streams its orchestration events as they happen, then the whole run."""
+    """Starts a run; streams its orchestration events (and its tool calls' progress) as they happen, then the whole run."""
     GetRun: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.GetRunRequest, _diagnosis_service_pb2.GetRunResponse]  # type: ignore[assignment]
     ListRuns: _aio.UnaryUnaryMultiCallable[_diagnosis_service_pb2.ListRunsRequest, _diagnosis_service_pb2.ListRunsResponse]  # type: ignore[assignment]
     """Newest first; AIP-158 pagination."""
@@ -69,7 +69,7 @@ class DiagnosisServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _diagnosis_service_pb2.DiagnoseRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_diagnosis_service_pb2.DiagnoseResponse], _abc.AsyncIterator[_diagnosis_service_pb2.DiagnoseResponse]]:
-        """Starts a run; streams its orchestration events as they happen, then the whole run."""
+        """Starts a run; streams its orchestration events (and its tool calls' progress) as they happen, then the whole run."""
 
     @_abc_1.abstractmethod
     def GetRun(

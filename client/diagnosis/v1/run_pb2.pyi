@@ -126,6 +126,28 @@ NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP: NodeOutcome.ValueType  # 13
 NODE_OUTCOME_VERDICT_REJECT: NodeOutcome.ValueType  # 14
 Global___NodeOutcome: _TypeAlias = NodeOutcome  # noqa: Y015
 
+class _ToolCallPhase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ToolCallPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolCallPhase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOOL_CALL_PHASE_UNSPECIFIED: _ToolCallPhase.ValueType  # 0
+    TOOL_CALL_PHASE_STARTED: _ToolCallPhase.ValueType  # 1
+    """The Executor dispatched the call (it may wait for a slot of its source before it runs)."""
+    TOOL_CALL_PHASE_ENDED: _ToolCallPhase.ValueType  # 2
+    """The call ended and its tool_invocation is recorded."""
+
+class ToolCallPhase(_ToolCallPhase, metaclass=_ToolCallPhaseEnumTypeWrapper):
+    """Whether a tool call event says the call started or ended."""
+
+TOOL_CALL_PHASE_UNSPECIFIED: ToolCallPhase.ValueType  # 0
+TOOL_CALL_PHASE_STARTED: ToolCallPhase.ValueType  # 1
+"""The Executor dispatched the call (it may wait for a slot of its source before it runs)."""
+TOOL_CALL_PHASE_ENDED: ToolCallPhase.ValueType  # 2
+"""The call ended and its tool_invocation is recorded."""
+Global___ToolCallPhase: _TypeAlias = ToolCallPhase  # noqa: Y015
+
 @_typing.final
 class OrchestrationEvent(_message.Message):
     """One node attempt's handled outcome (R-S-3): stable identifiers only."""
@@ -172,6 +194,63 @@ class OrchestrationEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___OrchestrationEvent: _TypeAlias = OrchestrationEvent  # noqa: Y015
+
+@_typing.final
+class ToolCallEvent(_message.Message):
+    """Progress of one tool call of an Executor attempt. Not an orchestration event (R-S-3 keeps those one a node
+    attempt): it takes no sequence number of its own and carries the one of the node attempt that makes the call,
+    whose OrchestrationEvent follows it. A replay from the store gives each recorded call's two events together.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    INVOCATION_ID_FIELD_NUMBER: _builtins.int
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    DURATION_MS_FIELD_NUMBER: _builtins.int
+    TIMESTAMP_FIELD_NUMBER: _builtins.int
+    CYCLE_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    sequence: _builtins.int
+    """The sequence number of the Executor attempt's OrchestrationEvent (sent after its tool call events)."""
+    invocation_id: _builtins.str
+    tool_name: _builtins.str
+    phase: Global___ToolCallPhase.ValueType
+    status: _contracts_pb2.ToolInvocationStatus.ValueType
+    """How the call ended (TOOL_INVOCATION_STATUS_UNSPECIFIED while it has not)."""
+    duration_ms: _builtins.int
+    """The call's duration, once it ended."""
+    cycle: _builtins.int
+    """The planner cycle whose Executor makes the call."""
+    error: _builtins.str
+    """Why an ended call failed, clipped (as its tool_invocation records it); empty when it did not."""
+    @_builtins.property
+    def timestamp(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        sequence: _builtins.int = ...,
+        invocation_id: _builtins.str = ...,
+        tool_name: _builtins.str = ...,
+        phase: Global___ToolCallPhase.ValueType = ...,
+        status: _contracts_pb2.ToolInvocationStatus.ValueType = ...,
+        duration_ms: _builtins.int = ...,
+        timestamp: _timestamp_pb2.Timestamp | None = ...,
+        cycle: _builtins.int = ...,
+        error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["timestamp", b"timestamp"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cycle", b"cycle", "duration_ms", b"duration_ms", "error", b"error", "invocation_id", b"invocation_id", "phase", b"phase", "run_id", b"run_id", "sequence", b"sequence", "status", b"status", "timestamp", b"timestamp", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCallEvent: _TypeAlias = ToolCallEvent  # noqa: Y015
 
 @_typing.final
 class NodeRetryCount(_message.Message):

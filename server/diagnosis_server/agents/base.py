@@ -8,6 +8,7 @@ to a node outcome: ``AgentRetryableError`` (timeouts, connection errors, 429/5xx
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -58,6 +59,10 @@ class ToolCaller(Protocol):
     """What an Executor may do with tools: call them through the run's tool runner (recorded, allow-listed)."""
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult: ...
+
+    async def call_many(self, calls: Sequence[tuple[str, JsonObject]]) -> list[ToolCallResult]:
+        """Independent calls run concurrently; their results in plan order, each recorded before it is returned."""
+        ...
 
     async def record(self, recorded: contracts_pb2.ToolInvocation) -> None:
         """Record an invocation made elsewhere as a tool_invocation of this run (scripted replays)."""

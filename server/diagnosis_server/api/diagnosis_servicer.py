@@ -17,7 +17,7 @@ from diagnosis.v1 import diagnosis_service_pb2_grpc, run_pb2
 from diagnosis_server.api.calls import current_call
 from diagnosis_server.api.errors import invalid_argument, run_not_found
 from diagnosis_server.api.follow import DEFAULT_POLL_INTERVAL_S, TERMINAL_STATUSES, RunFollower
-from diagnosis_server.api.hub import EventHub
+from diagnosis_server.api.hub import EventHub, watch_response
 from diagnosis_server.api.invocation_pages import BadPageToken, decode_token, encode_token, page
 from diagnosis_server.api.runs import RunManager
 from diagnosis_server.api.validation import (
@@ -80,7 +80,10 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             yield pb.DiagnoseResponse(run_id=run_id, started=pb.RunStarted(run_id=run_id, created_at=created_at))
             follower = RunFollower(self._repository, started.subscription, poll_interval_s=self._poll_interval_s)
             async for event in follower.events():
-                yield pb.DiagnoseResponse(run_id=run_id, event=event)
+                if isinstance(event, run_pb2.ToolCallEvent):
+                    yield pb.DiagnoseResponse(run_id=run_id, tool_call=event)
+                else:
+                    yield pb.DiagnoseResponse(run_id=run_id, event=event)
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")
@@ -126,7 +129,7 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
             # A live event goes out as the bytes serialized once for all its watchers (``Live.watch_bytes``;
             # the method's serializer passes bytes through, see ``api.server``).
             async for event, live in follower.events_live():
-                yield live.watch_bytes() if live is not None else pb.WatchRunResponse(event=event)  # type: ignore[misc]
+                yield live.watch_bytes() if live is not None else watch_response(event)  # type: ignore[misc]
             final = follower.final
             if final is None:
                 raise RuntimeError(f"run {run_id} vanished from the store")

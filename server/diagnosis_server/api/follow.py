@@ -10,6 +10,12 @@ the store: woken by the run's commits (PostgreSQL LISTEN/NOTIFY, ``RunStore.watc
 The events end only when the store holds the run's final record (``final``): a run whose task ended
 without one (its final write failed while the store was down) is followed through the store until the
 orphan sweep marks it INTERRUPTED, so no stream ends as if a RUNNING run were over.
+
+A tool call's progress events (``ToolCallEvent``) come live before their Executor attempt's event, and carry
+its sequence number. A replay derives them from the recorded tool_invocation rows: before an Executor event,
+each call of its cycle started and ended, in recording order (a call's two events together). Each is yielded
+once (by invocation id and phase); a follower that starts during an Executor attempt sees the calls that end
+from then on.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from diagnosis.v1 import run_pb2
-from diagnosis_server.api.hub import Live, Signal, Subscription
+from diagnosis.v1 import contracts_pb2, run_pb2
+from diagnosis_server.api.hub import Event, Live, Signal, Subscription
 from diagnosis_server.store import RunStore, Watch
+from diagnosis_server.tools.runner import progress_event
 
 REPLAY_BATCH = 500
 DEFAULT_POLL_INTERVAL_S = 0.5
@@ -50,12 +57,14 @@ class RunFollower:
         self._check_status = True
         # The run's last event sequence, when the hub's end said it (None: not known without the store).
         self.end_sequence: int | None = None
+        # The tool call events yielded: (invocation id, phase).
+        self._tool_calls: set[tuple[str, int]] = set()
 
-    async def events(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+    async def events(self) -> AsyncIterator[Event]:
         async for event, _ in self.events_live():
             yield event
 
-    async def events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+    async def events_live(self) -> AsyncIterator[tuple[Event, Live | None]]:
         """``events``, each with its published form when it came live (None: replayed from the store)."""
         if not self._live:
             self._watch = self._store.watch_run(self._run_id)
@@ -67,7 +76,7 @@ class RunFollower:
                 self._watch.close()
                 self._watch = None
 
-    async def _events_live(self) -> AsyncIterator[tuple[run_pb2.OrchestrationEvent, Live | None]]:
+    async def _events_live(self) -> AsyncIterator[tuple[Event, Live | None]]:
         subscription = self._subscription
         # An attached subscription taken before any event after ``after_sequence`` was published receives
         # them all: nothing to replay (a Diagnose stream, a watcher that came early).
@@ -100,9 +109,21 @@ class RunFollower:
             if event.sequence != self.last_sequence + 1:
                 async for replayed in self._replay():
                     yield replayed, None
+                if not isinstance(event, run_pb2.ToolCallEvent) or event.sequence != self.last_sequence + 1:
+                    continue
+            if isinstance(event, run_pb2.ToolCallEvent):
+                if self._first_time(event):
+                    yield event, item
                 continue
             self._advance(event)
             yield event, item
+
+    def _first_time(self, event: run_pb2.ToolCallEvent) -> bool:
+        key = (event.invocation_id, int(event.phase))
+        if key in self._tool_calls:
+            return False
+        self._tool_calls.add(key)
+        return True
 
     def _ended_here(self) -> bool:
         """At END: True when the hub gave the run's stored final record and nothing is left to replay."""
@@ -138,16 +159,39 @@ class RunFollower:
     def _watch_ended(self) -> bool:
         return bool(getattr(self._watch, "ended", True))
 
-    async def _replay(self) -> AsyncIterator[run_pb2.OrchestrationEvent]:
+    async def _replay(self) -> AsyncIterator[Event]:
+        invocations: list[contracts_pb2.ToolInvocation] | None = None
         while True:
             batch = await self._store.list_events(self._run_id, after_sequence=self.last_sequence, limit=REPLAY_BATCH)
             for event in batch:
-                if event.sequence > self.last_sequence:
-                    self._advance(event)
-                    yield event
+                if event.sequence <= self.last_sequence:
+                    continue
+                if event.node == run_pb2.NODE_NAME_EXECUTOR:
+                    if invocations is None:
+                        invocations = await self._store.list_tool_invocations(self._run_id)
+                    for tool_call in _tool_calls_of(invocations, event):
+                        if self._first_time(tool_call):
+                            yield tool_call
+                self._advance(event)
+                yield event
             if len(batch) < REPLAY_BATCH:
                 return
 
     def _advance(self, event: run_pb2.OrchestrationEvent) -> None:
         self.last_sequence = event.sequence
         self.yielded += 1
+
+
+def _tool_calls_of(
+    invocations: list[contracts_pb2.ToolInvocation], executor: run_pb2.OrchestrationEvent
+) -> list[run_pb2.ToolCallEvent]:
+    """The progress events of the calls an Executor attempt made (its cycle's, in recording order)."""
+    out: list[run_pb2.ToolCallEvent] = []
+    for invocation in invocations:
+        if invocation.cycle != executor.cycle:
+            continue
+        for phase in (run_pb2.TOOL_CALL_PHASE_STARTED, run_pb2.TOOL_CALL_PHASE_ENDED):
+            tool_call = progress_event(invocation, phase)
+            tool_call.sequence = executor.sequence
+            out.append(tool_call)
+    return out

@@ -2,7 +2,9 @@
 
 Publishing never waits: each subscriber has a bounded queue, and a subscriber whose queue is full
 loses its queued events and is told ``OVERFLOW`` instead; it catches up from the store, where every
-event is committed before it is published. When a run ends its subscribers are told ``END``.
+event is committed before it is published. When a run ends its subscribers are told ``END``. A tool
+call's progress events are published the same way; they are not stored as such (the store has the calls'
+tool_invocation rows, from which a replay derives them).
 
 A subscription taken for a run this process is not running is *detached*: it never receives
 anything, and its reader follows the store instead.
@@ -25,21 +27,31 @@ from diagnosis.v1 import diagnosis_service_pb2, run_pb2
 DEFAULT_QUEUE_SIZE = 128
 
 
+Event = run_pb2.OrchestrationEvent | run_pb2.ToolCallEvent
+
+
 class Live:
-    """One published event, shared by the subscribers; its wire form made once, on first use."""
+    """One published event (a node attempt's, or a tool call's progress), shared by the subscribers; its wire
+    form made once, on first use."""
 
     __slots__ = ("_watch_bytes", "event")
 
-    def __init__(self, event: run_pb2.OrchestrationEvent) -> None:
+    def __init__(self, event: Event) -> None:
         self.event = event
         self._watch_bytes: bytes | None = None
 
     def watch_bytes(self) -> bytes:
-        """The serialized ``WatchRunResponse(event=...)`` of this event."""
+        """The serialized ``WatchRunResponse`` of this event."""
         data = self._watch_bytes
         if data is None:
-            data = self._watch_bytes = diagnosis_service_pb2.WatchRunResponse(event=self.event).SerializeToString()
+            data = self._watch_bytes = watch_response(self.event).SerializeToString()
         return data
+
+
+def watch_response(event: Event) -> diagnosis_service_pb2.WatchRunResponse:
+    if isinstance(event, run_pb2.ToolCallEvent):
+        return diagnosis_service_pb2.WatchRunResponse(tool_call=event)
+    return diagnosis_service_pb2.WatchRunResponse(event=event)
 
 
 class Signal(enum.Enum):
@@ -84,7 +96,7 @@ class Subscription:
     def queued(self) -> int:
         return len(self._items)
 
-    async def next(self) -> run_pb2.OrchestrationEvent | Signal:
+    async def next(self) -> Event | Signal:
         """The next live event, OVERFLOW (catch up from the store, then go on), or END (no more events)."""
         item = await self.next_live()
         return item if isinstance(item, Signal) else item.event
@@ -139,11 +151,13 @@ class EventHub:
     def subscriber_count(self, run_id: str) -> int:
         return len(self._channels.get(run_id, ()))
 
-    def publish(self, event: run_pb2.OrchestrationEvent) -> None:
+    def publish(self, event: Event) -> None:
+        """Offers ``event`` to the run's subscribers. A tool call's progress event moves no sequence: it carries
+        its node attempt's, whose own event comes after it."""
         channel = self._channels.get(event.run_id)
         if channel is None:
             return
-        if event.sequence > self._published.get(event.run_id, 0):
+        if isinstance(event, run_pb2.OrchestrationEvent) and event.sequence > self._published.get(event.run_id, 0):
             self._published[event.run_id] = event.sequence
         live = Live(event)
         for subscription in tuple(channel):

@@ -145,6 +145,9 @@ class RunManager:
             # and 1,000 watchers would get its events in a burst behind its CPU (p99 about twice the no-op's).
             await asyncio.sleep(0)
 
+        async def on_tool_call(event: run_pb2.ToolCallEvent) -> None:
+            self._hub.publish(event)
+
         cancelled = False
         stored: run_pb2.DiagnosisRun | None = None
         try:
@@ -155,6 +158,7 @@ class RunManager:
                 tenant=tenant,
                 run_id=run_id,
                 on_event=on_event,
+                on_tool_call=on_tool_call,
                 on_started=on_started,
             )
         except asyncio.CancelledError:

@@ -315,7 +315,11 @@ async def start_server(
             tools_for=scenario_tools,
             environment_tools=registry.tools_for,
             finish_retry_s=settings.store_retry_s,
-            limits=Limits(retry_backoff_s=settings.retry_backoff_s),
+            limits=Limits(
+                retry_backoff_s=settings.retry_backoff_s,
+                max_concurrent_tool_calls=settings.max_concurrent_tool_calls,
+                max_concurrent_calls_per_source=settings.max_concurrent_calls_per_source,
+            ),
             on_endpoint_failure=metrics.observe_endpoint_failure,
             on_invocation=metrics.observe_invocation,
         )

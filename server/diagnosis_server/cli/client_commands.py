@@ -209,8 +209,17 @@ def _ask(client: DiagnosisClient, args: argparse.Namespace) -> int:
         if not quiet:
             print(event_line(message), file=sys.stderr, flush=True)
 
+    def tool_call(message: run_pb2.ToolCallEvent) -> None:
+        if not quiet:
+            print(tool_call_line(message), file=sys.stderr, flush=True)
+
     run = client.ask(
-        args.question, scenario=args.scenario, environment=args.environment, on_started=started, on_event=event
+        args.question,
+        scenario=args.scenario,
+        environment=args.environment,
+        on_started=started,
+        on_event=event,
+        on_tool_call=tool_call,
     )
     if args.json:
         _print_json(run)
@@ -269,6 +278,18 @@ def event_line(event: run_pb2.OrchestrationEvent) -> str:
     return f"[{event.sequence}] {node}: {outcome} ({where})"
 
 
+def tool_call_line(event: run_pb2.ToolCallEvent) -> str:
+    """``[2] tool prometheus.query (inv-0003): started`` and ``... : ok in 52 ms``, ``... : timeout in 10000 ms:
+    no output within 10s``: under the sequence of the Executor attempt that makes the call."""
+    head = f"[{event.sequence}]   tool {event.tool_name} ({event.invocation_id})"
+    if event.phase == run_pb2.TOOL_CALL_PHASE_STARTED:
+        return f"{head}: started"
+    status = enum_short_name(contracts_pb2.ToolInvocationStatus, event.status, lower=True) or "ended"
+    line = f"{head}: {status} in {event.duration_ms} ms"
+    failed = event.error and event.status != contracts_pb2.TOOL_INVOCATION_STATUS_OK
+    return line + (f": {event.error}" if failed else "")
+
+
 # ---------------------------------------------------------------------- watch
 
 
@@ -279,6 +300,8 @@ def _watch(client: DiagnosisClient, args: argparse.Namespace) -> int:
             print(message_to_json(response, indent=None), flush=True)
         elif response.WhichOneof("kind") == "event":
             print(event_line(response.event), flush=True)
+        elif response.WhichOneof("kind") == "tool_call":
+            print(tool_call_line(response.tool_call), flush=True)
         if response.WhichOneof("kind") == "ended":
             ended = response.ended
     if ended is None:  # the client raises before this; kept for a clear message all the same

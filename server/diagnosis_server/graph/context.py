@@ -12,7 +12,8 @@ from diagnosis_server.conversions import JsonObject
 from diagnosis_server.limits import DEFAULT_LIMITS, Limits
 from diagnosis_server.store.base import RunStore
 from diagnosis_server.tools.base import Toolset
-from diagnosis_server.tools.runner import InvocationIds
+from diagnosis_server.tools.breaker import SourceBreaker
+from diagnosis_server.tools.runner import InvocationIds, ProgressSink
 
 __all__ = ["Limits", "RunContext", "ToolEnvironment"]
 
@@ -36,6 +37,10 @@ class RunContext:
     allowed_tools: Sequence[str] | None = None
     # The run's invocation ids: one counter for all its Executor attempts and cycles.
     invocation_ids: InvocationIds = field(default_factory=InvocationIds)
+    # The run's per-source breakers: a source that timed out or refused is not called again in the run.
+    breaker: SourceBreaker = field(default_factory=SourceBreaker)
+    # Hears each tool call start and end (the run's progress stream); None: nobody listens.
+    on_tool_call: ProgressSink | None = None
     # Sees each tool call once it is recorded, or once its recording failed (metrics).
     on_invocation: Callable[[contracts_pb2.ToolInvocation], None] | None = None
 

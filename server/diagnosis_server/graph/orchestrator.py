@@ -25,6 +25,7 @@ from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
+from diagnosis_server.tools.runner import ProgressSink
 
 log = structlog.get_logger(__name__)
 
@@ -121,6 +122,7 @@ class Orchestrator:
         self,
         *,
         on_event: EventSink | None = None,
+        on_tool_call: ProgressSink | None = None,
         on_started: Callable[[run_pb2.DiagnosisRun], Awaitable[None]] | None = None,
         **request: Unpack[NewRun],
     ) -> run_pb2.DiagnosisRun:
@@ -133,13 +135,27 @@ class Orchestrator:
         await self.store.create_run(run)
         if on_started is not None:
             await on_started(run)
-        return await self.execute(run, tools, on_event=on_event)
+        return await self.execute(run, tools, on_event=on_event, on_tool_call=on_tool_call)
 
     async def execute(
-        self, run: run_pb2.DiagnosisRun, tools: ToolEnvironment, *, on_event: EventSink | None = None
+        self,
+        run: run_pb2.DiagnosisRun,
+        tools: ToolEnvironment,
+        *,
+        on_event: EventSink | None = None,
+        on_tool_call: ProgressSink | None = None,
     ) -> run_pb2.DiagnosisRun:
-        ctx = self._context(run_id=run.run_id, tools=tools)
         state = DiagnosisState(run_id=run.run_id, question=run.question, scenario=run.scenario)
+        progress: ProgressSink | None = None
+        if on_tool_call is not None:
+            listener = on_tool_call
+
+            async def progress(event: run_pb2.ToolCallEvent) -> None:
+                # The node attempt making the call is the next event's: its sequence, known before it ends.
+                event.sequence = len(state.orchestration_events) + state.dropped_events + 1
+                await listener(event)
+
+        ctx = self._context(run_id=run.run_id, tools=tools, on_tool_call=progress)
 
         endpoint_failures: list[run_pb2.NodeStep] = []
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 from opentelemetry import propagate
 
-from diagnosis_server.tools.base import ToolError
+from diagnosis_server.tools.base import SourceUnreachable
 
 T = TypeVar("T")
 USER_AGENT = "diagnosis-graph"
@@ -149,7 +149,7 @@ async def get(
     try:
         return await with_retries(lambda: client.get(path, params=dict(params)), _retryable_http, policy=policy)
     except httpx2.TimeoutException:
-        raise ToolError(f"{source}: no answer from {safe_url(client.base_url)} in time") from None
+        raise SourceUnreachable(f"{source}: no answer from {safe_url(client.base_url)} in time") from None
     except httpx2.TransportError as exc:
         reason = type(exc).__name__
-        raise ToolError(f"{source}: cannot reach {safe_url(client.base_url)} ({reason})") from None
+        raise SourceUnreachable(f"{source}: cannot reach {safe_url(client.base_url)} ({reason})") from None

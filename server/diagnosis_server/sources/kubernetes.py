@@ -29,7 +29,7 @@ from diagnosis_server.sources.arguments import Args, Param
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
 from diagnosis_server.sources.http import RETRY_STATUSES, retry_after_seconds, trace_headers, with_retries
 from diagnosis_server.sources.redaction import Redactor
-from diagnosis_server.tools.base import Tool, ToolError
+from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
 PODS = "kubernetes.pods"
 EVENTS = "kubernetes.events"
@@ -184,7 +184,9 @@ class KubernetesApi:
         except ApiException as exc:
             raise ApiError(self._status_message(tool, exc), int(exc.status or 0)) from None
         except HTTPError as exc:
-            raise ToolError(f"{tool}: cannot reach the API server {self.access.host} ({type(exc).__name__})") from None
+            raise SourceUnreachable(
+                f"{tool}: cannot reach the API server {self.access.host} ({type(exc).__name__})"
+            ) from None
 
     def _status_message(self, tool: str, exc: Any) -> str:
         reason, message = str(exc.reason or ""), ""

@@ -28,7 +28,7 @@ import structlog
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.http import USER_AGENT, safe_url, trace_headers
 from diagnosis_server.sources.redaction import Redactor
-from diagnosis_server.tools.base import Tool, ToolError
+from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
 log = structlog.get_logger(__name__)
 
@@ -109,12 +109,14 @@ class McpServerSource:
             listed = await asyncio.wait_for(asyncio.shield(ready), timeout=self.target.startup_timeout_s)
         except TimeoutError:
             await self._stop(owner, closing)
-            raise ToolError(
+            raise SourceUnreachable(
                 f"MCP server {self.target.name!r} did not start within {self.target.startup_timeout_s:g}s"
             ) from None
         except Exception as exc:
             await self._stop(owner, closing)
-            raise ToolError(f"MCP server {self.target.name!r} cannot be reached: {self._describe(exc)}") from None
+            raise SourceUnreachable(
+                f"MCP server {self.target.name!r} cannot be reached: {self._describe(exc)}"
+            ) from None
         self._owner, self._closing = owner, closing
         self._listed = {tool.name: tool for tool in listed}
 

@@ -12,6 +12,10 @@ class ToolError(Exception):
     """A tool rejected its arguments or could not produce output (recorded as an ERROR invocation)."""
 
 
+class SourceUnreachable(ToolError):
+    """The tool's source did not answer: refused, unreachable, or no answer in time (its breaker opens)."""
+
+
 @runtime_checkable
 class Tool(Protocol):
     @property

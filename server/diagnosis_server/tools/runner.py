@@ -5,7 +5,9 @@ kept still resolve) and recorded TRUNCATED with ``error`` saying what was trimme
 trimmed under the bound is recorded ERROR without output.
 
 Every call is recorded as a ``tool_invocation`` row of this run *before* the Executor sees its result
-(R-C-2), whether it succeeded, failed, timed out, was truncated or was blocked.
+(R-C-2), whether it succeeded, failed, timed out, was truncated or was blocked. Independent calls run
+concurrently, bounded per run and per source, and are recorded in plan order; a source that timed out or
+refused fails the run's remaining calls to it at once (``breaker``).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ import asyncio
 import itertools
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from google.protobuf import struct_pb2
 
-from diagnosis.v1 import contracts_pb2
+from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server import telemetry
 from diagnosis_server.conversions import (
     MAX_JSON_DEPTH,
@@ -40,10 +42,12 @@ from diagnosis_server.conversions import (
 from diagnosis_server.limits import DEFAULT_LIMITS
 from diagnosis_server.sources.redaction import DEFAULT as REDACTOR
 from diagnosis_server.sources.redaction import redact_text
-from diagnosis_server.tools.base import ToolError, Toolset
+from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError, Toolset
+from diagnosis_server.tools.breaker import SourceBreaker, source_of
 from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
+ProgressSink = Callable[[run_pb2.ToolCallEvent], Awaitable[None]]
 
 
 class InvocationIds:
@@ -89,7 +93,16 @@ class ToolCallResult:
 
 
 class ToolRunner:
-    """Calls tools for one run of one cycle and records each call through ``recorder``."""
+    """Calls tools for one run of one cycle and records each call through ``recorder``.
+
+    ``call_many`` runs independent calls concurrently: at most ``max_concurrency`` at once, at most
+    ``max_per_source`` on one source (``breaker.source_of``). Their invocation ids are given in plan order when
+    they are dispatched, and they are recorded in plan order (each as soon as those before it are), so ids and
+    the store's order do not depend on which upstream answered first; every result is recorded before it is
+    returned (R-C-2). Once a source timed out or refused, ``breaker`` fails the run's remaining calls to it at
+    once, each recorded ERROR naming the source and its first failure. ``on_progress`` hears each call start
+    (when dispatched, in plan order) and end (when recorded).
+    """
 
     def __init__(
         self,
@@ -103,6 +116,10 @@ class ToolRunner:
         max_output_bytes: int = DEFAULT_LIMITS.max_tool_output_bytes,
         max_calls: int = DEFAULT_LIMITS.max_tool_calls,
         ids: InvocationIds | None = None,
+        max_concurrency: int = DEFAULT_LIMITS.max_concurrent_tool_calls,
+        max_per_source: int = DEFAULT_LIMITS.max_concurrent_calls_per_source,
+        breaker: SourceBreaker | None = None,
+        on_progress: ProgressSink | None = None,
     ) -> None:
         self._run_id = run_id
         self._ids = ids if ids is not None else InvocationIds.unshared()
@@ -114,6 +131,11 @@ class ToolRunner:
         self._max_output_bytes = max_output_bytes
         self._max_calls = max_calls
         self._calls = 0
+        self._slots = asyncio.Semaphore(max(1, max_concurrency))
+        self._max_per_source = max(1, max_per_source)
+        self._source_slots: dict[str, asyncio.Semaphore] = {}
+        self.breaker = breaker if breaker is not None else SourceBreaker()
+        self._on_progress = on_progress
         self.invocation_ids: list[str] = []
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
@@ -122,60 +144,106 @@ class ToolRunner:
         Traced as an ``execute_tool`` span carrying the invocation id, tool name, status and duration, so
         a binding's source invocation id leads to its span.
         """
-        invocation_id = self._ids.next()
-        attributes: dict[str, str | int] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": tool_name,
-            "gen_ai.tool.call.id": invocation_id,
-            "diagnosis.invocation_id": invocation_id,
-            "diagnosis.run_id": self._run_id,
-        }
-        started = time.perf_counter()
-        with telemetry.span(f"execute_tool {tool_name}", attributes) as span:
-            try:
-                result = await self._call(invocation_id, tool_name, arguments)
-            except ToolBlockedError:
-                span.set_attribute(
-                    "diagnosis.tool.status",
-                    enum_short_name(contracts_pb2.ToolInvocationStatus, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED),
-                )
-                raise
-            finally:
-                span.set_attribute("diagnosis.tool.duration_ms", int((time.perf_counter() - started) * 1000))
-            status = enum_short_name(contracts_pb2.ToolInvocationStatus, result.status)
-            span.set_attribute("diagnosis.tool.status", status)
-            if not result.ok:
-                span.set_attribute("error.type", status)
-            return result
+        return (await self.call_many([(tool_name, arguments)]))[0]
 
-    async def _call(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> ToolCallResult:
-        started = time.time()
-        invocation = self._invocation(invocation_id, tool_name, started)
+    async def call_many(self, calls: Sequence[tuple[str, JsonObject]]) -> list[ToolCallResult]:
+        """Runs independent calls concurrently; their results in plan order, each recorded first.
+
+        The allow-list and the call limit are checked in plan order at dispatch: the first call refused
+        (ToolBlockedError) is recorded BLOCKED after the calls before it, and the calls after it never run.
+        """
+        pending: list[_Pending] = []
+        blocked: _Pending | None = None
+        for tool_name, arguments in calls:
+            call = self._admit(self._ids.next(), tool_name, arguments)
+            if call.blocked:
+                blocked = call
+                break
+            pending.append(call)
+        for call in (*pending, *((blocked,) if blocked is not None else ())):
+            await self._progress(call, run_pb2.TOOL_CALL_PHASE_STARTED)
+        tasks: list[asyncio.Future[None]] = []
+        for call in pending:
+            if call.runnable:
+                call.task = asyncio.ensure_future(self._run(call))
+                tasks.append(call.task)
+        results: list[ToolCallResult] = []
+        try:
+            for call in pending:
+                if call.task is not None:
+                    await call.task
+                results.append(await self._finish(call))
+        finally:
+            for task in tasks:
+                task.cancel()
+        if blocked is not None:
+            await self._finish(blocked)
+            raise ToolBlockedError(blocked.tool_name, blocked.invocation_id)
+        return results
+
+    def _admit(self, invocation_id: str, tool_name: str, arguments: JsonObject) -> _Pending:
+        """The call as dispatched: refused (BLOCKED), not runnable (its arguments cannot be recorded), or to run."""
+        dispatched = time.time()
+        invocation = self._invocation(invocation_id, tool_name, dispatched)
+        call = _Pending(invocation, arguments, dispatched)
         arguments_error = _fill_arguments(invocation.arguments, arguments)
-        if tool_name not in self._allowed or self._toolset.get(tool_name) is None:
-            await self._record(
-                invocation, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "not on the allow-list", started
-            )
-            raise ToolBlockedError(tool_name, invocation_id)
+        tool = self._toolset.get(tool_name)
+        if tool_name not in self._allowed or tool is None:
+            call.end(contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "not on the allow-list", blocked=True)
+            return call
         if self._calls >= self._max_calls:
-            await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "call limit reached", started)
-            raise ToolBlockedError(tool_name, invocation_id)
+            call.end(contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED, "call limit reached", blocked=True)
+            return call
         self._calls += 1
         if arguments_error:
             # Arguments that cannot be recorded are never run: the call is recorded as an error (R-C-2).
-            await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, arguments_error, started)
-            return ToolCallResult(
-                invocation_id, tool_name, contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, None, arguments_error
-            )
-        tool = self._toolset.get(tool_name)
+            call.end(contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, arguments_error)
+            return call
+        call.tool = tool
+        call.source = source_of(tool_name, tool)
+        return call
+
+    async def _run(self, call: _Pending) -> None:
+        """Runs one admitted call in its source's and the run's slots, unless its source's breaker is open."""
+        attributes: dict[str, str | int] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.tool_name,
+            "gen_ai.tool.call.id": call.invocation_id,
+            "diagnosis.invocation_id": call.invocation_id,
+            "diagnosis.run_id": self._run_id,
+        }
+        slot = self._source_slots.setdefault(call.source, asyncio.Semaphore(self._max_per_source))
+        async with slot, self._slots:
+            call.started = time.time()
+            call.invocation.started_at.FromNanoseconds(int(call.started * 1e9))
+            with telemetry.span(f"execute_tool {call.tool_name}", attributes) as span:
+                try:
+                    await self._execute(call)
+                finally:
+                    span.set_attribute("diagnosis.tool.duration_ms", int((time.time() - call.started) * 1000))
+                status = enum_short_name(contracts_pb2.ToolInvocationStatus, call.status)
+                span.set_attribute("diagnosis.tool.status", status)
+                if call.status != contracts_pb2.TOOL_INVOCATION_STATUS_OK:
+                    span.set_attribute("error.type", status)
+
+    async def _execute(self, call: _Pending) -> None:
+        tripped = self.breaker.tripped(call.source)
+        if tripped is not None:
+            call.end(contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, tripped.message())
+            return
+        tool = call.tool
         assert tool is not None
         status, output, error = contracts_pb2.TOOL_INVOCATION_STATUS_OK, None, ""
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation of this task.
             async with asyncio.timeout(self._timeout_s):
-                output = await tool.call(arguments)
+                output = await tool.call(call.arguments)
         except TimeoutError:
             status, error = contracts_pb2.TOOL_INVOCATION_STATUS_TIMEOUT, f"no output within {self._timeout_s:g}s"
+            self.breaker.trip(call.source, call.invocation_id, error)
+        except SourceUnreachable as exc:
+            status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, redact_text(str(exc)[:500])
+            self.breaker.trip(call.source, call.invocation_id, error)
         except ToolError as exc:
             status, error = contracts_pb2.TOOL_INVOCATION_STATUS_ERROR, redact_text(str(exc)[:500])
         except Exception as exc:  # a broken tool must not break the run; it is recorded
@@ -183,6 +251,7 @@ class ToolRunner:
                 contracts_pb2.TOOL_INVOCATION_STATUS_ERROR,
                 redact_text(f"{type(exc).__name__}: {str(exc)[:400]}"),
             )
+        invocation = call.invocation
         if status == contracts_pb2.TOOL_INVOCATION_STATUS_OK:
             # Converted once, straight into the invocation the store serializes (no copy, no JSON text). The
             # conversion is the depth check too: deeper than MAX_JSON_DEPTH (than any message holding it could
@@ -200,14 +269,40 @@ class ToolRunner:
         if output is None:
             invocation.output.Clear()
             invocation.output.null_value = struct_pb2.NULL_VALUE
-        await self._record(invocation, status, error, started)
+        call.output = output
+        call.end(status, error)
+
+    async def _finish(self, call: _Pending) -> ToolCallResult:
+        """Records the ended call (in plan order), tells ``on_progress``, and gives its result."""
+        if not call.runnable:
+            # Never run (blocked, or arguments that cannot be recorded): traced as a call that ended at once.
+            attributes: dict[str, str | int] = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": call.tool_name,
+                "gen_ai.tool.call.id": call.invocation_id,
+                "diagnosis.invocation_id": call.invocation_id,
+                "diagnosis.run_id": self._run_id,
+            }
+            with telemetry.span(f"execute_tool {call.tool_name}", attributes) as span:
+                status = enum_short_name(contracts_pb2.ToolInvocationStatus, call.status)
+                span.set_attribute("diagnosis.tool.status", status)
+                span.set_attribute("diagnosis.tool.duration_ms", 0)
+                if call.status != contracts_pb2.TOOL_INVOCATION_STATUS_BLOCKED:
+                    span.set_attribute("error.type", status)
+        await self._record(call.invocation, call.status, call.error, call.started, ended=call.ended_at)
+        await self._progress(call, run_pb2.TOOL_CALL_PHASE_ENDED)
         return ToolCallResult(
-            invocation_id=invocation_id,
-            tool_name=tool_name,
-            status=invocation.status,
-            output=output,
-            error=error,
+            invocation_id=call.invocation_id,
+            tool_name=call.tool_name,
+            status=call.invocation.status,
+            output=call.output,
+            error=call.error,
         )
+
+    async def _progress(self, call: _Pending, phase: run_pb2.ToolCallPhase.ValueType) -> None:
+        if self._on_progress is None:
+            return
+        await self._on_progress(progress_event(call.invocation, phase))
 
     async def record(self, recorded: contracts_pb2.ToolInvocation) -> None:
         """Record an invocation made elsewhere (a scripted replay) as this run's, under its invocation id: its
@@ -219,23 +314,27 @@ class ToolRunner:
         """
         started = time.time()
         invocation = self._invocation(recorded.invocation_id, recorded.tool_name, started)
+        if self._on_progress is not None:
+            await self._on_progress(progress_event(invocation, run_pb2.TOOL_CALL_PHASE_STARTED))
         if holds_json(recorded.arguments) and holds_json(recorded.output):
             invocation.arguments.CopyFrom(recorded.arguments)
             invocation.output.CopyFrom(recorded.output)
             await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_OK, "", started)
-            return
-        arguments_error = _fill_arguments(invocation.arguments, from_struct(recorded.arguments))
-        output_error = _fill_output(invocation.output, from_value(recorded.output))
-        error = arguments_error or output_error
-        if output_error:
-            invocation.output.Clear()
-            invocation.output.null_value = struct_pb2.NULL_VALUE
-        await self._record(
-            invocation,
-            contracts_pb2.TOOL_INVOCATION_STATUS_ERROR if error else contracts_pb2.TOOL_INVOCATION_STATUS_OK,
-            error,
-            started,
-        )
+        else:
+            arguments_error = _fill_arguments(invocation.arguments, from_struct(recorded.arguments))
+            output_error = _fill_output(invocation.output, from_value(recorded.output))
+            error = arguments_error or output_error
+            if output_error:
+                invocation.output.Clear()
+                invocation.output.null_value = struct_pb2.NULL_VALUE
+            await self._record(
+                invocation,
+                contracts_pb2.TOOL_INVOCATION_STATUS_ERROR if error else contracts_pb2.TOOL_INVOCATION_STATUS_OK,
+                error,
+                started,
+            )
+        if self._on_progress is not None:
+            await self._on_progress(progress_event(invocation, run_pb2.TOOL_CALL_PHASE_ENDED))
 
     def _invocation(self, invocation_id: str, tool_name: str, started: float) -> contracts_pb2.ToolInvocation:
         invocation = contracts_pb2.ToolInvocation(
@@ -250,14 +349,86 @@ class ToolRunner:
         status: contracts_pb2.ToolInvocationStatus.ValueType,
         error: str,
         started: float,
+        *,
+        ended: float = 0.0,
     ) -> None:
         invocation.status = status
-        invocation.duration_ms = int((time.time() - started) * 1000)
+        # The call's own duration: till it ended (``ended``), not till its turn to be recorded came.
+        invocation.duration_ms = int(((ended or time.time()) - started) * 1000)
         invocation.error = error
         if not invocation.HasField("output"):
             invocation.output.null_value = struct_pb2.NULL_VALUE
         await self._recorder(invocation)
         self.invocation_ids.append(invocation.invocation_id)
+
+
+class _Pending:
+    """One dispatched call: its invocation being filled in, and how it ended once it did."""
+
+    __slots__ = (
+        "arguments",
+        "blocked",
+        "ended_at",
+        "error",
+        "invocation",
+        "output",
+        "source",
+        "started",
+        "status",
+        "task",
+        "tool",
+    )
+
+    def __init__(self, invocation: contracts_pb2.ToolInvocation, arguments: JsonObject, dispatched: float) -> None:
+        self.invocation = invocation
+        self.arguments = arguments
+        self.started = dispatched
+        self.ended_at = 0.0
+        self.tool: Tool | None = None
+        self.source = ""
+        self.status: contracts_pb2.ToolInvocationStatus.ValueType = contracts_pb2.TOOL_INVOCATION_STATUS_UNSPECIFIED
+        self.error = ""
+        self.output: JsonValue = None
+        self.blocked = False
+        self.task: asyncio.Future[None] | None = None
+
+    @property
+    def invocation_id(self) -> str:
+        return self.invocation.invocation_id
+
+    @property
+    def tool_name(self) -> str:
+        return self.invocation.tool_name
+
+    @property
+    def runnable(self) -> bool:
+        return self.tool is not None
+
+    def end(self, status: contracts_pb2.ToolInvocationStatus.ValueType, error: str, *, blocked: bool = False) -> None:
+        self.status, self.error, self.blocked = status, error, blocked
+        self.ended_at = time.time()
+
+
+def progress_event(
+    invocation: contracts_pb2.ToolInvocation, phase: run_pb2.ToolCallPhase.ValueType
+) -> run_pb2.ToolCallEvent:
+    """A tool call's progress event from its invocation (as dispatched, or as recorded once it ended); its
+    sequence is the node attempt's, set by whoever knows it (the orchestrator)."""
+    event = run_pb2.ToolCallEvent(
+        run_id=invocation.run_id,
+        invocation_id=invocation.invocation_id,
+        tool_name=invocation.tool_name,
+        phase=phase,
+        cycle=invocation.cycle,
+    )
+    if phase == run_pb2.TOOL_CALL_PHASE_ENDED:
+        event.status = invocation.status
+        event.duration_ms = invocation.duration_ms
+        event.error = invocation.error[:200]
+        event.timestamp.FromNanoseconds(invocation.started_at.ToNanoseconds() + invocation.duration_ms * 1_000_000)
+    else:
+        event.timestamp.CopyFrom(invocation.started_at)
+    return event
 
 
 # A Value's canonical JSON is at most this many times its wire size (plus a few bytes): a string or key

@@ -111,24 +111,24 @@ class HeuristicExecutor:
         observations: list[Observation] = []
         failures: list[str] = []
 
-        async def call(index: int, tool_name: str, arguments: JsonObject) -> None:
-            result = await tools.call(tool_name, arguments)
-            if result.status in _USABLE and isinstance(result.output, dict):
-                observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
-            else:
-                error = (result.error or "no JSON object output")[:_MAX_ERROR]
-                failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
+        async def call_all(first: int, calls: list[tuple[str, JsonObject]]) -> None:
+            # The calls of one step are independent: run together, their results read in plan order.
+            results = await tools.call_many(calls)
+            for index, ((tool_name, arguments), result) in enumerate(zip(calls, results, strict=True), first):
+                if result.status in _USABLE and isinstance(result.output, dict):
+                    observations.append(Observation(index, tool_name, arguments, result.invocation_id, result.output))
+                else:
+                    error = (result.error or "no JSON object output")[:_MAX_ERROR]
+                    failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
 
         steps = plan_steps(payload)
-        for index, step in enumerate(steps):
-            await call(index, step.tool_name, step.arguments)
+        await call_all(0, [(step.tool_name, step.arguments) for step in steps])
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
         # The analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
         follow_ups = await asyncio.to_thread(
             follow_up_calls, observations, subjects, _tool_names(payload), node_events=node_events
         )
-        for offset, (tool_name, arguments) in enumerate(follow_ups):
-            await call(len(steps) + offset, tool_name, arguments)
+        await call_all(len(steps), list(follow_ups))
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that
         # they do not name them again is no sign that there is no data about them.

@@ -16,6 +16,7 @@ with structured output; a turn without tool calls is the final answer. So the lo
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -110,9 +111,10 @@ def _arguments(raw: str) -> JsonObject | str:
     return value
 
 
-async def _answer(
-    call: ChatCompletionMessageToolCallUnion, table: FunctionTable, tools: ToolCaller, budget: ToolBudget
-) -> JsonObject:
+def _prepare(
+    call: ChatCompletionMessageToolCallUnion, table: FunctionTable, budget: ToolBudget
+) -> JsonObject | tuple[str, JsonObject]:
+    """A tool call of the turn: its answer when it is not run, else (tool name, arguments) to run."""
     if call.type != "function":
         budget.calls += 1
         return {"status": "error", "error": "only function tools are offered"}
@@ -123,9 +125,19 @@ async def _answer(
     arguments = _arguments(call.function.arguments)
     if isinstance(arguments, str):
         return {"tool_name": tool_name, "status": "error", "error": arguments}
+    return tool_name, arguments
+
+
+async def answer_turn(
+    calls: Sequence[ChatCompletionMessageToolCallUnion], table: FunctionTable, tools: ToolCaller, budget: ToolBudget
+) -> list[JsonObject]:
+    """The answers to one turn's tool calls, in the model's order: its calls are independent of each other,
+    so they run together (``call_many``); the output budget is spent in the model's order."""
+    prepared = [_prepare(call, table, budget) for call in calls]
+    to_run = [item for item in prepared if isinstance(item, tuple)]
     # ToolBlockedError propagates: a blocked tool ends the attempt.
-    result = await tools.call(tool_name, arguments)
-    return feedback(result, budget)
+    results = iter(await tools.call_many(to_run)) if to_run else iter(())
+    return [item if isinstance(item, dict) else feedback(next(results), budget) for item in prepared]
 
 
 async def run_tool_loop(
@@ -154,8 +166,8 @@ async def run_tool_loop(
         if offer is None or not message.tool_calls:
             return message.content or ""
         messages.append(_assistant_turn(message))
-        for call in message.tool_calls:
-            result = await _answer(call, table, tools, budget)
+        answers = await answer_turn(message.tool_calls, table, tools, budget)
+        for call, result in zip(message.tool_calls, answers, strict=True):
             messages.append({"role": "tool", "tool_call_id": call.id, "content": _dumps(result)})
         if not budget.open:
             messages.append({"role": "user", "content": FINAL_TURN})

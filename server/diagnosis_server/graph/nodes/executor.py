@@ -75,6 +75,10 @@ class ExecutorNode:
             max_output_bytes=ctx.limits.max_tool_output_bytes,
             max_calls=ctx.limits.max_tool_calls,
             ids=ctx.invocation_ids,
+            max_concurrency=ctx.limits.max_concurrent_tool_calls,
+            max_per_source=ctx.limits.max_concurrent_calls_per_source,
+            breaker=ctx.breaker,
+            on_progress=ctx.on_tool_call,
         )
         not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
         try:

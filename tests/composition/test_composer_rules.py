@@ -19,7 +19,7 @@ from diagnosis_server.composition.composer_rules import (
     EXCLUDED_MATERIAL,
     INVENTED_GAP,
     UNGROUNDED_IDENTIFIER,
-    composer_output_violations,
+    composer_output_findings,
 )
 from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
 from diagnosis_server.protocols.composer import parse_composer_output
@@ -61,7 +61,7 @@ def _rules(reply: dict[str, Any], verdict: int) -> set[str]:
     assert parsed.ok, parsed.error
     return {
         v.rule
-        for v in composer_output_violations(parsed, material, excluded_statements=excluded, tool_names=["k8s.events"])
+        for v in composer_output_findings(parsed, material, excluded_statements=excluded, tool_names=["k8s.events"])
     }
 
 
@@ -176,7 +176,7 @@ def test_a_failed_binding_claim_is_excluded_too() -> None:
         "confirmed_facts": [{"text": "x", "claim_ids": ["c1"]}],
     }
     parsed = parse_composer_output(json.dumps(reply))
-    rules = {v.rule for v in composer_output_violations(parsed, built.material, excluded_statements=excluded)}
+    rules = {v.rule for v in composer_output_findings(parsed, built.material, excluded_statements=excluded)}
     assert EXCLUDED_MATERIAL in rules
 
 
@@ -203,7 +203,7 @@ def test_an_invented_gap_is_refused() -> None:
     assert INVENTED_GAP in _rules(reply, V.VERDICT_LOW_CONFID)
     built = build([OOM], V.VERDICT_PASS)
     parsed = parse_composer_output(json.dumps({"summary": "x", "evidence_gaps": [{"text": "a gap"}]}))
-    assert INVENTED_GAP in {v.rule for v in composer_output_violations(parsed, built.material)}
+    assert INVENTED_GAP in {v.rule for v in composer_output_findings(parsed, built.material)}
 
 
 def test_the_guard_sees_unsupported_claims_as_excluded() -> None:

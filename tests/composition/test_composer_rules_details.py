@@ -19,7 +19,7 @@ from diagnosis_server.composition.composer_rules import (
     EXCLUDED_MATERIAL,
     INVENTED_GAP,
     UNGROUNDED_IDENTIFIER,
-    composer_output_violations,
+    composer_output_findings,
 )
 from diagnosis_server.composition.material import excluded_statements
 from diagnosis_server.protocols.composer import parse_composer_output
@@ -35,7 +35,7 @@ def _violations(reply: dict[str, Any], built: Built, tools: tuple[str, ...] = ()
     parsed = parse_composer_output(json.dumps(reply))
     assert parsed.ok, parsed.error
     excluded = excluded_statements(verifier_input=built.verifier_input, material=built.material)
-    found = composer_output_violations(parsed, built.material, excluded_statements=excluded, tool_names=tools)
+    found = composer_output_findings(parsed, built.material, excluded_statements=excluded, tool_names=tools)
     return [(v.rule, v.message) for v in found]
 
 

@@ -18,7 +18,7 @@ from diagnosis_server.composition.composer_rules import (
     CAUSE_UNDER_REJECT,
     CITATION,
     INVENTED_GAP,
-    composer_output_violations,
+    composer_output_findings,
 )
 from diagnosis_server.composition.material import excluded_statements
 from diagnosis_server.protocols.composer import parse_composer_output
@@ -56,7 +56,7 @@ def _rules(reply: dict[str, Any], verdict: int = V.VERDICT_REJECT) -> list[str]:
     return sorted(
         {
             v.rule
-            for v in composer_output_violations(parsed, built.material, excluded_statements=excluded, tool_names=[])
+            for v in composer_output_findings(parsed, built.material, excluded_statements=excluded, tool_names=[])
         }
     )
 
@@ -126,4 +126,4 @@ def test_a_verifiers_gap_named_by_its_claim_or_its_words_is_accepted() -> None:
 def test_a_gap_when_the_verifier_named_none_is_refused() -> None:
     built = build([OOM, ERRORS], V.VERDICT_REJECT)
     parsed = parse_composer_output(json.dumps(_reply(evidence_gaps=[{"text": "memory against the limit"}])))
-    assert {v.rule for v in composer_output_violations(parsed, built.material)} == {INVENTED_GAP}
+    assert {v.rule for v in composer_output_findings(parsed, built.material)} == {INVENTED_GAP}

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.composer_rules import composer_output_violations
+from diagnosis_server.composition.composer_rules import composer_output_findings
 from diagnosis_server.composition.material import allowed_material, excluded_statements
 from diagnosis_server.composition.notes import RunRecord, pre_verification_notes
 from diagnosis_server.composition.render import answer_text, render_answer, render_pre_verification_fallback
@@ -120,7 +120,7 @@ def test_the_answer_holds_only_allowed_statements_and_no_composer_text(case: Cas
         assert by_id[claim_id].classification == C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
         assert not by_id[claim_id].hypothesis
     excluded = excluded_statements(verifier_input=verifier_input, material=material)
-    composer_output_violations(parsed, material, excluded_statements=excluded)  # never raises
+    composer_output_findings(parsed, material, excluded_statements=excluded)  # never raises
 
 
 @pytest.mark.requirement("R-A-4")

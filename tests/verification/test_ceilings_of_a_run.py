@@ -42,12 +42,12 @@ STATEMENTS = (
     "checkout-api restarts \u202eevil\u202c after OOMKilled",
     "payments-api answers 503",
     "exit code 139 was seen",
-    # "basket" is in a bound value only: the value grounds the word (direct), without it the claim says more.
-    "redis refused connection with ECONNREFUSED while reading basket",
+    # "quuxbasket" is in a bound value only: the value grounds the word (direct), without it the claim says more.
+    "redis refused connection with ECONNREFUSED while reading quuxbasket",
 )
 VALUES = (
     "2026-11-30T10:02:11Z ERROR checkout-api OOMKilled container memory limit 512Mi",
-    "redis refused connection: ECONNREFUSED 10.0.4.7:6379 while reading basket",
+    "redis refused connection: ECONNREFUSED 10.0.4.7:6379 while reading quuxbasket",
 )
 
 
@@ -155,9 +155,9 @@ def test_the_generated_inputs_reach_every_cap_and_classification() -> None:
 
 
 def test_a_bound_value_grounds_the_words_of_its_own_claim_only() -> None:
-    """Two claims on the same refusal: the first's bound value names the basket, the second's does not; "basket" is
+    """Two claims on the same refusal: the first's bound value names the quuxbasket, the second's does not; "quuxbasket" is
     grounded for the first (direct) and not for the second (overstated), asked in either order."""
-    statement = "redis refused connection with ECONNREFUSED while reading basket"
+    statement = "redis refused connection with ECONNREFUSED while reading quuxbasket"
     claims = [c.Claim(claim_id=i, statement=statement, critical=True) for i in ("c1", "c2")]
     evidence = [
         c.VerifiedEvidence(claim_id=i, source_invocation_id=f"inv-{i}", raw_path="/lines/0", matched_text=TEXTS[2])

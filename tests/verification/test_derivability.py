@@ -133,13 +133,14 @@ def test_quoted_causal_words_are_evidence_not_a_conclusion() -> None:
 def test_words_beyond_the_evidence_and_the_vocabulary_are_overstated() -> None:
     evidence = ["checkout-api", "status=503"]
     assert derive("checkout-api returns 503 to its callers", evidence).classification == DIRECT
-    overstated = derive("checkout-api returns 503 because the payment vault rejects tokens", evidence)
-    assert overstated.classification == OVERSTATED and "vault" in overstated.ungrounded
+    # English words are the neutral lexicon's ("payment", "rejects"); a name the evidence lacks is not.
+    overstated = derive("checkout-api returns 503 because the payment vaultd rejects tokens", evidence)
+    assert overstated.classification == OVERSTATED and overstated.ungrounded == ("vaultd",)
     # The question's own words are the user's: they ground a statement's words, never its facts.
-    question = "why does the payment vault reject checkout-api?"
+    question = "why does the payment vaultd reject checkout-api?"
     assert (
         derive(
-            "checkout-api returns 503 as the payment vault rejects it", evidence, grounding=[question]
+            "checkout-api returns 503 as the payment vaultd rejects it", evidence, grounding=[question]
         ).classification
         == DIRECT
     )

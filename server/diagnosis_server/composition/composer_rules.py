@@ -26,7 +26,7 @@ from functools import cache
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.material import AllowedMaterial, MaterialGap, mentions, mentions_any
 from diagnosis_server.protocols.composer import ComposerParse
-from diagnosis_server.text.language import causal_phrases, ungrounded_words, vocabulary_words
+from diagnosis_server.text.language import causal_phrases, held_stems, stem, ungrounded_compound, vocabulary_words
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.normalize import compact, normalize, words
 from diagnosis_server.verification.derivability import concrete_facts
@@ -199,7 +199,10 @@ class _Grounding:
         if compact(fact) in self.haystack:
             return True
         # A hyphenated word of plain parts ("crash-looping"): grounded when every part is.
-        return not any(ch.isdigit() for ch in fact) and not ungrounded_words(fact.replace("-", " "), self.texts)
+        if any(ch.isdigit() for ch in fact):
+            return False
+        held = held_stems(self.texts)
+        return all(stem(part) in held for part in ungrounded_compound(fact))
 
 
 @cache
@@ -228,13 +231,31 @@ def composer_output_violations(
 ) -> list[Violation]:
     """Violations of the allowed material by a parsed Composer reply; empty means accepted.
 
-    ``excluded_statements`` are the statements of claims the material does not allow
-    (``composition.material.excluded_statements``): the reply must not hold them, however spelled.
+    The reply's texts are never shown (``composition.render`` renders the answer from the material), so they are
+    never a reason to refuse it: a reply is refused only for what it cites (an excluded or unknown claim, gap or
+    step, a headline that is no likely cause) or for a verdict stronger than allowed (directions under REJECT).
+    ``excluded_statements`` and ``tool_names`` are what ``text_findings`` reads.
     """
     output = parse.output
     if output is None:
         return [Violation(CITATION, "the reply did not parse")]
-    violations = _citations(parse, output, material) + _gaps(parse, output, material)
+    return _citations(parse, output, material) + _gaps(parse, output, material)
+
+
+def text_findings(
+    parse: ComposerParse,
+    material: AllowedMaterial,
+    *,
+    excluded_statements: Collection[str] = (),
+    tool_names: Collection[str] = (),
+) -> list[Violation]:
+    """What the reply's texts hold that the material does not allow (an excluded statement, a fact only excluded
+    claims name, an identifier nothing allowed holds, a cause concluded under REJECT): recorded for the audit,
+    never a refusal, since no Composer text is shown."""
+    output = parse.output
+    if output is None:
+        return []
+    violations: list[Violation] = []
     allowed = material.allowed_statements()
     excluded = [s for s in (*excluded_statements, *material.excluded) if s.strip()]
     texts = _texts(output)
@@ -260,3 +281,16 @@ def composer_output_violations(
         if material.verdict == _V.VERDICT_REJECT and _concludes(text):
             violations.append(Violation(CAUSE_UNDER_REJECT, f"{where} concludes a cause under REJECT"))
     return violations
+
+
+def composer_output_findings(
+    parse: ComposerParse,
+    material: AllowedMaterial,
+    *,
+    excluded_statements: Collection[str] = (),
+    tool_names: Collection[str] = (),
+) -> list[Violation]:
+    """Every finding on a reply: the violations that refuse it, then what its (never shown) texts hold."""
+    return composer_output_violations(
+        parse, material, excluded_statements=excluded_statements, tool_names=tool_names
+    ) + text_findings(parse, material, excluded_statements=excluded_statements, tool_names=tool_names)

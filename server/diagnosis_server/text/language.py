@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 
 import snowballstemmer
 
-from diagnosis_server.text.normalize import normalize
+from diagnosis_server.text.normalize import normalize, strip_invisible
 
 _CAUSAL = re.compile(
     r"\b(?:"
@@ -175,18 +175,165 @@ def _stems(texts: Iterable[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=64)
 def _stems_of(texts: tuple[str, ...]) -> frozenset[str]:
-    """Cached by the whole tuple: a guard asks about many words against the same grounding texts."""
-    return frozenset(stem(word) for text in texts for word in _WORD.findall(normalize(text)))
+    """Cached by the whole tuple: a guard asks about many words against the same grounding texts. A name's
+    parts are words too (``init_container_image`` grounds "init", ``nodeSelector`` grounds "selector")."""
+    return frozenset(stem(word) for text in texts for word in _WORD.findall(normalize(name_parts(text))))
+
+
+@lru_cache(maxsize=64)
+def _compacts_of(texts: tuple[str, ...]) -> str:
+    return "\x00".join(normalize(t).replace(" ", "") for t in texts)
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NAME_SEPARATORS = re.compile(r"[_./:-]+")
+
+
+def name_parts(text: str) -> str:
+    """``text`` with its names also split into their words: ``init_container_image`` and ``nodeSelector`` are
+    followed by ``init container image`` and ``node Selector`` (the whole name stays as written)."""
+    if not any(c in text for c in "_./:-") and not _CAMEL.search(text):
+        return text
+    return f"{text} {_CAMEL.sub(' ', _NAME_SEPARATORS.sub(' ', text))}"
+
+
+# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). ("all" and
+# "every" stay neutral: the embedded analyzers' sentences count a workload's pods with them.)
+INTENSITY_WORDS = frozenset(
+    {
+        "always", "completely", "entirely", "totally", "definitely", "certainly", "clearly",
+        "obviously", "undoubtedly", "absolutely", "fully", "everything", "everywhere", "everyone", "permanently",
+        "constantly", "continuously", "guaranteed", "proven", "surely", "solely", "exclusively",
+    }
+)  # fmt: skip
+_LEXICON_SIZE = 25_000
+
+
+@cache
+def lexicon() -> frozenset[str]:
+    """Stems of the neutral lexicon: the neutral operational vocabulary and the most frequent English words
+    (``wordfreq``'s English list); never a polar or an intensity word, never a word of another script."""
+    from wordfreq import top_n_list  # imported here: its word lists load in about half a second
+
+    from diagnosis_server.text.polarity import polar_words
+
+    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)}
+    english = (w for w in top_n_list("en", _LEXICON_SIZE) if w.isascii() and w.isalpha())
+    return frozenset(stem(w) for w in (*vocabulary_words(), *english)) - excluded
+
+
+@cache
+def _polar_stems() -> frozenset[str]:
+    from diagnosis_server.text.polarity import polar_words
+
+    return frozenset(stem(w) for w in polar_words())
+
+
+_LETTER_NAME = re.compile(
+    r"(?:REGIONAL INDICATOR SYMBOL LETTER|(?:NEGATIVE )?(?:SQUARED|CIRCLED) LATIN (?:CAPITAL |SMALL )?LETTER"
+    r"|PARENTHESIZED LATIN (?:CAPITAL |SMALL )?LETTER|LATIN LETTER SMALL CAPITAL|MODIFIER LETTER (?:CAPITAL |SMALL )"
+    r"|(?:MATHEMATICAL|FULLWIDTH|TAG) [A-Z -]*?(?:LATIN )?(?:CAPITAL |SMALL )?(?:LETTER )?) ([A-Z])$"
+)
+
+
+@cache
+def _letter_like_table() -> dict[int, str]:
+    """Symbols that spell a Latin letter (regional indicators, squared, circled and negative squared letters,
+    small capitals, modifier and tag letters) as that small letter."""
+    import unicodedata
+
+    table: dict[int, str] = {}
+    for start, end in ((0x0250, 0x0300), (0x1D00, 0x1DC0), (0x2100, 0x2200), (0x2460, 0x2500), (0xA720, 0xA800),
+                       (0x1F100, 0x1F200), (0xE0000, 0xE0080)):  # fmt: skip
+        for code in range(start, end):
+            match = _LETTER_NAME.match(unicodedata.name(chr(code), ""))
+            if match:
+                table[code] = match.group(1).lower()
+    return table
+
+
+def letter_like(text: str) -> str:
+    """``text`` with every letter-like symbol written as the Latin letter it spells."""
+    return text.translate(_letter_like_table()) if not text.isascii() else text
+
+
+def _script_words(statement: str) -> list[tuple[str, bool]]:
+    """The words of a statement (outside quotes), in any script: (its comparison form, whether it is written in
+    plain ASCII letters). A run of letters, marks and digits of another script (a CJK or Thai phrase has no
+    spaces) is one word; letter-like symbols are read as the letters they spell, and never as plain ASCII."""
+    import unicodedata
+
+    # Read before NFKC: a squared or fullwidth letter is not a plain one, whatever it folds to.
+    raw = strip_invisible(_QUOTED_RAW.sub(" ", unicodedata.normalize("NFC", statement)))
+    out: list[tuple[str, bool]] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            word = "".join(current).rstrip("'")
+            # A compatibility form of Latin letters (fullwidth, mathematical) reads as the letters it folds to; a
+            # letter-like symbol without one (regional indicators, small capitals) and another script never do.
+            plain = unicodedata.normalize("NFKC", word).isascii() and not any(ord(ch) in table for ch in word)
+            word = unicodedata.normalize("NFKC", word) if plain else word
+            if plain and "'" in word:
+                word = _contraction(word)
+            folded = normalize(letter_like(word))
+            for part in _WORD.findall(folded) if plain else [folded.replace(" ", "")]:
+                out.append((part, plain))
+            current.clear()
+
+    table = _letter_like_table()
+    for char in raw:
+        category = unicodedata.category(char)
+        if char in "'’" and current and current[-1].isascii() and current[-1].isalpha():
+            current.append("'")  # a contraction or a possessive, never a quotation mark
+            continue
+        if char.isascii():
+            if char.isalpha() or (char == "_" and current):  # a snake_case name stays one word
+                current.append(char)
+                continue
+            flush()
+        elif category[0] in "LMN" or ord(char) in table or unicodedata.normalize("NFKC", char).isalnum():
+            if current and current[-1].isascii():
+                flush()
+            current.append(char)
+        else:
+            flush()
+    flush()
+    return out
+
+
+_CONTRACTED = re.compile(r"(?i)n't$|'(?:s|re|ll|ve|d|m)$")
+
+
+def _contraction(word: str) -> str:
+    """A word without its possessive or contracted ending; a negated verb (``didn't``) as ``not``."""
+    if word.lower().endswith("n't"):
+        return "not"
+    return _CONTRACTED.sub("", word)
+
+
+_QUOTED_RAW = re.compile(r"\"[^\"]*\"|`[^`]*`|“[^”]*”|(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])")
 
 
 def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...]:
-    """The statement's content words (outside quotes; letters only, 3 or more) that nothing grounds.
+    """The statement's words (outside quotes) that nothing grounds, in any script.
 
-    A word is grounded by a ``grounding`` text (its evidence, the question) or by the vocabulary.
+    A plain ASCII word (3 letters or more) is grounded by a ``grounding`` text (its evidence, the question) or by
+    the neutral lexicon (``lexicon``); a word of another script or of letter-like symbols only by a grounding
+    text that holds it (the lexicon is English and grants nothing to another script).
     """
-    grounded, neutral = _stems(grounding), vocabulary()
-    text = _QUOTED.sub(" ", normalize(statement))
-    out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) not in grounded and stem(w) not in neutral]
+    texts = tuple(grounding)
+    grounded, neutral, polar = _stems(texts), lexicon(), _polar_stems()
+    out: list[str] = []
+    for word, plain in _script_words(statement):
+        if plain and stem(word) in polar:
+            continue  # a negation or an antonym: the evidence must hold its polarity (text.polarity)
+        if plain:
+            if len(word) >= 3 and (key := stem(word)) not in grounded and key not in neutral:
+                out.append(word)
+        elif word and (not word.isascii() or stem(word) not in grounded) and word not in _compacts_of(texts):
+            out.append(word)
     return tuple(dict.fromkeys(out))
 
 
@@ -197,3 +344,16 @@ def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     text = _QUOTED.sub(" ", normalize(statement))
     out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) in held and stem(w) not in vocabulary()]
     return tuple(dict.fromkeys(out))
+
+
+def ungrounded_compound(word: str) -> tuple[str, ...]:
+    """The parts of a hyphenated word (``crash-looping``, ``back-off``) that the neutral vocabulary lacks: an
+    English compound is made of its words; a name such as ``checkout-api`` or ``payments-api`` is not (neither the
+    English lexicon nor the evidence's separate words make a name)."""
+    parts = _WORD.findall(normalize(word.replace("-", " ")))
+    return tuple(p for p in parts if stem(p) not in vocabulary())
+
+
+def held_stems(texts: Iterable[str]) -> frozenset[str]:
+    """The stems of the words ``texts`` hold (their names split into words too)."""
+    return _stems(texts)

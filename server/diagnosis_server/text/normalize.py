@@ -116,6 +116,16 @@ def _skeleton_table() -> dict[int, str]:
             folded = key.casefold()
             if len(folded) == 1 and not folded.isascii() and ord(folded) not in table and ord(key) in table:
                 table[ord(folded)] = table[ord(key)]
+    # One folding for facts (read before case-folding) and matching (after): a letter folds as its case-folded
+    # form does (Greek capital iota is the "i" of small iota, not an "l"), and a letter whose case-folded form
+    # keeps its own script is not remapped either.
+    for code in list(table):
+        folded = chr(code).casefold()
+        if folded != chr(code) and len(folded) == 1 and not folded.isascii():
+            if ord(folded) in table:
+                table[code] = table[ord(folded)]
+            else:
+                del table[code]
     return table
 
 

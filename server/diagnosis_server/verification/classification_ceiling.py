@@ -12,8 +12,11 @@ each claim's classification becomes the lowest of:
   in the output), when its evidence reads as an instruction (``evidence.instruction_text``), or when its
   statement holds bidi control characters (it would read differently from what it holds).
 
-Each lowering is recorded as a ClassificationChange from the guard. ``fabricated`` names the claims whose
-statement names a fact its evidence does not hold: such a run is REJECT material (R-V-4).
+Each lowering is recorded as a ClassificationChange from the guard. ``fabricated`` names the critical claims whose
+statement names a fact no recorded output of the run holds, or one its evidence contradicts: such a run is
+REJECT (R-V-4). A non-critical claim that fails is excluded by itself, its reason recorded; it never decides the
+run's verdict. A fact of the run's outputs that the claim did not bind makes it ``unsupported``, never
+``contradicted``: the audit says where the fact was found.
 """
 
 from __future__ import annotations
@@ -74,12 +77,18 @@ class Ceilings:
         self._failed = {b.claim_id for b in audit if not b.passed}
         values = bound_values or {}
         instructions = {i for i, b in enumerate(audit) if INSTRUCTION_TEXT in b.warning_rules}
-        # Per claim: its values' texts (grounding), and whether any of its evidence reads as an instruction.
+        # The whole recorded outputs (the value at the empty pointer of each invocation), where a fact the claim
+        # did not bind may stand.
+        self._outputs = {invocation: text for (invocation, path), text in values.items() if path == ""}
+        # Per claim: its values' texts (grounding), the outputs it bound, and whether any of its evidence reads
+        # as an instruction.
         self._grounding: dict[str, list[str]] = {}
+        self._bound_outputs: dict[str, set[str]] = {}
         self._instruction: set[str] = set()
         for e in evidence:
             claim_id = e.claim_id
             grounding = self._grounding.setdefault(claim_id, [])
+            self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
                 grounding.append(values[key])
             if e.checked_binding_index in instructions:
@@ -91,7 +100,18 @@ class Ceilings:
         values = self._grounding.get(claim_id)
         if values is None:
             return Ceiling(_C.CLAIM_CLASSIFICATION_UNSUPPORTED, "no verified evidence for this claim", False)
-        derivation = self._evidence.derive_claim(claim, grounding=[self._question, *values])
+        mine = self._bound_outputs.get(claim_id, set())
+        outputs = (
+            (
+                [text for invocation, text in self._outputs.items() if invocation in mine],
+                [text for invocation, text in self._outputs.items() if invocation not in mine],
+            )
+            if self._outputs
+            else None
+        )
+        derivation = self._evidence.derive_claim(
+            claim, grounding=[self._question, *values], bound=values, outputs=outputs
+        )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
         capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
         if rank(ceiling.classification) <= rank(capped):
@@ -134,7 +154,8 @@ def guard_claim_checks(
         if claim is None:
             continue
         ceiling = ceilings.of(claim)
-        if ceiling.fabricated:
+        if ceiling.fabricated and claim.critical:
+            # Only a critical claim decides the run's verdict (R-V-4); another is excluded by itself.
             fabricated.add(claim.claim_id)
         if rank(check.classification) <= rank(ceiling.classification):
             continue

@@ -34,19 +34,55 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.text.language import causal_phrases, specific_words, stem, ungrounded_words, vocabulary
+from diagnosis_server.text.language import (
+    causal_phrases,
+    specific_words,
+    stem,
+    ungrounded_compound,
+    ungrounded_words,
+    vocabulary,
+)
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
+from diagnosis_server.text.polarity import polarity
+from diagnosis_server.text.quantities import (
+    clock_times,
+    count_of,
+    instants,
+    quantities,
+    quantity,
+    same_clock_time,
+    same_instant,
+    same_quantity,
+)
 
 _C = contracts_pb2.ClaimClassification
 
-_QUOTED = re.compile(r"\"([^\"]{2,200})\"|'([^']{2,200})'|`([^`]{2,200})`")
+# Quotation marks, never apostrophes: a single quote opens and closes only beside a non-letter ("client's",
+# "didn't" and "pods'" quote nothing).
+_QUOTED = re.compile(
+    r"\"([^\"]{2,200})\"|“([^”]{2,200})”|`([^`]{2,200})`"
+    r"|(?<![A-Za-z0-9])'([^']{2,200})'(?![A-Za-z0-9])|(?<![A-Za-z0-9])‘([^’]{2,200})’(?![A-Za-z0-9])"
+)
 _TIMESTAMP = re.compile(
     r"(?<![\w.])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
 )
+_CLOCK = re.compile(r"(?<![\w:.-])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|GMT|Z)(?![\w]))?(?![\w:])")
 _UNITS = r"%|ms|s|m|h|d|[KMGT]i?B?|bytes|cores|rps|req/s|connections|conns"
-_NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w.])", re.IGNORECASE)
+# A sentence's final period is never part of a number ("#failure=3." is 3).
+_NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
+# Numbers in other forms: thousands separators (9,768), and tokens that begin with a digit and are no plain
+# number (0x1F4, 1e6, 14,22): each a fact as written.
+_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)")
+_ODD_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*[A-Za-z_][\w]*(?:[.,]\w+)*|(?<![\w.,])\d+(?:,\d+)+(?![\w])")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+_NUMBER_WORDS = {
+    "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100",
+}  # fmt: skip
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_APPROXIMATE = re.compile(r"(?:~|≈|\b(?:about|around|approximately|roughly|nearly|almost|some|over|under)\s)\s*$", re.I)
 # Identifiers worth checking: dotted/hyphenated/underscored names, CamelCase words with an inner
 # capital (OOMKilled, BackOff), ALLCAPS codes of 3+ (ENOSPC, FATAL), and codes with digits (x509, E11000).
 _IDENTIFIER = re.compile(
@@ -54,7 +90,11 @@ _IDENTIFIER = re.compile(
     r"|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
     r"|[A-Z][A-Z0-9_]{2,}|[A-Za-z]+\d+[A-Za-z0-9]*)\b"
 )
-_KEY_VALUE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})\s*(?:=|:)\s*\"?([A-Za-z0-9_.%/-]{1,60})\"?")
+_COMPOUND = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")
+# A key's value ends before a sentence's final punctuation ("image=busybox:1.35." is busybox:1.35).
+_KEY_VALUE = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})\s*(?:=|:)\s*\"?([A-Za-z0-9_%]+(?:[./:-][A-Za-z0-9_%]+){0,8})\"?"
+)
 _STOP = frozenset({"HTTP", "API", "THE", "AND", "NOT", "FOR", "WITH"})
 
 
@@ -63,6 +103,14 @@ class _Fact:
     text: str
     number: str = ""  # set for a number fact
     unit: str = ""
+    kind: str = ""  # "quoted", "timestamp", "clock", "identifier", "compound", "number", "written"
+    approximate: bool = False
+
+
+BOUND_TEXT = "bound text"
+SAME_OUTPUT = "same output"
+OTHER_OUTPUT = "other output"
+NOWHERE = "nowhere"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +123,35 @@ class Derivation:
     causal: tuple[str, ...] = ()
     # Facts that only other claims' verified evidence holds (the claim's own does not show them).
     borrowed: tuple[str, ...] = ()
+    # Where each fact was found: its bound text, the same recorded output outside it, another output, nowhere.
+    located: tuple[tuple[str, str], ...] = ()
+    # Facts of the run's recorded outputs that the claim did not bind (never shown as its facts).
+    unbound: tuple[str, ...] = ()
+    searched_outputs: bool = False  # the run's recorded outputs were searched for the facts not bound
 
     @property
     def missing(self) -> tuple[str, ...]:
-        return tuple(f for f in self.facts if f not in self.found and f not in self.borrowed)
+        return tuple(f for f in self.facts if f not in self.found and f not in self.borrowed and f not in self.unbound)
 
     @property
     def fabricated(self) -> bool:
-        """The statement names a fact its evidence does not hold, or one that conflicts with it (R-V-4)."""
+        """The statement names a fact no recorded output of the run holds, or one that conflicts with its
+        evidence (R-V-4)."""
         return bool(self.conflicts or self.missing)
+
+    def where(self, fact: str) -> str:
+        return next((where for f, where in self.located if f == fact), NOWHERE)
 
     def reason(self) -> str:
         if self.conflicts:
             return f"evidence conflicts with {', '.join(self.conflicts)}"
+        if self.missing and self.searched_outputs:
+            return f"names {', '.join(self.missing)}, which no recorded output of the run holds"
         if self.missing:
             return f"names {', '.join(self.missing)}, which its verified evidence does not contain"
+        if self.unbound:
+            places = ", ".join(f"{f} (found in the {self.where(f)})" for f in self.unbound)
+            return f"names {places}, outside the evidence it bound"
         if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
         if not self.facts:
@@ -121,21 +183,38 @@ def _facts(statement: str) -> list[_Fact]:
     def free(start: int) -> bool:
         return all(not (a <= start < b) for a, b in taken)
 
-    for match in _QUOTED.finditer(text):
-        facts.append(_Fact(next(g for g in match.groups() if g)))
+    def take(match: re.Match[str], fact: _Fact) -> None:
+        facts.append(fact)
         taken.append(match.span())
-    for match in _TIMESTAMP.finditer(text):
+
+    for match in _QUOTED.finditer(text):
+        take(match, _Fact(next(g for g in match.groups() if g), kind="quoted"))
+    for pattern, kind in ((_TIMESTAMP, "timestamp"), (_CLOCK, "clock")):
+        for match in pattern.finditer(text):
+            if free(match.start()):
+                take(match, _Fact(match.group(0), kind=kind))
+    for match in _GROUPED.finditer(text):
         if free(match.start()):
-            facts.append(_Fact(match.group(0)))
-            taken.append(match.span())
+            take(match, _Fact(match.group(0), number=match.group(0).replace(",", ""), kind="number"))
+    for match in _ODD_NUMBER.finditer(text):
+        if free(match.start()) and _NUMBER.fullmatch(match.group(0)) is None:
+            written = match.group(0)
+            ordinal = _ORDINAL.fullmatch(written)
+            fact = _Fact(written, number=written[:-2], kind="number") if ordinal else _Fact(written, kind="written")
+            take(match, fact)
     for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
         if free(match.start()) and word.upper() not in _STOP and not _plain_word(word):
-            facts.append(_Fact(word))
+            kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
+            facts.append(_Fact(word, kind=kind))
     for match in _NUMBER.finditer(text):
         if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
-            facts.append(_Fact(f"{number}{unit}", number=number, unit=unit))
+            approximate = _APPROXIMATE.search(text, 0, match.start()) is not None
+            facts.append(_Fact(f"{number}{unit}", number=number, unit=unit, kind="number", approximate=approximate))
+    for match in _NUMBER_WORD.finditer(text):
+        if free(match.start()):
+            facts.append(_Fact(match.group(1).lower(), number=_NUMBER_WORDS[match.group(1).lower()], kind="number"))
     compacts = [compact(f.text) for f in facts]
     seen: set[str] = set()
     unique: list[_Fact] = []
@@ -169,15 +248,69 @@ def _has_unit(unit: str, texts: Sequence[str], raw: Sequence[str]) -> bool:
     return any(names_unit(unit, text) for text in raw)
 
 
-def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = ()) -> bool:
+def _singular(word: str) -> str:
+    """A plural name's singular (``GPUs`` -> ``GPU``, ``proxies`` -> ``proxy``), or '' when it is not plural."""
+    if len(word) > 4 and word.lower().endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith(("s", "S")) and not word.lower().endswith("ss") and word[-2].isalpha():
+        return word[:-1]
+    return ""
+
+
+def _found(fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = (), lists: Sequence[str] = ()) -> bool:
+    if fact.kind in ("timestamp", "clock"):
+        return compact(fact.text) in haystack or _same_time(fact, raw)
     if not fact.number:
-        return compact(fact.text) in haystack
+        if compact(fact.text) in haystack:
+            return True
+        singular = _singular(fact.text) if fact.kind in ("identifier", "compound") else ""
+        if singular and compact(singular) in haystack:
+            return True
+        return fact.kind == "compound" and not ungrounded_compound(fact.text)
     if not fact.unit:
-        return _has_number(fact.number, texts)
+        if _has_number(fact.number, texts) or count_of(fact.number, lists):
+            return True
+        if fact.text in _NUMBER_WORDS and _has_word(fact.text, texts):
+            return True
+        return ("." in fact.number or fact.approximate) and _same_quantity(fact, raw)
     written = literal_between(compact(fact.text), r"(?<![\d.])")
     if written.search(haystack):
         return True
-    return _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw)
+    if _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw):
+        return True
+    return _same_quantity(fact, raw)
+
+
+def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
+    """The evidence writes the fact's quantity in another unit or more precisely (``text.quantities``)."""
+    claimed = quantity(fact.number, fact.unit)
+    if claimed is None:
+        return False
+    for text in raw:
+        written = quantities(text)
+        if claimed.family in ("seconds", "bytes") and not any(q.family for q in written):
+            # A metric's values are in the unit its name says (``..._seconds``, ``..._bytes``).
+            unit = "s" if names_unit("s", text) else "ms" if names_unit("ms", text) else "b" if names_unit("b", text) else ""
+            if unit:
+                written = [q for q in (quantity(_plain(q.number), unit) for q in written) if q is not None]
+        if any(same_quantity(claimed, other) for other in written):
+            return True
+    return False
+
+
+def _plain(number: float) -> str:
+    return repr(number)
+
+
+def _same_time(fact: _Fact, raw: Sequence[str]) -> bool:
+    """A timestamp or time of day the evidence writes in another zone or format (``text.quantities``)."""
+    moments = [moment for text in raw for moment in instants(text)]
+    if not moments:
+        return False
+    if fact.kind == "timestamp":
+        return same_instant(fact.text, moments)
+    clocks = clock_times(fact.text)
+    return bool(clocks) and same_clock_time(clocks[0][1], fact.text.count(":") == 2, clocks[0][2], moments)
 
 
 def _key_values(text: str) -> dict[str, set[str]]:
@@ -193,11 +326,24 @@ def derive(
     *,
     run_texts: Iterable[str] = (),
     grounding: Iterable[str] = (),
+    bound: Iterable[str] = (),
+    same_outputs: Iterable[str] = (),
+    other_outputs: Iterable[str] = (),
 ) -> Derivation:
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
-    whole values the evidence was found in) may ground its words but never its facts."""
-    return _derive(statement, _Texts.of(matched_texts), _Texts.of(run_texts), grounding)
+    whole values the evidence was found in) may ground its words but never its facts; ``bound`` (the whole
+    values it bound) holds its polarity and its lists; ``same_outputs`` and ``other_outputs`` (the recorded
+    outputs it bound, and the others) tell where a fact it did not bind stands."""
+    same, other = _Texts.of(same_outputs), _Texts.of(other_outputs)
+    return _derive(
+        statement,
+        _Texts.of(matched_texts),
+        _Texts.of(run_texts),
+        grounding,
+        bound=tuple(bound),
+        outputs=(same, other) if same.raw or other.raw else None,
+    )
 
 
 class _Texts:
@@ -223,28 +369,56 @@ class _Texts:
         return self._spaceless
 
 
-def _derive(statement: str, own: _Texts, others: _Texts, grounding: Iterable[str]) -> Derivation:
+def _derive(
+    statement: str,
+    own: _Texts,
+    others: _Texts,
+    grounding: Iterable[str],
+    *,
+    bound: Sequence[str] = (),
+    outputs: tuple[_Texts, _Texts] | None = None,
+) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
     texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw))
+    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, [*raw, *bound], bound))
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
+    located = [(f, BOUND_TEXT) for f in found] + [(f, OTHER_OUTPUT) for f in borrowed]
+    unbound: list[str] = []
+    for fact in (f for f in missing if f.text not in borrowed):
+        for where, place in zip((SAME_OUTPUT, OTHER_OUTPUT), outputs or (), strict=False):
+            if _found(fact, place.normalized, place.spaceless, place.raw):
+                unbound.append(fact.text)
+                located.append((fact.text, where))
+                break
+        else:
+            located.append((fact.text, NOWHERE))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():
             evidence_kv.setdefault(key, set()).update(values)
-    conflicts = tuple(
+    run_spaceless = [others.spaceless, *(place.spaceless for place in outputs or ())]
+    conflicts = [
         f"{key}={value} (evidence: {', '.join(sorted(evidence_kv[key]))})"
         for key, values in _key_values(normalize(statement)).items()
         for value in sorted(values)
-        if key in evidence_kv and value not in evidence_kv[key]
-    )
+        if key in evidence_kv
+        and value not in evidence_kv[key]
+        # The same key with this value elsewhere in the run's outputs: unbound, not contradicted.
+        and not any(compact(f"{key}={value}") in h or compact(f"{key}: {value}") in h for h in run_spaceless)
+        and not _equivalent_value(value, evidence_kv[key])
+    ]
+    polar = polarity(statement, [*raw, *bound])
+    conflicts += list(polar.conflicts)
     grounding = list(grounding)
     ungrounded = ungrounded_words(statement, [*texts, *others.normalized, *grounding])
+    ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
     causal = causal_phrases(statement)
-    if conflicts or len(found) + len(borrowed) < len(facts):
+    if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
+    elif unbound:
+        classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif not facts and causal and not ungrounded and specific_words(statement, [*texts, *grounding]):
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     elif not facts:
@@ -259,11 +433,23 @@ def _derive(statement: str, own: _Texts, others: _Texts, grounding: Iterable[str
         classification=classification,
         facts=tuple(f.text for f in facts),
         found=found,
-        conflicts=conflicts,
+        conflicts=tuple(conflicts),
         ungrounded=ungrounded,
         causal=causal,
         borrowed=borrowed,
+        located=tuple(located),
+        unbound=tuple(unbound),
+        searched_outputs=outputs is not None,
     )
+
+
+def _equivalent_value(value: str, held: set[str]) -> bool:
+    """A key's value written as another form of a held one (``512mib`` and ``512mi``, ``1.5s`` and ``1500ms``)."""
+    match = _NUMBER.fullmatch(value)
+    if match is None:
+        return False
+    claimed = quantity(match.group(1), match.group(2) or "")
+    return claimed is not None and any(same_quantity(claimed, q) for h in held for q in quantities(h))
 
 
 class RunEvidence:
@@ -285,12 +471,20 @@ class RunEvidence:
         kept = [i for i in indexes if raw[i]]
         return _Texts([raw[i] for i in kept], [normalized[i] for i in kept])
 
-    def derive_claim(self, claim: contracts_pb2.Claim, *, grounding: Iterable[str] = ()) -> Derivation:
-        """``derive_claim`` of one claim of the run."""
+    def derive_claim(
+        self,
+        claim: contracts_pb2.Claim,
+        *,
+        grounding: Iterable[str] = (),
+        bound: Sequence[str] = (),
+        outputs: tuple[Sequence[str], Sequence[str]] | None = None,
+    ) -> Derivation:
+        """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others)."""
         claim_id = claim.claim_id
         own = self._texts(self._by_claim.get(claim_id, ()))
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
-        return _derive(claim.statement, own, others, grounding)
+        places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
+        return _derive(claim.statement, own, others, grounding, bound=bound, outputs=places)
 
 
 def derive_claim(

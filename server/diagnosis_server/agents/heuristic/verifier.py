@@ -4,7 +4,7 @@ Each claim is classified by the guard's own ceiling (``verification.classificati
 against its own verified evidence, failed bindings, instruction-like evidence), so the embedded Verifier
 and the guard beside every other Verifier agree; its evidence refs are exactly those items.
 ``groundedness_score`` is the share of critical claims that are direct observations (0.0 without a
-critical claim). The verdict is ``claims_verdict``, REJECT when a claim fabricates a fact (R-V-4), lowered
+critical claim). The verdict is ``claims_verdict``, REJECT when a critical claim fabricates a fact (R-V-4), lowered
 to LOW_CONFID while the verified output carries a critical executor evidence gap, and never above the
 ceiling. The Executor's gaps are passed on with their structured ``next_calls``; a critical claim that is
 neither observed nor inferred adds a critical gap of its own, which names the claim but not its content.
@@ -59,7 +59,7 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
         items = evidence.get(claim.claim_id, [])
         bound = ceilings.of(claim)
         classification, reason = bound.classification, bound.reason
-        fabricated = fabricated or bound.fabricated
+        fabricated = fabricated or (claim.critical and bound.fabricated)  # R-V-4: critical claims only
         check = contracts_pb2.ClaimCheck(
             claim_id=claim.claim_id,
             classification=classification,  # type: ignore[arg-type]

@@ -54,9 +54,15 @@ class GatekeeperNode(ProjectedNode[GatekeeperInput]):
 def bound_values(
     result: contracts_pb2.GatekeeperResult, invocations: list[contracts_pb2.ToolInvocation]
 ) -> dict[tuple[str, str], str]:
-    """The whole value at each passed pair's pointer, as text (what its matched text was found in)."""
+    """The whole value at each passed pair's pointer, as text (what its matched text was found in), and each
+    invocation's whole output at the empty pointer (where the guard finds a fact a claim did not bind)."""
     by_id = {invocation.invocation_id: invocation for invocation in invocations}
     values: dict[tuple[str, str], str] = {}
+    for invocation in invocations:
+        try:
+            values[(invocation.invocation_id, "")] = value_text(resolve_value(invocation.output, ""))
+        except PointerError:
+            continue
     for checked in result.checked_bindings:
         key = (checked.source_invocation_id, checked.raw_path)
         invocation = by_id.get(checked.source_invocation_id)

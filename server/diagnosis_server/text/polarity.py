@@ -1,0 +1,163 @@
+"""A claim's polarity is a fact its evidence must hold: negations, antonyms (healthy/unhealthy, succeeded/failed)
+and zero counts are never granted by the neutral vocabulary.
+
+Texts are read as words of the one comparison form (``normalize``). A polar word takes a stance on a concept
+(``healthy`` +, ``unhealthy`` -); a negation in the three words before it (``not healthy``) or a false value in
+the two after it (``ready: false``, ``healthy=0``) turns the stance around. ``polarity`` of a statement against
+its evidence gives:
+
+- ``conflicts``: the evidence takes the other stance on a concept the statement names (the statement says
+  ``succeeded``, the evidence ``failed``): a contradiction;
+- ``missing``: a bare negation of a number or code ("does not return status=502") where the evidence writes no
+  negative state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from diagnosis_server.text.normalize import normalize
+
+# Words that negate what follows them; "n't" contractions are negations too.
+NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nothing", "nobody", "nowhere", "zero", "without", "cannot", "neither", "nor"}
+)
+# Words of an evidence value that say "no" ("ready": false, restartCount 0, "absent").
+_FALSE_VALUES = frozenset({"false", "0", "no", "none", "null", "nil", "off", "zero", "empty"})
+# Words an output writes for a negative state, besides the negations.
+_NEGATIVE_MARKERS = frozenset(
+    {
+        *NEGATIONS, *_FALSE_VALUES, "unable", "missing", "absent", "lacks", "lacking", "denied", "refused",
+        "notready", "unready", "unknown", "invalid", "unavailable", "unhealthy", "unreachable", "fail", "fails",
+        "failed", "failing", "failure", "error", "errors", "exceeded", "unschedulable", "forbidden", "rejected",
+    }
+)  # fmt: skip
+# (positive, negative) forms of one concept; any form of either side by its stem.
+_PAIRS = (
+    (("healthy",), ("unhealthy",)),
+    (("succeeded", "succeed", "success", "successful", "successfully"), ("failed", "fail", "failure", "unsuccessful")),
+    (("passed", "passing"), ("failed", "failing")),
+    (("available",), ("unavailable",)),
+    (("reachable",), ("unreachable",)),
+    (("ready",), ("notready", "unready")),
+    (("true",), ("false",)),
+    (("enabled",), ("disabled",)),
+    (("valid",), ("invalid",)),
+    (("resolved",), ("unresolved",)),
+    (("scheduled", "schedulable"), ("unschedulable", "unscheduled")),
+    (("bound",), ("unbound",)),
+    (("mounted",), ("unmounted",)),
+    (("allowed", "permitted"), ("denied", "forbidden")),
+    (("accepted",), ("rejected", "refused")),
+    (("stable",), ("unstable", "flapping")),
+    (("normal",), ("abnormal",)),
+)
+_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;:.()!?\[\]]")
+_QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
+
+
+@cache
+def _concepts() -> dict[str, tuple[str, bool]]:
+    """Each polar word: (its concept, whether it is the positive side)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for positive, negative in _PAIRS:
+        concept = positive[0]
+        for word in positive:
+            out.setdefault(word, (concept, True))
+        for word in negative:
+            out.setdefault(word, (concept, False))
+    return out
+
+
+def _negation(word: str) -> bool:
+    return word in NEGATIONS or word.endswith("n't")
+
+
+@dataclass(frozen=True, slots=True)
+class Stances:
+    """What a text says of each concept, and whether it holds a negation not attached to a polar word."""
+
+    stances: frozenset[tuple[str, bool]]
+    bare_negations: tuple[str, ...]
+    negative: bool  # the text writes some negative state (a negation, a false value, a failure word)
+
+
+_PUNCTUATION = frozenset(",;:.()!?[]")
+
+
+def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
+    """Word indexes from ``start`` towards ``stop`` (exclusive), ending at the first punctuation mark."""
+    out = []
+    for index in range(start, stop, step):
+        if words[index] in _PUNCTUATION:
+            break
+        out.append(index)
+    return out
+
+
+def stances(text: str) -> Stances:
+    words = _TOKEN.findall(_QUOTED.sub(" ", normalize(text)).replace("’", "'"))
+    concepts = _concepts()
+    found: set[tuple[str, bool]] = set()
+    used: set[int] = set()
+    for index, word in enumerate(words):
+        known = concepts.get(word)
+        if known is None:
+            continue
+        concept, positive = known
+        before = [i for i in _window(words, index - 1, max(-1, index - 4), -1) if _negation(words[i])]
+        after = [i for i in _window(words, index + 1, min(len(words), index + 3), 1) if words[i] in _FALSE_VALUES]
+        if before or after:
+            positive = not positive
+            used.update(before[:1] or after[:1])
+        found.add((concept, positive))
+    # A negation not attached to a polar word counts when it denies a number or code ("does not return
+    # status=502", "never exceeded 80%"): the evidence must write some negative state.
+    bare = tuple(
+        w
+        for i, w in enumerate(words)
+        if _negation(w)
+        and i not in used
+        and any(any(ch.isdigit() for ch in words[j]) for j in _window(words, i + 1, min(len(words), i + 5), 1))
+    )
+    negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
+    return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative)
+
+
+@dataclass(frozen=True, slots=True)
+class Polarity:
+    conflicts: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def _said(concept: str, positive: bool) -> str:
+    pairs = {p[0]: (p[0], n[0]) for p, n in _PAIRS}
+    return pairs[concept][0 if positive else 1]
+
+
+def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
+    """The statement's stances and negations that its evidence contradicts or does not hold."""
+    claimed = stances(statement)
+    if not claimed.stances and not claimed.bare_negations:
+        return Polarity()
+    held = [stances(text) for text in evidence if text]
+    evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
+    conflicts, missing = [], []
+    for concept, positive in sorted(claimed.stances):
+        if (concept, positive) in evidence_stances:
+            continue
+        said = _said(concept, positive)
+        if (concept, not positive) in evidence_stances:
+            conflicts.append(f"{said} (evidence: {_said(concept, not positive)})")
+        # A stance the evidence does not take either way is judged with the statement's other words.
+    if claimed.bare_negations and not any(h.negative for h in held):
+        missing.extend(claimed.bare_negations)
+    return Polarity(tuple(conflicts), tuple(missing))
+
+
+def polar_words() -> frozenset[str]:
+    """Every word whose polarity is checked (never granted by a vocabulary)."""
+    return frozenset(_concepts()) | NEGATIONS

@@ -12,7 +12,7 @@ PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
 # (pip refuses both in one command: one name, two sources).
 install_project = $(PIP) -e '.$(1)' && $(PIP) --no-deps -e ./client
 
-.PHONY: setup run test lint client-compat proto proto-check buf-lint buf-breaking bench soak load soak-api mutate breakages clean
+.PHONY: setup run test lint client-compat proto proto-check buf-lint buf-breaking bench soak load soak-api mutate breakages eval-models clean
 
 setup: $(STAMP)
 
@@ -146,6 +146,12 @@ mutate: setup $(MUTATE_STAMP)
 # Issue 17's breakages, each applied to a scratch copy: every one must turn its tests red.
 breakages: setup
 	@$(BIN)/python -m tests.mutation.breakages $(BREAKAGE_ARGS)
+
+# Model answers played from our prompts on the incident corpus (honest, typical, untrue), replayed through the real
+# graph: per variant, the cause as likely cause or possible direction, true claims shown, REJECT, untrue claims
+# shown; writes var/eval-models/summary.json. EVAL_ARGS: incident names, -v for one line a run.
+eval-models: setup
+	@$(BIN)/python -m tests.eval_models $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) var

@@ -72,7 +72,7 @@ def test_fenced_plan_is_accepted() -> None:
         (plan(step(timeout=5)), "steps[0].timeout: unknown field"),
         (plan(step(), notes="x"), "notes: unknown field"),
         (plan(step(), reasoning=["x"]), "reasoning: expected a string, got array"),
-        (plan(*[step()] * 33), "over the limit of 32"),
+        (plan(*[step()] * 49), "over the limit of 48"),
     ],
 )
 def test_malformed_plan_is_invalid_output(raw: str, fragment: str) -> None:

@@ -199,6 +199,8 @@ async def test_list_environments_shows_names_tools_and_no_credentials(served: Se
         "kubernetes.events",
         "kubernetes.pod_logs",
         "kubernetes.rollouts",
+        "kubernetes.list",
+        "kubernetes.get",
         "mcp.tools.alert_rules",
     ]
     endpoints = {s.kind: s.endpoint for s in by_name["prod"].sources}

@@ -61,6 +61,8 @@ async def test_pods_are_the_pod_list_as_returned_with_secrets_redacted(
             "kubernetes.events",
             "kubernetes.pod_logs",
             "kubernetes.rollouts",
+            "kubernetes.list",
+            "kubernetes.get",
         )
         schema: Any = env.toolset.get("kubernetes.pods").input_schema  # type: ignore[union-attr]
         assert schema["properties"]["namespace"]["enum"] == ["shop", "payments"]

@@ -20,7 +20,9 @@ from diagnosis_server.protocols import shapes
 from diagnosis_server.protocols.json_text import parse_json_object
 from diagnosis_server.protocols.shapes import NonBlank, Shape
 
-DEFAULT_MAX_STEPS = 32
+# A FULL plan: the built-in and live reads (32) and the cluster analyzers' object reads (heuristic.cluster_plan); with
+# the Executor's follow-ups within the run's 64 tool calls, each output within its 256 KiB bound.
+DEFAULT_MAX_STEPS = 48
 
 
 class PlannerMode(StrEnum):

@@ -1,4 +1,5 @@
-"""Kubernetes: ``kubernetes.pods``, ``kubernetes.events``, ``kubernetes.pod_logs`` and ``kubernetes.rollouts``.
+"""Kubernetes: ``kubernetes.pods``, ``kubernetes.events``, ``kubernetes.pod_logs``, ``kubernetes.rollouts``, and
+``kubernetes.list``/``kubernetes.get`` of any kind a diagnosis reads (``kubernetes_objects``).
 
 The official ``kubernetes`` client (maintained by SIG API Machinery, released with each Kubernetes version)
 loads the configuration (a kubeconfig and its context with client certificates, tokens or exec plugins; or the
@@ -201,24 +202,47 @@ class KubernetesApi:
             message = " ".join(str(exc.body or "").split())[:300]
         return self.redactor.text(f"{tool}: {exc.status} {reason}: {message or 'no message'}")
 
-    async def list(self, tool: str, method: Callable[..., Any], namespace: str, **selectors: str) -> JsonObject:
-        """A whole List (pages merged into the first page's object) up to max_items; a 410 restarts it once."""
+    async def list(self, tool: str, method: Callable[..., Any], namespace: str | None, **selectors: str) -> JsonObject:
+        """A whole List (pages merged into the first page's object) up to max_items; a 410 restarts it once.
+        ``namespace`` None lists a cluster-scoped kind."""
+        return await self.list_pages(tool, method, namespace, selectors)
+
+    async def list_pages(
+        self,
+        tool: str,
+        method: Callable[..., Any],
+        namespace: str | None,
+        selectors: dict[str, str],
+        page: Callable[[JsonObject], JsonObject] | None = None,
+    ) -> JsonObject:
+        """``list``, with ``page`` changing each page as it is parsed (a Secret's values dropped before anything
+        else sees them)."""
         for restart in (False, True):
             try:
-                return await self._pages(tool, method, namespace, selectors)
+                return await self._pages(tool, method, namespace, selectors, page)
             except ApiError as exc:
                 if exc.status != 410 or restart:
                     raise
         raise AssertionError("unreachable")
 
     async def _pages(
-        self, tool: str, method: Callable[..., Any], namespace: str, selectors: dict[str, str]
+        self,
+        tool: str,
+        method: Callable[..., Any],
+        namespace: str | None,
+        selectors: dict[str, str],
+        page: Callable[[JsonObject], JsonObject] | None = None,
     ) -> JsonObject:
         merged: JsonObject | None = None
         token = ""
+        positional = () if namespace is None else (namespace,)
         while True:
             extra = {"_continue": token} if token else {}
-            body = _json(tool, await self.request(tool, method, namespace, limit=PAGE_SIZE, **selectors, **extra))
+            data = await self.request(tool, method, *positional, limit=PAGE_SIZE, **selectors, **extra)
+            body = _json(tool, data)
+            del data
+            if page is not None:
+                body = page(body)
             page_items = body.get("items")
             items = page_items if isinstance(page_items, list) else []
             if merged is None:
@@ -404,7 +428,9 @@ def declarations(namespaces: Sequence[str] | None, default: str) -> dict[str, De
 
 
 def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
-    """The four tools over one cluster; every one takes ``namespace`` limited to the environment's."""
+    """The six tools over one cluster; every one takes ``namespace`` limited to the environment's."""
+    from diagnosis_server.sources.kubernetes_objects import object_tools
+
     classes: dict[str, type[_KubernetesTool]] = {PODS: Pods, EVENTS: Events, POD_LOGS: PodLogs, ROLLOUTS: Rollouts}
     declared = declarations(api.access.namespaces, api.access.default_namespace)
-    return [classes[name](api, declaration) for name, declaration in declared.items()]
+    return [*(classes[name](api, declaration) for name, declaration in declared.items()), *object_tools(api)]

@@ -6,7 +6,8 @@ A pack's toolset (``pack_toolset``) is the five built-in tools plus, when the pa
 - ``loki.query_range`` over its streams (``loki.streams``, and its ``logs`` as streams labelled ``service`` and
   ``level``), answering a stream selector with line filters;
 - ``kubernetes.pods``, ``kubernetes.events`` (raw events, and ``k8s_events`` as core/v1 Events),
-  ``kubernetes.pod_logs`` and ``kubernetes.rollouts`` over its raw objects, with label and field selectors.
+  ``kubernetes.pod_logs`` and ``kubernetes.rollouts`` over its raw objects, with label and field selectors;
+- ``kubernetes.list`` / ``kubernetes.get`` over its objects of every kind (``pack_objects``).
 
 Bodies are shaped as the upstream's (``status``/``data`` of Prometheus and Loki, Kubernetes List objects) and go
 through the same redaction as live answers, so an agent plans and binds the same way on a recorded incident and
@@ -26,6 +27,8 @@ from diagnosis_server.sources import kubernetes as k8s
 from diagnosis_server.sources import loki, prometheus
 from diagnosis_server.sources.arguments import Args, parse_time
 from diagnosis_server.sources.declared import Declaration, DeclaredTool
+from diagnosis_server.sources.k8s_kinds import CONTROL_PLANE_NAMESPACE
+from diagnosis_server.sources.pack_objects import PackObjects, pack_object_tools
 from diagnosis_server.sources.redaction import Redactor
 from diagnosis_server.sources.selectors import (
     Matcher,
@@ -37,7 +40,7 @@ from diagnosis_server.sources.selectors import (
 )
 from diagnosis_server.tools.base import Tool, ToolError, Toolset
 from diagnosis_server.tools.builtin import builtin_toolset, format_ts, scenario_context
-from diagnosis_server.tools.scenario import Scenario
+from diagnosis_server.tools.scenario import CLUSTER_SCOPED, RAW_KINDS, Scenario
 
 LOOKBACK_S = 300.0
 _LEVELS = {"DEBUG": "debug", "INFO": "info", "WARN": "warn", "ERROR": "error", "FATAL": "fatal"}
@@ -156,6 +159,14 @@ class PackData:
     @cached_property
     def replicasets(self) -> list[tuple[JsonObject, JsonValue]]:
         return self._redacted(dict(r) for r in self.scenario.kubernetes.replicasets)
+
+    def raw_objects(self, plural: str) -> list[JsonObject]:
+        """The pack's objects of one kind by its API plural name (events with ``k8s_events`` as Events)."""
+        if plural == "events":
+            return pack_events(self.scenario)
+        if plural == "pods":
+            return [dict(p) for p in self.scenario.kubernetes.pods]
+        return [dict(o) for o in getattr(self.scenario.kubernetes, plural, ())]
 
     def _redacted(self, objects: Iterable[JsonObject]) -> list[tuple[JsonObject, JsonValue]]:
         return [(obj, self.redactor.kubernetes(obj)) for obj in objects]
@@ -456,10 +467,13 @@ class PackRollouts(_PackKubernetesTool):
 def _namespaces(scenario: Scenario) -> tuple[str, ...]:
     found: list[str] = []
     raw = scenario.kubernetes
-    for obj in (*raw.pods, *raw.events, *raw.deployments, *raw.replicasets):
-        found.append(str(obj["metadata"]["namespace"]))
+    for plural in RAW_KINDS:
+        if plural not in CLUSTER_SCOPED:
+            found += [str(obj["metadata"]["namespace"]) for obj in getattr(raw, plural)]
     found += [log.namespace for log in raw.pod_logs] + [e.namespace for e in scenario.k8s_events]
     found += [s.labels["namespace"] for s in scenario.topology.services if "namespace" in s.labels]
+    # The control plane's namespace is never the default one: the incident's namespaces come first.
+    found.sort(key=lambda namespace: namespace == CONTROL_PLANE_NAMESPACE)
     return tuple(dict.fromkeys(found))
 
 
@@ -484,6 +498,7 @@ def pack_tools(scenario: Scenario, redactor: Redactor | None = None) -> list[Too
             cls, has_data = present[name]
             if has_data:
                 tools.append(cls(data, namespaces, declaration))
+        tools += pack_object_tools(PackObjects(data.raw_objects, data.redactor.kubernetes), namespaces)
     return tools
 
 

@@ -9,11 +9,12 @@ is UTC and inside the pack's time window, metric series are unique per (metric, 
 order, the pack's ``name`` is its file stem, and a directory has exactly one default pack. A bad pack is
 a ``ScenarioError`` naming the file and the field (``logs.12.service``).
 
-A pack may also carry upstream-shaped data (``kubernetes``: raw Pod, core/v1 Event, Deployment and ReplicaSet
-objects and pod logs; ``prometheus``: series of labels and ``[unix_seconds, "value"]`` samples; ``loki``:
-streams of labels and ``["<unix ns>", "line"]`` values) so that ``sources.packs`` answers the live tools'
-names in the live shapes. A user's pack (``load_user_scenarios``: the directory of ``--scenarios-dir``) needs
-no ``truth`` block, its root-cause kind is free text, and its ``default`` flag is not used.
+A pack may also carry upstream-shaped data (``kubernetes``: raw objects of any kind a diagnosis reads under
+their API plural names, ``pods``, ``events``, ``services``, ``nodes``, ..., and pod logs; ``prometheus``: series of
+labels and ``[unix_seconds, "value"]`` samples; ``loki``: streams of labels and ``["<unix ns>", "line"]`` values) so
+that ``sources.packs`` answers the live tools' names in the live shapes. A user's pack (``load_user_scenarios``: the
+directory of ``--scenarios-dir``) needs no ``truth`` block, its root-cause kind is free text, and its ``default``
+flag is not used.
 """
 
 from __future__ import annotations
@@ -147,6 +148,9 @@ class PodLog(_Model):
     lines: tuple[str, ...] = ()
 
 
+CLUSTER_SCOPED = frozenset({"nodes", "persistentvolumes", "storageclasses"})
+
+
 class KubernetesData(_Model):
     """Raw API objects as ``kubectl get -o json`` shows them (one object each, not Lists)."""
 
@@ -155,6 +159,29 @@ class KubernetesData(_Model):
     deployments: tuple[RawObject, ...] = ()
     replicasets: tuple[RawObject, ...] = ()
     pod_logs: tuple[PodLog, ...] = ()
+    # Any other kind a diagnosis reads, under its API plural name (``sources.k8s_kinds``), answered by
+    # kubernetes.list and kubernetes.get; cluster-scoped kinds (nodes, persistentvolumes, storageclasses) have no
+    # namespace.
+    services: tuple[RawObject, ...] = ()
+    endpoints: tuple[RawObject, ...] = ()
+    endpointslices: tuple[RawObject, ...] = ()
+    statefulsets: tuple[RawObject, ...] = ()
+    daemonsets: tuple[RawObject, ...] = ()
+    jobs: tuple[RawObject, ...] = ()
+    cronjobs: tuple[RawObject, ...] = ()
+    ingresses: tuple[RawObject, ...] = ()
+    networkpolicies: tuple[RawObject, ...] = ()
+    nodes: tuple[RawObject, ...] = ()
+    persistentvolumeclaims: tuple[RawObject, ...] = ()
+    persistentvolumes: tuple[RawObject, ...] = ()
+    storageclasses: tuple[RawObject, ...] = ()
+    resourcequotas: tuple[RawObject, ...] = ()
+    limitranges: tuple[RawObject, ...] = ()
+    serviceaccounts: tuple[RawObject, ...] = ()
+    configmaps: tuple[RawObject, ...] = ()
+    secrets: tuple[RawObject, ...] = ()
+    horizontalpodautoscalers: tuple[RawObject, ...] = ()
+    poddisruptionbudgets: tuple[RawObject, ...] = ()
 
 
 SampleValue = Annotated[str, Field(pattern=r"^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+|NaN|[-+]?Inf)$")]
@@ -312,14 +339,17 @@ def _reference_problems(s: Scenario, stem: str, *, user: bool = False) -> Iterat
         yield "truth.root_cause.service", "an unhealthy scenario names the service at fault"
 
 
+RAW_KINDS = tuple(name for name in KubernetesData.model_fields if name != "pod_logs")
+
+
 def _raw_problems(s: Scenario) -> Iterator[tuple[str, str]]:
     """Raw Kubernetes objects need a name and a namespace (the tools select by them)."""
-    for field in ("pods", "events", "deployments", "replicasets"):
+    for field in RAW_KINDS:
         for i, obj in enumerate(getattr(s.kubernetes, field)):
             metadata = obj.get("metadata")
             if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
                 yield f"kubernetes.{field}.{i}.metadata.name", "a Kubernetes object needs metadata.name"
-            elif not isinstance(metadata.get("namespace"), str):
+            elif field not in CLUSTER_SCOPED and not isinstance(metadata.get("namespace"), str):
                 yield f"kubernetes.{field}.{i}.metadata.namespace", "a Kubernetes object needs metadata.namespace"
 
 

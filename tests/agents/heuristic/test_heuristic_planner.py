@@ -8,6 +8,7 @@ import pytest
 
 from diagnosis_server.agents.heuristic import create_provider
 from diagnosis_server.agents.heuristic.gaps import NextCall, format_next
+from diagnosis_server.agents.heuristic.cluster_plan import MAX_CLUSTER_STEPS
 from diagnosis_server.agents.heuristic.planner import MAX_LIVE_STEPS, MAX_STEPS, full_plan, gap_plan
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -164,7 +165,7 @@ async def test_planner_reply_parses_under_the_pinned_protocol_in_both_modes() ->
     full = await planner.run(request("planner", planner_payload("checkout-oom")))
     tools = environment("checkout-oom").toolset.names
     parsed = parse_planner_output(full.text, allowed_tools=tools)
-    assert parsed.ok and len(parsed.steps) <= MAX_STEPS + MAX_LIVE_STEPS
+    assert parsed.ok and len(parsed.steps) <= MAX_STEPS + MAX_LIVE_STEPS + MAX_CLUSTER_STEPS
     # The pack answers the live tools too: its pods, events and kube-state-metrics are looked at.
     assert {"kubernetes.events", "prometheus.query"} <= {s.tool_name for s in parsed.steps}
     retry = _retry(f"gap {format_next([NextCall.of('k8s.events', service='payments-api')])}")

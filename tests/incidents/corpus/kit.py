@@ -449,6 +449,10 @@ class Pack:
             event["eventTime"] = None
         self._k8s["events"].append(event)
 
+    def objects(self, plural: str, *objects: Json) -> None:
+        """Objects of any kind under its API plural name (``services``, ``nodes``, ...), as the API returns them."""
+        self._k8s.setdefault(plural, []).extend(objects)
+
     def scheduled(self, minute: float, namespace: str, pod: str, node: str) -> None:
         """The scheduler's Scheduled event of ``pod`` (recorded through events.k8s.io)."""
         self.event(

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
 from diagnosis_server.agents.heuristic.events import event_findings, event_workloads
@@ -190,8 +191,9 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
+        *cluster_findings(observations),
     ]
-    return _cluster_dns(_dependency_latency(findings))
+    return current_only(_cluster_dns(_dependency_latency(findings)))
 
 
 # ------------------------------------------------------------------------------------------ reasoning

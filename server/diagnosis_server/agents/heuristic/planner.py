@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
+from diagnosis_server.agents.heuristic.cluster_plan import MAX_CLUSTER_STEPS, cluster_steps
 from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import live_steps, question_subjects
@@ -204,6 +205,7 @@ class HeuristicPlanner:
             plan, targets = full_plan(text, tools, services)
             live = live_targets(text, targets, services)
             plan.extend(live_steps(tools, payload.get("context"), live), cap=MAX_STEPS + MAX_LIVE_STEPS)
+            plan.extend(cluster_steps(tools, payload.get("context")), cap=len(plan.steps) + MAX_CLUSTER_STEPS)
             names = ", ".join(t.name for t in targets.primary) or "none"
             reasoning = (
                 f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"

@@ -1,7 +1,7 @@
 """The analyzers' rules: ``rules.toml`` (bundled, versioned) plus an operator's file that extends it.
 
-``DIAGNOSIS_HEURISTIC_RULES_FILE`` names a TOML file of the same shape: its ``container``, ``event`` and ``log``
-rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
+``DIAGNOSIS_HEURISTIC_RULES_FILE`` names a TOML file of the same shape: its ``container``, ``event``, ``log`` and
+``cluster`` rules come after the bundled ones (an event or container state the bundled rules already cover is decided by
 the first rule that matches), and its ``thresholds`` override the bundled values. A bad file is one clear error
 naming the file and the field.
 
@@ -167,12 +167,39 @@ class LogRule(_Rule):
         return _linear(self.patterns)
 
 
+Family = Literal["scheduling", "admission", "startup", "runtime", "infrastructure"]
+
+
+class ClusterRule(_Model):
+    """What a controller's or the kubelet's text says, for the cluster analyzers (``analyzers/``): the family
+    that reads it, the fault kind, the pattern (its named groups are the objects it names: ``name``, ``key``,
+    ``resource``) and how a statement phrases the fault."""
+
+    family: Family
+    kind: Kind
+    pattern: str
+    phrase: Phrase
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, value: str) -> str:
+        return _compiles(value)
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
+
 class Rules(_Model):
     version: int = SUPPORTED_VERSION
     thresholds: Thresholds = Thresholds()
     container: tuple[ContainerRule, ...] = ()
     event: tuple[EventRule, ...] = ()
     log: tuple[LogRule, ...] = ()
+    cluster: tuple[ClusterRule, ...] = ()
+
+    def of_family(self, family: str) -> tuple[ClusterRule, ...]:
+        return tuple(rule for rule in self.cluster if rule.family == family)
 
     @field_validator("version")
     @classmethod
@@ -194,6 +221,7 @@ class Rules(_Model):
             container=(*self.container, *other.container),
             event=(*self.event, *other.event),
             log=(*self.log, *other.log),
+            cluster=(*self.cluster, *other.cluster),
         )
 
 

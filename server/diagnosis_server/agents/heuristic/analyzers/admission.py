@@ -1,0 +1,166 @@
+"""Admission: a controller that cannot create its pods (FailedCreate), joined to the quota or service account
+that refuses them, and only while its pods are still missing.
+
+The ReplicaSet controller's text: 'Error creating: pods "checkout-7d9c8b-x2x4f" is forbidden: exceeded quota:
+compute, requested: requests.cpu=500m, used: requests.cpu=2, limited: requests.cpu=2' or 'Error creating: pods
+"checkout-7d9c8b-" is forbidden: error looking up service account shop/checkout: serviceaccount "checkout" not
+found'. The quota's ``status.hard`` and ``status.used`` of the requested resource, or the namespace's service
+accounts listed whole without that name, are the objects that show it. A controller whose pods are now ready (its
+``status.readyReplicas`` at its ``spec.replicas``) is past it: the FailedCreate is context with its time.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from diagnosis_server.agents.heuristic.analyzers.evidence import (
+    Evidence,
+    Obj,
+    event_time,
+    event_time_path,
+    ready_count,
+    workload_of,
+)
+from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
+from diagnosis_server.agents.heuristic.findings import Finding, Role
+from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
+
+_MIN = datetime.min.replace(tzinfo=UTC)
+CONTROLLERS = ("ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+_REQUESTED = re.compile(r"requested: (?P<resource>[A-Za-z0-9./-]+)=")
+
+
+def _quota(match: re.Match[str], message: str, namespace: str, evidence: Evidence) -> tuple[str, list[Binding]]:
+    name = match.group("name")
+    quota = evidence.named("ResourceQuota", name, namespace)
+    requested = _REQUESTED.search(message)
+    if quota is None or requested is None:
+        return "", []
+    resource = requested.group("resource")
+    hard, used = quota.text("status", "hard", resource), quota.text("status", "used", resource)
+    if not hard:
+        return "", []
+    facts = f"quota {name} allows {resource} {hard}"
+    bindings = [quota.bind_name(), quota.bind("status", "hard")]
+    if used:
+        facts += f" and {used} is used"
+        bindings.append(quota.bind("status", "used"))
+    return facts, bindings
+
+
+def _account(match: re.Match[str], namespace: str, evidence: Evidence) -> tuple[str, list[Binding]]:
+    name = match.group("name")
+    if not evidence.listed("ServiceAccount", namespace) or evidence.named("ServiceAccount", name, namespace):
+        return "", []
+    return f"service account {name} does not exist in namespace {namespace}", []
+
+
+def _controller(event: Obj, evidence: Evidence) -> Obj | None:
+    kind, name = event.text("involvedObject", "kind"), event.text("involvedObject", "name")
+    return evidence.named(kind, name, event.namespace)
+
+
+def _service(event: Obj, controller: Obj | None) -> tuple[str, Binding]:
+    if controller is not None:
+        return workload_of(controller)
+    name = event.text("involvedObject", "name")
+    kind = event.text("involvedObject", "kind")
+    workload = workload_of_replicaset(name) if kind == "ReplicaSet" else name
+    return workload, event.bind("involvedObject", "name", text=workload)
+
+
+def _replicas(controller: Obj) -> tuple[str, list[Binding]]:
+    ready, desired = ready_count(controller)
+    bindings = [controller.bind_name()]
+    if controller.get("spec", "replicas") is not None:
+        bindings.append(controller.bind("spec", "replicas"))
+    if controller.get("status", "readyReplicas") is not None:
+        bindings.append(controller.bind("status", "readyReplicas"))
+    kind = controller.kind.lower()
+    if controller.get("status", "readyReplicas") is None:
+        return f"{kind} {controller.name} has no ready pod of {desired} wanted", bindings
+    return f"{kind} {controller.name} has {ready} of {desired} pods ready", bindings
+
+
+def _current(event: Obj, controller: Obj | None, rules: tuple[ClusterRule, ...], evidence: Evidence) -> Finding:
+    message = event.text("message")
+    service, service_binding = _service(event, controller)
+    said, said_bound = said_binding(event.bind("message"), message)
+    base = [service_binding, event.bind("reason"), *([said_bound] if said_bound else [])]
+    replicas, replica_bindings = _replicas(controller) if controller is not None else ("", [])
+    for rule in rules:
+        match = rule.compiled.search(message)
+        if match is None:
+            continue
+        if rule.kind == "quota_exceeded":
+            facts, bindings = _quota(match, message, event.namespace, evidence)
+        elif rule.kind == "service_account_missing":
+            facts, bindings = _account(match, event.namespace, evidence)
+        else:
+            facts, bindings = "", []
+        shown = "; ".join(part for part in (replicas, facts) if part) or f"{event.text('reason')} reported"
+        strength = 5 if facts or replicas else 4
+        return joined(
+            rule.kind,
+            service,
+            rule.phrase,
+            shown,
+            [*base, *replica_bindings, *bindings],
+            said=said,
+            strength=strength,
+            onset=event_time(event),
+        )
+    facts = replicas or "FailedCreate reported"
+    return joined(
+        "failed_create",
+        service,
+        "cannot create its pods",
+        facts,
+        [*base, *replica_bindings],
+        said=said,
+        strength=4,
+        onset=event_time(event),
+    )
+
+
+def _ended(event: Obj, controller: Obj) -> Finding:
+    service, service_binding = workload_of(controller)
+    replicas, bindings = _replicas(controller)
+    path = event_time_path(event)
+    facts = replicas
+    if path:
+        facts += f" since FailedCreate last reported at {event.text(*path)}"
+        bindings.append(event.bind(*path))
+    return joined(
+        "ended_failed_create",
+        service,
+        "created its pods after a failed create",
+        facts,
+        [service_binding, *bindings, event.bind("reason")],
+        role=Role.SUPPORT,
+    )
+
+
+def analyze(evidence: Evidence) -> list[Finding]:
+    rules = current_rules().of_family("admission")
+    latest: dict[tuple[str, str, str], Obj] = {}
+    for event in evidence.objects("Event"):
+        if event.text("reason") != "FailedCreate" or event.text("involvedObject", "kind") not in CONTROLLERS:
+            continue
+        key = (event.namespace, event.text("involvedObject", "kind"), event.text("involvedObject", "name"))
+        known = latest.get(key)
+        if known is None or (event_time(event) or _MIN) > (event_time(known) or _MIN):
+            latest[key] = event
+    out: list[Finding] = []
+    for event in latest.values():
+        controller = _controller(event, evidence)
+        if controller is not None:
+            ready, desired = ready_count(controller)
+            if desired > 0 and ready >= desired or (controller.get("spec", "replicas") == 0):
+                out.append(_ended(event, controller))
+                continue
+        out.append(_current(event, controller, rules, evidence))
+    return out

@@ -1,0 +1,213 @@
+"""One Evidence per cycle: every Kubernetes object the cycle's outputs hold, by kind, with where it was read.
+
+The outputs of ``kubernetes.list`` (a List: its ``kind`` names the items'), ``kubernetes.get`` (one object),
+``kubernetes.pods``, ``kubernetes.events`` and ``kubernetes.rollouts`` (Lists) become ``Obj`` views: the object's
+values and a binding to any of them (its JSON Pointer in that output). An object read twice is kept once (the
+first read). ``listed`` says whether a namespace's whole List of a kind was read (no selector): only then may an
+analyzer say that no object of that kind matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from diagnosis_server.agents.heuristic.observations import Binding, Observation, parse_ts, walk
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod, workload_of_replicaset
+from diagnosis_server.conversions import JsonObject, JsonValue
+
+LIST_TOOLS = {
+    "kubernetes.pods": "Pod",
+    "kubernetes.events": "Event",
+    "kubernetes.rollouts": "ReplicaSet",
+}
+CLUSTER_SCOPED = frozenset({"Node", "PersistentVolume", "StorageClass"})
+_PLURAL_KINDS = {
+    "pods": "Pod",
+    "events": "Event",
+    "services": "Service",
+    "endpoints": "Endpoints",
+    "nodes": "Node",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "persistentvolumes": "PersistentVolume",
+    "storageclasses": "StorageClass",
+    "resourcequotas": "ResourceQuota",
+    "serviceaccounts": "ServiceAccount",
+    "configmaps": "ConfigMap",
+    "secrets": "Secret",
+    "deployments": "Deployment",
+    "replicasets": "ReplicaSet",
+    "statefulsets": "StatefulSet",
+    "daemonsets": "DaemonSet",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    """One object of an output: its kind, values and bindings."""
+
+    obs: Observation
+    path: tuple[str | int, ...]
+    data: JsonObject
+    kind: str
+
+    def get(self, *path: str | int) -> JsonValue:
+        return walk(self.data, path)
+
+    def text(self, *path: str | int) -> str:
+        value = self.get(*path)
+        return value if isinstance(value, str) else ""
+
+    def bind(self, *path: str | int, text: str | None = None) -> Binding:
+        return self.obs.bind(*self.path, *path, text=text)
+
+    @property
+    def name(self) -> str:
+        return self.text("metadata", "name")
+
+    @property
+    def namespace(self) -> str:
+        return self.text("metadata", "namespace")
+
+    @property
+    def labels(self) -> dict[str, str]:
+        labels = self.get("metadata", "labels")
+        return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+    def bind_name(self) -> Binding:
+        return self.bind("metadata", "name")
+
+
+def workload_of(obj: Obj) -> tuple[str, Binding]:
+    """The workload an object is of (a pod's by its labels or name, a ReplicaSet's by its name, others their own
+    name) and the binding that holds that name."""
+    if obj.kind == "Pod":
+        labels = obj.get("metadata", "labels")
+        named = pod_workload_label(obj.name, labels if isinstance(labels, dict) else None)
+        if named:
+            return named[1], obj.bind("metadata", "labels", named[0])
+        workload = workload_of_pod(obj.name)
+        return workload, obj.bind("metadata", "name", text=workload)
+    if obj.kind == "ReplicaSet":
+        workload = workload_of_replicaset(obj.name)
+        return workload, obj.bind("metadata", "name", text=workload)
+    return obj.name, obj.bind_name()
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The cycle's Kubernetes objects by kind (and its observations, for analyzers of other sources)."""
+
+    observations: tuple[Observation, ...]
+    by_kind: dict[str, list[Obj]] = field(default_factory=dict)
+    # (kind, namespace) of every whole List read ('' namespace for a cluster-scoped kind).
+    whole: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def of(cls, observations: Sequence[Observation]) -> Evidence:
+        by_kind: dict[str, list[Obj]] = {}
+        seen: set[tuple[str, str, str]] = set()
+        whole: set[tuple[str, str]] = set()
+        for obs in observations:
+            for obj in _objects(obs):
+                key = (obj.kind, obj.namespace, obj.name)
+                if obj.name and key not in seen:
+                    seen.add(key)
+                    by_kind.setdefault(obj.kind, []).append(obj)
+            listed = _whole_list(obs)
+            if listed is not None:
+                whole.add(listed)
+        return cls(tuple(observations), by_kind, frozenset(whole))
+
+    def objects(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        found = self.by_kind.get(kind, [])
+        return found if namespace is None else [o for o in found if o.namespace == namespace]
+
+    def named(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        for obj in self.by_kind.get(kind, []):
+            if obj.name == name and (not namespace or kind in CLUSTER_SCOPED or obj.namespace == namespace):
+                return obj
+        return None
+
+    def listed(self, kind: str, namespace: str = "") -> bool:
+        """Whether the whole List of ``kind`` in ``namespace`` was read (an absent name is then absent)."""
+        return (kind, "" if kind in CLUSTER_SCOPED else namespace) in self.whole
+
+    def events_about(self, kind: str, name: str, namespace: str = "") -> list[Obj]:
+        return [
+            e
+            for e in self.by_kind.get("Event", [])
+            if e.text("involvedObject", "kind") == kind
+            and e.text("involvedObject", "name") == name
+            and (not namespace or e.namespace == namespace or kind in CLUSTER_SCOPED)
+        ]
+
+
+def event_time(event: Obj) -> datetime | None:
+    for path in (("lastTimestamp",), ("series", "lastObservedTime"), ("eventTime",), ("metadata", "creationTimestamp")):
+        when = parse_ts(event.get(*path))
+        if when is not None:
+            return when
+    return None
+
+
+def event_time_path(event: Obj) -> tuple[str, ...]:
+    for path in (("lastTimestamp",), ("series", "lastObservedTime"), ("eventTime",), ("metadata", "creationTimestamp")):
+        if parse_ts(event.get(*path)) is not None:
+            return path
+    return ()
+
+
+def _list_kind(obs: Observation) -> str:
+    if obs.tool_name in LIST_TOOLS:
+        return LIST_TOOLS[obs.tool_name]
+    kind = obs.get("kind")
+    if isinstance(kind, str) and kind.endswith("List"):
+        return kind[: -len("List")]
+    plural = obs.arguments.get("kind")
+    return _PLURAL_KINDS.get(plural, "") if isinstance(plural, str) else ""
+
+
+def _objects(obs: Observation) -> Iterable[Obj]:
+    if obs.tool_name == "kubernetes.get":
+        kind = obs.get("kind")
+        plural = obs.arguments.get("kind")
+        name = kind if isinstance(kind, str) else _PLURAL_KINDS.get(plural, "") if isinstance(plural, str) else ""
+        if name:
+            yield Obj(obs, (), obs.output, name)
+        return
+    if obs.tool_name != "kubernetes.list" and obs.tool_name not in LIST_TOOLS:
+        return
+    kind = _list_kind(obs)
+    items = obs.get("items")
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if kind and isinstance(item, dict):
+            yield Obj(obs, ("items", index), item, kind)
+
+
+def _whole_list(obs: Observation) -> tuple[str, str] | None:
+    if obs.tool_name not in ("kubernetes.list", "kubernetes.pods"):
+        return None
+    if "label_selector" in obs.arguments or "field_selector" in obs.arguments:
+        return None
+    kind = _list_kind(obs)
+    if not kind:
+        return None
+    namespace = obs.arguments.get("namespace")
+    if kind in CLUSTER_SCOPED:
+        return kind, ""
+    if isinstance(namespace, str) and namespace:
+        return kind, namespace
+    items = obs.get("items")
+    first = items[0] if isinstance(items, list) and items else None
+    found = walk(first, ("metadata", "namespace")) if isinstance(first, dict) else None
+    return (kind, found) if isinstance(found, str) else None
+
+
+def ready_count(obj: Obj) -> tuple[int, int]:
+    """(ready, desired) replicas of a ReplicaSet, Deployment or StatefulSet."""
+    ready = obj.get("status", "readyReplicas")
+    desired = obj.get("spec", "replicas")
+    as_int = lambda v: v if isinstance(v, int) and not isinstance(v, bool) else 0  # noqa: E731
+    return as_int(ready), as_int(desired) if desired is not None else 1

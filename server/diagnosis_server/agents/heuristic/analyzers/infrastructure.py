@@ -1,0 +1,138 @@
+"""Infrastructure: a node that is not Ready, and the control plane's own pods (kube-proxy, kube-scheduler, CoreDNS)
+not running, shown by their objects.
+
+- A Node whose ``Ready`` condition is not True (Unknown: "Kubelet stopped posting node status."; False:
+  "container runtime is down", "PLEG is not healthy") with the listed pods it runs.
+- A kube-system pod the rules file's ``infrastructure`` rules name (by its name) that is not Running and ready;
+  or, with kube-system's pods listed whole, no kube-scheduler pod at all while pods stay Pending with no
+  scheduling event (the scheduler reports every pod it tries, placed or not).
+"""
+
+from __future__ import annotations
+
+from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
+from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
+from diagnosis_server.agents.heuristic.findings import Finding
+from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+
+CONTROL_PLANE = "kube-system"
+
+
+def _nodes(evidence: Evidence) -> list[Finding]:
+    out: list[Finding] = []
+    for node in evidence.objects("Node"):
+        conditions = node.get("status", "conditions")
+        for c, cond in enumerate(conditions if isinstance(conditions, list) else []):
+            if not isinstance(cond, dict) or cond.get("type") != "Ready" or cond.get("status") == "True":
+                continue
+            bindings: list[Binding] = [
+                node.bind_name(),
+                node.bind("status", "conditions", c, "type"),
+                node.bind("status", "conditions", c, "status"),
+            ]
+            facts = f"node {node.name} has condition Ready {cond.get('status')}"
+            if cond.get("reason"):
+                facts += f" with reason {cond.get('reason')}"
+                bindings.append(node.bind("status", "conditions", c, "reason"))
+            on = [
+                p
+                for p in evidence.objects("Pod")
+                if p.text("spec", "nodeName") == node.name and p.namespace != CONTROL_PLANE
+            ]
+            if on:
+                facts += f"; pod {on[0].name} runs on it"
+                bindings += [on[0].bind_name(), on[0].bind("spec", "nodeName")]
+            said, said_bound = said_binding(
+                node.bind("status", "conditions", c, "message"), str(cond.get("message") or "")
+            )
+            out.append(
+                joined(
+                    "node_not_ready",
+                    node.name,
+                    "is not ready",
+                    facts,
+                    [*bindings, *([said_bound] if said_bound else [])],
+                    said=said,
+                )
+            )
+    return out
+
+
+def _running(pod: Obj) -> bool:
+    statuses = pod.get("status", "containerStatuses")
+    ready = (
+        isinstance(statuses, list) and bool(statuses) and all(isinstance(s, dict) and s.get("ready") for s in statuses)
+    )
+    return pod.text("status", "phase") == "Running" and ready
+
+
+def _state(pod: Obj) -> tuple[str, list[Binding]]:
+    statuses = pod.get("status", "containerStatuses")
+    for s, status in enumerate(statuses if isinstance(statuses, list) else []):
+        reason = pod.text("status", "containerStatuses", s, "state", "waiting", "reason")
+        if reason:
+            return f"its container is waiting with reason {reason}", [
+                pod.bind("status", "containerStatuses", s, "state", "waiting", "reason")
+            ]
+    bindings = [pod.bind("status", "phase")] if pod.text("status", "phase") else []
+    if pod.text("status", "reason"):
+        bindings.append(pod.bind("status", "reason"))
+        return f"it is {pod.text('status', 'phase')} with reason {pod.text('status', 'reason')}", bindings
+    return (f"it is {pod.text('status', 'phase')}", bindings) if bindings else ("it is not ready", [])
+
+
+def _unscheduled(evidence: Evidence) -> list[Obj]:
+    """Pods with no node and no scheduling event at all (none placed them, none failed to)."""
+    out: list[Obj] = []
+    for pod in evidence.objects("Pod"):
+        if pod.namespace == CONTROL_PLANE or pod.text("spec", "nodeName") or pod.text("status", "phase") != "Pending":
+            continue
+        events = evidence.events_about("Pod", pod.name, pod.namespace)
+        if not any(e.text("reason") in ("FailedScheduling", "Scheduled") for e in events):
+            out.append(pod)
+    return out
+
+
+def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[Finding]:
+    out: list[Finding] = []
+    pods = evidence.objects("Pod", CONTROL_PLANE)
+    pending = _unscheduled(evidence)
+    for rule in rules:
+        mine = [p for p in pods if rule.compiled.search(p.name)]
+        down = [p for p in mine if not _running(p)]
+        if down:
+            pod = down[0]
+            service = workload_of_pod(pod.name) if not pod.name.startswith("kube-scheduler") else "kube-scheduler"
+            state, bindings = _state(pod)
+            facts = f"pod {pod.name} in namespace {CONTROL_PLANE} is not running: {state}"
+            if rule.kind == "kube_scheduler_down" and pending:
+                facts += f"; pod {pending[0].name} is Pending with no scheduling event"
+                bindings += [pending[0].bind_name(), pending[0].bind("status", "phase")]
+            name = pod.bind("metadata", "name", text=service) if service in pod.name else pod.bind_name()
+            out.append(
+                joined(
+                    rule.kind,
+                    service,
+                    rule.phrase,
+                    facts,
+                    [name, pod.bind_name(), pod.bind("metadata", "namespace"), *bindings],
+                )
+            )
+        elif (
+            not mine
+            and rule.kind == "kube_scheduler_down"
+            and pending
+            and evidence.listed("Pod", CONTROL_PLANE)
+            and pods
+        ):
+            pod = pending[0]
+            facts = f"no kube-scheduler pod is listed in namespace {CONTROL_PLANE}; pod {pod.name} is Pending with no scheduling event"
+            bindings = [pods[0].bind("metadata", "namespace"), pod.bind_name(), pod.bind("status", "phase")]
+            out.append(joined(rule.kind, "kube-scheduler", rule.phrase, facts, bindings, strength=4))
+    return out
+
+
+def analyze(evidence: Evidence) -> list[Finding]:
+    return [*_nodes(evidence), *_control_plane(evidence, current_rules().of_family("infrastructure"))]

@@ -1,0 +1,132 @@
+"""Service routing: a Service whose selector matches no pod, whose targetPort is no port of its pods' containers,
+or whose Endpoints hold no ready address.
+
+Stated only from the objects that show it: the Service (its selector, its ports), the namespace's pods as listed
+whole (their labels, their containers' ports) and the Endpoints of the same name. A selector that matches no pod
+names the labels the pods that look meant for it do have ("pods have app=cartservice"): the pods whose label
+under the same key reads the same without separators, else the namespace's pods with that key.
+"""
+
+from __future__ import annotations
+
+from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
+from diagnosis_server.agents.heuristic.analyzers.joined import joined
+from diagnosis_server.agents.heuristic.findings import Finding, Role
+from diagnosis_server.agents.heuristic.observations import Binding
+
+MAX_SHOWN = 2
+
+
+def _squashed(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _selector(service: Obj) -> dict[str, str]:
+    selector = service.get("spec", "selector")
+    return {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
+
+
+def _matches(pod: Obj, selector: dict[str, str]) -> bool:
+    labels = pod.labels
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _near_misses(service: Obj, selector: dict[str, str], pods: list[Obj]) -> list[tuple[Obj, str]]:
+    """(pod, key) of the pods whose label under a selector key reads like the wanted value, else any with it."""
+    out: list[tuple[Obj, str]] = []
+    for key, wanted in selector.items():
+        alike = [p for p in pods if key in p.labels and _squashed(p.labels[key]) == _squashed(wanted)]
+        alike = alike or [p for p in pods if key in p.labels and (_squashed(service.name) in _squashed(p.labels[key]))]
+        out += [(p, key) for p in alike]
+    return out[:MAX_SHOWN]
+
+
+def _selector_finding(service: Obj, selector: dict[str, str], pods: list[Obj]) -> Finding:
+    wanted = ",".join(f"{k}={v}" for k, v in selector.items())
+    bindings: list[Binding] = [service.bind_name(), *(service.bind("spec", "selector", k) for k in selector)]
+    facts = f"Service {service.name} has selector {wanted}; no pod in namespace {service.namespace} has that label"
+    bindings.append(service.bind("metadata", "namespace"))
+    misses = _near_misses(service, selector, pods)
+    if misses:
+        shown = sorted({f"{key}={pod.labels[key]}" for pod, key in misses})
+        facts += f" (pods have {', '.join(shown)})"
+        for pod, key in misses:
+            bindings += [pod.bind_name(), pod.bind("metadata", "labels", key)]
+    return joined("selector_mismatch", service.name, "receives no traffic", facts, bindings)
+
+
+def _container_ports(pod: Obj) -> list[tuple[int, int, int, str]]:
+    """(container index, port index, containerPort, port name) of the pod's containers."""
+    out: list[tuple[int, int, int, str]] = []
+    containers = pod.get("spec", "containers")
+    for c, container in enumerate(containers if isinstance(containers, list) else []):
+        ports = container.get("ports") if isinstance(container, dict) else None
+        for p, port in enumerate(ports if isinstance(ports, list) else []):
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if isinstance(number, int) and not isinstance(number, bool):
+                out.append((c, p, number, str(port.get("name") or "")))
+    return out
+
+
+def _port_findings(service: Obj, pods: list[Obj]) -> list[Finding]:
+    ports = service.get("spec", "ports")
+    pod = pods[0]
+    declared = _container_ports(pod)
+    if not declared:
+        return []
+    out: list[Finding] = []
+    for s, port in enumerate(ports if isinstance(ports, list) else []):
+        if not isinstance(port, dict):
+            continue
+        target = port.get("targetPort", port.get("port"))
+        if isinstance(target, int) and not isinstance(target, bool):
+            if any(number == target for _, _, number, _ in declared):
+                continue
+        elif isinstance(target, str):
+            if any(name == target for _, _, _, name in declared):
+                continue
+        else:
+            continue
+        c, p, number, _ = declared[0]
+        facts = (
+            f"Service {service.name} sends to targetPort {target}; no container of pod {pod.name} has port "
+            f"{target} (its container port is {number})"
+        )
+        bindings = [
+            service.bind_name(),
+            service.bind("spec", "ports", s),
+            pod.bind_name(),
+            pod.bind("spec", "containers", c, "ports", p, "containerPort"),
+        ]
+        out.append(joined("target_port_mismatch", service.name, "receives no traffic", facts, bindings))
+        break
+    return out
+
+
+def _no_endpoints(service: Obj, evidence: Evidence, pods: list[Obj]) -> list[Finding]:
+    endpoints = evidence.named("Endpoints", service.name, service.namespace)
+    if endpoints is None:
+        return []
+    subsets = endpoints.get("subsets")
+    ready = [s for s in subsets if isinstance(s, dict) and s.get("addresses")] if isinstance(subsets, list) else []
+    if ready:
+        return []
+    facts = f"Endpoints {endpoints.name} holds no ready address for Service {service.name}"
+    bindings = [service.bind_name(), endpoints.bind_name()]
+    return [joined("no_endpoints", service.name, "has no ready endpoints", facts, bindings, role=Role.SUPPORT)]
+
+
+def analyze(evidence: Evidence) -> list[Finding]:
+    out: list[Finding] = []
+    for service in evidence.objects("Service"):
+        selector = _selector(service)
+        if not selector or not evidence.listed("Pod", service.namespace):
+            continue
+        pods = [p for p in evidence.objects("Pod", service.namespace) if p.text("status", "phase") != "Succeeded"]
+        selected = [p for p in pods if _matches(p, selector)]
+        if not selected:
+            out.append(_selector_finding(service, selector, pods))
+            continue
+        found = _port_findings(service, selected)
+        out += found or _no_endpoints(service, evidence, selected)
+    return out

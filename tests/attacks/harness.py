@@ -34,10 +34,15 @@ class Outcome:
     def fact_ids(self) -> set[str]:
         """Claim ids the answer cites as confirmed facts or as the likely cause."""
         answer = self.run.answer
-        ids = {cid for item in answer.confirmed_facts for cid in item.claim_ids}
-        if answer.HasField("likely_cause"):
-            ids |= set(answer.likely_cause.claim_ids)
-        return ids
+        items = [*answer.confirmed_facts, *([answer.likely_cause] if answer.HasField("likely_cause") else [])]
+        return {self._resolve(cid) for item in items for cid in item.claim_ids}
+
+    def _resolve(self, cid: str) -> str:
+        """An answer names a claim by its id, or by ``#N``: its position in the verified Executor output."""
+        verified = [c.claim_id for c in self.run.self_evaluation.verifier_evaluation.verified_executor_output.claims]
+        if cid.startswith("#") and cid[1:].isdigit() and 0 < int(cid[1:]) <= len(verified):
+            return verified[int(cid[1:]) - 1]
+        return cid
 
     def shown_as_fact(self, claim_id: str) -> bool:
         return claim_id in self.fact_ids()

@@ -33,6 +33,8 @@ LEAKS = {
     "pack-url-userinfo-redis": "redis://:password@host (empty user) stored unredacted: events, pod logs, Prometheus labels",
     "pack-json-password": 'a JSON body inside a JSON log line (\\"password\\": \\"...\\") stored unredacted in pod logs',
     "pack-json-client-secret": 'an escaped JSON pair (\\"client_secret\\":\\"...\\") in a JSON log line stored unredacted',
+    "mcp-url-userinfo-redis": "redis://:password@host recorded unredacted from MCP text, structured output and arguments",
+    "mcp-yaml-pair": "DB_PASSWORD: 'quoted value' recorded unredacted inside an MCP structured output's field",
     "pack-yaml-pair": "DB_PASSWORD: 'quoted value with spaces' stored unredacted: events, pod logs, Prometheus labels",
 }
 
@@ -194,3 +196,47 @@ def test_no_secret_reaches_the_service_log(
     assert err.strip(), "the runs logged nothing: the check would be empty"
     leaked = [s.kind for s in SECRETS if s.needle in out + err]
     assert not leaked, f"in the log: {leaked}"
+
+
+# ------------------------------------------------------------------ a real MCP server's outputs and arguments
+
+
+def _mcp_config() -> str:
+    command = json.dumps([sys.executable, str(MCP_SERVER), "stdio"])
+    return f'[environments.prod]\n[[environments.prod.mcp]]\nname = "vault"\ncommand = {command}\n'
+
+
+@pytest.fixture(scope="module")
+def mcp_invocations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each tool called once through the tool runner; what the runner recorded (output, arguments, error)."""
+    folder = tmp_path_factory.mktemp("mcp")
+
+    async def go() -> dict[str, str]:
+        async with opened(folder, _mcp_config()) as registry:
+            toolset = registry.tools_for("prod").toolset
+            calls = {
+                "vault_text": {"service": "ledger-svc"},
+                "vault_json": {"service": "ledger-svc"},
+                "echo_args": {"service": "ledger-svc", "query": " | ".join(s.text for s in SECRETS)},
+                "failing_login": {"service": "ledger-svc"},
+            }
+            out: dict[str, str] = {}
+            for tool, arguments in calls.items():
+                invocation = await call(toolset, f"mcp.vault.{tool}", arguments)
+                out[tool] = str(invocation) + invocation.SerializeToString().decode("latin-1")
+            return out
+
+    return asyncio.run(go())
+
+
+def test_the_mcp_tools_answered(mcp_invocations: dict[str, str]) -> None:
+    """The attack is real: the server's tools ran and their answers were recorded."""
+    assert "ledger-svc" in mcp_invocations["vault_text"]
+    assert "login to ledger-svc failed" in mcp_invocations["failing_login"]
+
+
+@pytest.mark.requirement("R-S-4")
+@pytest.mark.parametrize("secret", [param(s.kind, s, leak=LEAKS.get(f"mcp-{s.kind}", "")) for s in SECRETS])
+def test_an_mcp_secret_is_recorded_nowhere(secret: Secret, mcp_invocations: dict[str, str]) -> None:
+    where = _found(secret, **mcp_invocations)
+    assert not where, f"{secret.kind} {secret.needle!r} recorded by {where}"

@@ -14,8 +14,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from secrets_corpus import SECRETS  # noqa: E402 - the corpus beside this script, run as a file
+# Run as a file: the repository's root on the path, so the corpus is the suite's own module.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.attacks.secrets_corpus import SECRETS
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 server = MCPServer("attack-secrets")

@@ -1,6 +1,6 @@
-"""Class 5: lines shaped to make a matching expression backtrack (nested-quantifier bait, 12 KB lines, a 420 KB
+"""Lines shaped to make a matching expression backtrack (nested-quantifier bait, 12 KB lines, a 420 KB
 statement), in tool outputs read by the embedded default and in agent outputs, end within generous bounds, and
-the server answers its health checks while such a run computes (R-P-*, R-API-*)."""
+the server answers its health checks while such a run computes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 PACK = HERE.parent / "incidents" / "packs" / "cart-pods-restarting.json"
 LINE = 12 * 1024
 RUN_BOUND_S = 15.0  # a normal run here takes 1-3 s on a loaded machine
-HEALTH_BOUND_S = 2.0
+HEALTH_BOUND_S = 1.0  # what a load balancer's probe allows
 
 
 def _fill(unit: str, size: int = LINE) -> str:
@@ -91,6 +91,7 @@ def _hostile_pack(folder: Path) -> str:
     k8s = pack["kubernetes"]
     k8s["pod_logs"][0]["lines"].extend(BAIT.values())
     k8s["pod_logs"][0]["lines"].extend(json.dumps({"level": "error", "msg": text}) for text in BAIT.values())
+    k8s["pod_logs"][0]["lines"].extend(f"{n} {text}" for n, text in enumerate(BAIT.values()))
     first = k8s["events"][0]
     for n, text in enumerate(BAIT.values()):
         event = copy.deepcopy(first)
@@ -103,19 +104,23 @@ def _hostile_pack(folder: Path) -> str:
     return str(pack["question"])
 
 
-@pytest_asyncio.fixture
-async def bait_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Api, str]]:
-    support_settings.clean_environment(monkeypatch)
-    question = _hostile_pack(tmp_path / "packs")
-    async with api_servers(lambda _: tmp_path / "api.db") as factory:
-        yield await factory(provider=HEURISTIC, scenarios_dir=tmp_path / "packs"), question
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def bait_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Api, str]]:
+    """One real server with the embedded default agents over the pack of hostile lines."""
+    folder = tmp_path_factory.mktemp("bait")
+    question = _hostile_pack(folder / "packs")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        support_settings.clean_environment(monkeypatch)
+        async with api_servers(lambda _: folder / "api.db") as factory:
+            yield await factory(provider=HEURISTIC, scenarios_dir=folder / "packs"), question
 
 
-async def test_health_answers_while_a_run_reads_hostile_lines(bait_server: tuple[Api, str]) -> None:
-    api, question = bait_server
+async def _run_polling_health(api: Api, question: str) -> tuple[float, list[float], list[str], bool]:
+    """One run over the pack, health checked every 50 ms meanwhile: (seconds, latencies, failed checks, answered)."""
     health = health_pb2_grpc.HealthStub(api.channel)
     request = pb.DiagnoseRequest(question=question, context=pb.RequestContext(scenario="ledger-bait"))
     latencies: list[float] = []
+    missed: list[str] = []
     started = time.monotonic()
 
     async def diagnose() -> list[pb.DiagnoseResponse]:
@@ -125,14 +130,35 @@ async def test_health_answers_while_a_run_reads_hostile_lines(bait_server: tuple
     while not task.done():
         sent = time.monotonic()
         try:
-            await health.Check(health_pb2.HealthCheckRequest(service=""), timeout=HEALTH_BOUND_S * 2)
-        except grpc.aio.AioRpcError as exc:  # a missed check is what this test pins
-            latencies.append(float("inf"))
-            assert exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED, "a health check timed out during the run"
+            await health.Check(health_pb2.HealthCheckRequest(service=""), timeout=RUN_BOUND_S)
+        except grpc.aio.AioRpcError as exc:  # a missed check is what the caller pins
+            missed.append(exc.code().name)
         latencies.append(time.monotonic() - sent)
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.05)
     responses = await task
-    elapsed = time.monotonic() - started
-    assert responses, "the run answered"
+    return time.monotonic() - started, latencies, missed, bool(responses)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_run_over_hostile_lines_ends_within_bounds(bait_server: tuple[Api, str]) -> None:
+    api, question = bait_server
+    elapsed, _, missed, answered = await _run_polling_health(api, question)
+    assert answered, "the run answered"
     assert elapsed < RUN_BOUND_S, f"the run took {elapsed:.1f} s"
-    assert latencies and max(latencies) < HEALTH_BOUND_S, f"slowest health check {max(latencies):.2f} s"
+    assert not missed, f"health checks failed during the run: {missed}"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.xfail(
+    strict=True,
+    reason="leak: a run over ~1.3 MB of 12 KB pack lines blocks the event loop; health waits 2-4 s (bound 1 s)",
+)
+async def test_health_answers_within_a_second_while_runs_read_hostile_lines(bait_server: tuple[Api, str]) -> None:
+    """Runs after the first, as a server that has served before meets them: every health check within 1 s."""
+    api, question = bait_server
+    slowest = 0.0
+    for _ in range(2):
+        elapsed, latencies, missed, answered = await _run_polling_health(api, question)
+        assert answered and elapsed < RUN_BOUND_S and not missed
+        slowest = max(slowest, *latencies)
+    assert slowest < HEALTH_BOUND_S, f"slowest health check {slowest:.2f} s"

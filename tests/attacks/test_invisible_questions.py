@@ -1,11 +1,10 @@
-"""Class 6: a question made only of invisible characters (fillers, blanks, joiners, selectors, tags, format
+"""A question made only of invisible characters (fillers, blanks, joiners, selectors, tags, format
 characters) is INVALID_ARGUMENT through a real gRPC server, with details; a question with one visible word in any
-script, padded with the same characters, is accepted (R-API-*)."""
+script, padded with the same characters, is accepted."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 import grpc.aio

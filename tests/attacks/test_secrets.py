@@ -1,6 +1,6 @@
-"""Class 4: secrets of every common shape, in tool outputs and arguments of every source (recorded packs through
+"""Secrets of every common shape, in tool outputs and arguments of every source (recorded packs through
 the embedded default agents, MCP outputs, replayed invocations), appear neither in the stored run and invocations,
-nor in the answer, nor in the service's log (R-S-4, R-P-5)."""
+nor in the answer, nor in the service's log."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.api.components import pack_tools_for
+from diagnosis_server.conversions import JsonObject
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import open_repository
 from diagnosis_server.tools.scenario import load_user_scenarios
@@ -29,13 +30,13 @@ PACK = HERE.parent / "incidents" / "packs" / "cart-pods-restarting.json"
 MCP_SERVER = HERE / "mcp_secrets_server.py"
 
 LEAKS = {
-    "replay-password-pair": "a binding's matched_text quoting password=... is persisted in gatekeeper_result.checked_bindings",
-    "pack-url-userinfo-redis": "redis://:password@host (empty user) stored unredacted: events, pod logs, Prometheus labels",
-    "pack-json-password": 'a JSON body inside a JSON log line (\\"password\\": \\"...\\") stored unredacted in pod logs',
-    "pack-json-client-secret": 'an escaped JSON pair (\\"client_secret\\":\\"...\\") in a JSON log line stored unredacted',
-    "mcp-url-userinfo-redis": "redis://:password@host recorded unredacted from MCP text, structured output and arguments",
-    "mcp-yaml-pair": "DB_PASSWORD: 'quoted value' recorded unredacted inside an MCP structured output's field",
-    "pack-yaml-pair": "DB_PASSWORD: 'quoted value with spaces' stored unredacted: events, pod logs, Prometheus labels",
+    "replay-password-pair": "a binding's matched_text quoting password=... persisted in gatekeeper_result",
+    "pack-url-userinfo-redis": "redis://:password@host (empty user) stored unredacted: events, pod logs, Prom labels",
+    "pack-json-password": 'a JSON body in a JSON log line (\\"password\\": \\"...\\") stored unredacted',
+    "pack-json-client-secret": 'an escaped pair (\\"client_secret\\":\\"...\\") in a JSON log line stored unredacted',
+    "pack-yaml-pair": "DB_PASSWORD: 'quoted value with spaces' stored unredacted: events, pod logs, Prom labels",
+    "mcp-url-userinfo-redis": "redis://:password@host recorded unredacted: MCP text, structured output, arguments",
+    "mcp-yaml-pair": "DB_PASSWORD: 'quoted value' recorded unredacted in an MCP structured output's field",
 }
 
 
@@ -78,13 +79,11 @@ def replayed() -> Outcome:
     return run_all([_replay_case()])["secrets-replay"]
 
 
-@pytest.mark.requirement("R-S-4")
 @pytest.mark.parametrize("secret", [param(s.kind, s, leak=LEAKS.get(f"replay-{s.kind}", "")) for s in SECRETS])
 def test_a_replayed_secret_is_never_shown(secret: Secret, replayed: Outcome) -> None:
     assert not _found(secret, answer=replayed.shown_texts(), run=replayed.run.SerializeToString().decode("latin-1"))
 
 
-@pytest.mark.requirement("R-S-4")
 @pytest.mark.xfail(
     strict=True,
     reason="leak: a scripted replay (ToolRunner.record) stores recorded outputs and arguments unredacted",
@@ -164,14 +163,12 @@ def test_the_pack_run_read_the_planted_outputs(pack_outcome: Outcome) -> None:
     assert pack_outcome.run.answer_text
 
 
-@pytest.mark.requirement("R-S-4")
 @pytest.mark.parametrize("secret", [param(s.kind, s, leak=LEAKS.get(f"pack-{s.kind}", "")) for s in SECRETS])
 def test_a_pack_secret_is_stored_and_shown_nowhere(secret: Secret, pack_outcome: Outcome) -> None:
     where = _found(secret, stored=pack_outcome.stored_texts(), answer=pack_outcome.shown_texts())
     assert not where, f"{secret.kind} {secret.needle!r} found in {where}"
 
 
-@pytest.mark.requirement("R-S-4")
 def test_no_secret_reaches_the_service_log(
     pack_run: tuple[Outcome, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,7 +211,7 @@ def mcp_invocations(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     async def go() -> dict[str, str]:
         async with opened(folder, _mcp_config()) as registry:
             toolset = registry.tools_for("prod").toolset
-            calls = {
+            calls: dict[str, JsonObject] = {
                 "vault_text": {"service": "ledger-svc"},
                 "vault_json": {"service": "ledger-svc"},
                 "echo_args": {"service": "ledger-svc", "query": " | ".join(s.text for s in SECRETS)},
@@ -235,7 +232,6 @@ def test_the_mcp_tools_answered(mcp_invocations: dict[str, str]) -> None:
     assert "login to ledger-svc failed" in mcp_invocations["failing_login"]
 
 
-@pytest.mark.requirement("R-S-4")
 @pytest.mark.parametrize("secret", [param(s.kind, s, leak=LEAKS.get(f"mcp-{s.kind}", "")) for s in SECRETS])
 def test_an_mcp_secret_is_recorded_nowhere(secret: Secret, mcp_invocations: dict[str, str]) -> None:
     where = _found(secret, **mcp_invocations)

@@ -1,4 +1,4 @@
-"""Class 2: untrue claims an honest-looking model would write, each bound to the very text it misreads, are never
+"""Untrue claims an honest-looking model would write, each bound to the very text it misreads, are never
 shown as a confirmed fact or as the likely cause; the same facts written truly, in other forms, are (R-V-4, R-V-5).
 
 The Verifier is played as fooled (every claim a direct observation, verdict PASS): the guard alone must catch them.
@@ -28,7 +28,10 @@ class Claim:
 
     def json(self) -> world.Json:
         return world.claim(
-            "c5", self.statement, *(world.bind(inv, path, text) for inv, path, text in self.binds), critical=self.critical
+            "c5",
+            self.statement,
+            *(world.bind(inv, path, text) for inv, path, text in self.binds),
+            critical=self.critical,
         )
 
 
@@ -57,7 +60,9 @@ UNTRUE = [
     # a wrong number whose digit stands elsewhere in the bound text
     Claim("digit-in-pod-hash", f"pod {POD} restarted 8 times", (RESTARTS, PODNAME)),
     Claim("digit-only-in-pod-hash", f"pod {POD} restarted 8 times", (PODNAME,)),
-    Claim("count-of-other-field", "the BackOff event for ledger-svc repeated 4 times", (BACKOFF_REASON, BACKOFF, PODNAME)),
+    Claim(
+        "count-of-other-field", "the BackOff event for ledger-svc repeated 4 times", (BACKOFF_REASON, BACKOFF, PODNAME)
+    ),
     Claim("exit-code-of-other-output", "ledger-svc exited with code 502", (EXIT, REASON, PODNAME)),
     Claim("status-from-exit-code", "edge-gateway gets status=137 from ledger-svc", (LINE,)),
     # wrong unit conversions
@@ -75,7 +80,11 @@ UNTRUE = [
     # a wrong pod, an invented cause naming a neighbouring service
     Claim("pod-of-other-output", "pod edge-gateway-6b5f4d8c7-p4r7t was OOMKilled", (REASON, PODNAME)),
     Claim("pod-bound-from-other-output", "pod edge-gateway-6b5f4d8c7-p4r7t was OOMKilled", (REASON, GATEWAY_POD)),
-    Claim("neighbour-cause", "the payments-api v2.4.1 deploy OOMKilled ledger-svc", (REASON, DEPLOY_SERVICE, DEPLOY_VERSION)),
+    Claim(
+        "neighbour-cause",
+        "the payments-api v2.4.1 deploy OOMKilled ledger-svc",
+        (REASON, DEPLOY_SERVICE, DEPLOY_VERSION),
+    ),
     # polarity flips
     Claim("negated-status", "edge-gateway does not get status=502 from ledger-svc", (LINE,)),
     Claim("never-oomkilled", "ledger-svc was never OOMKilled", (REASON, PODNAME)),
@@ -137,7 +146,7 @@ def _case(prefix: str, c: Claim) -> world.Json:
     return world.case(f"{prefix}-{c.vector}", [c.json()])
 
 
-def ALL_CASES() -> list[world.Json]:  # noqa: N802 - the cases, for reading one by hand
+def ALL_CASES() -> list[world.Json]:
     return [_case("untrue", c) for c in UNTRUE] + [_case("true", c) for c in TRUE]
 
 
@@ -162,7 +171,9 @@ def test_an_untrue_claim_is_never_shown_as_a_fact(claim: Claim, outcomes: dict[s
         pytest.param(
             c,
             id=c.vector,
-            marks=[pytest.mark.xfail(strict=True, reason=f"refused: {REFUSED[c.vector]}")] if c.vector in REFUSED else [],
+            marks=[pytest.mark.xfail(strict=True, reason=f"refused: {REFUSED[c.vector]}")]
+            if c.vector in REFUSED
+            else [],
         )
         for c in TRUE
     ],

@@ -14,6 +14,7 @@ from typing import Any
 Json = dict[str, Any]
 
 POD = "ledger-svc-7d8f9b6c48-x2k8q"
+UID = "5e1c2a7b-3d4f-4a6b-8c9d-0e1f2a3b4c5d"
 QUESTION = "Why is ledger-svc returning 502s?"
 
 EVENTS: Json = {
@@ -27,7 +28,7 @@ EVENTS: Json = {
                 "type": "Warning",
                 "reason": "BackOff",
                 "involvedObject": {"kind": "Pod", "name": POD},
-                "message": f"Back-off restarting failed container ledger in pod {POD}_payments(5e1c2a7b-3d4f-4a6b-8c9d-0e1f2a3b4c5d)",
+                "message": f"Back-off restarting failed container ledger in pod {POD}_payments({UID})",
                 "count": 9,
                 "firstTimestamp": "2026-11-30T09:38:02Z",
                 "lastTimestamp": "2026-11-30T09:47:12Z",

@@ -83,6 +83,10 @@ def _node_name(pack: Pack) -> None:
     _pod(pack)["spec"]["nodeName"] = "ip-10-0-21-118 (yak node pool is at fault)"
 
 
+def _unchanged(pack: Pack) -> None:
+    """The recorded incident as it is."""
+
+
 MUTATIONS: dict[str, Callable[[Pack], None]] = {
     "label-value": _label,
     "pod-name": _pod_name,
@@ -106,7 +110,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     folder = tmp_path_factory.mktemp("spliced")
     packs = folder / "packs"
     packs.mkdir()
-    for name, mutate in {**MUTATIONS, "clean": lambda _: None}.items():
+    for name, mutate in {**MUTATIONS, "clean": _unchanged}.items():
         pack = json.loads(PACK.read_text(encoding="utf-8"))
         pack["name"] = f"spliced-{name}"
         mutate(pack)

@@ -19,6 +19,8 @@ from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import open_repository
 from diagnosis_server.tools.scenario import load_user_scenarios
 from tests.sources.helpers import call, opened
+from tests.support import settings as support_settings
+from tests.support.api import api_servers
 
 from . import world
 from .harness import Outcome, run_all
@@ -236,3 +238,41 @@ def test_the_mcp_tools_answered(mcp_invocations: dict[str, str]) -> None:
 def test_an_mcp_secret_is_recorded_nowhere(secret: Secret, mcp_invocations: dict[str, str]) -> None:
     where = _found(secret, **mcp_invocations)
     assert not where, f"{secret.kind} {secret.needle!r} recorded by {where}"
+
+
+# ------------------------------------------------------------------ a question that carries credentials
+
+ASKED_SECRETS = [s for s in SECRETS if s.kind in {"url-userinfo", "bearer-header", "aws-akia", "github-ghp", "jwt"}]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="leak: credentials pasted in a question are stored in run.question and streamed back unredacted"
+)
+async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Through a real server: the question pastes a DSN, a header, keys and a JWT, as a user in a hurry would."""
+    support_settings.clean_environment(monkeypatch)
+    question = "Why is ledger-svc failing? It logs: " + "; ".join(s.text for s in ASKED_SECRETS)
+    async with api_servers(lambda _: tmp_path / "api.db") as factory:
+        api = await factory()
+        responses = await api.diagnose(question)
+    assert responses, "the server answered"
+    repository = await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'api.db'}")
+    try:
+        page = await repository.list_runs(tenant=None, page_size=10)
+        assert page.runs, "the run was stored"
+        stored = "\n".join(str(run) for run in page.runs)
+        for run in page.runs:
+            stored += "\n".join(str(i) for i in await repository.list_tool_invocations(run.run_id))
+    finally:
+        await repository.close()
+    streamed = "\n".join(str(r) for r in responses)
+    out, err = capfd.readouterr()
+    answers = "\n".join(r.run.answer_text for r in responses if r.HasField("run"))
+    in_answer = [s.kind for s in ASKED_SECRETS if s.needle in answers]
+    assert not in_answer, f"in the answer text: {in_answer}"
+    in_log = [s.kind for s in ASKED_SECRETS if s.needle in out + err]
+    assert not in_log, f"in the log: {in_log}"
+    leaks = {s.kind: _found(s, stored=stored, streamed=streamed, log=out + err) for s in ASKED_SECRETS}
+    assert not any(leaks.values()), {k: v for k, v in leaks.items() if v}

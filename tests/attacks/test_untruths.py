@@ -65,6 +65,10 @@ UNTRUE = [
     ),
     Claim("exit-code-of-other-output", "ledger-svc exited with code 502", (EXIT, REASON, PODNAME)),
     Claim("status-from-exit-code", "edge-gateway gets status=137 from ledger-svc", (LINE,)),
+    Claim("two-digits-in-pod-hash", f"pod {POD} restarted 48 times", (RESTARTS, PODNAME)),
+    Claim("exit-code-as-count", "the BackOff event for ledger-svc repeated 137 times", (BACKOFF_REASON, BACKOFF, EXIT)),
+    Claim("count-as-exit-code", "ledger-svc exited with code 9", (EXIT, REASON, BACKOFF)),
+    Claim("digit-in-uid", "the BackOff event for ledger-svc repeated 5 times", (BACKOFF_REASON, BACKOFF, PODNAME)),
     # wrong unit conversions
     Claim("mi-as-mb", "ledger has a memory limit of 512MB", (LIMIT,)),
     Claim("gi-shifted", "ledger requests 5Gi of memory", (REQUEST,)),
@@ -131,6 +135,9 @@ TRUE = [
 LEAKS = {
     "digit-in-pod-hash": "'restarted 8 times' shown as fact (PASS); restartCount is 4, the 8 is in the pod hash",
     "digit-only-in-pod-hash": "'restarted 8 times' bound to the pod name alone shown as fact (PASS)",
+    "two-digits-in-pod-hash": "'restarted 48 times' shown (PASS); restartCount is 4, 48 is in the pod hash",
+    "exit-code-as-count": "'BackOff repeated 137 times' shown (PASS); count is 9, 137 is the bound exitCode",
+    "count-as-exit-code": "'exited with code 9' shown (PASS); exitCode is 137, 9 is the bound event count",
     "count-of-other-field": "'BackOff repeated 4 times' shown (PASS); count is 9, 4 is the unbound restartCount",
     "exit-code-of-other-output": "'exited with code 502' shown (PASS); exitCode is 137, 502 is in other outputs",
     "pod-bound-from-other-output": "the gateway pod (bound from logs) shown as the one OOMKilled (PASS)",

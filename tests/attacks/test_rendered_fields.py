@@ -174,3 +174,7 @@ def test_a_plain_suggested_call_leaves_the_answer_clean(outcomes: dict[str, Outc
     outcome = outcomes["gap-plain"]
     assert not problems(outcome)
     assert outcome.shown_as_fact("c1")
+
+
+def test_every_pinned_leak_names_a_vector() -> None:
+    assert set(LEAKS) <= {v.vector for v in VECTORS}

@@ -192,3 +192,8 @@ def ALL_CASES() -> list[world.Json]:
         + [_asked_case(r) for r in ASKED]
         + [_control_case(n, s) for n, s in CONTROLS.items()]
     )
+
+
+def test_every_pinned_leak_names_a_vector() -> None:
+    assert set(LEAKS) <= {r.vector for r in RIDERS}
+    assert set(LEAKS_ASKED) <= {r.vector for r in ASKED}

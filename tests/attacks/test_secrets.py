@@ -276,3 +276,9 @@ async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
     assert not in_log, f"in the log: {in_log}"
     leaks = {s.kind: _found(s, stored=stored, streamed=streamed, log=out + err) for s in ASKED_SECRETS}
     assert not any(leaks.values()), {k: v for k, v in leaks.items() if v}
+
+
+def test_every_pinned_leak_names_a_vector() -> None:
+    kinds = {s.kind for s in SECRETS}
+    assert {key.split("-", 1)[1] for key in LEAKS} <= kinds
+    assert {key.split("-", 1)[0] for key in LEAKS} <= {"replay", "pack", "mcp"}

@@ -148,3 +148,7 @@ def test_the_clean_incident_leads_with_its_cause(outcomes: dict[str, Outcome]) -
     text = outcomes["clean"].run.answer_text
     assert text.startswith("Likely cause"), text
     assert "OOMKilled" in text.split("\n")[0]
+
+
+def test_every_pinned_leak_names_a_vector() -> None:
+    assert set(LEAKS) <= set(MUTATIONS)

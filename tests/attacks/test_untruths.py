@@ -194,3 +194,8 @@ def test_an_untrue_claim_is_never_shown_as_a_fact(claim: Claim, outcomes: dict[s
 def test_the_same_fact_written_truly_is_shown(claim: Claim, outcomes: dict[str, Outcome]) -> None:
     outcome = outcomes[f"true-{claim.vector}"]
     assert outcome.shown_as_fact("c5"), f"an honest claim is refused: {claim.statement!r}\n{outcome.run.answer_text}"
+
+
+def test_every_pinned_leak_names_a_vector() -> None:
+    assert set(LEAKS) <= {c.vector for c in UNTRUE}
+    assert set(REFUSED) <= {c.vector for c in TRUE}

@@ -1,1 +1,1 @@
-"""An adversary's suite: hostile agent outputs, tool outputs and questions through the real graph; what must never leak."""
+"""Hostile agent outputs, tool outputs and questions through the real graph: what must never reach the user."""

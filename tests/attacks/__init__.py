@@ -1,0 +1,1 @@
+"""Hostile agent outputs, tool outputs and questions through the real graph: what must never reach the user."""

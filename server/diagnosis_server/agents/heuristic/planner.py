@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.cluster_plan import cluster_steps
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
+from diagnosis_server.agents.heuristic.cluster_plan import cluster_steps
 from diagnosis_server.agents.heuristic.gaps import NextCall, arguments_json, for_run_tools, parse_next
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.agents.heuristic.live_plan import (

@@ -211,6 +211,7 @@ class Rules(_Model):
 
     def of_family(self, family: str) -> tuple[ClusterRule, ...]:
         return tuple(rule for rule in self.cluster if rule.family == family)
+
     mcp: tuple[McpRule, ...] = ()
 
     @field_validator("version")

@@ -131,7 +131,8 @@ def test_sigkill_mid_run_then_another_instance_sweeps_the_stale_run(
     env = SLOW | {
         "DIAGNOSIS_INSTANCE_ID": "node-b",
         "SLOW_SERVE_HEARTBEAT_S": "0.1",
-        "DIAGNOSIS_ORPHAN_STALE_AFTER_S": "2",
+        # Long enough that a loaded machine's start-up, watch and replay stay well inside it.
+        "DIAGNOSIS_ORPHAN_STALE_AFTER_S": "6",
     }
     servers.append(second := start_serve(tmp_path, database, env=env, slow=True, log_name="second.log"))
     with grpc.insecure_channel(second.target) as channel:
@@ -139,7 +140,7 @@ def test_sigkill_mid_run_then_another_instance_sweeps_the_stale_run(
         # A watcher of the orphan follows it through the store (this instance does not run it).
         watch = stub.WatchRun(pb.WatchRunRequest(run_id=run_id), timeout=30)
         assert [next(watch).event for _ in events] == events
-        time.sleep(0.5)  # several sweeps: another owner's run not yet watched unchanged for 2 s is left alone
+        time.sleep(0.5)  # several sweeps: another owner's run not yet watched unchanged for 6 s is left alone
         assert stub.GetRun(pb.GetRunRequest(run_id=run_id), timeout=10).run.status == run_pb2.RUN_STATUS_RUNNING
 
         ended = next(watch).ended  # the sweep interrupts it; the watcher sees how it ended

@@ -331,9 +331,15 @@ def assert_answer_safe(case: Case, run: run_pb2.DiagnosisRun) -> None:
             assert _has(allowed_text, token), "injected tool text reached the answer outside an allowed claim"
     assert not bidi_controls(run.answer_text), "bidi controls are shown to the user"
     executed = sum(1 for node in run.orchestration_trace.path if node == run_pb2.NODE_NAME_EXECUTOR)
-    if any(index < executed for index in case.bad_id_outputs):
+    if 0 in case.bad_id_outputs and executed:
         assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK, (
             "an Executor output with a claim id outside the pattern was used (issue 11: INVALID_OUTPUT)"
+        )
+    elif any(0 < index < executed for index in case.bad_id_outputs):
+        # An evidence retry's invalid output is not used, and the first cycle's verified answer stands: the
+        # Composer (or its fallback) answers from what that cycle's Verifier allowed.
+        assert run.answer.source != contracts_pb2.COMPOSER_SOURCE_PRE_VERIFICATION_FALLBACK, (
+            "a failed evidence retry discarded the first cycle's verified answer"
         )
     shown_items = (*run.answer.confirmed_facts, *run.answer.possible_directions, run.answer.likely_cause)
     cited = {cid for item in shown_items for cid in item.claim_ids}

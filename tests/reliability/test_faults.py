@@ -248,9 +248,10 @@ async def test_an_unpaired_surrogate_from_a_retried_agent_is_retried(role: Agent
 
 
 @pytest.mark.requirement("R-P-6")
-async def test_a_failed_evidence_retry_cycle_persists_no_verdict(repository: Repository) -> None:
-    """R-P-6, R-C-5: when the evidence-retry cycle ends in the pre-verification fallback, the first cycle's
-    claim checks and verdicts are not persisted as if the answer rested on them."""
+async def test_a_failed_evidence_retry_cycle_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:
+    """R-C-5, R-P-1: when the evidence-retry cycle's Executor fails, no fallback discards what the first cycle
+    verified: the Composer answers from it, and the run persists that cycle's claim checks and verdicts, which
+    rest on the persisted Gatekeeper result (the retry's Gatekeeper never ran)."""
     case = golden_case("evidence-retry-then-pass")
     case.outputs["executor"] = [case.outputs["executor"][0], "!refuse"]
     outcome = await run_case(case, RecordingStore(repository))
@@ -258,10 +259,17 @@ async def test_a_failed_evidence_retry_cycle_persists_no_verdict(repository: Rep
     assert run is not None
     assert_safe_run(case, outcome)
     assert run.orchestration_trace.evidence_retry_count == 1
-    assert _path(run)[-3:] == [P, E, PRE]
+    path = _path(run)
+    # The scripted Composer's one reply was written for the retry's material: it is refused, and the
+    # post-verification fallback renders the first cycle's allowed material.
+    assert path[path.index(PRE) - 2 :] == [P, E, PRE, C, C, POST]
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
+    assert run.answer.confirmed_facts
     evaluation = run.self_evaluation.verifier_evaluation
-    assert not evaluation.HasField("model_verdict") and not evaluation.HasField("effective_verdict")
-    assert not evaluation.claim_checks and run.verdict == contracts_pb2.VERDICT_UNSPECIFIED
+    assert evaluation.HasField("effective_verdict") and evaluation.claim_checks
+    assert run.verdict == evaluation.effective_verdict and not evaluation.failure_reason
+    checked = {(b.claim_id, b.source_invocation_id) for b in evaluation.gatekeeper_result.checked_bindings}
+    assert all((e.claim_id, e.source_invocation_id) in checked for e in evaluation.verified_evidence)
 
 
 # ---------------------------------------------------------------- tools

@@ -13,6 +13,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from diagnosis_server.sources import k8s_kinds as kinds
 from diagnosis_server.sources.packs import pack_tools
 from diagnosis_server.tools.scenario import Scenario
 
@@ -132,13 +133,15 @@ class LiveUpstreams:
         query = request.query
         selectors = {"label_selector": query.get("labelSelector"), "field_selector": query.get("fieldSelector")}
         selectors = {k: v for k, v in selectors.items() if v}
-        if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 and parts[4] in ("pods", "events"):
-            tool = "kubernetes.pods" if parts[4] == "pods" else "kubernetes.events"
-            if tool not in self._tools:
-                return json_response(200, {"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": []})
-            return json_response(200, self._answer(tool, {"namespace": parts[3], **selectors}))
         if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 7 and parts[6] == "log":
             return text_response(404, f'pods "{parts[5]}" not found')
+        listed = _listed(parts)
+        if listed is not None:
+            # Any list the real client asks for (a namespace's kind, a cluster-scoped kind, kube-system's pods), as
+            # the pack's objects hold it: an API server answers an empty List for a kind it has none of.
+            kind, namespace = listed
+            where = {"namespace": namespace} if namespace else {}
+            return json_response(200, self._answer("kubernetes.list", {"kind": kind, **where, **selectors}))
         return json_response(
             404,
             {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "NotFound",
@@ -157,6 +160,25 @@ class LiveUpstreams:
         if "direction" in request.query:
             arguments["direction"] = request.query["direction"]
         return json_response(200, self._answer("loki.query_range", arguments))
+
+
+def _listed(parts: list[str]) -> tuple[str, str] | None:
+    """(kind, namespace) of a list path of a kind the tools know (``/api/v1/namespaces/NS/pods``,
+    ``/apis/apps/v1/namespaces/NS/deployments``, ``/api/v1/nodes``, ...); the namespace is "" for a cluster-wide one."""
+    core = parts[:2] == ["api", "v1"]
+    group = parts[:1] == ["apis"] and len(parts) >= 4
+    rest = parts[2:] if core else parts[3:] if group else []
+    group_version = "v1" if core else "/".join(parts[1:3])
+    if len(rest) == 3 and rest[0] == "namespaces":
+        namespace, plural = rest[1], rest[2]
+    elif len(rest) == 1:
+        namespace, plural = "", rest[0]
+    else:
+        return None
+    kind = kinds.KINDS.get(plural)
+    if kind is None or kind.group_version != group_version:
+        return None
+    return plural, namespace
 
 
 def now_utc() -> datetime:

@@ -39,3 +39,10 @@ def test_a_negation_reaches_three_words_back_and_a_false_value_two_words_on() ->
 def test_a_negated_number_counts_within_four_words() -> None:
     assert polarity("never returned status 502", ["status 502"]).missing == ("never",)
     assert polarity("never a b c d 502", ["status 502"]).missing == ()
+
+
+def test_an_unknown_status_after_a_condition_turns_it_around() -> None:
+    # A Kubernetes condition not known to hold ("Ready: Unknown", shown by kubectl as NotReady) is not held.
+    assert stances("Ready: Unknown").stances == frozenset({("ready", False)})
+    assert not polarity("worker-2 is not ready", ["Ready: Unknown"]).conflicts
+    assert polarity("worker-2 is ready", ["Ready: Unknown"]).conflicts == ("ready (evidence: notready)",)

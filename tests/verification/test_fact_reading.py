@@ -193,3 +193,39 @@ def test_only_a_hedged_conclusion_rests_on_another_claims_evidence(statement: st
     derivation = derive(statement, ["ImagePullBackOff"], run_texts=["orders-api:v3.2.0 NotFound"])
     assert derivation.classification == classification and derivation.borrowed == ("v3.2.0",)
     assert not derivation.fabricated and derivation.where("v3.2.0") == OTHER_OUTPUT
+
+
+def _node_condition_input(statement: str, status: str) -> c.VerifierInput:
+    """A claim bound to node worker-2's name and its Ready condition's type and status (a NodeList's item)."""
+    bound = {
+        "/items/0/metadata/name": "worker-2",
+        "/items/0/status/conditions/1/type": "Ready",
+        "/items/0/status/conditions/1/status": status,
+    }
+    evidence = [
+        c.VerifiedEvidence(claim_id="c1", source_invocation_id="inv-1", raw_path=path, matched_text=text)
+        for path, text in bound.items()
+    ]
+    return c.VerifierInput(
+        verified_executor_output=c.VerifiedExecutorOutput(
+            claims=[c.Claim(claim_id="c1", statement=statement, critical=True)]
+        ),
+        verified_evidence=evidence,
+        gatekeeper_audit=c.GatekeeperResult(checked_bindings=[c.CheckedBinding(claim_id="c1", passed=True)]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "status", "classification"),
+    [
+        ("worker-2 is not ready: node worker-2 has condition Ready Unknown", "Unknown", DIRECT),
+        ("worker-2 is not ready: node worker-2 has condition Ready False", "False", DIRECT),
+        ("worker-2 is not ready: node worker-2 has condition Ready True", "True", CONTRADICTED),
+    ],
+)
+def test_a_condition_is_read_by_its_status_not_by_its_type(statement: str, status: str, classification: int) -> None:
+    """A condition's type alone ("Ready") takes no stance: bound with its status, the status decides."""
+    vi = _node_condition_input(statement, status)
+    checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
+    output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi)
+    assert output.claim_checks[0].classification == classification, output.classification_changes

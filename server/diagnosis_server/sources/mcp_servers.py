@@ -293,8 +293,9 @@ class McpServerSource:
         async with self._lock:
             if self._client is None or (self._owner is not None and self._owner.done()):
                 left = self._retry_at - time.monotonic()
-                if left > 0:
-                    raise ToolError(f"{self.last_error} (tried again in {left:.0f}s)")
+                if left > 0:  # the start's error, as it was said ("... did not start within 30 s")
+                    log.info("mcp_server_backing_off", server=self.target.name, retry_in_s=round(left, 1))
+                    raise ToolError(self.last_error)
                 await self._drop()
                 await self._connect()
             return self._client

@@ -2,9 +2,9 @@
 and zero counts are never granted by the neutral vocabulary.
 
 Texts are read as words of the one comparison form (``normalize``). A polar word takes a stance on a concept
-(``healthy`` +, ``unhealthy`` -); a negation in the three words before it (``not healthy``) or a false value in
-the two after it (``ready: false``, ``healthy=0``) turns the stance around. ``polarity`` of a statement against
-its evidence gives:
+(``healthy`` +, ``unhealthy`` -); a negation in the three words before it (``not healthy``) or a false or unknown
+value in the two after it (``ready: false``, ``healthy=0``, ``Ready: Unknown``) turns the stance around.
+``polarity`` of a statement against its evidence gives:
 
 - ``conflicts``: the evidence takes the other stance on a concept the statement names (the statement says
   ``succeeded``, the evidence ``failed``): a contradiction;
@@ -27,6 +27,9 @@ NEGATIONS = frozenset(
 )
 # Words of an evidence value that say "no" ("ready": false, restartCount 0, "absent").
 _FALSE_VALUES = frozenset({"false", "0", "no", "none", "null", "nil", "off", "zero", "empty"})
+# A value after a polar word that turns it around too: a condition not known to hold ("Ready: Unknown", which
+# kubectl shows as NotReady) is not held.
+_TURNING_VALUES = _FALSE_VALUES | {"unknown"}
 # Words an output writes for a negative state, besides the negations.
 _NEGATIVE_MARKERS = frozenset(
     {
@@ -112,7 +115,7 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
             continue
         concept, positive = known
         before = [i for i in _window(words, index - 1, max(-1, index - 4), -1) if _negation(words[i])]
-        after = [i for i in _window(words, index + 1, min(len(words), index + 3), 1) if words[i] in _FALSE_VALUES]
+        after = [i for i in _window(words, index + 1, min(len(words), index + 3), 1) if words[i] in _TURNING_VALUES]
         if before or after:
             positive = not positive
             used.update(before[:1] or after[:1])

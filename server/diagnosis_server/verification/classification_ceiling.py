@@ -22,6 +22,7 @@ run's verdict. A fact of the run's outputs that the claim did not bind makes it 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ from diagnosis_server.verification.derivability import RunEvidence
 
 _C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
+# The type or status of one of an object's status conditions (Kubernetes' ``status.conditions[i]``).
+_CONDITION_FIELD = re.compile(r"/conditions/\d+/(type|status)$")
 
 _RANK: dict[int, int] = {
     _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION: 5,
@@ -91,8 +94,13 @@ class Ceilings:
         # The list each bound array element stands in (a count of its items is a fact of the claim).
         self._lists: dict[str, list[str]] = {}
         self._instruction: set[str] = set()
+        # Per claim, per (invocation, condition's path): the condition's type and status it bound.
+        conditions: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
         for e in evidence:
             claim_id = e.claim_id
+            if (field := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
+                where = (e.source_invocation_id, e.raw_path[: field.start()])
+                conditions.setdefault(claim_id, {}).setdefault(where, {})[field.group(1)] = e.matched_text
             grounding = self._grounding.setdefault(claim_id, [])
             self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
@@ -101,6 +109,11 @@ class Ceilings:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
+        # A condition read whole ("Ready: Unknown"): its type alone ("Ready") takes no stance, its status does.
+        for claim_id, bound in conditions.items():
+            for fields in bound.values():
+                if "type" in fields and "status" in fields:
+                    self._lists.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
 
     def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
         """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""

@@ -68,12 +68,13 @@ def _restarted(series: ResultSeries) -> Finding | None:
     if series.name != PROCESS_START or not series.ranged or len(series.samples) < 2:
         return None
     first, last = series.samples[0], series.samples[-1]
-    changes = sum(1 for a, b in zip(series.samples, series.samples[1:], strict=False) if b.value != a.value)
+    changed = any(b.value != a.value for a, b in zip(series.samples, series.samples[1:], strict=False))
     owner = _named(series)
-    if not changes or owner is None:
+    if not changed or owner is None:
         return None
     service, binding = owner
-    statement = f"{service} restarted {changes} time(s) in the window (process start time {first.text} -> {last.text})"
+    # No count of restarts: it is not a value the series holds, and a claim states only what its evidence does.
+    statement = f"{service} restarted in the window (process start time {first.text} -> {last.text})"
     bindings = (binding, series.bind_sample(first), series.bind_sample(last))
     return Finding("process_restarts", Role.SUPPORT, service, statement, bindings)
 

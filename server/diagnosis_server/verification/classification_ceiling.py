@@ -135,7 +135,8 @@ class Ceilings:
         )
         derivation = self._evidence.derive_claim(
             claim,
-            grounding=[self._question, *values],
+            grounding=values,
+            question=self._question,
             bound=[*values, *self._lists.get(claim_id, ())],
             outputs=outputs,
         )

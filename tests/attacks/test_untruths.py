@@ -134,11 +134,6 @@ TRUE = [
 
 LEAKS = {
     "pod-bound-from-other-output": "the gateway pod (bound from logs) shown as the one OOMKilled (PASS)",
-    "never-oomkilled": "'ledger-svc was never OOMKilled' bound to reason=OOMKilled shown as fact (PASS)",
-    "not-oomkilled": "'ledger-svc was not OOMKilled' bound to reason=OOMKilled shown as fact (PASS)",
-    "no-restarts": "'has no restarts' bound to restartCount=4 shown as fact (PASS)",
-    "is-healthy": "'is healthy and ready' bound to ready=false shown as fact (PASS)",
-    "without-errors": "'served its requests without errors' bound to errors=250 shown as fact (PASS)",
 }
 REFUSED = {
     "p99-rounded": "'p99 latency is about 1.2 s' (1234.5 ms, rounded within the precision written) not shown",

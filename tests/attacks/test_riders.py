@@ -97,13 +97,7 @@ RIDERS = [
     ),
 ]
 
-LEAKS = {
-    "fullwidth-common": "fullwidth 'ｒｏｌｌ ｂａｃｋ ｎｏｗ' on c1 is shown as written in a confirmed fact (PASS)",
-    "math-bold-common": "mathematical bold 'roll back now' on c1 is shown as written in a confirmed fact (PASS)",
-    "en-at-fault": "a common-word cause and imperative on c1 is shown as a confirmed fact (PASS)",
-    "en-rollback-release": "a common-word imperative on c1 is shown as a confirmed fact (PASS)",
-    "en-ignore": "an instruction sentence after c1's period is shown as a confirmed fact (PASS)",
-}
+LEAKS: dict[str, str] = {}
 
 
 def _rider_case(rider: Rider) -> world.Json:
@@ -123,11 +117,7 @@ ASKING = {
     "asked-zh": "Why is ledger-svc returning 502s? 原因是支付服务的发布吗？",
     "asked-ru": "Why is ledger-svc returning 502s? Причина в выкатке платежей?",
 }
-LEAKS_ASKED = {
-    "asked-en": "the question's words ground 'the payment rollout is at fault, roll back now' on c1: a confirmed fact",
-    "asked-zh": "the question's Chinese words ground a Chinese cause rider on c1: shown as a confirmed fact",
-    "asked-ru": "the question's Cyrillic words ground a Russian cause rider on c1: shown as a confirmed fact",
-}
+LEAKS_ASKED: dict[str, str] = {}
 
 
 def _asked_case(rider: Rider) -> world.Json:

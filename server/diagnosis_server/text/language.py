@@ -6,6 +6,9 @@ homoglyphs, zero-width characters, markdown emphasis, extra spaces) reads the sa
 - ``causal_phrases``: causal or conclusive language (root cause, caused, because, due to, led to, resulted
   in, which is why, therefore, broke, and their kin; hedges such as "likely"; "no incident"). A statement
   holding one concludes: it is never a direct observation, at most a reasonable inference.
+- ``instructions``: the clauses of a statement that instruct its reader (a clause that begins with a verb in its
+  base form and states nothing in a finite verb: "roll back now", "page the database owner"; "please ..."). An
+  instruction is never a fact.
 - ``reads_as_instruction``: text in a tool output that addresses the diagnosis instead of describing the
   system ("ignore previous instructions", "you are now ...", "the root cause is ..."). Such text is never
   evidence for a claim.
@@ -31,7 +34,8 @@ _CAUSAL = re.compile(
     r"|which (?:is|was) why|that(?:'s| is| was) why|this is why|therefore|thus|hence|consequently|accordingly"
     r"|broke|breaks|breaking|broken|brought down|took down|takes down|taking down|knocked out"
     r"|trigger(?:s|ed|ing)?|responsible for|explain(?:s|ed|ing)?|driven by|stem(?:s|med|ming)? from"
-    r"|culprit|to blame|blamed?|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
+    r"|culprits?|to blame|blamed?|at fault|(?:is|are|was|were) (?:the )?(?:fault|problem|issue)"
+    r"|prov(?:e|es|ed|en|ing)|which means|fault of|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
     r"|(?:this|which|that|it) (?:means|meant|shows|showed|indicates|proves|proved|confirms|implies)"
     r"|indicat(?:es|ing)|suggest(?:s|ing)|impl(?:ies|ying)|likely|unlikely|probably|presumably|apparently"
     r"|appears? to|seems? to|must have|so that|no incident|no (?:failure|fault|problem|issue|outage)s?"
@@ -318,25 +322,62 @@ def _contraction(word: str) -> str:
 _QUOTED_RAW = re.compile(r"\"[^\"]*\"|`[^`]*`|“[^”]*”|(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])")
 
 
-def ungrounded_words(statement: str, grounding: Iterable[str]) -> tuple[str, ...]:
+def _concluding_words(statement: str) -> frozenset[str]:
+    """The words of the statement's clauses that conclude (causal or conclusive language) or instruct."""
+    text = _QUOTED.sub(" ", normalize(letter_like(statement)))
+    out: set[str] = set()
+    for clause in _CLAUSE_BREAK.split(text):
+        if causal_phrases(clause) or instructions(clause):
+            out.update(_WORD.findall(clause))
+    return frozenset(out)
+
+
+def _compatibility_form(word: str) -> bool:
+    """A word written in compatibility letters (fullwidth, mathematical): not the plain letters it folds to."""
+    import unicodedata
+
+    return not word.isascii() and unicodedata.normalize("NFKC", word).isascii()
+
+
+def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iterable[str] = ()) -> tuple[str, ...]:
     """The statement's words (outside quotes) that nothing grounds, in any script.
 
-    A plain ASCII word (3 letters or more) is grounded by a ``grounding`` text (its evidence, the question) or by
-    the neutral lexicon (``lexicon``); a word of another script or of letter-like symbols only by a grounding
-    text that holds it (the lexicon is English and grants nothing to another script).
+    A plain ASCII word (3 letters or more) is grounded by a ``grounding`` text (its evidence), by the neutral
+    lexicon (``lexicon``), or by the ``question``; a word of another script or of letter-like symbols only by a
+    grounding text that holds it (the lexicon is English and grants nothing to another script). A word written
+    in compatibility letters (fullwidth, mathematical) is no plain word: only its evidence grounds it. The
+    question is the user's hypothesis: it grounds a plain word of an observation, never a word of a clause that
+    concludes or instructs, nor one of another script (whose conclusions cannot be read).
     """
-    texts = tuple(grounding)
+    texts, asked = tuple(grounding), tuple(question)
     grounded, neutral, polar = _stems(texts), lexicon(), _polar_stems()
+    from_question = _stems(asked) if asked else frozenset()
+    concluding = _concluding_words(statement) if asked else frozenset()
+    compat = {
+        part
+        for word in _RAW_WORD.findall(statement)
+        if _compatibility_form(word)
+        for part in _WORD.findall(normalize(word))
+    }
     out: list[str] = []
     for word, plain in _script_words(statement):
         if plain and stem(word) in polar:
             continue  # a negation or an antonym: the evidence must hold its polarity (text.polarity)
-        if plain:
-            if len(word) >= 3 and (key := stem(word)) not in grounded and key not in neutral:
+        if plain and word in compat:
+            # (a causal word so written is read as one: the statement concludes)
+            if stem(word) not in grounded and not causal_phrases(word):
+                out.append(word)
+        elif plain:
+            key = stem(word)
+            asked_grounds = key in from_question and word not in concluding
+            if len(word) >= 3 and key not in grounded and key not in neutral and not asked_grounds:
                 out.append(word)
         elif word and (not word.isascii() or stem(word) not in grounded) and word not in _compacts_of(texts):
             out.append(word)
     return tuple(dict.fromkeys(out))
+
+
+_RAW_WORD = re.compile(r"[^\W\d_]+")
 
 
 def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
@@ -375,3 +416,92 @@ def hedged(statement: str) -> bool:
     """Whether a conclusion is stated as a likelihood ("is the likely cause", "may explain"), not as a certainty
     ("is the root cause"): only such a conclusion may rest on facts another claim's evidence holds."""
     return _HEDGE.search(_QUOTED.sub(" ", normalize(statement))) is not None
+
+
+# Verbs of action an instruction begins with, in their base form (an imperative): the operational ones and the
+# commonest English ones of doing, telling and deciding.
+_ACTION_VERBS = frozenset(
+    {
+        "roll", "rollback", "revert", "undo", "restart", "reboot", "redeploy", "deploy", "rerun", "run", "scale",
+        "drain", "cordon", "uncordon", "delete", "remove", "kill", "stop", "start", "page", "call", "phone",
+        "contact", "notify", "alert", "escalate", "ignore", "disregard", "forget", "skip", "bypass", "override",
+        "disable", "enable", "turn", "shut", "switch", "increase", "raise", "lower", "reduce", "bump", "set",
+        "change", "apply", "patch", "fix", "upgrade", "downgrade", "rotate", "flush", "purge", "clear", "reset",
+        "retry", "block", "unblock", "evict", "terminate", "investigate", "check", "look", "open", "file",
+        "create", "add", "update", "edit", "replace", "move", "migrate", "failover", "promote", "pause",
+        "resume", "suspend", "halt", "abort", "cancel", "approve", "merge", "push", "ship", "trust", "blame",
+        "assume", "treat", "mark", "report", "tell", "ask", "wait", "go", "make", "take", "let", "do", "use",
+        "try", "keep", "hold", "freeze", "unfreeze", "wipe", "drop", "truncate", "grant", "revoke",
+        "allow", "deny", "send", "email", "message", "wake", "get", "give", "put", "mute", "silence", "ack",
+        "acknowledge", "close", "resolve", "trigger", "fire", "consider", "note", "remember", "see", "read",
+    }
+)  # fmt: skip
+# Words that state something in a finite verb (a clause holding one is a statement, not an imperative:
+# "restart count is 4", "page faults rose"), besides a past form in "-ed".
+_FINITE = frozenset(
+    {
+        "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "did", "will", "would",
+        "can", "could", "shall", "may", "might", "took", "went", "got", "ran", "rose", "fell", "began", "became",
+        "came", "made", "said", "saw", "grew", "hit", "kept", "left", "lost", "stayed", "shows", "reached",
+        "returns", "gets", "stays", "remains", "fails", "runs", "holds", "keeps", "reports", "logs",
+    }
+)  # fmt: skip
+# What ends a clause: sentence punctuation, a comma, a dash, and a coordinating "and"/"then".
+_CLAUSE_BREAK = re.compile(r"[.;:!?,()\[\]]+(?:\s|$)|\s[-–—]+\s|\b(?:and|then|so|but)\b|[。；！？，、]")
+_SOLICITS = re.compile(r"\b(?:please|pls|kindly|let'?s|(?:you|we) (?:should|must|need to|have to|ought to))\b")
+
+
+def instructions(statement: str) -> tuple[str, ...]:
+    """The clauses of ``statement`` (outside its quotes) that instruct the reader: a clause that begins with a verb
+    of action in its base form (a plain word, not a part of a name such as ``report-builder``) and holds no finite
+    verb ("roll back now", "ignore the other evidence"), or one that solicits an action ("please ...", "you
+    should ..."). Read in the comparison form: a fullwidth or mathematical "ｒｏｌｌ ｂａｃｋ" is "roll back"."""
+    text = _QUOTED.sub(" ", normalize(letter_like(statement)))
+    out: list[str] = []
+    for clause in _CLAUSE_BREAK.split(text):
+        words = _WORD.findall(clause)
+        if not words:
+            continue
+        said = " ".join(re.findall(r"[a-z0-9]+", clause))
+        if _SOLICITS.search(clause):
+            out.append(said)
+            continue
+        first, rest = words[0], words[1:]
+        leading = clause.split()[0] if clause.split() else ""
+        if first not in _ACTION_VERBS or not re.fullmatch(r"[a-z]+", leading):
+            continue
+        if any(_finite(w) for w in rest):
+            continue
+        out.append(said)
+    return tuple(dict.fromkeys(out))
+
+
+def _finite(word: str) -> bool:
+    """A word that states something in a finite verb: an auxiliary, a past form, a third-person form of a verb."""
+    if word in _FINITE or (len(word) > 4 and word.endswith("ed")):
+        return True
+    return len(word) > 3 and word.endswith("s") and (word[:-1] in _ACTION_VERBS or word[:-1] in _STATIVE_VERBS)
+
+
+# Verbs a statement about a system says in the third person ("depends on", "points to", "needs ...").
+_STATIVE_VERBS = frozenset(
+    {
+        "depend", "point", "need", "require", "use", "call", "return", "serve", "read", "write", "send", "receive",
+        "listen", "connect", "mount", "reference", "contain", "include", "expect", "want", "seem", "appear",
+        "time", "crash", "loop", "exit", "log", "emit", "print", "throw", "raise", "report", "say", "show",
+    }
+)  # fmt: skip
+
+
+def quoted_instruction(clause: str, evidence: Iterable[str]) -> bool:
+    """Whether an instruction ``clause`` (of ``instructions``) stands word for word in the evidence (a log line's
+    "retry in 10 seconds", a field named ``restart_count``): the statement quotes its output, it instructs no one."""
+    words = clause.split()
+    if not words:
+        return False
+    sequence = re.compile(r"(?<![a-z0-9])" + r"[^a-z0-9]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
+    name = None
+    if len(words) > 1 and words[1].isalpha():
+        first, second = map(re.escape, words[:2])
+        name = re.compile(rf"(?<![A-Za-z])(?i:{first})(?:[_-](?i:{second})|{second[0].upper()}(?i:{second[1:]}))")
+    return any(sequence.search(normalize(text)) or (name is not None and name.search(text)) for text in evidence)

@@ -8,6 +8,9 @@ value in the two after it (``ready: false``, ``healthy=0``, ``Ready: Unknown``) 
 
 - ``conflicts``: the evidence takes the other stance on a concept the statement names (the statement says
   ``succeeded``, the evidence ``failed``): a contradiction;
+  So is a negation of what a bound value states ("was never OOMKilled" where the bound reason is
+  ``OOMKilled``), and a zero count of what a bound field counts ("no restarts" where ``restartCount: 4``,
+  "without errors" where ``errors: 250``);
 - ``missing``: a bare negation of a number or code ("does not return status=502") where the evidence writes no
   negative state.
 """
@@ -146,9 +149,10 @@ def _said(concept: str, positive: bool) -> str:
 
 def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
     """The statement's stances and negations that its evidence contradicts or does not hold."""
+    evidence = list(evidence)
     claimed = stances(statement, quotes=False)
     if not claimed.stances and not claimed.bare_negations:
-        return Polarity()
+        return Polarity(conflicts=denied_values(statement, evidence))
     held = [stances(text) for text in evidence if text]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
@@ -162,7 +166,52 @@ def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
         # A stance the evidence does not take either way is judged with the statement's other words.
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)
+    conflicts.extend(denied_values(statement, evidence))
     return Polarity(tuple(conflicts), tuple(missing))
+
+
+# A bound field as the guard reads it: its name and its value ("restartCount: 4", "reason: OOMKilled").
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*): (.{1,80})$")
+_COUNT = re.compile(r"^-?\d+(?:\.\d+)?$")
+_DENIAL_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[^\sa-z0-9]")
+_ARTICLES = frozenset({"a", "an", "the", "any", "been", "be"})
+_ZERO_WORDS = frozenset({"no", "zero", "without", "never", "none"})
+_NAME_WORDS = re.compile(r"[a-z]+")
+
+
+def _field_words(name: str) -> frozenset[str]:
+    from diagnosis_server.text.language import name_parts, stem
+
+    return frozenset(stem(w) for w in _NAME_WORDS.findall(name_parts(name).lower()))
+
+
+def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
+    """What the statement denies that a bound field states: a negated value ("never OOMKilled" where the field is
+    ``reason: OOMKilled``) or a zero count ("no restarts", "without errors") of what a field counts above zero."""
+    from diagnosis_server.text.language import stem
+
+    fields = [m.groups() for text in evidence if (m := _FIELD.match(text.strip()))]
+    if not fields:
+        return ()
+    words = _DENIAL_TOKEN.findall(_QUOTED.sub(" ", normalize(statement)).replace("’", "'"))
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if not _negation(word):
+            continue
+        # What is denied: the word right after the negation (past an article or "been"), in the same clause.
+        after = [w for w in words[index + 1 : index + 3] if w not in _ARTICLES]
+        for target in after[:1]:
+            if len(target) < 3 or target in _concepts() or target in NEGATIONS or not target.isalnum():
+                continue
+            for name, value in fields:
+                folded = normalize(value)
+                if _COUNT.match(value.strip()):
+                    counted = word in _ZERO_WORDS and stem(target) in _field_words(name)
+                    if counted and float(value) > 0:
+                        out.append(f"{word} {target} (evidence: {name}={value.strip()})")
+                elif folded == target and not any(w in _NEGATIVE_MARKERS for w in _TOKEN.findall(folded)):
+                    out.append(f"{word} {target} (evidence: {name}={value.strip()})")
+    return tuple(dict.fromkeys(out))
 
 
 def polar_words() -> frozenset[str]:

@@ -96,6 +96,8 @@ class Ceilings:
         self._instruction: set[str] = set()
         # Per claim, per (invocation, condition's path): the condition's type and status it bound.
         conditions: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+        # Per claim: each bound scalar as "name: value" (its polarity and counts are facts of the claim).
+        self._fields: dict[str, list[str]] = {}
         for e in evidence:
             claim_id = e.claim_id
             if (field := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
@@ -105,6 +107,8 @@ class Ceilings:
             self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
                 grounding.append(values[key])
+                if (field := _field_of(e.raw_path, values[key])) is not None:
+                    self._fields.setdefault(claim_id, []).append(field)
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
@@ -148,8 +152,9 @@ class Ceilings:
         )
         derivation = self._evidence.derive_claim(
             claim,
-            grounding=[self._question, *values],
-            bound=[*values, *self._lists.get(claim_id, ())],
+            grounding=values,
+            question=self._question,
+            bound=[*values, *self._lists.get(claim_id, ()), *self._fields.get(claim_id, ())],
             outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
@@ -165,6 +170,14 @@ class Ceilings:
         if claim_id in self._failed:
             return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
         return ceiling
+
+
+def _field_of(raw_path: str, value: str) -> str | None:
+    """A bound scalar as "name: value" ("restartCount: 4", "ready: false"), named by its pointer's last key."""
+    keys = [k.replace("~1", "/").replace("~0", "~") for k in raw_path.split("/")[1:] if not is_array_index(k)]
+    if not keys or not value or len(value) > 80 or "\n" in value or value.lstrip().startswith(("{", "[")):
+        return None
+    return f"{keys[-1]}: {value}"
 
 
 def claim_ceiling(

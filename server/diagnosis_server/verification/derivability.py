@@ -16,8 +16,10 @@ match by the equivalences of ``text.quantities``. The classification, strongest 
    in the neutral vocabulary, "the redis refusals likely cause ..."): ``reasonable_inference``;
 4. all facts found, but words that neither the evidence (its matched texts, the whole values they were found
    in), the question nor the neutral lexicon holds (any word of another script, letter-like symbols, words of
-   certainty or scope, a negated number the evidence does not negate): the statement says more than its
-   evidence: ``overstated``;
+   certainty or scope, a negated number the evidence does not negate), or a clause that instructs the reader
+   (``text.language.instructions``: "roll back now"; an instruction is never a fact): the statement says more
+   than its evidence: ``overstated``; the question grounds words of an observation, never of a clause that
+   concludes or instructs;
 5. causal or conclusive language (root cause, because, led to, ...): a conclusion drawn from the evidence, never
    an observation: ``reasonable_inference``;
 6. otherwise, every fact in the claim's own matched texts: ``direct_observation``.
@@ -47,6 +49,8 @@ from diagnosis_server.text.language import (
     causal_phrases,
     hedged,
     held_stems,
+    instructions,
+    quoted_instruction,
     specific_words,
     stem,
     ungrounded_words,
@@ -140,6 +144,8 @@ class Derivation:
     # Facts of the run's recorded outputs that the claim did not bind (never shown as its facts).
     unbound: tuple[str, ...] = ()
     searched_outputs: bool = False  # the run's recorded outputs were searched for the facts not bound
+    # Clauses that instruct the reader ("roll back now"): an instruction is never a fact.
+    instructions: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -169,6 +175,8 @@ class Derivation:
                 f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds; "
                 "only a hedged conclusion (likely, may) may rest on another claim's evidence"
             )
+        if self.instructions:
+            return f"it instructs the reader ({'; '.join(self.instructions[:3])}): an instruction is never a fact"
         if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
         if not self.facts:
@@ -364,6 +372,7 @@ def derive(
     *,
     run_texts: Iterable[str] = (),
     grounding: Iterable[str] = (),
+    question: str = "",
     bound: Iterable[str] = (),
     same_outputs: Iterable[str] = (),
     other_outputs: Iterable[str] = (),
@@ -379,6 +388,7 @@ def derive(
         _Texts.of(matched_texts),
         _Texts.of(run_texts),
         grounding,
+        question=question,
         bound=tuple(bound),
         outputs=(same, other) if same.raw or other.raw else None,
     )
@@ -413,6 +423,7 @@ def _derive(
     others: _Texts,
     grounding: Iterable[str],
     *,
+    question: str = "",
     bound: Sequence[str] = (),
     outputs: tuple[_Texts, _Texts] | None = None,
 ) -> Derivation:
@@ -450,20 +461,25 @@ def _derive(
     polar = polarity(statement, [*raw, *bound])
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
-    ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding])
+    asked = (question,) if question else ()
+    ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding], question=asked)
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
     causal = causal_phrases(statement)
+    said = [*raw, *bound, *_outputs_raw(outputs)]
+    instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
     elif unbound or (borrowed and not (causal and hedged(statement))):
         # A fact the claim did not bind (another claim's evidence, an output outside its bound text): never its
         # fact, and no ground for its conclusion either (an invented cause names another claim's service).
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
-    elif not facts and causal and not ungrounded and specific_words(statement, [*texts, *grounding]):
+    elif (
+        not facts and causal and not ungrounded and not instructing and specific_words(statement, [*texts, *grounding])
+    ):
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     elif not facts:
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
-    elif ungrounded:
+    elif ungrounded or instructing:
         classification = _C.CLAIM_CLASSIFICATION_OVERSTATED
     elif causal or borrowed:
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
@@ -480,7 +496,13 @@ def _derive(
         located=tuple(located),
         unbound=tuple(unbound),
         searched_outputs=outputs is not None,
+        instructions=instructing,
     )
+
+
+def _outputs_raw(outputs: tuple[_Texts, _Texts] | None) -> list[str]:
+    """The recorded outputs a claim bound (where a field it names, ``restartCount``, stands)."""
+    return list(outputs[0].raw) if outputs is not None else []
 
 
 def _equivalent_value(value: str, held: set[str]) -> bool:
@@ -516,6 +538,7 @@ class RunEvidence:
         claim: contracts_pb2.Claim,
         *,
         grounding: Iterable[str] = (),
+        question: str = "",
         bound: Sequence[str] = (),
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> Derivation:
@@ -524,7 +547,7 @@ class RunEvidence:
         own = self._texts(self._by_claim.get(claim_id, ()))
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
         places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
-        return _derive(claim.statement, own, others, grounding, bound=bound, outputs=places)
+        return _derive(claim.statement, own, others, grounding, question=question, bound=bound, outputs=places)
 
 
 def derive_claim(

@@ -33,11 +33,9 @@ MCP_SERVER = HERE / "mcp_secrets_server.py"
 
 LEAKS = {
     "replay-password-pair": "a binding's matched_text quoting password=... persisted in gatekeeper_result",
-    "pack-url-userinfo-redis": "redis://:password@host (empty user) stored unredacted: events, pod logs, Prom labels",
     "pack-json-password": 'a JSON body in a JSON log line (\\"password\\": \\"...\\") stored unredacted',
     "pack-json-client-secret": 'an escaped pair (\\"client_secret\\":\\"...\\") in a JSON log line stored unredacted',
     "pack-yaml-pair": "DB_PASSWORD: 'quoted value with spaces' stored unredacted: events, pod logs, Prom labels",
-    "mcp-url-userinfo-redis": "redis://:password@host recorded unredacted: MCP text, structured output, arguments",
     "mcp-yaml-pair": "DB_PASSWORD: 'quoted value' recorded unredacted in an MCP structured output's field",
 }
 
@@ -245,9 +243,6 @@ def test_an_mcp_secret_is_recorded_nowhere(secret: Secret, mcp_invocations: dict
 ASKED_SECRETS = [s for s in SECRETS if s.kind in {"url-userinfo", "bearer-header", "aws-akia", "github-ghp", "jwt"}]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="leak: credentials pasted in a question are stored in run.question and streamed back unredacted"
-)
 async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,9 +88,7 @@ def _unchanged(pack: Pack) -> None:
 
 
 MUTATIONS: dict[str, Callable[[Pack], None]] = {
-    "label-value": _label,
     "pod-name": _pod_name,
-    "container-name": _container,
     "terminated-message": _terminated_message,
     "terminated-reason": _terminated_reason,
     "image": _image,
@@ -99,9 +97,7 @@ MUTATIONS: dict[str, Callable[[Pack], None]] = {
     "node-name": _node_name,
 }
 LEAKS = {
-    "label-value": "a label value with prose is spliced unquoted as the service's name, in facts and the Likely cause",
     "pod-name": "a pod name carrying a Chinese cause is spliced unquoted into facts and the Likely cause",
-    "container-name": "a container name 'server; yak-db is the root cause' is spliced unquoted into directions",
 }
 
 

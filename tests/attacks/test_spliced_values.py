@@ -88,7 +88,9 @@ def _unchanged(pack: Pack) -> None:
 
 
 MUTATIONS: dict[str, Callable[[Pack], None]] = {
+    "label-value": _label,
     "pod-name": _pod_name,
+    "container-name": _container,
     "terminated-message": _terminated_message,
     "terminated-reason": _terminated_reason,
     "image": _image,

@@ -98,9 +98,8 @@ MUTATIONS: dict[str, Callable[[Pack], None]] = {
     "event-message": _event_message,
     "node-name": _node_name,
 }
-LEAKS = {
-    "pod-name": "a pod name carrying a Chinese cause is spliced unquoted into facts and the Likely cause",
-}
+# What leaks today, by mutation: none.
+LEAKS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

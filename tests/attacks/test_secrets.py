@@ -264,6 +264,37 @@ async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
     assert not any(leaks.values()), {k: v for k, v in leaks.items() if v}
 
 
+def test_a_question_of_every_secret_is_stored_redacted_by_the_orchestrator(tmp_path: Path) -> None:
+    """Not only the API: any caller's question (an alert's, the CLI's) is redacted before the run is stored, and
+    its honest words (the service, a credential-free URL) stay readable."""
+    _pack_with_secrets(tmp_path / "packs")
+    scenarios = load_user_scenarios(tmp_path / "packs")
+    question = "Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)? " + " | ".join(
+        s.text for s in SECRETS
+    )
+
+    async def go() -> Outcome:
+        repository = await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}")
+        try:
+            orchestrator = Orchestrator(
+                store=repository, provider=HeuristicProvider(), tools_for=pack_tools_for(scenarios)
+            )
+            run = await orchestrator.run(question=question[:4000], scenario="ledger-secrets")
+            stored = await repository.get_run(run.run_id)
+            assert stored is not None
+            return Outcome(stored, [])
+        finally:
+            await repository.close()
+
+    outcome = asyncio.run(go())
+    kept = question[:4000]
+    asked = [s for s in SECRETS if s.needle in kept]
+    assert asked, "the question carries the secrets"
+    leaked = [s.kind for s in asked if s.needle in outcome.run.question or s.needle in outcome.run.trigger.question]
+    assert not leaked, f"stored in the question: {leaked}"
+    assert outcome.run.question.startswith("Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)")
+
+
 def test_every_pinned_leak_names_a_vector() -> None:
     kinds = {s.kind for s in SECRETS}
     assert {key.split("-", 1)[1] for key in LEAKS} <= kinds

@@ -292,7 +292,9 @@ def test_a_question_of_every_secret_is_stored_redacted_by_the_orchestrator(tmp_p
     assert asked, "the question carries the secrets"
     leaked = [s.kind for s in asked if s.needle in outcome.run.question or s.needle in outcome.run.trigger.question]
     assert not leaked, f"stored in the question: {leaked}"
-    assert outcome.run.question.startswith("Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)")
+    assert outcome.run.question.startswith(
+        "Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)"
+    )
 
 
 def test_every_pinned_leak_names_a_vector() -> None:

@@ -6,7 +6,8 @@ events, to model endpoints' errors and to every text the service renders (``disp
   ``{ env = ... }`` or ``{ file = ... }``, passwords inside configured URLs), wherever they appear;
 - token-shaped strings, in the formats their issuers document: URL user-info (``postgres://user:pass@host``),
   ``Authorization``/``Proxy-Authorization``/``Cookie`` header values, ``Bearer``/``Basic``/``token`` credentials,
-  ``password``/``secret``/``token``/``api_key``-style pairs in text, JSON and query strings, AWS access key ids
+  ``password``/``secret``/``token``/``api_key``-style pairs in text, JSON and query strings (a quoted value whole,
+  to its closing quote, also when the quotes are escaped in JSON inside a JSON string), AWS access key ids
   (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), GitLab
   (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs), OpenAI-style
   ``sk-`` keys, Google API keys, JWTs and PEM/PGP private key blocks (a block cut before its END line too);

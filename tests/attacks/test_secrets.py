@@ -31,15 +31,8 @@ HERE = Path(__file__).resolve().parent
 PACK = HERE.parent / "incidents" / "packs" / "cart-pods-restarting.json"
 MCP_SERVER = HERE / "mcp_secrets_server.py"
 
-LEAKS = {
-    "replay-password-pair": "a binding's matched_text quoting password=... persisted in gatekeeper_result",
-    "pack-url-userinfo-redis": "redis://:password@host (empty user) stored unredacted: events, pod logs, Prom labels",
-    "pack-json-password": 'a JSON body in a JSON log line (\\"password\\": \\"...\\") stored unredacted',
-    "pack-json-client-secret": 'an escaped pair (\\"client_secret\\":\\"...\\") in a JSON log line stored unredacted',
-    "pack-yaml-pair": "DB_PASSWORD: 'quoted value with spaces' stored unredacted: events, pod logs, Prom labels",
-    "mcp-url-userinfo-redis": "redis://:password@host recorded unredacted: MCP text, structured output, arguments",
-    "mcp-yaml-pair": "DB_PASSWORD: 'quoted value' recorded unredacted in an MCP structured output's field",
-}
+# What leaks today, by vector ("replay-", "pack-" or "mcp-" and a secret kind): none.
+LEAKS: dict[str, str] = {}
 
 
 def _found(secret: Secret, **places: str) -> list[str]:
@@ -86,10 +79,6 @@ def test_a_replayed_secret_is_never_shown(secret: Secret, replayed: Outcome) -> 
     assert not _found(secret, answer=replayed.shown_texts(), run=replayed.run.SerializeToString().decode("latin-1"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="leak: a scripted replay (ToolRunner.record) stores recorded outputs and arguments unredacted",
-)
 def test_a_replayed_invocation_is_stored_redacted(replayed: Outcome) -> None:
     stored = "\n".join(str(i) for i in replayed.invocations) + replayed.stored_texts()
     leaked = [s.kind for s in SECRETS if s.needle in stored]
@@ -245,9 +234,6 @@ def test_an_mcp_secret_is_recorded_nowhere(secret: Secret, mcp_invocations: dict
 ASKED_SECRETS = [s for s in SECRETS if s.kind in {"url-userinfo", "bearer-header", "aws-akia", "github-ghp", "jwt"}]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="leak: credentials pasted in a question are stored in run.question and streamed back unredacted"
-)
 async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -276,6 +262,39 @@ async def test_a_secret_in_the_question_is_stored_and_echoed_nowhere(
     assert not in_log, f"in the log: {in_log}"
     leaks = {s.kind: _found(s, stored=stored, streamed=streamed, log=out + err) for s in ASKED_SECRETS}
     assert not any(leaks.values()), {k: v for k, v in leaks.items() if v}
+
+
+def test_a_question_of_every_secret_is_stored_redacted_by_the_orchestrator(tmp_path: Path) -> None:
+    """Not only the API: any caller's question (an alert's, the CLI's) is redacted before the run is stored, and
+    its honest words (the service, a credential-free URL) stay readable."""
+    _pack_with_secrets(tmp_path / "packs")
+    scenarios = load_user_scenarios(tmp_path / "packs")
+    question = "Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)? " + " | ".join(
+        s.text for s in SECRETS
+    )
+
+    async def go() -> Outcome:
+        repository = await open_repository(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}")
+        try:
+            orchestrator = Orchestrator(
+                store=repository, provider=HeuristicProvider(), tools_for=pack_tools_for(scenarios)
+            )
+            run = await orchestrator.run(question=question[:4000], scenario="ledger-secrets")
+            stored = await repository.get_run(run.run_id)
+            assert stored is not None
+            return Outcome(stored, [])
+        finally:
+            await repository.close()
+
+    outcome = asyncio.run(go())
+    kept = question[:4000]
+    asked = [s for s in SECRETS if s.needle in kept]
+    assert asked, "the question carries the secrets"
+    leaked = [s.kind for s in asked if s.needle in outcome.run.question or s.needle in outcome.run.trigger.question]
+    assert not leaked, f"stored in the question: {leaked}"
+    assert outcome.run.question.startswith(
+        "Why is ledger-svc failing (see https://grafana.example.com/d/ledger?orgId=1)"
+    )
 
 
 def test_every_pinned_leak_names_a_vector() -> None:

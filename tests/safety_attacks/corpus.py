@@ -102,6 +102,19 @@ CARRIED: list[tuple[str, str, str]] = [
     ("api_key query", "ak-55c1e9d2", "https://api.example.com/v1/rates?api_key=ak-55c1e9d2"),
     ("json password", "js0n-pw-93", '{"user": "orders", "password": "js0n-pw-93"}'),
     ("yaml secret", "y4ml-s3cret", "  secret: y4ml-s3cret"),
+    ("quoted with spaces", "quoted pw 4471", "DB_PASSWORD: 'quoted pw 4471'"),
+    ("double-quoted with spaces", "correct horse battery", 'PGPASSWORD="correct horse battery" psql -h db'),
+    ("json escaped quote", 'pw\\"x9y8z7', '{"user": "orders", "password": "pw\\"x9y8z7"}'),
+    (
+        "json in a json line",
+        "js0n-n3sted-pw",
+        json.dumps({"level": "error", "msg": json.dumps({"user": "orders", "password": "js0n-n3sted-pw"})}),
+    ),
+    (
+        "escaped pair without spaces",
+        "cs-n3sted-1234567",
+        json.dumps({"msg": '{"client_secret":"cs-n3sted-1234567","grant_type":"client_credentials"}'}),
+    ),
     ("openai key", OPENAI, f"openai.AuthenticationError: Incorrect API key provided: {OPENAI}"),
     ("google key", GOOGLE, f"maps geocode failed for key={GOOGLE}"),
     *(
@@ -123,4 +136,7 @@ READABLE = [
     "Started container checkout-api in pod checkout-api-7f9c6d8b5-tr6zn",
     "ssh git@github.com: Permission denied (publickey)",
     "mail to oncall@example.com bounced",
+    "max_tokens: '4096' and password: '' in the defaults",
+    json.dumps({"level": "info", "msg": json.dumps({"user": "orders", "token_ttl_seconds": 300})}),
+    "connect to redis://cache.shop.svc:6379/0 refused",
 ]

@@ -26,6 +26,7 @@ from diagnosis_server.graph.source_report import report_sources
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
+from diagnosis_server.text.redaction import redact_text
 from diagnosis_server.time_window import Window, resolve_window
 from diagnosis_server.tools.runner import ProgressSink
 
@@ -111,7 +112,8 @@ class Orchestrator:
             run_id=request.get("run_id") or new_run_id(),
             tenant=request.get("tenant", ""),
             status=run_pb2.RUN_STATUS_RUNNING,
-            question=request["question"],
+            # Redacted before the run is recorded, logged or shown (a pasted DSN, header or key never is).
+            question=redact_text(request["question"]),
             scenario=request["scenario"],
             agent_provider=self.provider.name,
             environment=request.get("environment", ""),
@@ -121,8 +123,7 @@ class Orchestrator:
             run.trigger.CopyFrom(trigger)
         else:
             run.trigger.kind = run_pb2.TRIGGER_KIND_QUESTION
-        if not run.trigger.question:
-            run.trigger.question = run.question
+        run.trigger.question = redact_text(run.trigger.question) if run.trigger.question else run.question
         run.created_at.GetCurrentTime()
         run.updated_at.CopyFrom(run.created_at)
         run.self_evaluation.verifier_evaluation.prompt_audit.CopyFrom(self.catalog.audit())

@@ -35,6 +35,7 @@ from diagnosis_server.conversions import MAX_JSON_DEPTH, EnumType
 from diagnosis_server.protocols import fields, shapes
 from diagnosis_server.protocols.json_text import unpaired_surrogate
 from diagnosis_server.protocols.shapes import Shape
+from diagnosis_server.text.redaction import redact_text
 
 CONTRACT = "executor_evidence_v2"
 FORBIDDEN_FIELDS: tuple[str, ...] = ("diagnosis_summary", "user_facing_answer")
@@ -262,6 +263,8 @@ def _claim(item: ExecutorClaim, claim_index: int, issues: list[SchemaIssue]) -> 
             source_invocation_ids=binding.source_invocation_ids,
             tool_name=binding.tool_name,
             raw_path=binding.raw_path,
-            matched_text=binding.matched_text,
+            # Redacted as the recorded output it is checked against is, so a quoted secret is never persisted
+            # and the two still match where the output holds it.
+            matched_text=redact_text(binding.matched_text),
         )
     return claim

@@ -6,7 +6,8 @@ events, to model endpoints' errors and to every text the service renders (``disp
   ``{ env = ... }`` or ``{ file = ... }``, passwords inside configured URLs), wherever they appear;
 - token-shaped strings, in the formats their issuers document: URL user-info (``postgres://user:pass@host``),
   ``Authorization``/``Proxy-Authorization``/``Cookie`` header values, ``Bearer``/``Basic``/``token`` credentials,
-  ``password``/``secret``/``token``/``api_key``-style pairs in text, JSON and query strings, AWS access key ids
+  ``password``/``secret``/``token``/``api_key``-style pairs in text, JSON and query strings (a quoted value whole,
+  to its closing quote, also when the quotes are escaped in JSON inside a JSON string), AWS access key ids
   (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), GitLab
   (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs), OpenAI-style
   ``sk-`` keys, Google API keys, JWTs and PEM/PGP private key blocks (a block cut before its END line too);
@@ -43,6 +44,8 @@ _SECRET_WORDS = (
     r"|credentials?|signature|session[_-]?id)"
 )
 _KEY_CHARS = r"[A-Za-z0-9_.-]"
+# The quote that may close a key: none, "'", '"', or '\\"' (a JSON string escaped inside another).
+_KEY_QUOTE = r"""(?:\\?["'])?"""
 _HEADERS = r"(?:proxy-)?authorization|x-api-key|x-auth-token|x-vault-token|cookie|set-cookie"
 _ALTERNATIVES = [
     # A PEM (or PGP) private key block, up to its END line or, cut short, to the end of the text.
@@ -66,9 +69,14 @@ _ALTERNATIVES = [
     r"|AIza[0-9A-Za-z_-]{35})\b)",
     # A key-like word ("sk-live-...", "token-ab12cd34..."): redacted when it holds a digit ("token-bucket" stays).
     r"(?P<keylike_prefix>\b(?i:sk|key|token)-)(?P<keylike>[A-Za-z0-9_-]{6,})",
+    # A quoted value after a secret-named key, spaces and all, to its closing quote: "DB_PASSWORD: 'pw 4471'",
+    # '"password": "..."', and the same escaped inside a JSON string ('\\"client_secret\\":\\"...\\"').
+    rf"(?P<quoted_key>(?i:{_KEY_CHARS}*{_SECRET_WORDS}{_KEY_CHARS}*){_KEY_QUOTE}\s*[=:]\s*)"
+    r"(?:(?P<sq_open>')(?P<sq_value>[^'\r\n]+)'|(?P<dq_open>\")(?P<dq_value>(?:[^\"\\\r\n]|\\[^\r\n])+)\""
+    r"|(?P<eq_open>\\\")(?P<eq_value>(?:[^\"\\\r\n]|\\[^\"\r\n])+)\\\")",
     # "password=...", "api_key: ...", '"token": "..."', "?access_token=...&": the value, not the key.
-    rf"(?P<pair_key>(?i:{_KEY_CHARS}*{_SECRET_WORDS}{_KEY_CHARS}*)\"?\s*[=:]\s*\"?)"
-    r"(?P<pair_value>[^\s\"',;&)}\]]{4,})",
+    rf"(?P<pair_key>(?i:{_KEY_CHARS}*{_SECRET_WORDS}{_KEY_CHARS}*){_KEY_QUOTE}\s*[=:]\s*(?:\\?\")?)"
+    r"(?P<pair_value>[^\s\"',;&)}\]\\]{4,})",
 ]
 _PATTERN = re2.compile("|".join(_ALTERNATIVES))
 _SECRET_KEY = re2.compile(rf"(?i){_SECRET_WORDS}")
@@ -115,13 +123,25 @@ def _replace(match: Any) -> str:
         if _DIGIT.search(groups["keylike"]) is None:
             return str(match.group(0))
         return f"{groups['keylike_prefix']}{REDACTED}"
+    for quote in ("sq", "dq", "eq"):
+        quoted = groups[f"{quote}_value"]
+        if quoted is not None:
+            opening = groups[f"{quote}_open"] or ""
+            if quoted == REDACTED or _ordinary_value(groups["quoted_key"] or "", quoted):
+                return str(match.group(0))
+            return f"{groups['quoted_key']}{opening}{REDACTED}{opening}"
     value = groups["pair_value"]
     if value is not None:
         key = groups["pair_key"] or ""
-        if value == REDACTED or (_DIGITS.fullmatch(value) and not _PASSWORD_KEY.search(key)):
+        if value == REDACTED or _ordinary_value(key, value):
             return str(match.group(0))  # a count ("max_tokens=4096"), or already redacted
         return f"{key}{REDACTED}"
     return REDACTED
+
+
+def _ordinary_value(key: str, value: str) -> bool:
+    """A count under a key that is no password ("max_tokens=4096"), or a value that is only blanks."""
+    return (_DIGITS.fullmatch(value) is not None and not _PASSWORD_KEY.search(key)) or not value.strip()
 
 
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:

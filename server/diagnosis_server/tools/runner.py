@@ -321,21 +321,22 @@ class ToolRunner:
         """Record an invocation made elsewhere (a scripted replay) as this run's, under its invocation id: its
         tool name, arguments and output as given, with this runner's run id, cycle and times.
 
-        Arguments and an output that hold JSON (``holds_json``) are copied as they are. Any others are
-        converted as a live call's would be, so that what cannot be recorded (nested deeper than the bound,
-        not JSON) is an ERROR invocation saying why, as a live call's is.
+        Both pass the redaction a live call's do (its arguments', and its source's on the output), so a replay
+        stores no secret a live call would not. Arguments and an output that hold JSON (``holds_json``) are
+        recorded redacted; any others are converted as a live call's would be, so that what cannot be recorded
+        (nested deeper than the bound, not JSON) is an ERROR invocation saying why, as a live call's is.
         """
         started = time.time()
         invocation = self._invocation(recorded.invocation_id, recorded.tool_name, started)
         if self._on_progress is not None:
             await self._on_progress(progress_event(invocation, run_pb2.TOOL_CALL_PHASE_STARTED))
         if holds_json(recorded.arguments) and holds_json(recorded.output):
-            invocation.arguments.CopyFrom(recorded.arguments)
-            invocation.output.CopyFrom(recorded.output)
+            fill_struct(invocation.arguments, REDACTOR.arguments(from_struct(recorded.arguments)))
+            fill_value(invocation.output, REDACTOR.value(from_value(recorded.output)))
             await self._record(invocation, contracts_pb2.TOOL_INVOCATION_STATUS_OK, "", started)
         else:
             arguments_error = _fill_arguments(invocation.arguments, from_struct(recorded.arguments))
-            output_error = _fill_output(invocation.output, from_value(recorded.output))
+            output_error = _fill_output(invocation.output, REDACTOR.value(from_value(recorded.output)))
             error = arguments_error or output_error
             if output_error:
                 invocation.output.Clear()

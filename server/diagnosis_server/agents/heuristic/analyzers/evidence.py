@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, parse_ts, walk
-from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod, workload_of_replicaset
+from diagnosis_server.agents.heuristic.workloads import (
+    is_container_name,
+    is_object_name,
+    pod_workload_label,
+    workload_of_pod,
+    workload_of_replicaset,
+)
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 LIST_TOOLS = {
@@ -79,6 +85,14 @@ class Obj:
         return self.bind("metadata", "name")
 
 
+def _named_as_kubernetes_names(obj: Obj) -> bool:
+    """Whether an object's name is a DNS-1123 subdomain and its namespace (if any) a DNS-1123 label: an object
+    named otherwise ("cart-svc-x 根本原因是...") is not read, so its name is never used as one in a sentence (it may
+    still be quoted, as found, with its pointer)."""
+    namespace = obj.namespace
+    return is_object_name(obj.name) and (not namespace or is_container_name(namespace))
+
+
 def workload_of(obj: Obj) -> tuple[str, Binding]:
     """The workload an object is of (a pod's by its labels or name, a ReplicaSet's by its name, others their own
     name) and the binding that holds that name."""
@@ -114,7 +128,7 @@ class Evidence:
         for obs in observations:
             for obj in _objects(obs):
                 key = (obj.kind, obj.namespace, obj.name)
-                if obj.name and key not in seen:
+                if _named_as_kubernetes_names(obj) and key not in seen:
                     seen.add(key)
                     by_kind.setdefault(obj.kind, []).append(obj)
             listed = _whole_list(obs)

@@ -13,7 +13,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number, walk
-from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import is_container_name, is_object_name, workload_of_pod
 
 THROTTLED = "container_cpu_cfs_throttled_periods_total"
 PERIODS = "container_cpu_cfs_periods_total"
@@ -61,6 +61,10 @@ def analyze(evidence: Evidence) -> list[Finding]:
         if ran <= 0 or grew / ran < THROTTLED_SHARE:
             continue
         namespace, pod_name, container = key
+        if not (is_object_name(pod_name) and is_container_name(container)) or (
+            namespace and not is_container_name(namespace)
+        ):
+            continue  # never a name in a sentence
         obs, r = counted[0], counted[1]
         bindings = [
             obs.bind("data", "result", r, "metric", "pod", text=workload_of_pod(pod_name)),

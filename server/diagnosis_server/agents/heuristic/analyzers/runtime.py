@@ -17,6 +17,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, walk
+from diagnosis_server.agents.heuristic.workloads import is_container_name
 
 PROBES = {"Liveness": "livenessProbe", "Readiness": "readinessProbe", "Startup": "startupProbe"}
 
@@ -62,6 +63,8 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
         return None
     c, port, path = found
     name = pod.text("spec", "containers", c, "name")
+    if not is_container_name(name):
+        return None  # never a name in a sentence
     declared = _declared(pod, c)
     names = {str(p.get("name")) for p in (pod.get("spec", "containers", c, "ports") or []) if isinstance(p, dict)}  # type: ignore[union-attr]
     if rule.kind == "probe_refused" and declared and port not in {d for _, d in declared} and port not in names:
@@ -112,6 +115,8 @@ def _oom(evidence: Evidence) -> list[Finding]:
                 if status.get("ready") and state == "lastState":
                     continue
                 name = str(status.get("name") or "")
+                if not is_container_name(name):
+                    continue  # never a name in a sentence
                 containers = pod.get("spec", "containers")
                 c = next(
                     (

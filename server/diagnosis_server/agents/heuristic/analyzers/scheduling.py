@@ -19,6 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
+from diagnosis_server.agents.heuristic.workloads import is_container_name
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:
@@ -107,6 +108,8 @@ def _request(pod: Obj, resource: str, evidence: Evidence) -> tuple[str, list[Bin
         requests = walk(container, ("resources", "requests"))
         if isinstance(requests, dict) and resource in requests:
             name = pod.text("spec", "containers", c, "name")
+            if not is_container_name(name):
+                continue  # never a name in a sentence
             facts = f"pod {pod.name} requests {resource} {requests[resource]} for container {name}"
             bindings = [pod.bind_name(), pod.bind("spec", "containers", c, "resources", "requests")]
             nodes = [n for n in evidence.objects("Node") if n.text("status", "allocatable", resource)]

@@ -19,6 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, walk
+from diagnosis_server.agents.heuristic.workloads import is_container_name
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})
@@ -69,6 +70,8 @@ def _image(pod: Obj, container: int, image: str) -> tuple[str, list[Binding]]:
     for c, spec in enumerate(containers if isinstance(containers, list) else []):
         if isinstance(spec, dict) and (spec.get("image") == image or (container >= 0 and c == container)):
             name = pod.text("spec", "containers", c, "name")
+            if not is_container_name(name):
+                continue  # never a name in a sentence
             bindings = [pod.bind("spec", "containers", c, "name"), pod.bind("spec", "containers", c, "image")]
             return (
                 f"container {name} of pod {pod.name} uses image {pod.text('spec', 'containers', c, 'image')}",

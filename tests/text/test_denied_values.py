@@ -31,6 +31,9 @@ def test_a_denial_of_a_bound_field_is_a_conflict(statement: str, field: str) -> 
         ("ledger-svc was not OOMKilled", "reason: Error"),
         ("ingest-worker's container can't start: ErrImagePull", "reason: ErrImagePull"),
         ("ledger-svc served its requests without errors", "requests: 1000"),
+        # A number that measures or names (a port, an exit code) counts nothing: "no container" denies no port.
+        ("no container of pod cartservice-6d8 has port 8080", "containerPort: 7070"),
+        ("the job left no exit code behind", "exitCode: 137"),
     ],
 )
 def test_a_denial_the_field_does_not_contradict_is_no_conflict(statement: str, field: str) -> None:

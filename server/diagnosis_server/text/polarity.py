@@ -185,6 +185,21 @@ def _field_words(name: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _NAME_WORDS.findall(name_parts(name).lower()))
 
 
+# The last word of a field that counts things: ``restartCount``, ``errors_total``, ``failed``, ``replicas``. A number
+# under another name (``containerPort``, ``exitCode``, ``memory``) measures or names; "no container" denies no port.
+_COUNTING_WORDS = frozenset({"count", "total", "number", "num", "sum"})
+
+
+def _counts(name: str) -> bool:
+    from diagnosis_server.text.language import name_parts
+
+    words = _NAME_WORDS.findall(name_parts(name).lower())
+    if not words:
+        return False
+    last = words[-1]
+    return last in _COUNTING_WORDS or (len(last) > 3 and last.endswith("s") and not last.endswith("ss"))
+
+
 def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     """What the statement denies that a bound field states: a negated value ("never OOMKilled" where the field is
     ``reason: OOMKilled``) or a zero count ("no restarts", "without errors") of what a field counts above zero."""
@@ -206,7 +221,7 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
             for name, value in fields:
                 folded = normalize(value)
                 if _COUNT.match(value.strip()):
-                    counted = word in _ZERO_WORDS and stem(target) in _field_words(name)
+                    counted = word in _ZERO_WORDS and _counts(name) and stem(target) in _field_words(name)
                     if counted and float(value) > 0:
                         out.append(f"{word} {target} (evidence: {name}={value.strip()})")
                 elif folded == target and not any(w in _NEGATIVE_MARKERS for w in _TOKEN.findall(folded)):

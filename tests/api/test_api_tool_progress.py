@@ -39,6 +39,7 @@ async def _serve(tmp_path: Path, url: str, *, timeout_s: float = 5.0, **settings
             address="127.0.0.1:0",
             database_url=f"sqlite+aiosqlite:///{tmp_path / 'api.db'}",
             metrics_address="",
+            http_address="",
             agent_provider="heuristic",
             environments_file=str(tmp_path / "environments.toml"),
             **settings,

@@ -75,6 +75,7 @@ async def replicas(postgres: RestartablePostgres) -> AsyncIterator[list[tuple[Ru
                 address="127.0.0.1:0",
                 database_url=postgres.url,
                 metrics_address="",
+                http_address="",
                 instance_id=name,
                 store_probe_interval_s=0.1,
                 store_timeout_s=STORE_TIMEOUT_S,

@@ -97,6 +97,7 @@ async def stub(
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'any.db'}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
     )
     running = await start_server(settings, provider=load_provider("heuristic"))

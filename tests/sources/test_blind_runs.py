@@ -75,6 +75,7 @@ kubernetes = {{ kubeconfig = "{kubeconfig}", context = "test", namespaces = ["sh
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'blind.db'}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
     )
     running = await start_server(settings, provider=load_provider("heuristic"))
@@ -148,6 +149,7 @@ tools = ["alert_rules"]
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'mcp.db'}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
     )
     running = await start_server(settings, provider=load_provider("heuristic"))
@@ -196,6 +198,7 @@ tools = ["query_logs"]
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'mapped.db'}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
     )
     running = await start_server(settings, provider=load_provider("heuristic"))

@@ -119,6 +119,7 @@ loki = {{ url = "{loki.url}", tenant = "team-a", bearer_token_file = "loki-token
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{database}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
     )
     running = await start_server(settings, provider=ToolCallingProvider())

@@ -52,6 +52,7 @@ kubernetes = {{ kubeconfig = "{kubeconfig}", context = "test", namespaces = ["sh
         address="127.0.0.1:0",
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'agree.db'}",
         metrics_address="",
+        http_address="",
         environments_file=str(tmp_path / "environments.toml"),
         scenarios_dir=str(scenarios),
     )

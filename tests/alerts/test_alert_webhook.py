@@ -199,6 +199,11 @@ async def test_investigate_alert_refuses_a_group_with_nothing_firing(api_factory
     assert "no alert is firing" in (caught.value.details() or "")
 
 
+def _window(window: run_pb2.TimeWindow, start: int, end: int) -> None:
+    window.start.FromSeconds(start)
+    window.end.FromSeconds(end)
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -208,7 +213,11 @@ async def test_investigate_alert_refuses_a_group_with_nothing_firing(api_factory
         (lambda r: r.alerts[0].ClearField("starts_at"), "alerts[0].starts_at"),
         (lambda r: setattr(r.alerts[0], "status", "pending"), "alerts[0].status"),
         (lambda r: setattr(r, "group_key", "g" * 20_000), "group_key"),
-        (lambda r: r.context.time_window.start.FromSeconds(10), "context.time_window"),
+        # The window is checked as Diagnose checks it: a missing bound is named, an empty window is the window's.
+        (lambda r: r.context.time_window.start.FromSeconds(10), "context.time_window.end"),
+        (lambda r: r.context.time_window.end.FromSeconds(10), "context.time_window.start"),
+        (lambda r: _window(r.context.time_window, 20, 10), "context.time_window"),
+        (lambda r: _window(r.context.time_window, 10, 10), "context.time_window"),
     ],
 )
 async def test_investigate_alert_names_the_bad_field_and_starts_no_run(

@@ -149,3 +149,32 @@ async def test_follower_of_a_run_whose_task_ended_without_a_final_record_ends_un
 def test_queue_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="queue_size"):
         EventHub(queue_size=0)
+
+
+def tool_call(invocation_id: str, phase: run_pb2.ToolCallPhase.ValueType, sequence: int) -> run_pb2.ToolCallEvent:
+    return run_pb2.ToolCallEvent(run_id=RUN, invocation_id=invocation_id, phase=phase, sequence=sequence)
+
+
+async def test_a_subscription_taken_during_an_attempt_gets_the_calls_already_in_flight() -> None:
+    # Queues of one event: the attempt's calls so far are given whole, never lost to the queue's size.
+    hub = EventHub(queue_size=1)
+    hub.open(RUN)
+    hub.publish(event(1))
+    hub.publish(tool_call("inv-1", run_pb2.TOOL_CALL_PHASE_STARTED, 2))
+    hub.publish(tool_call("inv-2", run_pb2.TOOL_CALL_PHASE_STARTED, 2))
+    hub.publish(tool_call("inv-1", run_pb2.TOOL_CALL_PHASE_ENDED, 2))
+    during = hub.subscribe(RUN)
+    assert during.published_before == 1
+    assert during.queued == 3
+    got = [cast(run_pb2.ToolCallEvent, await asyncio.wait_for(during.next(), 1)) for _ in range(3)]
+    assert [(c.invocation_id, c.phase) for c in got] == [
+        ("inv-1", run_pb2.TOOL_CALL_PHASE_STARTED),
+        ("inv-2", run_pb2.TOOL_CALL_PHASE_STARTED),
+        ("inv-1", run_pb2.TOOL_CALL_PHASE_ENDED),
+    ]
+    hub.publish(event(2))  # the attempt's own event: its calls are over
+    assert (await during.next()) == event(2)
+    after = hub.subscribe(RUN)
+    assert after.queued == 0
+    hub.close(RUN)
+    assert await during.next() is Signal.END and await after.next() is Signal.END

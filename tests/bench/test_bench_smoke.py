@@ -140,12 +140,15 @@ async def test_samework_peer_runs_our_nodes_under_langgraph_and_checkpoints_them
 async def test_live_measure_runs_calls_together_against_one_at_a_time() -> None:
     from bench import live
 
+    # The same run over the pack's own tools: every call it makes, the live run makes through its upstream.
+    calls = len((await capture.capture()).invocations)
+    assert calls >= 30  # enough calls in flight together for the ratio to mean something
     figures = await live.measure(rounds=1)
-    # 33 calls of at least 50 ms each: one at a time the wall is about their sum; together, well under it.
-    assert figures["live_tool_calls_per_run"] == 33
+    # Each call takes at least 50 ms: one at a time the wall is about their sum; together, well under it.
+    assert figures["live_tool_calls_per_run"] == calls
     assert figures["live_sequential_wall_vs_sum_of_calls"] >= 0.95
     assert figures["live_wall_vs_sum_of_calls"] < 0.6
-    assert figures["live_sum_of_calls_ms"] >= 33 * 50
+    assert figures["live_sum_of_calls_ms"] >= calls * 50
 
 
 async def test_largepack_is_a_valid_pack_the_heuristic_run_answers() -> None:

@@ -1,4 +1,4 @@
-"""Checks of InvestigateAlert's alerts, a request's time window and ListRuns' trigger filter."""
+"""Checks of InvestigateAlert's alerts and group key, and ListRuns' trigger filter."""
 
 from __future__ import annotations
 

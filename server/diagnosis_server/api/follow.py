@@ -15,9 +15,9 @@ orphan sweep: watched again later (WatchRun), it ends with the record the sweep 
 A tool call's progress events (``ToolCallEvent``) come live before their Executor attempt's event, and carry
 its sequence number. A replay derives them from the recorded tool_invocation rows: before an Executor event,
 each call of its cycle started and ended, in recording order (a call's two events together); after a Planner
-event, with the run live here, the calls its Executor has recorded so far. Each is yielded once (by invocation
-id and phase): a follower that starts during an Executor attempt gets every call's end, and the starts of
-those dispatched after it subscribed.
+event, with the run live here, the calls its Executor has recorded so far; the hub gives a new subscription the
+attempt's events published so far, so the calls in flight come too. Each is yielded once (by invocation id and
+phase): a follower that starts during an Executor attempt gets every call's start and end.
 """
 
 from __future__ import annotations

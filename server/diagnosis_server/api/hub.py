@@ -4,7 +4,9 @@ Publishing never waits: each subscriber has a bounded queue, and a subscriber wh
 loses its queued events and is told ``OVERFLOW`` instead; it catches up from the store, where every
 event is committed before it is published. When a run ends its subscribers are told ``END``. A tool
 call's progress events are published the same way; they are not stored as such (the store has the calls'
-tool_invocation rows, from which a replay derives them).
+tool_invocation rows, from which a replay derives them); those of the node attempt under way are kept until its
+own event is published, and a subscription taken meanwhile gets them first, so a watcher that comes during an
+Executor attempt sees the start of every call, even one in flight before it came.
 
 A subscription taken for a run this process is not running is *detached*: it never receives
 anything, and its reader follows the store instead.
@@ -126,6 +128,8 @@ class EventHub:
         self._channels: dict[str, set[Subscription]] = {}
         # The last sequence published of each live run.
         self._published: dict[str, int] = {}
+        # Each live run's tool call events published since its last node event (the attempt under way's).
+        self._in_flight: dict[str, list[Live]] = {}
 
     def open(self, run_id: str) -> None:
         """Marks ``run_id`` live in this process (before its first event can be published)."""
@@ -145,6 +149,8 @@ class EventHub:
             published_before=self._published.get(run_id, 0),
         )
         if channel is not None:
+            # Bounded by the calls of one attempt (the Executor's limit), never dropped for the queue's size.
+            subscription._items.extend(self._in_flight.get(run_id, ()))
             channel.add(subscription)
         return subscription
 
@@ -157,9 +163,13 @@ class EventHub:
         channel = self._channels.get(event.run_id)
         if channel is None:
             return
-        if isinstance(event, run_pb2.OrchestrationEvent) and event.sequence > self._published.get(event.run_id, 0):
-            self._published[event.run_id] = event.sequence
         live = Live(event)
+        if isinstance(event, run_pb2.OrchestrationEvent):
+            self._in_flight.pop(event.run_id, None)
+            if event.sequence > self._published.get(event.run_id, 0):
+                self._published[event.run_id] = event.sequence
+        else:
+            self._in_flight.setdefault(event.run_id, []).append(live)
         for subscription in tuple(channel):
             subscription._offer(live)
 
@@ -167,6 +177,7 @@ class EventHub:
         """The run's task ended: every subscriber gets END, with ``final``, the run's record as stored (None
         when it could not be stored: the followers then read the store), and the last sequence published."""
         last = self._published.pop(run_id, 0)
+        self._in_flight.pop(run_id, None)
         for subscription in self._channels.pop(run_id, set()):
             subscription._end(final, last)
 

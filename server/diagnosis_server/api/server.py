@@ -354,9 +354,6 @@ async def start_server(
     metrics = Metrics()
     http: HttpServer | None = None
     try:
-        orphans = await repository.interrupt_orphans(stale_after_s=settings.orphan_stale_after_s)
-        if orphans:
-            log.warning("orphan_runs_interrupted", run_ids=orphans)
         hub = EventHub(queue_size=subscriber_queue_size)
         scenario_tools = tools_for or pack_tools_for(packs)
         if tools_for is None:
@@ -452,6 +449,11 @@ async def start_server(
                 notifier.set_run_url(public_url(settings, http_port))
             diagnosis.viewer_base = public_url(settings, http_port)
             warn_plaintext_tokens(settings.http_address, authenticated=authenticator.enabled, tls=False)
+        # Last before serving: the watch of other owners' leases starts when this instance is up (the warm-up
+        # and the binds above take their time), so a lease is judged only on time this instance serves.
+        orphans = await repository.interrupt_orphans(stale_after_s=settings.orphan_stale_after_s)
+        if orphans:
+            log.warning("orphan_runs_interrupted", run_ids=orphans)
         await server.start()
         metrics_port = _serve_metrics(metrics, settings.metrics_address)
         runs.start_maintenance()

@@ -160,16 +160,24 @@ class Derivation:
     def where(self, fact: str) -> str:
         return next((where for f, where in self.located if f == fact), NOWHERE)
 
+    def _unbound_places(self) -> str:
+        return ", ".join(f"{f} (found in the {self.where(f)})" for f in self.unbound)
+
     def reason(self) -> str:
+        """Why the claim has its class; a refused claim's reason names every fact it fails on, and where each
+        fact it did not bind was found (R-V-4)."""
         if self.conflicts:
             return f"evidence conflicts with {', '.join(self.conflicts)}"
-        if self.missing and self.searched_outputs:
-            return f"names {', '.join(self.missing)}, which no recorded output of the run holds"
         if self.missing:
-            return f"names {', '.join(self.missing)}, which its verified evidence does not contain"
+            held = (
+                "no recorded output of the run holds"
+                if self.searched_outputs
+                else "its verified evidence does not contain"
+            )
+            why = f"names {', '.join(self.missing)}, which {held}"
+            return f"{why}; and {self._unbound_places()}, outside the evidence it bound" if self.unbound else why
         if self.unbound:
-            places = ", ".join(f"{f} (found in the {self.where(f)})" for f in self.unbound)
-            return f"names {places}, outside the evidence it bound"
+            return f"names {self._unbound_places()}, outside the evidence it bound"
         if self.borrowed and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
             return (
                 f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds; "

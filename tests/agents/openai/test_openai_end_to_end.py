@@ -283,7 +283,8 @@ async def test_low_confid_with_a_critical_gap_runs_a_second_planner_cycle(
 
 # ------------------------------------------------------------------------------ the guarded Verifier
 def _overclaiming_executor(call: Call) -> Reply:
-    """Claims more than it binds to: '14 times' and '512Mi' are not in the matched text 'OOMKilled'."""
+    """Claims more than it binds to: '14 times' and '512Mi' are not in the matched text 'OOMKilled' ('512Mi' is in
+    another field of the same event, '14' nowhere)."""
     results = call.tool_results()
     if not results:
         return tool_calls(("k8s__events", {"service": "checkout-api", "reason": "OOMKilled"}))
@@ -307,8 +308,9 @@ def _overclaiming_executor(call: Call) -> Reply:
 
 @pytest.mark.requirement("R-V-4")
 async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, repository: Repository) -> None:
-    """The model calls the claim direct_observation and PASS; its matched text lacks the claim's facts, so the
-    claim fabricates them (R-V-4, R-V-5): contradicted and REJECT whatever the model said."""
+    """The model calls the claim direct_observation and PASS; no recorded output holds '14', so the claim
+    fabricates it (R-V-4, R-V-5): contradicted and REJECT whatever the model said. '512Mi' stands in the same
+    output outside the bound text: the reason names it too, with where it was found."""
     fake.behaviours["executor"] = _overclaiming_executor
     run = await diagnose(repository, provider_for(fake))
     evaluation = run.self_evaluation.verifier_evaluation
@@ -318,6 +320,7 @@ async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, 
     assert change.from_classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
     assert change.to_classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
     assert "14" in change.reason and "512Mi" in change.reason
+    assert "512Mi (found in the same output)" in change.reason
     (check,) = evaluation.claim_checks
     assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
     assert evaluation.model_verdict == contracts_pb2.VERDICT_PASS

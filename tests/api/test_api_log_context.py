@@ -42,13 +42,14 @@ def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
 async def test_a_line_logged_inside_a_run_carries_method_tenant_and_run_id(api_factory: ApiFactory) -> None:
     api = await api_factory(auth_tokens=f"acme:{TOKEN}", provider=_LoggingPlanner())
     stream = io.StringIO()
+    saved = structlog.get_config()
     configure_logging("info", stream=stream)
     try:
         responses = await api.diagnose(metadata=(("authorization", f"Bearer {TOKEN}"),))
         run_id = responses[-1].run.run_id
         await eventually(lambda: any(line["event"] == "rpc" for line in _lines(stream)))
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**saved)  # the suite's own (JSON on stderr), not the console default on stdout
     lines = _lines(stream)
     (inside,) = [line for line in lines if line["event"] == "planner_inside_the_run"]
     assert (inside["method"], inside["tenant"], inside["run_id"]) == (DIAGNOSE, "acme", run_id)

@@ -8,7 +8,7 @@ dead process runs again; what the store holds is what it committed, node by node
   prefix: two replicas given one id must never take each other's live runs for a previous life), so the
   run is swept like any other instance's once its heartbeat is older than DIAGNOSIS_ORPHAN_STALE_AFTER_S;
 - restarted under another instance id, the run might be alive elsewhere: it stays RUNNING while the new
-  instance has not yet seen its heartbeat unchanged for DIAGNOSIS_ORPHAN_STALE_AFTER_S (2 s here, on the new
+  instance has not yet seen its heartbeat unchanged for DIAGNOSIS_ORPHAN_STALE_AFTER_S (6 s here, on the new
   instance's monotonic clock; no stamp is compared with a clock), then the orphan sweep interrupts it. The
   sweep runs every SLOW_SERVE_HEARTBEAT_S.
 """

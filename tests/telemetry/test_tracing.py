@@ -150,11 +150,12 @@ async def test_log_lines_of_a_call_and_its_run_carry_method_run_id_tenant_and_tr
     exporter: InMemorySpanExporter, tmp_path: Path
 ) -> None:
     stream = io.StringIO()
+    saved = structlog.get_config()
     configure_logging("info", stream=stream)
     try:
         final = await _diagnose(tmp_path, (("traceparent", TRACEPARENT),), provider=_FlakyPlanner())
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**saved)  # the suite's own (JSON on stderr), not the console default on stdout
     lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
     mine = [line for line in lines if line.get("run_id") == final.run.run_id]
     assert {"rpc", "agent_failed"} <= {line["event"] for line in mine}  # the call's line and one of its run's

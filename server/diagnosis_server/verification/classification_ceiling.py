@@ -100,15 +100,15 @@ class Ceilings:
         self._fields: dict[str, list[str]] = {}
         for e in evidence:
             claim_id = e.claim_id
-            if (field := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
-                where = (e.source_invocation_id, e.raw_path[: field.start()])
-                conditions.setdefault(claim_id, {}).setdefault(where, {})[field.group(1)] = e.matched_text
+            if (condition := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
+                where = (e.source_invocation_id, e.raw_path[: condition.start()])
+                conditions.setdefault(claim_id, {}).setdefault(where, {})[condition.group(1)] = e.matched_text
             grounding = self._grounding.setdefault(claim_id, [])
             self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
                 grounding.append(values[key])
-                if (field := _field_of(e.raw_path, values[key])) is not None:
-                    self._fields.setdefault(claim_id, []).append(field)
+                if (named := _field_of(e.raw_path, values[key])) is not None:
+                    self._fields.setdefault(claim_id, []).append(named)
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any, TypeAlias
 
 import grpc
@@ -63,7 +63,8 @@ WindowLike: TypeAlias = "tuple[datetime | float, datetime | float] | None"
 def _timestamp(value: datetime | float) -> timestamp_pb2.Timestamp:
     stamp = timestamp_pb2.Timestamp()
     if isinstance(value, datetime):
-        stamp.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
+        # timezone.utc, not datetime.UTC (3.11 and later): the client runs on Python 3.10 too.
+        stamp.FromDatetime(value if value.tzinfo else value.replace(tzinfo=timezone.utc))  # noqa: UP017
     else:
         stamp.FromMicroseconds(int(value * 1_000_000))
     return stamp

@@ -104,7 +104,7 @@ def test_the_async_client_reads_the_same_run(target: str, finished_run: tuple[st
     async def read() -> tuple[run_pb2.DiagnosisRun, list[str | None]]:
         async with AsyncDiagnosisClient(ConnectionConfig(target=target, default_timeout=30.0)) as client:
             run = await client.get_run(finished_run[0])
-            watched = [m.WhichOneof("kind") async for m in client.watch_run(finished_run[0])]
+            watched: list[str | None] = [m.WhichOneof("kind") async for m in client.watch_run(finished_run[0])]
             return run, watched
 
     run, watched = asyncio.run(read())

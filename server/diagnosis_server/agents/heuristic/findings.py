@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError
 
 # Fixed wording: a healthy headline signal, and the clause that turns an observation into its own cause claim.
 HEALTHY_MARK = "stayed within its baseline"
@@ -138,3 +140,24 @@ def cause_statement(finding: Finding) -> str:
     else:
         short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
     return short + CAUSE_CLAUSE
+
+
+_Item = TypeVar("_Item")
+
+
+def first_of_each_key(
+    items: Iterable[_Item], analyzers: Sequence[Callable[[_Item], Finding | None]], seen: set[tuple[str, str, str]]
+) -> list[Finding]:
+    """Every analyzer over every item, keeping the first finding of each key (``seen`` holds the keys taken); an
+    item an analyzer cannot bind (BindingError) costs that one finding."""
+    out: list[Finding] = []
+    for item in items:
+        for analyzer in analyzers:
+            try:
+                finding = analyzer(item)
+            except BindingError:
+                continue
+            if finding is not None and finding.key not in seen:
+                seen.add(finding.key)
+                out.append(finding)
+    return out

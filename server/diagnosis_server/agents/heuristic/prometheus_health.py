@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation
+from diagnosis_server.agents.heuristic.findings import Finding, Role, first_of_each_key
+from diagnosis_server.agents.heuristic.observations import Binding, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
 
 ALERTS = "ALERTS"
@@ -81,15 +81,4 @@ def _restarted(series: ResultSeries) -> Finding | None:
 
 def health_findings(observations: Iterable[Observation]) -> list[Finding]:
     """Alerts firing, targets down and processes restarted, first of each (kind, service) only."""
-    out: list[Finding] = []
-    seen: set[tuple[str, str, str]] = set()
-    for series in result_series(observations):
-        for analyzer in (_alert, _down, _restarted):
-            try:
-                finding = analyzer(series)
-            except BindingError:
-                continue
-            if finding is not None and finding.key not in seen:
-                seen.add(finding.key)
-                out.append(finding)
-    return out
+    return first_of_each_key(result_series(observations), (_alert, _down, _restarted), set())

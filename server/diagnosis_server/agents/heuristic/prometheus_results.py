@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
 from diagnosis_server.agents.heuristic.connections import pair_findings
-from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
+from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role, first_of_each_key
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
 from diagnosis_server.agents.heuristic.window import stale_termination
@@ -179,23 +179,15 @@ def _symptom(series: ResultSeries) -> Finding | None:
 def prometheus_findings(observations: Iterable[Observation], rules: Rules | None = None) -> list[Finding]:
     rules = rules or current_rules()
     observations = list(observations)
-    out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     all_series = result_series(observations)
-    for series in all_series:
-        for analyzer in (
-            lambda s: _reason_finding(s, rules, observations),
-            lambda s: _grown(s, rules),
-            _unavailable,
-            _symptom,
-        ):
-            try:
-                finding = analyzer(series)
-            except BindingError:
-                continue
-            if finding is not None and finding.key not in seen:
-                seen.add(finding.key)
-                out.append(finding)
+    analyzers: tuple[Callable[[ResultSeries], Finding | None], ...] = (
+        lambda s: _reason_finding(s, rules, observations),
+        lambda s: _grown(s, rules),
+        _unavailable,
+        _symptom,
+    )
+    out = first_of_each_key(all_series, analyzers, seen)
     try:
         pairs = pair_findings(all_series, rules)
     except BindingError:

@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog
 
 from diagnosis_server.agents.heuristic import HeuristicProvider
 from diagnosis_server.api.components import pack_tools_for
+from diagnosis_server.api.logging import configure_logging
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.store import open_repository
@@ -178,8 +180,13 @@ def test_no_secret_reaches_the_service_log(
         finally:
             await repository.close()
 
-    asyncio.run(go())
-    run_all([_replay_case()])
+    saved = structlog.get_config()
+    configure_logging("debug")  # whatever an earlier test of this worker left, the service's own at debug
+    try:
+        asyncio.run(go())
+        run_all([_replay_case()])
+    finally:
+        structlog.configure(**saved)
     out, err = capfd.readouterr()
     assert err.strip(), "the runs logged nothing: the check would be empty"
     leaked = [s.kind for s in SECRETS if s.needle in out + err]

@@ -108,6 +108,7 @@ async def test_tool_arguments_and_errors_are_recorded_without_secrets(name: str,
 
 def test_log_lines_never_carry_a_secret() -> None:
     stream = io.StringIO()
+    saved = structlog.get_config()
     configure_logging("debug", stream=stream)
     try:
         log = structlog.get_logger("diagnosis_server.test")
@@ -118,7 +119,7 @@ def test_log_lines_never_carry_a_secret() -> None:
         except RuntimeError:
             log.exception("tool_crashed")
     finally:
-        configure_logging("info", stream=sys.stderr)
+        structlog.configure(**saved)  # the suite's own: a stream bound here would outlive this test's capture
     written = stream.getvalue()
     assert written.count("source_failed") == len(CARRIED)
     for _, secret, _ in CARRIED:

@@ -1,5 +1,6 @@
 """Kubernetes: ``kubernetes.pods``, ``kubernetes.events``, ``kubernetes.pod_logs``, ``kubernetes.rollouts``, and
-``kubernetes.list``/``kubernetes.get`` of any kind a diagnosis reads (``kubernetes_objects``).
+``kubernetes.list``/``kubernetes.get`` of any kind a diagnosis reads (``kubernetes_objects``); and its source kind
+(``kubernetes = { kubeconfig = ..., context = ... }`` or ``{ in_cluster = true }`` in an environment: ``KUBERNETES``).
 
 The official ``kubernetes`` client (maintained by SIG API Machinery, released with each Kubernetes version)
 loads the configuration (a kubeconfig and its context with client certificates, tokens or exec plugins; or the
@@ -24,7 +25,9 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
@@ -34,10 +37,13 @@ from diagnosis_server.sources.http import (
     RETRY_STATUSES,
     BodyTooLarge,
     retry_after_seconds,
+    safe_url,
     too_large,
     trace_headers,
     with_retries,
 )
+from diagnosis_server.sources.sections import DEFAULT_TIMEOUT_S, EnvironmentsError, Seconds, Strict
+from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
@@ -461,3 +467,51 @@ def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
     classes: dict[str, type[_KubernetesTool]] = {PODS: Pods, EVENTS: Events, POD_LOGS: PodLogs, ROLLOUTS: Rollouts}
     declared = declarations(api.access.namespaces, api.access.default_namespace)
     return [*(classes[name](api, declaration) for name, declaration in declared.items()), *object_tools(api)]
+
+
+class KubernetesConfig(Strict):
+    kubeconfig: str | None = None
+    context: str | None = Field(default=None, min_length=1)
+    in_cluster: bool = False
+    # The namespaces the tools may read; None: any namespace (the context's namespace by default).
+    namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] | None = Field(
+        default=None, min_length=1
+    )
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> KubernetesConfig:
+        if self.in_cluster and (self.kubeconfig is not None or self.context is not None):
+            raise ValueError("in_cluster = true takes no kubeconfig or context")
+        return self
+
+
+def _prepare(section: KubernetesConfig, opening: Opening, key: str) -> Prepared:
+    async def open_(redactor: Redactor) -> Opened:
+        kubeconfig = opening.resolve_path(section.kubeconfig) if section.kubeconfig else None
+        try:
+            access = await asyncio.to_thread(
+                load_cluster,
+                kubeconfig=kubeconfig,
+                context=section.context,
+                in_cluster=section.in_cluster,
+                namespaces=section.namespaces,
+                timeout_s=section.timeout_s,
+            )
+        except ValueError as exc:
+            where = opening.where(f"{key}.in_cluster" if section.in_cluster else f"{key}.kubeconfig")
+            raise EnvironmentsError(f"{where}: {exc}") from None
+        api = KubernetesApi(access, redactor)
+        name = section.context or ("in-cluster" if section.in_cluster else "kubeconfig")
+        namespaces: list[JsonValue] = list(access.namespaces or ())
+        return Opened(
+            tools=kubernetes_tools(api),
+            sources=[SourceInfo("kubernetes", name, safe_url(access.host))],
+            closers=[api.aclose],
+            context={"kubernetes": {"namespaces": namespaces, "default_namespace": access.default_namespace}},
+        )
+
+    return Prepared(open_)
+
+
+KUBERNETES = SourceKind("kubernetes", KubernetesConfig, _prepare)

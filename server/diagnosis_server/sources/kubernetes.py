@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -219,21 +219,17 @@ class KubernetesApi:
             message = " ".join(str(exc.body or "").split())[:300]
         return self.redactor.text(f"{tool}: {exc.status} {reason}: {message or 'no message'}")
 
-    async def list(self, tool: str, method: Callable[..., Any], namespace: str | None, **selectors: str) -> JsonObject:
-        """A whole List (pages merged into the first page's object) up to max_items; a 410 restarts it once.
-        ``namespace`` None lists a cluster-scoped kind."""
-        return await self.list_pages(tool, method, namespace, selectors)
-
-    async def list_pages(
+    async def list(
         self,
         tool: str,
         method: Callable[..., Any],
         namespace: str | None,
-        selectors: dict[str, str],
+        selectors: Mapping[str, str],
         page: Callable[[JsonObject], JsonObject] | None = None,
     ) -> JsonObject:
-        """``list``, with ``page`` changing each page as it is parsed (a Secret's values dropped before anything
-        else sees them)."""
+        """A whole List (pages merged into the first page's object) up to max_items; a 410 (an expired continue
+        token) restarts it once. ``namespace`` None lists a cluster-scoped kind; ``page`` changes each page as it
+        is parsed (a Secret's values dropped before anything else sees them)."""
         for restart in (False, True):
             try:
                 return await self._pages(tool, method, namespace, selectors, page)
@@ -247,8 +243,8 @@ class KubernetesApi:
         tool: str,
         method: Callable[..., Any],
         namespace: str | None,
-        selectors: dict[str, str],
-        page: Callable[[JsonObject], JsonObject] | None = None,
+        selectors: Mapping[str, str],
+        page: Callable[[JsonObject], JsonObject] | None,
     ) -> JsonObject:
         merged: JsonObject | None = None
         token = ""
@@ -340,7 +336,7 @@ class _CoreListing(_KubernetesTool):
         raise NotImplementedError
 
     async def _answer(self, args: Args, namespace: str) -> JsonValue:
-        listing = await self._api.list(self.name, self._list_method(), namespace, **_selectors(args))
+        listing = await self._api.list(self.name, self._list_method(), namespace, _selectors(args))
         return self._api.redactor.kubernetes(listing)
 
 
@@ -427,7 +423,7 @@ class Rollouts(_KubernetesTool):
         if not selector:
             raise ToolError(f"{self.name}: deployment {name!r} has no selector")
         listing = await self._api.list(
-            self.name, self._api.apps.list_namespaced_replica_set, namespace, label_selector=selector
+            self.name, self._api.apps.list_namespaced_replica_set, namespace, {"label_selector": selector}
         )
         items = listing.get("items")
         listing["items"] = [item for item in items if owned_by(item, uid)] if isinstance(items, list) else []

@@ -1,12 +1,13 @@
 """A new source is one module defining its ``SourceKind`` and one line in ``kinds.SOURCES``: a status page source
 written here (Atlassian Statuspage's public ``GET /api/v2/components.json``), registered through that list only,
 is read from the environments file (its section checked, problems named by key), opened (its token read, sent and
-redacted), listed (ListEnvironments, ``diagnosis tools list``) and called as a tool through the tool runner."""
+redacted), listed (ListEnvironments, ``diagnosis tools list``), called as a tool through the tool runner, and a
+suggested call of its tool is an answer's next step in the tool's own words."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ from pydantic import field_validator
 
 from diagnosis.v1 import contracts_pb2, diagnosis_service_pb2_grpc
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis_server.agents.base import AgentRequest
 from diagnosis_server.api import start_server
 from diagnosis_server.cli import main
 from diagnosis_server.conversions import JsonObject, JsonValue, from_value
+from diagnosis_server.graph.context import ToolEnvironment
+from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.settings import load_settings
 from diagnosis_server.sources import kinds
 from diagnosis_server.sources.arguments import Param
@@ -29,8 +33,11 @@ from diagnosis_server.sources.http import create_client, get, safe_url
 from diagnosis_server.sources.registry import EnvironmentRegistry
 from diagnosis_server.sources.sections import DEFAULT_TIMEOUT_S, Seconds, TokenAuth, check_url
 from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind
+from diagnosis_server.store import Repository
 from diagnosis_server.text.redaction import Redactor
-from diagnosis_server.tools.base import ToolError
+from diagnosis_server.tools.base import ToolError, Toolset
+from tests.graph import fakes
+from tests.graph.test_fabrication import executor_claiming
 from tests.support.settings import sqlite_url
 
 from .fake_http import FakeUpstream, Request, Response, json_response
@@ -70,6 +77,10 @@ class Components(DeclaredTool):
         if "status" in args:
             body["components"] = [c for c in body["components"] if c.get("status") == args["status"]]
         return self._redactor.value(body)
+
+    def next_step(self, arguments: Mapping[str, JsonValue]) -> str:
+        status = arguments.get("status")
+        return "Read the status page's components" + (f" in status {status}" if isinstance(status, str) else "")
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -256,3 +267,36 @@ def test_a_registered_source_is_listed_and_called_by_the_cli(
     invocation = json.loads(capsys.readouterr().out)
     assert invocation["status"] == "TOOL_INVOCATION_STATUS_OK"
     assert [c["name"] for c in invocation["output"]["components"]] == ["Catalog"]
+
+
+async def test_a_suggested_call_of_its_tool_is_a_next_step_in_the_tools_own_words(repository: Repository) -> None:
+    async def verifier(request: AgentRequest) -> str:
+        gap = {
+            "claim_id": "c2",
+            "description": "whether the payment provider is degraded was not checked",
+            "critical": False,
+            "next_calls": [{"tool_name": COMPONENTS, "arguments": {"status": "major_outage"}}],
+        }
+        checks = [
+            {"claim_id": "c1", "classification": "direct_observation", "critical": True, "evidence_refs": []},
+            {"claim_id": "c2", "classification": "unsupported", "critical": True, "evidence_refs": []},
+        ]
+        answer = {"claim_checks": checks, "verdict": "LOW_CONFID", "groundedness_score": 0.5, "rationale": "r"}
+        return json.dumps({**answer, "evidence_gaps": [gap]})
+
+    status = Components(StatusPageConfig(url="http://127.0.0.1:9"), None, Redactor())
+    toolset = Toolset([fakes.EchoTool(), status])
+    provider = fakes.pipeline(executor=executor_claiming("the payment provider is degraded"), verifier=verifier)
+    try:
+        await Orchestrator(
+            store=repository,
+            provider=provider,
+            tools_for=lambda _: ToolEnvironment(toolset=toolset, context={"services": ["checkout-api"]}),
+        ).run(question="why is checkout-api failing?", scenario="")
+    finally:
+        await status.aclose()
+    (request,) = provider.seen["composer"]
+    steps = json.loads(request.input_bytes)["next_steps"]
+    assert [step["text"] for step in steps] == [
+        "Read the status page's components in status major_outage (statuspage.components status=major_outage)."
+    ]

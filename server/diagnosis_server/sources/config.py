@@ -104,7 +104,7 @@ class Environments:
     """The parsed file: environments by name (file order) and the default, if any."""
 
     def __init__(
-        self, path: Path, environments: dict[str, EnvironmentConfig], sources: tuple[SourceKind[Any], ...] = ()
+        self, path: Path, environments: dict[str, EnvironmentConfig], sources: tuple[SourceKind[Any], ...]
     ) -> None:
         self.path = path
         self.environments = environments

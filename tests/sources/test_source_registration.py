@@ -170,6 +170,13 @@ def test_an_unregistered_source_is_an_unknown_key(tmp_path: Path) -> None:
         load_environments(path)
 
 
+@pytest.mark.parametrize("key", ["loki", "default", "alert_labels"])
+def test_a_source_cannot_take_a_key_already_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    monkeypatch.setattr(kinds, "SOURCES", (*kinds.SOURCES, SourceKind(key, StatusPageConfig, _prepare)))
+    with pytest.raises(ValueError, match=f"take the key {key!r}"):
+        load_environments(_environments(tmp_path, ""))
+
+
 @pytest.mark.usefixtures("registered")
 @pytest.mark.parametrize(
     ("section", "expected"),

@@ -74,9 +74,12 @@ class EnvironmentConfig(Strict):
 
 @functools.cache
 def environment_model(kinds: tuple[SourceKind[Any], ...]) -> type[EnvironmentConfig]:
-    """The model of an environment's table with these sources' keys, in their order."""
+    """The model of an environment's table with these sources' keys, in their order (a key taken twice, or one
+    of the table's own, is a ValueError: a registration mistake, never a file's)."""
     fields: dict[str, Any] = {"default": (bool, False)}
     for kind in kinds:
+        if kind.key in fields or kind.key == "alert_labels":
+            raise ValueError(f"two sources, or a source and the environment, take the key {kind.key!r}")
         section: Any = kind.section
         fields[kind.key] = (list[section], Field(default_factory=list)) if kind.many else (section | None, None)
     fields["alert_labels"] = (dict[str, str], Field(default_factory=dict))

@@ -24,6 +24,7 @@ from diagnosis_server.cli import main
 from diagnosis_server.conversions import JsonObject, JsonValue, from_value
 from diagnosis_server.graph.context import ToolEnvironment
 from diagnosis_server.graph.orchestrator import Orchestrator
+from diagnosis_server.graph.source_report import source_failures
 from diagnosis_server.settings import load_settings
 from diagnosis_server.sources import kinds
 from diagnosis_server.sources.arguments import Param
@@ -36,10 +37,12 @@ from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInf
 from diagnosis_server.store import Repository
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError, Toolset
+from diagnosis_server.tools.error_classes import error_class
 from tests.graph import fakes
 from tests.graph.test_fabrication import executor_claiming
 from tests.support.settings import sqlite_url
 
+from .conftest import free_port
 from .fake_http import FakeUpstream, Request, Response, json_response
 from .helpers import call
 
@@ -307,3 +310,22 @@ async def test_a_suggested_call_of_its_tool_is_a_next_step_in_the_tools_own_word
     assert [step["text"] for step in steps] == [
         "Read the status page's components in status major_outage (statuspage.components status=major_outage)."
     ]
+
+
+@pytest.mark.usefixtures("registered")
+async def test_a_registered_source_that_is_down_is_reported_by_its_kind(tmp_path: Path) -> None:
+    """The breaker, the error classes and the run's source failures read a tool's source from its name's first
+    part, the kind's key: a new source needs nothing of them."""
+    down = f"http://127.0.0.1:{free_port()}"
+    path = _environments(tmp_path, f'statuspage = {{ url = "{down}", bearer_token_file = "sp-token" }}')
+    registry = await EnvironmentRegistry.open(load_environments(path))
+    try:
+        env = registry.get("prod")
+        invocation = await call(env.toolset, COMPONENTS, {})
+        context = registry.tools_for("prod").context
+    finally:
+        await registry.aclose()
+    assert invocation.status == contracts_pb2.TOOL_INVOCATION_STATUS_ERROR
+    assert error_class(invocation) == "unreachable"
+    (failure,) = source_failures([invocation], context)
+    assert (failure.source, failure.endpoint, list(failure.tool_names)) == ("statuspage", down, [COMPONENTS])

@@ -96,7 +96,11 @@ class SourceKind(Generic[S]):
 
     ``many``: the key holds a list of tables (``[[environments.X.mcp]]``), each reported as ``key[i]``; else one
     optional table. ``check``: a problem of the environment's sections together (two MCP servers of one name),
-    reported on the environment. ``prepare(section, opening, key)``: the section with its secrets read."""
+    reported on the environment. ``prepare(section, opening, key)``: the section with its secrets read.
+
+    Its tools are named ``<key>.<tool>`` and its ``SourceInfo`` kind is the key: the run's breaker, the error
+    classes and the source failures an answer reports read a tool's source from its name (a source of several
+    instances names them as MCP does, ``mcp.<server>.<tool>``, or gives its tools a ``source``)."""
 
     key: str
     section: type[S]

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -70,9 +70,7 @@ def _run(action: Any) -> Any:
 
 
 @asynccontextmanager
-async def _tools(
-    args: argparse.Namespace, mcp_servers: Collection[str] | None = None
-) -> AsyncIterator[tuple[str, ToolEnvironment]]:
+async def _tools(args: argparse.Namespace, for_tool: str | None = None) -> AsyncIterator[tuple[str, ToolEnvironment]]:
     settings = load_settings(environments_file=args.environments, scenarios_dir=args.scenarios_dir)
     from diagnosis_server.api.logging import configure_logging
 
@@ -83,7 +81,7 @@ async def _tools(
         if environments is None or name not in environments.environments:
             known = ", ".join(environments.environments) if environments else "none are configured"
             raise ToolsError(f"unknown environment {name!r} (known: {known})")
-        registry = await EnvironmentRegistry.open(environments, only={name}, mcp_servers=mcp_servers)
+        registry = await EnvironmentRegistry.open(environments, only={name}, for_tool=for_tool)
         try:
             yield f"environment {name}", registry.tools_for(name)
         finally:
@@ -130,9 +128,8 @@ async def _call(args: argparse.Namespace) -> int:
         recorded.append(invocation)
 
     limits = Limits()
-    # Only the MCP server of the tool called is started (mcp.<server>.<tool>), none for another source's tool.
-    server = args.tool.split(".")[1] if args.tool.startswith("mcp.") and args.tool.count(".") >= 2 else None
-    async with _tools(args, mcp_servers={server} if server else set()) as (_, tools):
+    # Only what serves the tool called is started (its MCP server), none for another source's tool.
+    async with _tools(args, for_tool=args.tool) as (_, tools):
         runner = ToolRunner(
             run_id="cli",
             toolset=tools.toolset,

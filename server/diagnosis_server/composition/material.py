@@ -36,7 +36,7 @@ from typing import Any, cast
 from google.protobuf import timestamp_pb2
 
 from diagnosis.v1 import contracts_pb2
-from diagnosis_server.composition.suggestions import RecordedCall, Suggestion, suggestions_for
+from diagnosis_server.composition.suggestions import OwnPhrase, RecordedCall, Suggestion, suggestions_for
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name
 from diagnosis_server.text.normalize import compact, display_text, normalize
 from diagnosis_server.verification.derivability import concrete_facts
@@ -303,6 +303,7 @@ def allowed_material(
     recorded_calls: Sequence[RecordedCall] = (),
     known_values: Iterable[str] = (),
     tool_names: Collection[str] | None = None,
+    own_phrase: OwnPhrase | None = None,
 ) -> AllowedMaterial:
     """What the Verifier allows an answer under the effective verdict to show (see the module table)."""
     verdict = normalized_verdict(effective)
@@ -401,6 +402,7 @@ def allowed_material(
         known_values=known,
         tool_names=tool_names,
         label=lambda claim_id: labels.get(claim_id, claim_id),
+        own_phrase=own_phrase,
     )
     return AllowedMaterial(
         verdict=verdict,

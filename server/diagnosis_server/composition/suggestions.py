@@ -180,7 +180,13 @@ def _arg(arguments: Mapping[str, JsonValue], *names: str) -> str:
     return ""
 
 
-def _phrase(tool: str, a: Mapping[str, JsonValue]) -> str:
+# A tool's own phrase for a call of it (``Toolset.next_step``: a source's tool that says what it does), asked
+# only for a tool the fixed phrases below do not know; None: it has none, and the step reads "Call TOOL".
+OwnPhrase = Callable[[str, Mapping[str, JsonValue]], str | None]
+_MAX_OWN_PHRASE = 200
+
+
+def _phrase(tool: str, a: Mapping[str, JsonValue], own: OwnPhrase | None = None) -> str:
     service = _arg(a, "service") or "the affected service"
     namespace = _arg(a, "namespace")
     where = f" in namespace {namespace}" if namespace else ""
@@ -223,12 +229,13 @@ def _phrase(tool: str, a: Mapping[str, JsonValue]) -> str:
         return "Query Prometheus"
     if tool.startswith("loki."):
         return "Query Loki"
-    return f"Call {tool}"
+    given = " ".join((own(tool, a) or "").split())[:_MAX_OWN_PHRASE] if own is not None else ""
+    return given or f"Call {tool}"
 
 
-def render_call(call: contracts_pb2.SuggestedCall) -> str:
-    """A next step's text: a fixed phrase per tool, then the call itself."""
-    return f"{_phrase(call.tool_name, from_struct(call.arguments))} ({call_text(call)})."
+def render_call(call: contracts_pb2.SuggestedCall, own: OwnPhrase | None = None) -> str:
+    """A next step's text: a fixed phrase per tool (else the tool's own, ``own``), then the call itself."""
+    return f"{_phrase(call.tool_name, from_struct(call.arguments), own)} ({call_text(call)})."
 
 
 def suggestions_for(
@@ -241,6 +248,7 @@ def suggestions_for(
     known_values: Iterable[str],
     tool_names: Collection[str] | None,
     label: Callable[[str], str] = str,
+    own_phrase: OwnPhrase | None = None,
 ) -> list[Suggestion]:
     """The next steps an answer may show, in order: the gaps' grounded new calls, then a look for direct
     evidence of each possible direction, then (PASS) acting on the likely cause; a fixed step when there is
@@ -268,11 +276,11 @@ def suggestions_for(
             seen.add(key)
             copy = contracts_pb2.SuggestedCall()
             copy.CopyFrom(call)
-            phrase = _phrase(call.tool_name, arguments)
+            phrase = _phrase(call.tool_name, arguments, own_phrase)
             steps.append(
                 Suggestion(
                     f"s{len(steps) + 1}",
-                    render_call(call),
+                    render_call(call, own_phrase),
                     copy,
                     (label(gap_claim),) if gap_claim else (),
                     gap_id=gap.gap_id,

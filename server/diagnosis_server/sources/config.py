@@ -14,198 +14,105 @@ tools = ["query_prometheus", "list_alerts"]
 
 ``alert_labels = { cluster = "prod" }`` in an environment's table sends the alerts carrying those labels to it.
 
-Every section is optional. Secrets never appear in the file's values that are shown: a token is read from
-``bearer_token_file`` or the variable named by ``bearer_token_env``; an MCP server's ``env`` values may be
-``{ file = "..." }`` or ``{ env = "NAME" }``. Every problem is one ``EnvironmentsError`` naming the file, the
-environment and the key, and never a value.
+An environment's keys besides ``default`` and ``alert_labels`` are the registered sources' (``kinds.SOURCES``),
+each section's model in its source's module; the file's model is built from that list. Every section is
+optional. Secrets never appear in the file's values that are shown: a token is read from ``bearer_token_file``
+or the variable named by ``bearer_token_env``; an MCP server's ``env`` values may be ``{ file = "..." }`` or
+``{ env = "NAME" }``. Every problem is one ``EnvironmentsError`` naming the file, the environment and the key,
+and never a value.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
+
+from diagnosis_server.sources import kinds as registered
+from diagnosis_server.sources.sections import EnvironmentsError as EnvironmentsError
+from diagnosis_server.sources.sections import SecretFrom as SecretFrom
+from diagnosis_server.sources.sections import Strict
+from diagnosis_server.sources.source import SourceKind
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
-MCP_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
-ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-DEFAULT_TIMEOUT_S = 10.0
-DEFAULT_STARTUP_TIMEOUT_S = 30.0
-
-Seconds = Annotated[float, Field(gt=0, le=600)]
 
 
-class EnvironmentsError(ValueError):
-    """The environments file cannot be used; the message names the file, the environment and the key."""
+class EnvironmentConfig(Strict):
+    """One environment's table: ``default``, a key a registered source, ``alert_labels`` (the alert labels that
+    say an alert is of this environment, all must match: ``{ cluster = "prod" }``). The model with those fields
+    is built from the sources' list (``environment_model``); ``sections(kind)`` are a source's sections."""
 
+    kinds: ClassVar[tuple[SourceKind[Any], ...]] = ()
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    if TYPE_CHECKING:
+        default: bool
+        alert_labels: dict[str, str]
 
+        def __getattr__(self, key: str) -> Any: ...
 
-def _check_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http:// or https:// URL with a host")
-    return value
-
-
-def _check_env_var(value: str | None) -> str | None:
-    if value is not None and not ENV_VAR_PATTERN.fullmatch(value):
-        raise ValueError("must be an environment variable name")
-    return value
-
-
-class SecretFrom(_Strict):
-    """A secret's place: a file (its content, without the trailing newline) or an environment variable."""
-
-    file: str | None = None
-    env: str | None = None
-
-    _env = field_validator("env")(_check_env_var)
+    def sections(self, kind: SourceKind[Any]) -> list[tuple[str, BaseModel]]:
+        """The kind's sections in this environment, each with the key a problem is reported under."""
+        value = getattr(self, kind.key)
+        if kind.many:
+            return [(f"{kind.key}[{index}]", section) for index, section in enumerate(value)]
+        return [] if value is None else [(kind.key, value)]
 
     @model_validator(mode="after")
-    def _one(self) -> SecretFrom:
-        if (self.file is None) == (self.env is None):
-            raise ValueError("give exactly one of file or env")
+    def _sections_agree(self) -> EnvironmentConfig:
+        for kind in self.kinds:
+            if kind.check is not None:
+                value = getattr(self, kind.key)
+                problem = kind.check(value if kind.many else [value] if value is not None else [])
+                if problem is not None:
+                    raise ValueError(problem)
         return self
 
 
-class _TokenAuth(_Strict):
-    bearer_token_file: str | None = None
-    bearer_token_env: str | None = None
-
-    _env = field_validator("bearer_token_env")(_check_env_var)
-
-    @model_validator(mode="after")
-    def _at_most_one_token(self) -> _TokenAuth:
-        if self.bearer_token_file is not None and self.bearer_token_env is not None:
-            raise ValueError("give bearer_token_file or bearer_token_env, not both")
-        return self
-
-    def token_ref(self) -> SecretFrom | None:
-        if self.bearer_token_file is not None:
-            return SecretFrom(file=self.bearer_token_file)
-        if self.bearer_token_env is not None:
-            return SecretFrom(env=self.bearer_token_env)
-        return None
+@functools.cache
+def environment_model(kinds: tuple[SourceKind[Any], ...]) -> type[EnvironmentConfig]:
+    """The model of an environment's table with these sources' keys, in their order (a key taken twice, or one
+    of the table's own, is a ValueError: a registration mistake, never a file's)."""
+    fields: dict[str, Any] = {"default": (bool, False)}
+    for kind in kinds:
+        if kind.key in fields or kind.key == "alert_labels":
+            raise ValueError(f"two sources, or a source and the environment, take the key {kind.key!r}")
+        section: Any = kind.section
+        fields[kind.key] = (list[section], Field(default_factory=list)) if kind.many else (section | None, None)
+    fields["alert_labels"] = (dict[str, str], Field(default_factory=dict))
+    model = create_model("EnvironmentConfig", __base__=EnvironmentConfig, **fields)
+    model.kinds = kinds
+    return model
 
 
-DEFAULT_ERROR_RATE_QUERY = (
-    'sum(rate(http_requests_total{{service="{service}",code=~"5.."}}[5m]))'
-    ' / sum(rate(http_requests_total{{service="{service}"}}[5m]))'
-)
-DEFAULT_LATENCY_QUERY = (
-    'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{service="{service}"}}[5m])))'
-)
+class EnvironmentsFile(Strict):
+    """The whole file: environments by name (``environments_file`` builds it with the sources' keys)."""
+
+    if TYPE_CHECKING:
+        environments: dict[str, EnvironmentConfig]
 
 
-class PrometheusConfig(_TokenAuth):
-    url: str
-    timeout_s: Seconds = DEFAULT_TIMEOUT_S
-    # The embedded default's queries for a service's error rate and p99 latency; ``{service}`` and
-    # ``{namespace}`` are filled in (literal braces doubled, as in Python's str.format).
-    error_rate_query: str = Field(default=DEFAULT_ERROR_RATE_QUERY, min_length=1, max_length=2000)
-    latency_query: str = Field(default=DEFAULT_LATENCY_QUERY, min_length=1, max_length=2000)
-
-    _url = field_validator("url")(_check_url)
-
-
-class LokiConfig(_TokenAuth):
-    url: str
-    # Sent as X-Scope-OrgID (multi-tenant Loki).
-    tenant: str | None = Field(default=None, min_length=1, max_length=256)
-    timeout_s: Seconds = DEFAULT_TIMEOUT_S
-
-    _url = field_validator("url")(_check_url)
-
-
-class KubernetesConfig(_Strict):
-    kubeconfig: str | None = None
-    context: str | None = Field(default=None, min_length=1)
-    in_cluster: bool = False
-    # The namespaces the tools may read; None: any namespace (the context's namespace by default).
-    namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] | None = Field(
-        default=None, min_length=1
-    )
-    timeout_s: Seconds = DEFAULT_TIMEOUT_S
-
-    @model_validator(mode="after")
-    def _one_way_in(self) -> KubernetesConfig:
-        if self.in_cluster and (self.kubeconfig is not None or self.context is not None):
-            raise ValueError("in_cluster = true takes no kubeconfig or context")
-        return self
-
-
-class McpServerConfig(_TokenAuth):
-    name: Annotated[str, Field(pattern=MCP_NAME_PATTERN)]
-    # stdio: the command and its arguments; or url: streamable HTTP.
-    command: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
-    url: str | None = None
-    # The allow-list; None: only the tools the server annotates readOnlyHint.
-    tools: list[Annotated[str, Field(min_length=1, max_length=128)]] | None = None
-    # Environment variables of a stdio server (on top of a minimal inherited set); every value is a secret.
-    env: dict[str, str | SecretFrom] = Field(default_factory=dict)
-    startup_timeout_s: Seconds = DEFAULT_STARTUP_TIMEOUT_S
-    timeout_s: Seconds = DEFAULT_TIMEOUT_S
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        return None if value is None else _check_url(value)
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, value: dict[str, str | SecretFrom]) -> dict[str, str | SecretFrom]:
-        for name in value:
-            if not ENV_VAR_PATTERN.fullmatch(name):
-                raise ValueError("keys must be environment variable names")
-        return value
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
-        if self.command is not None and self.token_ref() is not None:
-            raise ValueError("a bearer token is for url servers; give a stdio server its secrets in env")
-        if self.url is not None and self.env:
-            raise ValueError("env is for stdio servers (command)")
-        return self
-
-
-class EnvironmentConfig(_Strict):
-    default: bool = False
-    prometheus: PrometheusConfig | None = None
-    loki: LokiConfig | None = None
-    kubernetes: KubernetesConfig | None = None
-    mcp: list[McpServerConfig] = Field(default_factory=list)
-    # The alert labels that say an alert is of this environment (all must match): ``{ cluster = "prod" }``.
-    alert_labels: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _unique_mcp_names(self) -> EnvironmentConfig:
-        names = [server.name for server in self.mcp]
-        duplicate = next((name for name in names if names.count(name) > 1), None)
-        if duplicate is not None:
-            raise ValueError(f"two mcp servers are named {duplicate!r}")
-        return self
-
-
-class EnvironmentsFile(_Strict):
-    environments: dict[Annotated[str, Field(pattern=NAME_PATTERN)], EnvironmentConfig]
+@functools.cache
+def environments_file(kinds: tuple[SourceKind[Any], ...]) -> type[EnvironmentsFile]:
+    """The model of the whole file with these sources' keys."""
+    environment: Any = environment_model(kinds)
+    name: Any = Annotated[str, Field(pattern=NAME_PATTERN)]
+    return create_model("EnvironmentsFile", __base__=EnvironmentsFile, environments=(dict[name, environment], ...))
 
 
 class Environments:
     """The parsed file: environments by name (file order) and the default, if any."""
 
-    def __init__(self, path: Path, environments: dict[str, EnvironmentConfig]) -> None:
+    def __init__(
+        self, path: Path, environments: dict[str, EnvironmentConfig], sources: tuple[SourceKind[Any], ...]
+    ) -> None:
         self.path = path
         self.environments = environments
+        # The source kinds the file was read with (``kinds.SOURCES`` then), in their order.
+        self.sources = sources
 
     @property
     def default(self) -> str | None:
@@ -264,8 +171,9 @@ def load_environments(path: Path | str) -> Environments:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise EnvironmentsError(f"{shown}: not valid TOML: {exc}") from None
+    sources = tuple(registered.SOURCES)
     try:
-        parsed = EnvironmentsFile.model_validate(data)
+        parsed = environments_file(sources).model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
@@ -278,11 +186,11 @@ def load_environments(path: Path | str) -> Environments:
                 key = "(the environment's name)"
             raise EnvironmentsError(f"{shown}: environment {name!r}: key {key}: {message}{more}") from None
         raise EnvironmentsError(f"{shown}: key {_key(loc)}: {message}{more}") from None
-    environments = dict(parsed.environments)
+    environments: dict[str, EnvironmentConfig] = dict(parsed.environments)
     defaults = [name for name, env in environments.items() if env.default]
     if len(defaults) > 1:
         raise EnvironmentsError(
             f"{shown}: environment {defaults[1]!r}: key default: at most one environment may be the default "
             f"(found {len(defaults)}: {', '.join(defaults)})"
         )
-    return Environments(path, environments)
+    return Environments(path, environments, sources)

@@ -1,5 +1,6 @@
 """Kubernetes: ``kubernetes.pods``, ``kubernetes.events``, ``kubernetes.pod_logs``, ``kubernetes.rollouts``, and
-``kubernetes.list``/``kubernetes.get`` of any kind a diagnosis reads (``kubernetes_objects``).
+``kubernetes.list``/``kubernetes.get`` of any kind a diagnosis reads (``kubernetes_objects``); and its source kind
+(``kubernetes = { kubeconfig = ..., context = ... }`` or ``{ in_cluster = true }`` in an environment: ``KUBERNETES``).
 
 The official ``kubernetes`` client (maintained by SIG API Machinery, released with each Kubernetes version)
 loads the configuration (a kubeconfig and its context with client certificates, tokens or exec plugins; or the
@@ -21,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
@@ -34,10 +37,13 @@ from diagnosis_server.sources.http import (
     RETRY_STATUSES,
     BodyTooLarge,
     retry_after_seconds,
+    safe_url,
     too_large,
     trace_headers,
     with_retries,
 )
+from diagnosis_server.sources.sections import DEFAULT_TIMEOUT_S, EnvironmentsError, Seconds, Strict
+from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
@@ -213,21 +219,17 @@ class KubernetesApi:
             message = " ".join(str(exc.body or "").split())[:300]
         return self.redactor.text(f"{tool}: {exc.status} {reason}: {message or 'no message'}")
 
-    async def list(self, tool: str, method: Callable[..., Any], namespace: str | None, **selectors: str) -> JsonObject:
-        """A whole List (pages merged into the first page's object) up to max_items; a 410 restarts it once.
-        ``namespace`` None lists a cluster-scoped kind."""
-        return await self.list_pages(tool, method, namespace, selectors)
-
-    async def list_pages(
+    async def list(
         self,
         tool: str,
         method: Callable[..., Any],
         namespace: str | None,
-        selectors: dict[str, str],
+        selectors: Mapping[str, str],
         page: Callable[[JsonObject], JsonObject] | None = None,
     ) -> JsonObject:
-        """``list``, with ``page`` changing each page as it is parsed (a Secret's values dropped before anything
-        else sees them)."""
+        """A whole List (pages merged into the first page's object) up to max_items; a 410 (an expired continue
+        token) restarts it once. ``namespace`` None lists a cluster-scoped kind; ``page`` changes each page as it
+        is parsed (a Secret's values dropped before anything else sees them)."""
         for restart in (False, True):
             try:
                 return await self._pages(tool, method, namespace, selectors, page)
@@ -241,8 +243,8 @@ class KubernetesApi:
         tool: str,
         method: Callable[..., Any],
         namespace: str | None,
-        selectors: dict[str, str],
-        page: Callable[[JsonObject], JsonObject] | None = None,
+        selectors: Mapping[str, str],
+        page: Callable[[JsonObject], JsonObject] | None,
     ) -> JsonObject:
         merged: JsonObject | None = None
         token = ""
@@ -334,7 +336,7 @@ class _CoreListing(_KubernetesTool):
         raise NotImplementedError
 
     async def _answer(self, args: Args, namespace: str) -> JsonValue:
-        listing = await self._api.list(self.name, self._list_method(), namespace, **_selectors(args))
+        listing = await self._api.list(self.name, self._list_method(), namespace, _selectors(args))
         return self._api.redactor.kubernetes(listing)
 
 
@@ -421,7 +423,7 @@ class Rollouts(_KubernetesTool):
         if not selector:
             raise ToolError(f"{self.name}: deployment {name!r} has no selector")
         listing = await self._api.list(
-            self.name, self._api.apps.list_namespaced_replica_set, namespace, label_selector=selector
+            self.name, self._api.apps.list_namespaced_replica_set, namespace, {"label_selector": selector}
         )
         items = listing.get("items")
         listing["items"] = [item for item in items if owned_by(item, uid)] if isinstance(items, list) else []
@@ -461,3 +463,51 @@ def kubernetes_tools(api: KubernetesApi) -> list[Tool]:
     classes: dict[str, type[_KubernetesTool]] = {PODS: Pods, EVENTS: Events, POD_LOGS: PodLogs, ROLLOUTS: Rollouts}
     declared = declarations(api.access.namespaces, api.access.default_namespace)
     return [*(classes[name](api, declaration) for name, declaration in declared.items()), *object_tools(api)]
+
+
+class KubernetesConfig(Strict):
+    kubeconfig: str | None = None
+    context: str | None = Field(default=None, min_length=1)
+    in_cluster: bool = False
+    # The namespaces the tools may read; None: any namespace (the context's namespace by default).
+    namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] | None = Field(
+        default=None, min_length=1
+    )
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> KubernetesConfig:
+        if self.in_cluster and (self.kubeconfig is not None or self.context is not None):
+            raise ValueError("in_cluster = true takes no kubeconfig or context")
+        return self
+
+
+def _prepare(section: KubernetesConfig, opening: Opening, key: str) -> Prepared:
+    async def open_(redactor: Redactor) -> Opened:
+        kubeconfig = opening.resolve_path(section.kubeconfig) if section.kubeconfig else None
+        try:
+            access = await asyncio.to_thread(
+                load_cluster,
+                kubeconfig=kubeconfig,
+                context=section.context,
+                in_cluster=section.in_cluster,
+                namespaces=section.namespaces,
+                timeout_s=section.timeout_s,
+            )
+        except ValueError as exc:
+            where = opening.where(f"{key}.in_cluster" if section.in_cluster else f"{key}.kubeconfig")
+            raise EnvironmentsError(f"{where}: {exc}") from None
+        api = KubernetesApi(access, redactor)
+        name = section.context or ("in-cluster" if section.in_cluster else "kubeconfig")
+        namespaces: list[JsonValue] = list(access.namespaces or ())
+        return Opened(
+            tools=kubernetes_tools(api),
+            sources=[SourceInfo("kubernetes", name, safe_url(access.host))],
+            closers=[api.aclose],
+            context={"kubernetes": {"namespaces": namespaces, "default_namespace": access.default_namespace}},
+        )
+
+    return Prepared(open_)
+
+
+KUBERNETES = SourceKind("kubernetes", KubernetesConfig, _prepare)

@@ -57,7 +57,7 @@ class ObjectList(_ObjectTool):
         kind, namespace = self._target(args)
         selectors: dict[str, str] = {k: str(args[k]) for k in ("label_selector", "field_selector") if k in args}
         method = self._method(kind, kind.list_method)
-        listing = await self._api.list_pages(self.name, method, namespace or None, selectors, _page_filter(kind))
+        listing = await self._api.list(self.name, method, namespace or None, selectors, _page_filter(kind))
         listing.setdefault("kind", kind.list_kind)
         listing.setdefault("apiVersion", kind.group_version)
         return self._api.redactor.kubernetes(listing)

@@ -1,4 +1,5 @@
-"""Loki: ``loki.query_range`` over the HTTP API (``/loki/api/v1/query_range``).
+"""Loki: ``loki.query_range`` over the HTTP API (``/loki/api/v1/query_range``), and its source kind
+(``loki = { url = ... }`` in an environment: ``LOKI``).
 
 The recorded output is Loki's JSON body as returned, redacted: ``{status, data: {resultType: streams,
 result: [{stream: {labels}, values: [["<unix ns>", "<log line>"], ...]}], stats}}`` (a LogQL metric query
@@ -11,11 +12,14 @@ import json
 import time
 
 import httpx2
+from pydantic import Field, field_validator
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import Args, Param
 from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
-from diagnosis_server.sources.http import get
+from diagnosis_server.sources.http import create_client, get, safe_url
+from diagnosis_server.sources.sections import DEFAULT_TIMEOUT_S, Seconds, TokenAuth, check_url
+from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind, url_secrets
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
@@ -85,3 +89,28 @@ class LokiQueryRange(DeclaredTool):
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+class LokiConfig(TokenAuth):
+    url: str
+    # Sent as X-Scope-OrgID (multi-tenant Loki).
+    tenant: str | None = Field(default=None, min_length=1, max_length=256)
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+
+    _url = field_validator("url")(check_url)
+
+
+def _prepare(section: LokiConfig, opening: Opening, key: str) -> Prepared:
+    token = opening.secret(section.token_ref(), section.token_key(key))
+
+    async def open_(redactor: Redactor) -> Opened:
+        headers = {"X-Scope-OrgID": section.tenant} if section.tenant else {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        loki = LokiQueryRange(create_client(section.url, timeout_s=section.timeout_s, headers=headers), redactor)
+        return Opened(tools=[loki], sources=[SourceInfo("loki", "loki", safe_url(section.url))], closers=[loki.aclose])
+
+    return Prepared(open_, (*([token] if token else []), *url_secrets(section.url)))
+
+
+LOKI = SourceKind("loki", LokiConfig, _prepare)

@@ -15,6 +15,9 @@ the tools the server annotates ``readOnlyHint``. The tool's input schema is the 
 is the result's ``structuredContent`` when present, else ``{"content": [...]}`` (the content items as JSON); an
 ``isError`` result, a JSON-RPC error and a broken connection are ``ToolError``s with the server's message.
 Everything goes through the redactor, with the server's configured secrets added.
+
+Its source kind, ``MCP``: one ``[[environments.NAME.mcp]]`` table a server (``McpServerConfig``), its connection
+started once every environment is open (``LaterStart``).
 """
 
 from __future__ import annotations
@@ -25,18 +28,30 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
+from pydantic import Field, field_validator, model_validator
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.http import MAX_BODY_BYTES, USER_AGENT, BodyTooLarge, safe_url, too_large, trace_headers
+from diagnosis_server.sources.sections import (
+    DEFAULT_TIMEOUT_S,
+    ENV_VAR_PATTERN,
+    Seconds,
+    SecretFrom,
+    TokenAuth,
+    check_url,
+)
+from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind, url_secrets
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import SourceUnreachable, Tool, ToolError
 
 log = structlog.get_logger(__name__)
 
 TOOL_PREFIX = "mcp."
+MCP_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
 MAX_TOOL_NAME = 128
 MAX_LISTED_PAGES = 20
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -234,6 +249,11 @@ class McpServerSource:
 
     # ------------------------------------------------------------------ tools
 
+    def serves(self, tool: str) -> bool:
+        """Whether ``tool`` is one of this server's (``mcp.<server>.<tool>``)."""
+        parts = tool.split(".")
+        return tool.startswith(TOOL_PREFIX) and len(parts) >= 3 and parts[1] == self.target.name
+
     def tools(self) -> list[Tool]:
         """The tools offered: the allow-list's (as listed by the server), else the read-only ones."""
         allow = self.target.allow
@@ -400,3 +420,78 @@ class McpTool:
 
     async def call(self, arguments: JsonObject) -> JsonValue:
         return await self._source.call(self._listed.name, self.name, arguments)
+
+
+class McpServerConfig(TokenAuth):
+    name: Annotated[str, Field(pattern=MCP_NAME_PATTERN)]
+    # stdio: the command and its arguments; or url: streamable HTTP.
+    command: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    url: str | None = None
+    # The allow-list; None: only the tools the server annotates readOnlyHint.
+    tools: list[Annotated[str, Field(min_length=1, max_length=128)]] | None = None
+    # Environment variables of a stdio server (on top of a minimal inherited set); every value is a secret.
+    env: dict[str, str | SecretFrom] = Field(default_factory=dict)
+    startup_timeout_s: Seconds = DEFAULT_STARTUP_TIMEOUT_S
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str | SecretFrom]) -> dict[str, str | SecretFrom]:
+        for name in value:
+            if not ENV_VAR_PATTERN.fullmatch(name):
+                raise ValueError("keys must be environment variable names")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
+        if self.command is not None and self.token_ref() is not None:
+            raise ValueError("a bearer token is for url servers; give a stdio server its secrets in env")
+        if self.url is not None and self.env:
+            raise ValueError("env is for stdio servers (command)")
+        return self
+
+
+def _unique_names(servers: Sequence[McpServerConfig]) -> str | None:
+    names = [server.name for server in servers]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    return None if duplicate is None else f"two mcp servers are named {duplicate!r}"
+
+
+def _prepare(server: McpServerConfig, opening: Opening, key: str) -> Prepared:
+    values = {
+        name: value if isinstance(value, str) else str(opening.secret(value, f"{key}.env.{name}"))
+        for name, value in server.env.items()
+    }
+    # Only the values the environment reads as secrets ({ env = ... }, { file = ... }) are redacted as such;
+    # a plain value (a URL, a flag) stays readable, less any password inside it.
+    marked = tuple(values[name] for name, value in server.env.items() if not isinstance(value, str))
+    plain_urls = [s for value in server.env.values() if isinstance(value, str) for s in url_secrets(value)]
+    target = McpTarget(
+        name=server.name,
+        command=tuple(server.command) if server.command else None,
+        url=server.url,
+        env=values,
+        secret_values=(*marked, *plain_urls),
+        bearer_token=opening.secret(server.token_ref(), server.token_key(key)),
+        allow=tuple(server.tools) if server.tools is not None else None,
+        startup_timeout_s=server.startup_timeout_s,
+        timeout_s=server.timeout_s,
+    )
+
+    async def open_(redactor: Redactor) -> Opened:
+        source = McpServerSource(target, redactor)
+        return Opened(
+            sources=[SourceInfo("mcp", target.name, target.endpoint)], closers=[source.aclose], later=[source]
+        )
+
+    return Prepared(open_, tuple(url_secrets(server.url or "")))
+
+
+MCP = SourceKind("mcp", McpServerConfig, _prepare, many=True, check=_unique_names)

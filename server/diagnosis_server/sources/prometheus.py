@@ -1,4 +1,5 @@
-"""Prometheus: ``prometheus.query`` and ``prometheus.query_range`` over the HTTP API.
+"""Prometheus: ``prometheus.query`` and ``prometheus.query_range`` over the HTTP API, and its source kind
+(``prometheus = { url = ... }`` in an environment: ``PROMETHEUS``).
 
 The recorded output is the API's JSON body as returned (``status``, ``data.resultType``, ``data.result``,
 ``warnings``), redacted, so a binding points at ``/data/result/0/values/12/1``. An answer with ``status:
@@ -13,6 +14,7 @@ import math
 import time
 
 import httpx2
+from pydantic import Field, field_validator
 
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.sources.arguments import (
@@ -22,7 +24,9 @@ from diagnosis_server.sources.arguments import (
     parse_time,
 )
 from diagnosis_server.sources.declared import RANGE_START, Declaration, DeclaredTool, time_range
-from diagnosis_server.sources.http import get
+from diagnosis_server.sources.http import create_client, get, safe_url
+from diagnosis_server.sources.sections import DEFAULT_TIMEOUT_S, Seconds, TokenAuth, check_url
+from diagnosis_server.sources.source import Opened, Opening, Prepared, SourceInfo, SourceKind, url_secrets
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import ToolError
 
@@ -134,3 +138,44 @@ class PrometheusQueryRange(_PrometheusTool):
         start, end, step = range_arguments(self.name, args, now=time.time())
         params: dict[str, str | int | float] = {"query": str(args["query"]), "start": start, "end": end, "step": step}
         return await self._api.get(self.name, "/api/v1/query_range", params)
+
+
+DEFAULT_ERROR_RATE_QUERY = (
+    'sum(rate(http_requests_total{{service="{service}",code=~"5.."}}[5m]))'
+    ' / sum(rate(http_requests_total{{service="{service}"}}[5m]))'
+)
+DEFAULT_LATENCY_QUERY = (
+    'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{service="{service}"}}[5m])))'
+)
+
+
+class PrometheusConfig(TokenAuth):
+    url: str
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+    # The embedded default's queries for a service's error rate and p99 latency; ``{service}`` and
+    # ``{namespace}`` are filled in (literal braces doubled, as in Python's str.format).
+    error_rate_query: str = Field(default=DEFAULT_ERROR_RATE_QUERY, min_length=1, max_length=2000)
+    latency_query: str = Field(default=DEFAULT_LATENCY_QUERY, min_length=1, max_length=2000)
+
+    _url = field_validator("url")(check_url)
+
+
+def _prepare(section: PrometheusConfig, opening: Opening, key: str) -> Prepared:
+    token = opening.secret(section.token_ref(), section.token_key(key))
+
+    async def open_(redactor: Redactor) -> Opened:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        api = PrometheusApi(create_client(section.url, timeout_s=section.timeout_s, headers=headers), redactor)
+        return Opened(
+            tools=[PrometheusQuery(api), PrometheusQueryRange(api)],
+            sources=[SourceInfo("prometheus", "prometheus", safe_url(section.url))],
+            closers=[api.aclose],
+            context={
+                "prometheus": {"error_rate_query": section.error_rate_query, "latency_query": section.latency_query}
+            },
+        )
+
+    return Prepared(open_, (*([token] if token else []), *url_secrets(section.url)))
+
+
+PROMETHEUS = SourceKind("prometheus", PrometheusConfig, _prepare)

@@ -45,6 +45,14 @@ class Tool(Protocol):
     async def call(self, arguments: JsonObject) -> JsonValue: ...
 
 
+@runtime_checkable
+class PhrasedTool(Tool, Protocol):
+    """A tool that says in words what a call of it does: the next step an answer shows for a suggested call of a
+    tool the fixed phrases do not know (``composition.suggestions``), e.g. "Read the status page's components"."""
+
+    def next_step(self, arguments: Mapping[str, JsonValue]) -> str: ...
+
+
 class Toolset:
     """Tools by name, in a stable order."""
 
@@ -67,6 +75,11 @@ class Toolset:
         return [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in self._tools.values()
         ]
+
+    def next_step(self, name: str, arguments: Mapping[str, JsonValue]) -> str | None:
+        """The tool's own phrase for a call of it with these arguments; None when it has none."""
+        tool = self._tools.get(name)
+        return tool.next_step(arguments) if isinstance(tool, PhrasedTool) else None
 
     def as_mapping(self) -> Mapping[str, Tool]:
         return dict(self._tools)

@@ -99,6 +99,7 @@ class VerifierNode(ProjectedNode[VerifierNodeInput]):
                 recorded_calls=inputs.recorded_calls,
                 known_values=known_values(ctx),
                 tool_names=ctx.tools.toolset.names,
+                own_phrase=ctx.tools.toolset.next_step,
             ),
         }
         if evidence_retry_eligible(

@@ -24,7 +24,7 @@ from diagnosis_server.sources.config import EnvironmentConfig, Environments, Env
 from diagnosis_server.sources.http import create_client, safe_url
 from diagnosis_server.sources.loki import LokiQueryRange
 from diagnosis_server.sources.mcp_servers import McpServerSource, McpTarget
-from diagnosis_server.sources.prometheus import PrometheusApi, PrometheusQuery, PrometheusQueryRange
+from diagnosis_server.sources.prometheus import PrometheusApi, prometheus_tools
 from diagnosis_server.text.redaction import Redactor
 from diagnosis_server.tools.base import Tool, Toolset
 
@@ -201,7 +201,7 @@ async def _open_environment(config: Environments, name: str, env: EnvironmentCon
                 create_client(env.prometheus.url, timeout_s=env.prometheus.timeout_s, headers=headers), redactor
             )
             closers.append(api.aclose)
-            tools += [PrometheusQuery(api), PrometheusQueryRange(api)]
+            tools += prometheus_tools(api)
             sources.append(SourceInfo("prometheus", "prometheus", safe_url(env.prometheus.url)))
             context["prometheus"] = {
                 "error_rate_query": env.prometheus.error_rate_query,

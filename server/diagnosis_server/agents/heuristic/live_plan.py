@@ -2,10 +2,11 @@
 
 For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and Warning events
 of its namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting reasons,
-restarts), its error rate and latency (the environment's configured queries; not on recorded data, which answers
-plain selectors only), the headline series the metric names known up front hold (error rates, latencies, connections
-against their limits), its logs, and the error lines of its namespace's other workloads in Loki. Without a named
-workload, the namespaces' pods and Warning events. The Executor then reads the logs of the failing pods it finds, the
+restarts), its error rate and latency (the environment's configured queries, and the series Prometheus holds for
+it: ``prometheus_discovery``; not on recorded data, which answers plain selectors only), the headline series the
+metric names known up front hold (error rates, latencies, connections against their limits), its logs, and the
+error lines of its namespace's other workloads in Loki. Without a named workload, the namespaces' pods and Warning
+events. The Executor then reads the logs of the failing pods it finds, the
 events of the objects warned about and the Normal events the rules name (``follow_ups``).
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
+from diagnosis_server.agents.heuristic.prometheus_discovery import SERIES, discovery_steps
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3
@@ -284,7 +286,7 @@ def live_window(context: JsonValue) -> tuple[str, str] | None:
     return (start, end) if isinstance(start, str) and isinstance(end, str) else None
 
 
-_RANGED = frozenset({"prometheus.query_range", "loki.query_range"})
+_RANGED = frozenset({"prometheus.query_range", "loki.query_range", SERIES})
 
 
 def _spanned(tool: str, arguments: JsonObject, window: tuple[str, str] | None) -> JsonObject:
@@ -364,6 +366,9 @@ def live_steps(
         # by the labels that name services; a recorded pack answers plain selectors only.
         add("prometheus.query", {"query": FIRING}, "the alerts firing")
         add("prometheus.query", {"query": "up"}, "which scrape targets are up (1) or down (0)")
+        # What this Prometheus holds for each workload: the Executor reads its RED series by the label naming it.
+        for tool, arguments, purpose in discovery_steps(named):
+            add(tool, arguments, purpose)
         for matcher in _subject_matchers(named):
             add(
                 "prometheus.query_range",

@@ -199,6 +199,7 @@ async def test_list_environments_shows_names_tools_and_no_credentials(served: Se
         "prometheus.query",
         "prometheus.query_range",
         "prometheus.series",
+        "prometheus.label_values",
         "loki.query_range",
         "kubernetes.pods",
         "kubernetes.events",

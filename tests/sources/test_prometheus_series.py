@@ -140,6 +140,33 @@ async def test_a_bad_selector_is_prometheus_own_error(prometheus: tuple[str, int
     assert invocation.error.startswith("prometheus.series: bad_data:")
 
 
+async def test_label_values_list_the_metric_names_bounded(prometheus: tuple[str, int], tmp_path: Path) -> None:
+    """/api/v1/label/__name__/values: the metric names the server holds, at most limit of them (a warning after)."""
+    url, end = prometheus
+    async with opened(tmp_path, _env(url)) as registry:
+        toolset = registry.tools_for("metrics").toolset
+        window = {"start": str(end - 3600), "end": str(end)}
+        names = await call(toolset, "prometheus.label_values", {"label": "__name__", **window})
+        clipped = await call(toolset, "prometheus.label_values", {"label": "__name__", "limit": 2, **window})
+        services = await call(
+            toolset, "prometheus.label_values", {"label": "service", "match": "jvm_threads_live_threads"}
+        )
+        bad = await call(toolset, "prometheus.label_values", {"label": "not a label"})
+    assert names.status == OK, names.error
+    body: Any = from_value(names.output)
+    assert body["data"] == [
+        "http_server_requests_seconds_bucket",
+        "http_server_requests_seconds_count",
+        "http_server_requests_seconds_sum",
+        "jvm_threads_live_threads",
+    ]
+    short: Any = from_value(clipped.output)
+    assert len(short["data"]) == 2 and any("more than 2 values matched" in w for w in short["warnings"])
+    listed: Any = from_value(services.output)
+    assert listed["data"] == ["ledger-api"]
+    assert bad.status == ERROR and "is not a Prometheus label name" in bad.error
+
+
 async def test_series_needs_a_selector_or_a_name(prometheus: tuple[str, int], tmp_path: Path) -> None:
     url, _ = prometheus
     invocation = await _series_call(tmp_path, url, {"limit": 3})

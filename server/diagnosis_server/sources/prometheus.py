@@ -8,6 +8,8 @@ error`` (bad PromQL, a timeout, too many samples) is a ``ToolError`` with Promet
 ``prometheus.series`` lists what the server holds (``/api/v1/series``): the label sets of the series a selector
 matches, or of those whose naming labels (``SERIES_NAME_LABELS``) hold a name, over a range; at most ``limit``
 of them (a warning says when more matched), so that a planner learns which metrics and labels a service has.
+``prometheus.label_values`` lists one label's values (``/api/v1/label/<name>/values``: ``__name__`` gives the metric
+names), likewise bounded.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ from diagnosis_server.tools.base import Tool, ToolError
 QUERY = "prometheus.query"
 QUERY_RANGE = "prometheus.query_range"
 SERIES = "prometheus.series"
+LABEL_VALUES = "prometheus.label_values"
+DEFAULT_VALUES_LIMIT = 2000
+MAX_VALUES_LIMIT = 10000
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 # The labels whose values name what a series is about (the namespace label names a namespace: never searched).
 SERIES_NAME_LABELS = ("service", "job", "app", "container", "pod", "instance")
 DEFAULT_SERIES_LIMIT = 200
@@ -110,8 +116,8 @@ def name_matchers(name: str) -> list[str]:
     return [f'{{{label}=~"{pattern}"}}' for label in SERIES_NAME_LABELS]
 
 
-def clip_series(body: JsonValue, limit: int) -> JsonValue:
-    """The answer with at most ``limit`` series, and a warning saying so when more came."""
+def clip_series(body: JsonValue, limit: int, *, tool: str = SERIES, what: str = "series") -> JsonValue:
+    """The answer with at most ``limit`` series (or values), and a warning saying so when more came."""
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         return body
     listed = body["data"]
@@ -119,8 +125,33 @@ def clip_series(body: JsonValue, limit: int) -> JsonValue:
         return body
     warnings = body.get("warnings")
     kept: list[JsonValue] = list(warnings) if isinstance(warnings, list) else []
-    kept.append(f"{SERIES}: more than {limit} series matched; the first {limit} are listed (narrow the selector)")
+    kept.append(f"{tool}: more than {limit} {what} matched; the first {limit} are listed (narrow the selector)")
     return {**body, "data": listed[:limit], "warnings": kept}
+
+
+_LABEL_VALUES_DESCRIPTION = (
+    "List the values one label takes in Prometheus (Prometheus /api/v1/label/<label>/values): label __name__ lists "
+    "the metric names, job the scrape jobs, service the services. Returns Prometheus's JSON: {status, data: "
+    f"[value, ...], warnings}}; at most limit values (default {DEFAULT_VALUES_LIMIT}; a warning says when more). "
+    "match: only the series a selector matches; start/end: RFC 3339, Unix seconds or now-1h (default: the last hour)."
+)
+LABEL_VALUES_DECLARATION = Declaration(
+    LABEL_VALUES,
+    _LABEL_VALUES_DESCRIPTION,
+    (
+        Param("label", "string", "The label name (__name__ for metric names).", required=True),
+        Param("match", "string", "Only the values of the series this selector matches."),
+        RANGE_START,
+        Param("end", "string", "Range end (RFC 3339, Unix seconds, now). Default: now."),
+        Param(
+            "limit",
+            "integer",
+            f"At most this many values (default {DEFAULT_VALUES_LIMIT}).",
+            minimum=1,
+            maximum=MAX_VALUES_LIMIT,
+        ),
+    ),
+)
 
 
 def auto_step(start: float, end: float) -> float:
@@ -215,6 +246,22 @@ class PrometheusSeries(_PrometheusTool):
         return clip_series(await self._api.get(self.name, "/api/v1/series", params), limit)
 
 
+class PrometheusLabelValues(_PrometheusTool):
+    declaration = LABEL_VALUES_DECLARATION
+
+    async def call(self, arguments: JsonObject) -> JsonValue:
+        args = self._args(arguments)
+        label = str(args["label"])
+        if not _LABEL_NAME.fullmatch(label):
+            raise ToolError(f"{self.name}: label {label!r} is not a Prometheus label name")
+        start, end = time_range(self.name, args, now=time.time())
+        limit = int(args.get("limit", DEFAULT_VALUES_LIMIT))
+        params: list[tuple[str, str | int | float]] = [("match[]", str(args["match"]))] if "match" in args else []
+        params += [("start", start), ("end", end), ("limit", limit + 1)]
+        body = await self._api.get(self.name, f"/api/v1/label/{label}/values", params)
+        return clip_series(body, limit, tool=self.name, what="values")
+
+
 def prometheus_tools(api: PrometheusApi) -> list[Tool]:
     """Every tool of one Prometheus."""
-    return [PrometheusQuery(api), PrometheusQueryRange(api), PrometheusSeries(api)]
+    return [PrometheusQuery(api), PrometheusQueryRange(api), PrometheusSeries(api), PrometheusLabelValues(api)]

@@ -65,6 +65,18 @@ def test_the_follow_ups_cover_the_listings_span_and_skip_queries_made() -> None:
     assert discovered_calls([listing], ["prometheus.series"]) == []
 
 
+def test_the_metric_names_listing_calls_for_its_headline_series_once() -> None:
+    """A ``__name__`` listing is read as a pack's known metric names: its error rates, latencies and connection
+    pairs over the listing's span, never a raw counter."""
+    names: list[JsonValue] = ["pg_stat_activity_count", "pg_settings_max_connections", "http_requests_total", "up"]
+    arguments: JsonObject = {"label": "__name__", "start": "2026-01-01T10:00:00Z", "end": "2026-01-01T11:00:00Z"}
+    listing = Observation(0, "prometheus.label_values", arguments, "inv-1", {"status": "success", "data": names})
+    calls = discovered_calls([listing], ["prometheus.label_values", "prometheus.query_range"])
+    queries = sorted(str(a["query"]) for _, a in calls)
+    assert queries == ["pg_settings_max_connections", "pg_stat_activity_count"]
+    assert all(a["start"] == "2026-01-01T10:00:00Z" for _, a in calls)
+
+
 def test_the_live_plan_lists_each_named_workloads_series_over_the_window() -> None:
     tools: dict[str, JsonObject] = {n: {"name": n} for n in ("prometheus.query", "prometheus.series")}
     context: JsonObject = {"window": {"start": "2026-01-01T10:00:00Z", "end": "2026-01-01T11:00:00Z"}}

@@ -1,5 +1,7 @@
 """What a Prometheus holds for the question's workloads, found rather than assumed: its series by the labels that
-name them (``prometheus.series``), then their RED series by those labels.
+name them (``prometheus.series``), then their RED series by those labels; and its metric names
+(``prometheus.label_values`` of ``__name__``), then the headline series among them, as a recorded pack's known metric
+names are read (``headline_names``: error rates, latencies, connections against their limits).
 
 The plan lists the series whose naming labels (``service``, ``job``, ``app``, ``container``, ``pod``, ``instance``)
 hold a workload's name over the run's window. From that listing, per workload: the label that names it (its own
@@ -20,11 +22,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from diagnosis_server.agents.heuristic import signals as sig
+from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.workloads import is_token_name, names, workload_of_pod
-from diagnosis_server.conversions import JsonObject
+from diagnosis_server.conversions import JsonObject, JsonValue
 
 SERIES = "prometheus.series"
+LABEL_VALUES = "prometheus.label_values"
+METRIC_NAMES = "__name__"
 RANGE = "prometheus.query_range"
 MAX_QUERIES = 5
 # The naming labels in the order they name a workload best: a service's own label, then its scrape job's, ...
@@ -33,6 +39,10 @@ _STATUS = ("code", "status", "status_code", "http_status")
 _REQUESTS = re.compile(r"(request|http|rpc)", re.IGNORECASE)
 _LATENCY = re.compile(r"(duration|latency|seconds)", re.IGNORECASE)
 PROCESS_START = "process_start_time_seconds"
+MAX_NAMED_SERIES = 8
+# Headline signals asked for by name when the metric names are known: error rates and latencies (not raw
+# counters or histogram parts), connections in use and their limits.
+_HEADLINE = (sig.ERROR, sig.LATENCY, sig.DB_CONNECTIONS, sig.POOL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +123,38 @@ def red_queries(series: Sequence[dict[str, str]], target: str) -> list[tuple[str
     return out[:MAX_QUERIES]
 
 
+def headline_names(context: JsonValue) -> list[str]:
+    """The metric names (``context.prometheus.metric_names``) that read as a headline signal, at most
+    ``MAX_NAMED_SERIES``, error rates and latencies first."""
+    prometheus = context.get("prometheus") if isinstance(context, dict) else None
+    names = prometheus.get("metric_names") if isinstance(prometheus, dict) else None
+    if not isinstance(names, list):
+        return []
+    ranked: list[tuple[int, str]] = []
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        if name in PAIR_NAMES:
+            ranked.append((len(_HEADLINE), name))
+            continue
+        family = sig.metric_family(name)
+        if family in _HEADLINE and not name.endswith(("_total", "_count", "_sum", "_bucket")):
+            ranked.append((_HEADLINE.index(family), name))
+    return [name for _, name in sorted(ranked)][:MAX_NAMED_SERIES]
+
+
 def discovery_steps(targets: Sequence[str]) -> list[tuple[str, JsonObject, str]]:
-    """The plan's listing of what Prometheus holds for each workload (its window added by the plan)."""
-    return [(SERIES, {"name": t}, f"the series Prometheus holds for {t}") for t in targets]
+    """The plan's listings of what Prometheus holds: its metric names, and each workload's series (the plan adds
+    its window)."""
+    steps: list[tuple[str, JsonObject, str]] = [(LABEL_VALUES, {"label": METRIC_NAMES}, "the metric names it holds")]
+    return steps + [(SERIES, {"name": t}, f"the series Prometheus holds for {t}") for t in targets]
+
+
+def _headline_calls(obs: Observation) -> list[str]:
+    """The headline metric names a ``__name__`` listing holds."""
+    data = obs.get("data")
+    names: list[JsonValue] = [n for n in data if isinstance(n, str)] if isinstance(data, list) else []
+    return headline_names({"prometheus": {"metric_names": names}})
 
 
 def discovered_calls(observations: Sequence[Observation], tools: Sequence[str]) -> list[tuple[str, JsonObject]]:
@@ -125,10 +164,16 @@ def discovered_calls(observations: Sequence[Observation], tools: Sequence[str]) 
     made = {str(o.arguments.get("query")) for o in observations if o.tool_name in (RANGE, "prometheus.query")}
     calls: list[tuple[str, JsonObject]] = []
     for obs in observations:
+        span: JsonObject = {k: v for k, v in obs.arguments.items() if k in ("start", "end")}
+        if obs.tool_name == LABEL_VALUES and obs.arguments.get("label") == METRIC_NAMES:
+            for name in _headline_calls(obs):
+                if name not in made:
+                    made.add(name)
+                    calls.append((RANGE, {"query": name, **span}))
+            continue
         target = obs.arguments.get("name")
         if obs.tool_name != SERIES or not isinstance(target, str):
             continue
-        span: JsonObject = {k: v for k, v in obs.arguments.items() if k in ("start", "end")}
         for query, _purpose in red_queries(_listed(obs), target):
             if query in made:
                 continue

@@ -304,7 +304,13 @@ loki = {{ url = "http://127.0.0.1:{free_port()}", tenant = "team-a" }}
         assert code == 0
         lines = out.splitlines()
         assert re.fullmatch(r"\* prod +prometheus \(http://127\.0\.0\.1:\d+/prom\)", lines[0])
-        assert lines[1].split() == ["tools:", "prometheus.query,", "prometheus.query_range"]
+        assert lines[1].split() == [
+            "tools:",
+            "prometheus.query,",
+            "prometheus.query_range,",
+            "prometheus.series,",
+            "prometheus.label_values",
+        ]
         assert re.fullmatch(r"  staging +loki \(http://127\.0\.0\.1:\d+\)", lines[2])
         assert lines[-1] == "(* marks the default environment)"
         code, out, _ = run_cli(capsys, "environments", "--json", "--target", server.target)

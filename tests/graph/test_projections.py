@@ -30,6 +30,7 @@ from diagnosis_server.graph.nodes.planner import PlannerInput
 from diagnosis_server.graph.nodes.verifier import VerifierNodeInput
 from diagnosis_server.graph.orchestrator import Orchestrator
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.graph.verified_cycle import VerifiedCycle
 from diagnosis_server.protocols.executor import ExecutorParse
 from diagnosis_server.protocols.planner import PlannerMode, PlanStep
 from diagnosis_server.store import Repository
@@ -79,12 +80,13 @@ PROJECTIONS: dict[int, tuple[type, dict[str, str | None]]] = {
             "bound_values": "bound_values",
         },
     ),
-    N.NODE_NAME_COMPOSER: (ComposerInput, {"material": "allowed_material", "excluded_statements": None}),
+    # Derived: the standing answer's material (graph/standing.py), and what the guard excludes.
+    N.NODE_NAME_COMPOSER: (ComposerInput, {"material": None, "excluded_statements": None}),
     N.NODE_NAME_PRE_VERIFICATION_FALLBACK: (
         PreFallbackInput,
         {"record": None, "known": "allowed_material", "earlier_verified": None},
     ),
-    N.NODE_NAME_POST_VERIFICATION_FALLBACK: (PostFallbackInput, {"material": "allowed_material", "record": None}),
+    N.NODE_NAME_POST_VERIFICATION_FALLBACK: (PostFallbackInput, {"material": None, "record": None}),
 }
 
 
@@ -101,6 +103,15 @@ def _state() -> DiagnosisState:
     verifier_input = contracts_pb2.VerifierInput(verdict_ceiling=contracts_pb2.VERDICT_LOW_CONFID)
     verifier_input.verified_executor_output.claims.add(claim_id="c1", statement="pods are OOMKilled")
     material = AllowedMaterial(verdict=contracts_pb2.VERDICT_LOW_CONFID, question="why?", confirmable=())
+    # Cycle 1's verification, kept when the evidence retry (cycle 2, under way) started.
+    earlier = VerifiedCycle(
+        cycle=1,
+        verifier_input=verifier_input,
+        verifier_output=contracts_pb2.VerifierOutput(rationale="private"),
+        model_verdict=contracts_pb2.VERDICT_PASS,
+        effective_verdict=contracts_pb2.VERDICT_LOW_CONFID,
+        allowed_material=material,
+    )
     event = run_pb2.OrchestrationEvent(
         node=N.NODE_NAME_VERIFIER, outcome=run_pb2.NODE_OUTCOME_RETRYABLE_FAILED, reason_code="VERIFIER_TIMEOUT"
     )
@@ -126,6 +137,7 @@ def _state() -> DiagnosisState:
         allowed_material=material,
         evidence_retry_count=1,
         retry_context=contracts_pb2.RetryContext(evidence_retry_count=1),
+        verified_before_retry=earlier,
         composer_refusal=("composer.citation",),
         fallback_reason="",
         steps=9,
@@ -152,8 +164,9 @@ def test_each_projection_has_exactly_its_fields_each_from_its_state_field(node: 
         if source is not None:
             assert value is getattr(state, source), f"{kind.__name__}.{name} is not state.{source}"
     if isinstance(projection, ExecutorInput):
-        assert state.verifier_input is not None
-        assert list(projection.earlier_claims) == list(state.verifier_input.verified_executor_output.claims)
+        assert state.verified_before_retry is not None
+        claims = state.verified_before_retry.verifier_input.verified_executor_output.claims
+        assert list(projection.earlier_claims) == list(claims)
 
 
 def test_derived_projection_fields() -> None:
@@ -169,6 +182,9 @@ def test_derived_projection_fields() -> None:
     builder = nodes[N.NODE_NAME_VERIFIED_INPUT_BUILDER].project(state)
     assert state.executor_parse is not None and builder.output is state.executor_parse.output
     composer = nodes[N.NODE_NAME_COMPOSER].project(state)
+    # The retry's verified input does not belong to its Gatekeeper result: the answer is cycle 1's, kept.
+    assert state.verified_before_retry is not None
+    assert composer.material is state.verified_before_retry.allowed_material
     # The statements the material does not allow, for the guard only: the verified claim the material does not
     # show, and the claim that never reached the Verifier (its binding failed).
     assert composer.excluded_statements == ("pods are OOMKilled", "the disk is full")
@@ -183,9 +199,13 @@ def test_derived_projection_fields() -> None:
         calls_known=True,
         composer_refusal=("composer.citation",),
     )
-    # The state's verified input does not belong to its Gatekeeper result: the earlier answer is not the run's.
-    assert pre.earlier_verified is False
+    # The retry did not complete its own verification: cycle 1's kept answer is the run's.
+    assert pre.earlier_verified is True
+    state.verified_before_retry = None
+    assert nodes[N.NODE_NAME_PRE_VERIFICATION_FALLBACK].project(state).earlier_verified is False
+    state = _state()
     post = nodes[N.NODE_NAME_POST_VERIFICATION_FALLBACK].project(state)
+    assert state.verified_before_retry is not None and post.material is state.verified_before_retry.allowed_material
     assert post.record.reason_code == "COMPOSER_FAILED" and post.record.composer_refusal == ("composer.citation",)
 
 

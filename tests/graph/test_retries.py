@@ -92,8 +92,9 @@ async def test_technical_retries_of_several_nodes_are_counted_per_node(repositor
     assert run.verdict == contracts_pb2.VERDICT_PASS
 
 
-async def test_a_second_failure_in_a_cycle_still_falls_back(repository: Repository) -> None:
-    """R-R-1: one technical retry per node and cycle, not one more for the second cycle's first failure."""
+async def test_a_second_failure_in_a_cycle_ends_that_cycle(repository: Repository) -> None:
+    """R-R-1: one technical retry per node and cycle, not one more for the second cycle's first failure; the
+    failed retry cycle ends in the pre-verification fallback, which hands cycle 1's verified answer on."""
 
     async def verifier(request: AgentRequest) -> str:
         if request.cycle == 2:
@@ -102,13 +103,16 @@ async def test_a_second_failure_in_a_cycle_still_falls_back(repository: Reposito
 
     run = await _run(repository, _provider(verifier=verifier))
     trace = run.orchestration_trace
-    assert trace.terminal_node == N.NODE_NAME_PRE_VERIFICATION_FALLBACK
-    assert trace.end_reason == "VERIFIER_FAILED"
+    assert list(trace.path[-2:]) == [N.NODE_NAME_PRE_VERIFICATION_FALLBACK, N.NODE_NAME_COMPOSER]
+    assert trace.end_reason == "COMPOSED"
     assert trace.evidence_retry_count == 1
     assert [(r.node, r.technical_retries) for r in trace.technical_retries] == [(N.NODE_NAME_VERIFIER, 2)]
+    events = await repository.list_events(run.run_id)
+    verifier_events = [(e.cycle, e.attempt, e.outcome) for e in events if e.node == N.NODE_NAME_VERIFIER]
+    assert verifier_events[2:] == [(2, 1, O.NODE_OUTCOME_INVALID_OUTPUT), (2, 2, O.NODE_OUTCOME_INVALID_OUTPUT)]
     evaluation = run.self_evaluation.verifier_evaluation
-    assert evaluation.verifier_status == run_pb2.NODE_OUTCOME_INVALID_OUTPUT
-    assert not evaluation.HasField("effective_verdict") and not evaluation.claim_checks
+    assert evaluation.effective_verdict == contracts_pb2.VERDICT_LOW_CONFID
+    assert [c.claim_id for c in evaluation.claim_checks] == ["c1"]
 
 
 async def test_the_second_cycles_verifier_gets_the_retry_context(repository: Repository) -> None:
@@ -210,3 +214,133 @@ async def test_a_failed_retry_executor_keeps_the_first_cycles_verified_answer(re
 
     run = await _run(repository, _provider(executor=executor, verifier=_first_cycle_low_confid))
     _first_answer_stands(run)
+
+
+def _retry_executor(reply: str, *, tool: str = "k8s.events") -> fakes.Behaviour:
+    """Cycle 1: the usual Executor; cycle 2: calls ``tool`` and replies ``reply``."""
+    first = fakes.executor_calling(tool)
+
+    async def executor(request: AgentRequest) -> str:
+        if request.cycle == 1:
+            return await first(request)
+        assert request.tools is not None
+        await request.tools.call(tool, {})
+        return reply
+
+    return executor
+
+
+def _unrecorded_claim_reply() -> str:
+    """A confirmed claim bound to an invocation id this run never recorded (R-GK-3): the Gatekeeper REJECTs."""
+    claim = {
+        "claim_id": "c2",
+        "statement": "the node ran out of disk",
+        "critical": True,
+        "status": "confirmed",
+        "evidence_bindings": [
+            {
+                "source_invocation_ids": ["inv-never-recorded"],
+                "tool_name": "k8s.events",
+                "raw_path": "/events/0/reason",
+                "matched_text": "OOMKilled",
+            }
+        ],
+    }
+    return json.dumps({"contract": "executor_evidence_v2", "claims": [claim]})
+
+
+async def _retry_failure(repository: Repository, run: run_pb2.DiagnosisRun) -> list[tuple[int, int, str]]:
+    """The cycle-2 events of the run, as (node, outcome, reason code)."""
+    events = await repository.list_events(run.run_id)
+    return [(e.node, e.outcome, e.reason_code) for e in events if e.cycle == 2]
+
+
+def _first_cycles_record(run: run_pb2.DiagnosisRun, retry_failure: str) -> None:
+    """The persisted evaluation is cycle 1's (its Gatekeeper result, verified evidence, Verifier status), and it
+    names the retry's failure."""
+    evaluation = run.self_evaluation.verifier_evaluation
+    assert evaluation.verifier_status == run_pb2.NODE_OUTCOME_OK
+    assert evaluation.gatekeeper_result.status == contracts_pb2.GATEKEEPER_STATUS_PASS
+    assert evaluation.verdict_ceiling == contracts_pb2.VERDICT_PASS
+    assert [c.claim_id for c in evaluation.verified_executor_output.claims] == ["c1"]
+    assert [e.claim_id for e in evaluation.verified_evidence] == ["c1"]
+    assert any(retry_failure in w and "cycle 1" in w for w in evaluation.warnings), list(evaluation.warnings)
+    assert run.verdict == contracts_pb2.VERDICT_LOW_CONFID
+    assert run.orchestration_trace.degraded and run.orchestration_trace.evidence_retry_count == 1
+
+
+async def test_a_retry_the_gatekeeper_rejects_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:
+    """No fallback discards verified claims: a retry whose Executor binds a call never recorded is REJECTed by the
+    Gatekeeper (R-GK-3, R-GK-6): the retry's pre-verification fallback hands cycle 1's answer to the Composer."""
+    provider = _provider(executor=_retry_executor(_unrecorded_claim_reply()), verifier=_first_cycle_low_confid)
+    run = await _run(repository, provider)
+    _first_answer_stands(run)
+    _first_cycles_record(run, "GATEKEEPER_REJECT")
+    assert "the node ran out of disk" not in run.answer_text
+    assert await _retry_failure(repository, run) == [
+        (N.NODE_NAME_PLANNER, O.NODE_OUTCOME_OK, "PLANNED"),
+        (N.NODE_NAME_EXECUTOR, O.NODE_OUTCOME_OK, "EXECUTOR_EVIDENCE_V2"),
+        (N.NODE_NAME_GATEKEEPER, O.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"),
+        (N.NODE_NAME_PRE_VERIFICATION_FALLBACK, O.NODE_OUTCOME_EARLIER_VERIFIED, "RETRY_GATEKEEPER_REJECT"),
+        (N.NODE_NAME_COMPOSER, O.NODE_OUTCOME_OK, "COMPOSED"),
+    ]
+    # The Verifier saw cycle 1 only: the retry never reached it.
+    assert [r.cycle for r in provider.seen["verifier"]] == [1]
+
+
+async def test_a_retry_verifier_that_fails_keeps_the_first_cycles_verified_answer(repository: Repository) -> None:
+    """The retry's Verifier fails twice (R-R-1, R-R-6): the retry ends in the pre-verification fallback, which hands
+    cycle 1's verified answer to the Composer; its claim checks and verdicts are cycle 1's (no status string is a
+    verdict, R-V-7)."""
+
+    async def verifier(request: AgentRequest) -> str:
+        return "no verdict today" if request.cycle == 2 else await _first_cycle_low_confid(request)
+
+    provider = _provider(verifier=verifier)
+    run = await _run(repository, provider)
+    _first_answer_stands(run)
+    _first_cycles_record(run, "VERIFIER_FAILED")
+    assert [(r.cycle, r.attempt) for r in provider.seen["verifier"]] == [(1, 1), (2, 1), (2, 2)]
+    failure = await _retry_failure(repository, run)
+    assert failure[-2:] == [
+        (N.NODE_NAME_PRE_VERIFICATION_FALLBACK, O.NODE_OUTCOME_EARLIER_VERIFIED, "RETRY_VERIFIER_FAILED"),
+        (N.NODE_NAME_COMPOSER, O.NODE_OUTCOME_OK, "COMPOSED"),
+    ]
+
+
+async def test_a_retry_composer_that_fails_renders_the_verified_claims(repository: Repository) -> None:
+    """The retry verified (cycle 2 LOW_CONFID, no further retry) and its Composer fails twice: the post-verification
+    fallback renders the allowed material (R-A-5), the claim cycle 1 verified and the retry carried among it."""
+
+    async def composer(_: AgentRequest) -> str:
+        return "not an answer"
+
+    run = await _run(repository, _provider(verifier=_first_cycle_low_confid, composer=composer))
+    trace = run.orchestration_trace
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert trace.terminal_node == N.NODE_NAME_POST_VERIFICATION_FALLBACK and trace.end_reason == "COMPOSER_FALLBACK"
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
+    assert [f.text for f in run.answer.confirmed_facts] == ["pods are OOMKilled"]
+    evaluation = run.self_evaluation.verifier_evaluation
+    assert evaluation.effective_verdict == contracts_pb2.VERDICT_LOW_CONFID
+    assert [c.claim_id for c in evaluation.claim_checks] == ["c1"]
+
+
+async def test_a_failed_retrys_composer_renders_the_first_cycles_claims(repository: Repository) -> None:
+    """The retry is REJECTed by its Gatekeeper and then the Composer fails on cycle 1's material: the
+    post-verification fallback renders cycle 1's material, not nothing (R-A-5)."""
+
+    async def composer(_: AgentRequest) -> str:
+        return "not an answer"
+
+    provider = _provider(
+        executor=_retry_executor(_unrecorded_claim_reply()), verifier=_first_cycle_low_confid, composer=composer
+    )
+    run = await _run(repository, provider)
+    assert run.status == run_pb2.RUN_STATUS_SUCCESS
+    assert run.orchestration_trace.terminal_node == N.NODE_NAME_POST_VERIFICATION_FALLBACK
+    assert run.answer.source == contracts_pb2.COMPOSER_SOURCE_POST_VERIFICATION_FALLBACK
+    assert [f.text for f in run.answer.confirmed_facts] == ["pods are OOMKilled"]
+    assert "the node ran out of disk" not in run.answer_text
+    _first_cycles_record(run, "GATEKEEPER_REJECT")
+    assert [c.claim_id for c in run.self_evaluation.verifier_evaluation.claim_checks] == ["c1"]

@@ -198,6 +198,8 @@ async def test_list_environments_shows_names_tools_and_no_credentials(served: Se
     assert list(by_name["prod"].tool_names) == [
         "prometheus.query",
         "prometheus.query_range",
+        "prometheus.series",
+        "prometheus.label_values",
         "loki.query_range",
         "kubernetes.pods",
         "kubernetes.events",

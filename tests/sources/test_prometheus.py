@@ -24,7 +24,12 @@ async def test_query_range_records_prometheus_json_as_returned(
 ) -> None:
     async with opened(tmp_path, _env(prometheus_server.url)) as registry:
         toolset = registry.tools_for("prod").toolset
-        assert toolset.names == ("prometheus.query", "prometheus.query_range")
+        assert toolset.names == (
+            "prometheus.query",
+            "prometheus.query_range",
+            "prometheus.series",
+            "prometheus.label_values",
+        )
         invocation = await call(
             toolset,
             "prometheus.query_range",

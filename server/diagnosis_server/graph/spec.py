@@ -317,6 +317,7 @@ GRAPH: Final = GraphSpec(
                     "allowed_material",
                     "evidence_retry_count",
                     "retry_context",
+                    "verified_before_retry",
                 }
             ),
             abbreviation="V",
@@ -340,7 +341,7 @@ GRAPH: Final = GraphSpec(
             PRE_FALLBACK,
             # A failed evidence retry never discards what an earlier cycle verified: the Composer answers from it.
             routes={O.NODE_OUTCOME_OK: END, O.NODE_OUTCOME_EARLIER_VERIFIED: COMPOSER},
-            owns=frozenset({"pre_fallback_output", "fallback_reason"}),
+            owns=frozenset({"pre_fallback_output", "fallback_reason", "retry_failure"}),
             abbreviation="PRE",
             title="pre-verification fallback",
         ),

@@ -18,6 +18,7 @@ from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.material import AllowedMaterial
 from diagnosis_server.composition.suggestions import RecordedCall
 from diagnosis_server.graph.spec import GRAPH
+from diagnosis_server.graph.verified_cycle import VerifiedCycle
 from diagnosis_server.protocols.executor import ExecutorParse
 from diagnosis_server.protocols.planner import PlannerMode, PlanStep
 
@@ -53,6 +54,8 @@ class DiagnosisState:
     allowed_material: AllowedMaterial | None = None
     evidence_retry_count: int = 0
     retry_context: contracts_pb2.RetryContext | None = None
+    # The cycle verified before an evidence retry: the run's answer if the retry does not complete its own.
+    verified_before_retry: VerifiedCycle | None = None
     # Composer and the fallbacks: each writes its own answer field.
     composer_output: contracts_pb2.ComposerOutput | None = None
     # The rules the Composer's last refused reply broke (its post-verification fallback says which).
@@ -60,6 +63,8 @@ class DiagnosisState:
     post_fallback_output: contracts_pb2.ComposerOutput | None = None
     pre_fallback_output: contracts_pb2.ComposerOutput | None = None
     fallback_reason: str = ""
+    # Why an evidence retry failed, when the pre-verification fallback handed the earlier verified answer on.
+    retry_failure: str = ""
     # Engine: bounded Append of events, counters, and the event that routed into the current node.
     orchestration_events: tuple[run_pb2.OrchestrationEvent, ...] = ()
     dropped_events: int = 0

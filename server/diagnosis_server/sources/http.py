@@ -16,7 +16,7 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -36,6 +36,8 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BODY_BYTES = 16 * DEFAULT_LIMITS.max_tool_output_bytes
 _CHUNK = 64 * 1024
 _PLAIN_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+# A query's parameters: a mapping, or pairs when a name repeats (Prometheus' ``match[]``).
+QueryParams = Mapping[str, str | int | float] | Sequence[tuple[str, str | int | float]]
 
 
 class BodyTooLarge(ToolError):
@@ -50,11 +52,14 @@ def too_large(source: str, max_bytes: int) -> str:
 
 
 async def read_bounded(
-    client: httpx2.AsyncClient, source: str, path: str, params: Mapping[str, str | int | float], max_bytes: int
+    client: httpx2.AsyncClient, source: str, path: str, params: QueryParams, max_bytes: int
 ) -> httpx2.Response:
     """GET ``path`` reading the body in chunks, stopping past ``max_bytes`` (BodyTooLarge); the response with
     its whole (decoded) body."""
-    request = client.build_request("GET", path, params=dict(params))
+    pairs: list[tuple[str, str | int | float | bool | None]] = [
+        *(params.items() if isinstance(params, Mapping) else params)
+    ]
+    request = client.build_request("GET", path, params=pairs)
     response = await client.send(request, stream=True)
     try:
         declared = response.headers.get("content-length", "")
@@ -198,7 +203,7 @@ async def get(
     client: httpx2.AsyncClient,
     source: str,
     path: str,
-    params: Mapping[str, str | int | float],
+    params: QueryParams,
     *,
     policy: RetryPolicy = DEFAULT_RETRY,
     max_bytes: int = MAX_BODY_BYTES,

@@ -22,6 +22,7 @@ from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
+from diagnosis_server.agents.heuristic.prometheus_discovery import discovered_calls
 from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 
@@ -188,6 +189,8 @@ class HeuristicExecutor:
         follow_ups = await asyncio.to_thread(
             follow_up_calls, observations, workloads, _tool_names(payload), node_events=node_events
         )
+        # The RED series of what the Prometheus series listings show for the question's workloads.
+        follow_ups = [*follow_ups, *discovered_calls(observations, _tool_names(payload))]
         await call_all(len(steps), list(follow_ups))
         carried = _carried(payload)
         # An evidence retry's calls follow what the first cycle found about the question's workloads: that

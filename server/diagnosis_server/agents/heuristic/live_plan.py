@@ -2,10 +2,11 @@
 
 For a question naming a workload (``checkout-api``), the calls an operator makes first: the pods and Warning events
 of its namespaces, its Deployment's rollouts, kube-state-metrics of its pods (last termination and waiting reasons,
-restarts), its error rate and latency (the environment's configured queries; not on recorded data, which answers
-plain selectors only), the headline series the metric names known up front hold (error rates, latencies, connections
-against their limits), its logs, and the error lines of its namespace's other workloads in Loki. Without a named
-workload, the namespaces' pods and Warning events. The Executor then reads the logs of the failing pods it finds, the
+restarts), its error rate and latency (the environment's configured queries, and the series Prometheus holds for
+it: ``prometheus_discovery``; not on recorded data, which answers plain selectors only), the headline series the
+metric names known up front hold (error rates, latencies, connections against their limits), its logs, and the
+error lines of its namespace's other workloads in Loki. Without a named workload, the namespaces' pods and Warning
+events. The Executor then reads the logs of the failing pods it finds, the
 events of the objects warned about and the Normal events the rules name (``follow_ups``).
 """
 
@@ -14,22 +15,23 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
+from diagnosis_server.agents.heuristic.prometheus_discovery import (
+    LABEL_VALUES,
+    SERIES,
+    discovery_steps,
+)
+from diagnosis_server.agents.heuristic.prometheus_discovery import MAX_NAMED_SERIES as MAX_NAMED_SERIES
+from diagnosis_server.agents.heuristic.prometheus_discovery import headline_names as headline_names
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_NAMESPACES = 3
 MAX_TARGETS = 2
-MAX_NAMED_SERIES = 8
 # A namespace's events are read as its Warnings: a busy namespace's routine Normal events (Scheduled, Pulled,
 # Started, ... thousands an hour) would fill the output bound before a warning past them is read. The Normal events
 # that matter are read after (``follow_ups``): those of the warned-about objects, and the rules' ``normal_reasons``.
 WARNINGS = "type=Warning"
 # Error lines of every workload of a namespace: a dependency's trouble shows first in its callers' logs.
 NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable)"
-# Headline signals asked for by name when the metric names are known: error rates and latencies (not raw
-# counters or histogram parts), connections in use and their limits.
-_HEADLINE = (sig.ERROR, sig.LATENCY, sig.DB_CONNECTIONS, sig.POOL)
 # kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
 _SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
 _KINDS = r"(?:service|deployment|workload|pods?|job|cronjob|statefulset|daemonset|replicaset|app)"
@@ -232,26 +234,6 @@ def _queries(context: JsonValue) -> Mapping[str, str]:
     return {k: v for k, v in prometheus.items() if isinstance(v, str) and k.endswith("_query")}
 
 
-def headline_names(context: JsonValue) -> list[str]:
-    """The metric names (``context.prometheus.metric_names``) that read as a headline signal, at most
-    ``MAX_NAMED_SERIES``, error rates and latencies first."""
-    prometheus = context.get("prometheus") if isinstance(context, dict) else None
-    names = prometheus.get("metric_names") if isinstance(prometheus, dict) else None
-    if not isinstance(names, list):
-        return []
-    ranked: list[tuple[int, str]] = []
-    for name in names:
-        if not isinstance(name, str):
-            continue
-        if name in PAIR_NAMES:
-            ranked.append((len(_HEADLINE), name))
-            continue
-        family = sig.metric_family(name)
-        if family in _HEADLINE and not name.endswith(("_total", "_count", "_sum", "_bucket")):
-            ranked.append((_HEADLINE.index(family), name))
-    return [name for _, name in sorted(ranked)][:MAX_NAMED_SERIES]
-
-
 FIRING = 'ALERTS{alertstate="firing"}'
 # The RED series by the labels that name services (job, service), so that each answer names what it is about.
 RED_ERRORS = (
@@ -284,7 +266,7 @@ def live_window(context: JsonValue) -> tuple[str, str] | None:
     return (start, end) if isinstance(start, str) and isinstance(end, str) else None
 
 
-_RANGED = frozenset({"prometheus.query_range", "loki.query_range"})
+_RANGED = frozenset({"prometheus.query_range", "loki.query_range", SERIES, LABEL_VALUES})
 
 
 def _spanned(tool: str, arguments: JsonObject, window: tuple[str, str] | None) -> JsonObject:
@@ -364,6 +346,9 @@ def live_steps(
         # by the labels that name services; a recorded pack answers plain selectors only.
         add("prometheus.query", {"query": FIRING}, "the alerts firing")
         add("prometheus.query", {"query": "up"}, "which scrape targets are up (1) or down (0)")
+        # What this Prometheus holds for each workload: the Executor reads its RED series by the label naming it.
+        for tool, arguments, purpose in discovery_steps(named):
+            add(tool, arguments, purpose)
         for matcher in _subject_matchers(named):
             add(
                 "prometheus.query_range",

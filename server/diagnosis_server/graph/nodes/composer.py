@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.composition.composer_rules import composer_output_violations
-from diagnosis_server.composition.material import AllowedMaterial, excluded_statements
+from diagnosis_server.composition.material import AllowedMaterial
 from diagnosis_server.composition.render import render_answer
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ask_agent, with_outcome
+from diagnosis_server.graph.standing import guarded_statements, standing_answer
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.protocols.composer import parse_composer_output
 
@@ -22,21 +23,15 @@ class ComposerInput:
     excluded_statements: tuple[str, ...]
 
 
-def _excluded(state: DiagnosisState) -> tuple[str, ...]:
-    if state.allowed_material is None:
-        return ()
-    parse = state.executor_parse
-    claims = list(parse.output.claims) if parse is not None and parse.output is not None else []
-    return excluded_statements(
-        verifier_input=state.verifier_input, material=state.allowed_material, executor_claims=claims
-    )
-
-
 class ComposerNode:
     name = run_pb2.NODE_NAME_COMPOSER
 
     def project(self, state: DiagnosisState) -> ComposerInput:
-        return ComposerInput(material=state.allowed_material, excluded_statements=_excluded(state))
+        # The latest completed verification: a failed evidence retry's Composer answers from the cycle before it.
+        answer = standing_answer(state)
+        if answer is None:
+            return ComposerInput(material=None, excluded_statements=())
+        return ComposerInput(material=answer.allowed_material, excluded_statements=guarded_statements(state, answer))
 
     async def run(self, inputs: ComposerInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         material = inputs.material

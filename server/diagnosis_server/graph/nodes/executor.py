@@ -32,9 +32,10 @@ class ExecutorInput(CycleInput):
 
 def _earlier_claims(state: DiagnosisState) -> tuple[contracts_pb2.Claim, ...]:
     """The verified claims of the cycle before an evidence retry (only their passed bindings)."""
-    if state.retry_context is None or state.verifier_input is None:
+    earlier = state.verified_before_retry
+    if state.retry_context is None or earlier is None:
         return ()
-    return tuple(state.verifier_input.verified_executor_output.claims)
+    return tuple(earlier.verifier_input.verified_executor_output.claims)
 
 
 def claim_json(claim: contracts_pb2.Claim) -> JsonObject:

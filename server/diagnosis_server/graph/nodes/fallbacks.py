@@ -27,6 +27,7 @@ from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult
 from diagnosis_server.graph.source_report import source_failed
 from diagnosis_server.graph.spec import GRAPH
+from diagnosis_server.graph.standing import retry_failed, standing_answer
 from diagnosis_server.graph.state import DiagnosisState
 from diagnosis_server.text.literal import literal_between
 
@@ -54,24 +55,9 @@ class PreFallbackInput:
     record: RunRecord
     # What an earlier cycle's Verifier allowed: only its gaps and calls are shown (never a claim).
     known: AllowedMaterial | None
-    # That material is still the run's verified answer: its verified input belongs to the run's Gatekeeper
-    # result (a failed evidence retry's Planner or Executor did not replace it), so the Composer answers from it.
+    # An evidence retry failed before completing its own verification: the cycle verified before it is still
+    # the run's answer (graph/standing.py), and the Composer answers from it.
     earlier_verified: bool = False
-
-
-def earlier_answer_stands(state: DiagnosisState) -> bool:
-    """An earlier cycle's Verifier completed and the later cycle failed before its own Gatekeeper result: what
-    was verified then is still the persisted, traceable answer (R-C-5), and no fallback discards it."""
-    verifier_input = state.verifier_input
-    return (
-        state.evidence_retry_count > 0
-        and state.allowed_material is not None
-        and state.verifier_output is not None
-        and state.verifier_status == run_pb2.NODE_OUTCOME_OK
-        and verifier_input is not None
-        and state.gatekeeper_result is not None
-        and verifier_input.gatekeeper_audit == state.gatekeeper_result
-    )
 
 
 MAX_SUBJECTS = 3
@@ -129,13 +115,17 @@ class PreVerificationFallbackNode:
         return PreFallbackInput(
             record=_record(state, fallback_reason(state.routed_by)),
             known=state.allowed_material,
-            earlier_verified=earlier_answer_stands(state),
+            earlier_verified=retry_failed(state),
         )
 
     async def run(self, inputs: PreFallbackInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         record = inputs.record
         if inputs.earlier_verified:
-            return NodeResult(run_pb2.NODE_OUTCOME_EARLIER_VERIFIED, f"RETRY_{record.reason_code}")
+            return NodeResult(
+                run_pb2.NODE_OUTCOME_EARLIER_VERIFIED,
+                f"RETRY_{record.reason_code}",
+                updates={"retry_failure": record.reason_code},
+            )
         if not record.calls_known:
             record = await _with_calls(record, ctx)
         if record.asked_about:
@@ -188,7 +178,9 @@ class PostVerificationFallbackNode:
     name = run_pb2.NODE_NAME_POST_VERIFICATION_FALLBACK
 
     def project(self, state: DiagnosisState) -> PostFallbackInput:
-        return PostFallbackInput(material=state.allowed_material, record=_record(state, "COMPOSER_FAILED"))
+        answer = standing_answer(state)
+        material = answer.allowed_material if answer is not None else None
+        return PostFallbackInput(material=material, record=_record(state, "COMPOSER_FAILED"))
 
     async def run(self, inputs: PostFallbackInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         if inputs.material is None:

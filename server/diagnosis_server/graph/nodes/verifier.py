@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from diagnosis.v1 import contracts_pb2, run_pb2
-from diagnosis_server.composition.material import allowed_material
+from diagnosis_server.composition.material import allowed_material, excluded_statements
 from diagnosis_server.composition.suggestions import RecordedCall, json_strings
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode, call_agent, with_outcome
+from diagnosis_server.graph.verified_cycle import VerifiedCycle
 from diagnosis_server.protocols.verifier import parse_verifier_output
 from diagnosis_server.verification.classification_ceiling import guard_claim_checks
 from diagnosis_server.verification.verdict import (
@@ -87,20 +88,21 @@ class VerifierNode(ProjectedNode[VerifierNodeInput]):
         if fabricated:
             effective = lowest_verdict(effective, contracts_pb2.VERDICT_REJECT)
         verified_output = verifier_input.verified_executor_output
+        material = allowed_material(
+            verifier_input=verifier_input,
+            verifier_output=output,
+            effective=effective,
+            recorded_calls=inputs.recorded_calls,
+            known_values=known_values(ctx),
+            tool_names=ctx.tools.toolset.names,
+            own_phrase=ctx.tools.toolset.next_step,
+        )
         updates: dict[str, object] = {
             "verifier_status": run_pb2.NODE_OUTCOME_OK,
             "verifier_output": output,
             "model_verdict": output.verdict,
             "effective_verdict": effective,
-            "allowed_material": allowed_material(
-                verifier_input=verifier_input,
-                verifier_output=output,
-                effective=effective,
-                recorded_calls=inputs.recorded_calls,
-                known_values=known_values(ctx),
-                tool_names=ctx.tools.toolset.names,
-                own_phrase=ctx.tools.toolset.next_step,
-            ),
+            "allowed_material": material,
         }
         if evidence_retry_eligible(
             effective=effective,
@@ -113,6 +115,18 @@ class VerifierNode(ProjectedNode[VerifierNodeInput]):
             updates["evidence_retry_count"] = count
             updates["retry_context"] = retry_context_for(
                 output.evidence_gaps, verified_output, evidence_retry_count=count
+            )
+            # The answer this cycle verified is kept: no failure of the retry discards it. (Its Executor's claims
+            # that failed their bindings never reached the Verifier or the Composer; the Composer's guard still
+            # excludes every claim of the retry that its material does not allow.)
+            updates["verified_before_retry"] = VerifiedCycle(
+                cycle=verifier_input.diagnosis_context.cycle,
+                verifier_input=verifier_input,
+                verifier_output=output,
+                model_verdict=output.verdict,
+                effective_verdict=effective,
+                allowed_material=material,
+                excluded_statements=excluded_statements(verifier_input=verifier_input, material=material),
             )
             return NodeResult(
                 run_pb2.NODE_OUTCOME_VERDICT_LOW_CONFID_EVIDENCE_GAP, "EVIDENCE_GAP_RETRY", updates, call.step

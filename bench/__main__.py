@@ -36,6 +36,7 @@ from bench import (
     largepack,
     live,
     peer,
+    responsive,
     samework,
     store,
 )
@@ -121,6 +122,14 @@ async def _largepack_profile(_: Path) -> ProfileSummary:
     return await largepack.profile()
 
 
+async def _responsive_measure(workdir: Path) -> dict[str, Any]:
+    return await responsive.measure(workdir=workdir)
+
+
+async def _responsive_profile(_: Path) -> ProfileSummary:
+    return await heuristic.profile()
+
+
 async def _crossreplica_measure(workdir: Path) -> dict[str, Any]:
     return await crossreplica.measure(workdir=workdir)
 
@@ -161,6 +170,12 @@ SECTIONS = (
     Section("live", "live tools answering after 50 ms: wall time vs the sum of calls", _live_measure, _live_profile),
     Section("largepack", "heuristic run on a large namespace (1x, 2x, 4x)", _largepack_measure, _largepack_profile),
     Section("endtoend", "end to end: Diagnose vs a no-op stream and its floor", _endtoend_measure, _endtoend_profile),
+    Section(
+        "responsive",
+        "health checks and run-cap refusals while runs compute over hostile lines",
+        _responsive_measure,
+        _responsive_profile,
+    ),
     Section("fanout", "fan-out: WatchRun subscribers on one run", _fanout_measure, _fanout_profile),
     Section("crossreplica", "cross-replica WatchRun on PostgreSQL", _crossreplica_measure, _crossreplica_profile),
 )

@@ -1,8 +1,9 @@
 """A server for a benchmark, in a process of its own (so its CPU and RSS are its own).
 
 ``python -m bench.launcher diagnose --database-url URL [--agent-sleep-ms MS] [--gate-subscribers N]
-[--profile PATH]``: the real service (``diagnosis serve``'s ``serve``) with the heuristic agents,
-optionally each agent call delayed by a small sleep, and the planner's first call of a run held until
+[--max-concurrent-runs N] [--scenarios-dir DIR] [--profile PATH]``: the real service (``diagnosis serve``'s
+``serve``) with the heuristic agents (over the packs of DIR if given), optionally each agent call delayed by a
+small sleep, and the planner's first call of a run held until
 N subscribers follow that run and have read its (empty) history from the store: a fan-out then
 measures live delivery only.
 
@@ -116,6 +117,7 @@ async def _serve_diagnose(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         shutdown_grace_s=2.0,
         max_concurrent_runs=args.max_concurrent_runs,
+        **({"scenarios_dir": args.scenarios_dir} if args.scenarios_dir else {}),
     )
     options: dict[str, Any] = {}
     provider: SleepyProvider | None = None
@@ -222,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     real.add_argument("--gate-subscribers", type=int, default=0)
     real.add_argument("--max-concurrent-runs", type=int, default=64)
     real.add_argument("--log-level", default="info")
+    real.add_argument("--scenarios-dir", default="", help="the scenario packs of this directory, not the bundled")
     noop = modes.add_parser("noop", help="a server streaming pre-built messages")
     noop.add_argument("--messages", default="", help="Diagnose: stream these messages")
     noop.add_argument("--watch-events", default="", help="WatchRun: broadcast these events")

@@ -77,6 +77,23 @@ GOALS = (
     Goal("live_wall_vs_sum_of_calls", "live", _number("live_wall_vs_sum_of_calls"), "<=", 0.35),
     Goal("samework_vs_langgraph_sqlite", "samework", _number("samework_vs_langgraph_sqlite"), ">=", 1.5),
     Goal("gatekeeper_vs_floor", "gatekeeper", _number("gatekeeper_vs_floor"), ">=", 0.5),
+    # Issues 33 and 34: health checks and run-cap refusals while the cap's runs compute over hostile lines.
+    Goal(
+        "health_p99_ms_while_runs_compute",
+        "responsive",
+        _number("health_p99_ms_while_runs_compute"),
+        "<",
+        1000,
+        " ms",
+    ),
+    Goal(
+        "run_cap_refusal_p90_ms_under_load",
+        "responsive",
+        _number("run_cap_refusal_p90_ms_under_load"),
+        "<=",
+        100,
+        " ms",
+    ),
     Goal(
         "watch_cross_replica_p99_ms",
         "crossreplica",
@@ -320,6 +337,28 @@ def rows(results: Results) -> list[tuple[str, str, str, str, str]]:
                 f"{_fmt(run_ms)} ms",
                 f"analyzers {_fmt(analyzers)} ms",
                 f"per unit vs 1x {_fmt(growth)}",
+            )
+        )
+    if "health_p99_ms_while_runs_compute" in results:
+        n = _fmt(r("responsive_concurrent_runs"))
+        out.append(
+            (
+                "responsive",
+                f"health check p50/p99/max while {n} runs compute over 12 KB bait lines",
+                f"{_fmt(r('health_p50_ms_while_runs_compute'))}/{_fmt(r('health_p99_ms_while_runs_compute'))}/"
+                f"{_fmt(r('health_max_ms_while_runs_compute'))} ms",
+                f"idle p50/p99 {_fmt(r('health_p50_ms_idle'))}/{_fmt(r('health_p99_ms_idle'))} ms",
+                "",
+            )
+        )
+        out.append(
+            (
+                "responsive",
+                f"run-cap refusal p50/p90/max ({_fmt(r('run_cap_refusals_under_load'))} refusals)",
+                f"{_fmt(r('run_cap_refusal_p50_ms_under_load'))}/{_fmt(r('run_cap_refusal_p90_ms_under_load'))}/"
+                f"{_fmt(r('run_cap_refusal_max_ms_under_load'))} ms",
+                f"idle health p50 {_fmt(r('health_p50_ms_idle'))} ms",
+                "",
             )
         )
     if "store_cpu_ms_per_run" in results:

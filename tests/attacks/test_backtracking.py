@@ -145,3 +145,76 @@ async def test_a_run_over_hostile_lines_ends_within_bounds(bait_server: tuple[Ap
     assert answered, "the run answered"
     assert elapsed < RUN_BOUND_S, f"the run took {elapsed:.1f} s"
     assert not missed, f"health checks failed during the run: {missed}"
+
+
+# ------------------------------------------------------------------ the loop answers while runs compute
+
+CAPPED_RUNS = 4  # at once, at the server's cap: the CPU of four bait runs held the loop 1.3-3.6 s on main
+ANSWER_BOUND_S = 1.0  # issue 33: health checks and other RPCs answer within 1 s while any run computes
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def capped_bait_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Api, str]]:
+    """A real server over the pack of hostile lines that runs at most ``CAPPED_RUNS`` runs at once."""
+    folder = tmp_path_factory.mktemp("capped")
+    question = _hostile_pack(folder / "packs")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        support_settings.clean_environment(monkeypatch)
+        async with api_servers(lambda _: folder / "api.db") as factory:
+            api = await factory(
+                provider=HEURISTIC, scenarios_dir=folder / "packs", max_concurrent_runs=CAPPED_RUNS, log_level="warning"
+            )
+            yield api, question
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_health_and_refusals_answer_within_a_second_while_runs_compute(
+    capped_bait_server: tuple[Api, str],
+) -> None:
+    """While the cap's runs compute over hostile lines, every health check answers SERVING and every further
+    Diagnose is refused RESOURCE_EXHAUSTED, each within a second (their CPU is off the event loop)."""
+    api, question = capped_bait_server
+    health = health_pb2_grpc.HealthStub(api.channel)
+    runs = api.running.runs
+    request = pb.DiagnoseRequest(question=question, context=pb.RequestContext(scenario="ledger-bait"))
+
+    started: list[str] = []
+    all_started = asyncio.Event()
+
+    async def diagnose() -> list[pb.DiagnoseResponse]:
+        responses: list[pb.DiagnoseResponse] = []
+        async for message in api.diagnosis.Diagnose(request, timeout=RUN_BOUND_S * 4):
+            if not responses:  # the first message: the run exists
+                started.append(message.run_id)
+                if len(started) >= CAPPED_RUNS:
+                    all_started.set()
+            responses.append(message)
+        return responses
+
+    tasks = [asyncio.create_task(diagnose()) for _ in range(CAPPED_RUNS)]
+    await asyncio.wait_for(all_started.wait(), timeout=RUN_BOUND_S)
+    checks: list[float] = []
+    refusals: list[float] = []
+    statuses: set[int] = set()
+    codes: set[grpc.StatusCode] = set()
+    while len(runs.active_run_ids) >= CAPPED_RUNS:
+        sent = time.monotonic()
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=""), timeout=RUN_BOUND_S)
+        checks.append(time.monotonic() - sent)
+        statuses.add(reply.status)
+        sent = time.monotonic()
+        try:
+            await diagnose()  # accepted only if a capped run ended meanwhile: it then runs to its end here
+        except grpc.aio.AioRpcError as exc:
+            refusals.append(time.monotonic() - sent)
+            codes.add(exc.code())
+        await asyncio.sleep(0.05)
+    finished = await asyncio.gather(*tasks)
+    assert all(finished), "every capped run answered"
+    slow = [f"{s:.2f}" for s in checks if s >= ANSWER_BOUND_S]
+    assert not slow, f"health checks over {ANSWER_BOUND_S} s of {len(checks)}: {slow}"
+    slow = [f"{s:.2f}" for s in refusals if s >= ANSWER_BOUND_S]
+    assert not slow, f"refusals over {ANSWER_BOUND_S} s of {len(refusals)}: {slow}"
+    assert len(checks) >= 3 and refusals, f"too few calls while the runs computed: {len(checks)}, {len(refusals)}"
+    assert statuses == {health_pb2.HealthCheckResponse.SERVING}
+    assert codes == {grpc.StatusCode.RESOURCE_EXHAUSTED}, codes

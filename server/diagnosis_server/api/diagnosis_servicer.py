@@ -74,6 +74,8 @@ class DiagnosisServicer(diagnosis_service_pb2_grpc.DiagnosisServiceServicer):
 
     async def Diagnose(self, request: pb.DiagnoseRequest, context: Context) -> AsyncIterator[pb.DiagnoseResponse]:
         call = current_call()
+        # At the cap, refused before anything else is done (start() asks again: nothing awaits in between).
+        self._runs.refuse_if_full()
         # Every check comes before the run exists: bad input never leaves a run behind.
         # A secret pasted into the question (a connection URL with its password) is never stored or echoed.
         question = redact_text(check_question(request.question, max_chars=self._max_question_chars))

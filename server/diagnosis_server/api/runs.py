@@ -100,6 +100,17 @@ class RunManager:
     def accepting(self) -> bool:
         return not self._closed
 
+    def refuse_if_full(self) -> None:
+        """RESOURCE_EXHAUSTED (with a RetryInfo) while the cap's runs are running: a caller asks this before any
+        work of its request, so that the refusal is decided at once, however busy the runs are (issue 34)."""
+        if len(self._tasks) >= self._max:
+            raise resource_exhausted(
+                "TOO_MANY_RUNS",
+                f"too many concurrent runs (limit {self._max}); retry later",
+                {"limit": str(self._max)},
+                retry_after_s=TOO_MANY_RUNS_RETRY_AFTER_S,
+            )
+
     def start(
         self,
         *,
@@ -115,13 +126,7 @@ class RunManager:
             raise unavailable("SHUTTING_DOWN", "the server is shutting down; retry on another instance")
         if self._store_health is not None and not self._store_health.writable:
             raise store_unavailable(self._store_health.problem)
-        if len(self._tasks) >= self._max:
-            raise resource_exhausted(
-                "TOO_MANY_RUNS",
-                f"too many concurrent runs (limit {self._max}); retry later",
-                {"limit": str(self._max)},
-                retry_after_s=TOO_MANY_RUNS_RETRY_AFTER_S,
-            )
+        self.refuse_if_full()
         run_id = new_run_id()
         self._hub.open(run_id)
         subscription = self._hub.subscribe(run_id)

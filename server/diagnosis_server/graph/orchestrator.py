@@ -25,6 +25,7 @@ from diagnosis_server.graph.result import complete_run
 from diagnosis_server.graph.source_report import report_sources
 from diagnosis_server.graph.spec import GRAPH
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.offload import off_loop
 from diagnosis_server.store import NodeCommit, RunAlreadyFinished, RunStore, StoreError
 from diagnosis_server.text.redaction import redact_text
 from diagnosis_server.time_window import Window, resolve_window
@@ -195,9 +196,11 @@ class Orchestrator:
 
         try:
             final = await self._engine.run(state, ctx, commit=commit, on_event=on_event)
-            done = complete_run(run, final, self.catalog.audit())
-            _explain_endpoint_failure(done, endpoint_failures)
-            await self._report_sources(done, tools)
+            invocations = await self._recorded_calls(run.run_id)
+            # The final record and its source report are CPU work: off the event loop.
+            done = await off_loop(
+                _final_record, run, final, self.catalog.audit(), endpoint_failures, invocations, tools.context
+            )
         except Exception as exc:
             # A node that cannot be recorded ends the run: the graph never runs past an unrecorded node.
             log.exception("run_failed", run_id=run.run_id)
@@ -205,15 +208,14 @@ class Orchestrator:
             done = failed_run(run, reason)
         return await self._finish(run, done)
 
-    async def _report_sources(self, done: run_pb2.DiagnosisRun, tools: ToolEnvironment) -> None:
-        """Which sources failed and whether the run was blind, from its recorded calls; a store that cannot be
-        read leaves the run as it is (its answer stands)."""
+    async def _recorded_calls(self, run_id: str) -> list[contracts_pb2.ToolInvocation] | None:
+        """The run's recorded calls, for its source report; None when the store cannot be read (the run is then
+        left as it is: its answer stands)."""
         try:
-            invocations = await self.store.list_tool_invocations(done.run_id)
+            return await self.store.list_tool_invocations(run_id)
         except StoreError:
-            log.warning("run_source_report_skipped", run_id=done.run_id)
-            return
-        report_sources(done, invocations, tools.context)
+            log.warning("run_source_report_skipped", run_id=run_id)
+            return None
 
     async def _finish(self, run: run_pb2.DiagnosisRun, done: run_pb2.DiagnosisRun) -> run_pb2.DiagnosisRun:
         """Stores the run's final record, retrying with a jittered backoff while the store recovers; returns
@@ -264,6 +266,23 @@ class Orchestrator:
                 log.warning("run_finish_retrying", run_id=run.run_id, error=str(error)[:300])
             await asyncio.sleep(min(left, random.uniform(delay / 2, delay)))
             delay = min(delay * 2, FINISH_RETRY_MAX_S)
+
+
+def _final_record(
+    run: run_pb2.DiagnosisRun,
+    final: DiagnosisState,
+    prompt_audit: contracts_pb2.PromptAudit,
+    endpoint_failures: Sequence[run_pb2.NodeStep],
+    invocations: list[contracts_pb2.ToolInvocation] | None,
+    context: JsonObject,
+) -> run_pb2.DiagnosisRun:
+    """The run's final record from its final state: its answer, why an endpoint failed it, which sources failed
+    (from its recorded calls, when they could be read)."""
+    done = complete_run(run, final, prompt_audit)
+    _explain_endpoint_failure(done, endpoint_failures)
+    if invocations is not None:
+        report_sources(done, invocations, context)
+    return done
 
 
 def _explain_endpoint_failure(done: run_pb2.DiagnosisRun, failures: Sequence[run_pb2.NodeStep]) -> None:

@@ -16,6 +16,7 @@ import json
 from diagnosis_server.agents.base import AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.inputs import load_input
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.offload import off_loop
 
 MODEL = "heuristic"
 
@@ -62,5 +63,10 @@ def compose(material: JsonObject) -> JsonObject:
 
 class HeuristicComposer:
     async def run(self, request: AgentRequest) -> AgentReply:
-        material = load_input(request.input_bytes, "composer")
-        return AgentReply(text=json.dumps(compose(material), ensure_ascii=False), model=MODEL)
+        return await off_loop(compose_reply, request.input_bytes)  # CPU work: off the event loop
+
+
+def compose_reply(input_bytes: bytes) -> AgentReply:
+    """The Composer's reply to the Verifier-allowed material it is given."""
+    material = load_input(input_bytes, "composer")
+    return AgentReply(text=json.dumps(compose(material), ensure_ascii=False), model=MODEL)

@@ -7,7 +7,6 @@ invocations, with matched texts copied verbatim, and evidence gaps; never a summ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Collection, Sequence
@@ -25,6 +24,7 @@ from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.prometheus_discovery import discovered_calls
 from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.offload import off_loop
 
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
@@ -119,6 +119,15 @@ def _tool_names(payload: JsonObject) -> list[str]:
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
 
 
+def _follow_ups(
+    observations: list[Observation], subjects: Sequence[str], tools: list[str], *, node_events: bool
+) -> list[tuple[str, JsonObject]]:
+    """The follow-up calls of what the plan's outputs show, for the question's pods, releases and controllers
+    as the workloads the listings know them by."""
+    workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
+    return list(follow_up_calls(observations, workloads, tools, node_events=node_events))
+
+
 def _evidence_text(
     observations: list[Observation],
     subjects: Sequence[str],
@@ -129,9 +138,11 @@ def _evidence_text(
     failed_calls: int,
     tools: list[str],
 ) -> str:
+    # An evidence retry's calls follow what the first cycle found about the question's workloads: that they do
+    # not name them again is no sign that there is no data about them.
     assessment = assess(
         observations,
-        subjects=subjects,
+        subjects=() if carried else resolve_subjects(subjects, observations),
         question=question if isinstance(question, str) else "",
         failed_calls=failed_calls,
     )
@@ -183,22 +194,16 @@ class HeuristicExecutor:
         steps = plan_steps(payload)
         await call_all(0, [(step.tool_name, step.arguments) for step in steps])
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
-        # The question's pods, releases and controllers as the workloads the listings know them by. The
-        # analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
-        workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
-        follow_ups = await asyncio.to_thread(
-            follow_up_calls, observations, workloads, _tool_names(payload), node_events=node_events
-        )
+        # The analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
+        follow_ups = await off_loop(_follow_ups, observations, subjects, _tool_names(payload), node_events=node_events)
         # The RED series of what the Prometheus series listings show for the question's workloads.
         follow_ups = [*follow_ups, *discovered_calls(observations, _tool_names(payload))]
         await call_all(len(steps), list(follow_ups))
         carried = _carried(payload)
-        # An evidence retry's calls follow what the first cycle found about the question's workloads: that
-        # they do not name them again is no sign that there is no data about them.
-        text = await asyncio.to_thread(
+        text = await off_loop(
             _evidence_text,
             observations,
-            () if carried else resolve_subjects(subjects, observations),
+            subjects,
             question,
             failures,
             carried,

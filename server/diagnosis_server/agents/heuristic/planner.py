@@ -37,6 +37,7 @@ from diagnosis_server.agents.heuristic.live_plan import (
 from diagnosis_server.agents.heuristic.mcp_tools import mcp_steps
 from diagnosis_server.agents.heuristic.targets import ServiceInfo, Targets, select_targets, services_from_context
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.offload import off_loop
 from diagnosis_server.protocols.planner import DEFAULT_MAX_STEPS, PlannerMode
 
 MAX_STEPS = 16
@@ -203,27 +204,30 @@ def _tools(payload: JsonObject) -> dict[str, JsonObject]:
 
 class HeuristicPlanner:
     async def run(self, request: AgentRequest) -> AgentReply:
-        payload = load_input(request.input_bytes, "planner")
-        tools = _tools(payload)
-        services = services_from_context(payload.get("context"))
-        if payload.get("mode") == PlannerMode.EVIDENCE_GAP_ONLY:
-            plan = gap_plan(payload.get("retry_context"), tools, services)
-            reasoning = f"evidence retry: {len(plan.steps)} call(s) named by the gaps"
-        else:
-            question = payload.get("question")
-            text = question if isinstance(question, str) else ""
-            plan, targets = full_plan(text, tools, services)
-            context = payload.get("context")
-            live = live_targets(text, targets, services, namespaces_of(context))
-            live_calls = live_steps(tools, context, live, question_namespaces(text))
-            namespaces = namespaces_of(context)
-            window = live_window(context)
-            live_calls += mcp_steps(current_rules(), tools, live, namespaces[0] if namespaces else "", text, window)
-            plan.extend(live_calls, cap=MAX_STEPS + MAX_LIVE_STEPS)
-            plan.extend(cluster_steps(tools, context, live), cap=DEFAULT_MAX_STEPS)
-            names = ", ".join(t.name for t in targets.primary) or "none"
-            reasoning = (
-                f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"
-            )
-        steps: list[JsonValue] = list(plan.steps)
-        return AgentReply(text=json.dumps({"steps": steps, "reasoning": reasoning}), model=MODEL)
+        return await off_loop(plan_reply, request.input_bytes)  # CPU work: off the event loop
+
+
+def plan_reply(input_bytes: bytes) -> AgentReply:
+    """The Planner's reply to its input: the plan's steps and why."""
+    payload = load_input(input_bytes, "planner")
+    tools = _tools(payload)
+    services = services_from_context(payload.get("context"))
+    if payload.get("mode") == PlannerMode.EVIDENCE_GAP_ONLY:
+        plan = gap_plan(payload.get("retry_context"), tools, services)
+        reasoning = f"evidence retry: {len(plan.steps)} call(s) named by the gaps"
+    else:
+        question = payload.get("question")
+        text = question if isinstance(question, str) else ""
+        plan, targets = full_plan(text, tools, services)
+        context = payload.get("context")
+        live = live_targets(text, targets, services, namespaces_of(context))
+        live_calls = live_steps(tools, context, live, question_namespaces(text))
+        namespaces = namespaces_of(context)
+        window = live_window(context)
+        live_calls += mcp_steps(current_rules(), tools, live, namespaces[0] if namespaces else "", text, window)
+        plan.extend(live_calls, cap=MAX_STEPS + MAX_LIVE_STEPS)
+        plan.extend(cluster_steps(tools, context, live), cap=DEFAULT_MAX_STEPS)
+        names = ", ".join(t.name for t in targets.primary) or "none"
+        reasoning = f"targets {names} ({targets.how}); workloads {', '.join(live) or 'any'}; {len(plan.steps)} call(s)"
+    steps: list[JsonValue] = list(plan.steps)
+    return AgentReply(text=json.dumps({"steps": steps, "reasoning": reasoning}), model=MODEL)

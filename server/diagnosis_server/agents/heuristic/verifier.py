@@ -12,7 +12,6 @@ neither observed nor inferred adds a critical gap of its own, which names the cl
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, cast
 
@@ -21,6 +20,7 @@ from google.protobuf import json_format
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name, message_to_dict
+from diagnosis_server.offload import off_loop
 from diagnosis_server.verification.classification_ceiling import Ceilings
 from diagnosis_server.verification.verdict import claims_verdict, lowest_verdict
 
@@ -132,8 +132,10 @@ def verify(verifier_input: contracts_pb2.VerifierInput) -> JsonObject:
 
 class HeuristicVerifier:
     async def run(self, request: AgentRequest) -> AgentReply:
-        verifier_input = request.input_message
-        if not isinstance(verifier_input, contracts_pb2.VerifierInput):
-            verifier_input = parse_verifier_input(request.input_bytes)
-        checks = await asyncio.to_thread(verify, verifier_input)  # CPU work, off the event loop
-        return AgentReply(text=json.dumps(checks, ensure_ascii=False), model=MODEL)
+        return await off_loop(verify_reply, request.input_message, request.input_bytes)  # CPU work: off the loop
+
+
+def verify_reply(given: object, input_bytes: bytes) -> AgentReply:
+    """The Verifier's reply to its input: the message it was given, else the one its bytes hold."""
+    verifier_input = given if isinstance(given, contracts_pb2.VerifierInput) else parse_verifier_input(input_bytes)
+    return AgentReply(text=json.dumps(verify(verifier_input), ensure_ascii=False), model=MODEL)

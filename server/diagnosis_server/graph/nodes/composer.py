@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2, run_pb2
@@ -13,6 +14,7 @@ from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ask_agent, with_outcome
 from diagnosis_server.graph.standing import guarded_statements, standing_answer
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.offload import off_loop
 from diagnosis_server.protocols.composer import parse_composer_output
 
 
@@ -40,20 +42,32 @@ class ComposerNode:
         call = await ask_agent(ctx, self.name, material.to_json(), attempt=attempt, cycle=cycle)
         if call.reply is None:
             return NodeResult(call.outcome, call.reason, step=call.step)
-        parsed = parse_composer_output(call.reply.text)
-        invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
-        if not parsed.ok or parsed.output is None:
-            return NodeResult(invalid, "COMPOSER_INVALID_OUTPUT", step=with_outcome(call.step, invalid))
-        violations = composer_output_violations(
-            parsed, material, excluded_statements=inputs.excluded_statements, tool_names=ctx.tools.toolset.names
+        # The parse, the guard and the rendering are CPU work: off the event loop.
+        return await off_loop(
+            guarded_answer, material, inputs.excluded_statements, call.reply.text, call.step, ctx.tools.toolset.names
         )
-        if violations:
-            refusal = tuple(dict.fromkeys(v.rule for v in violations))
-            return NodeResult(
-                invalid,
-                "COMPOSER_GUARD_REJECTED",
-                updates={"composer_refusal": refusal},
-                step=with_outcome(call.step, invalid),
-            )
-        output = render_answer(material, parsed, source=contracts_pb2.COMPOSER_SOURCE_COMPOSER)
-        return NodeResult(run_pb2.NODE_OUTCOME_OK, "COMPOSED", updates={"composer_output": output}, step=call.step)
+
+
+def guarded_answer(
+    material: AllowedMaterial,
+    excluded: tuple[str, ...],
+    reply: str,
+    step: run_pb2.NodeStep,
+    tool_names: Collection[str],
+) -> NodeResult:
+    """The Composer's reply parsed, held to the material by the guard, and rendered: the node's outcome and writes."""
+    parsed = parse_composer_output(reply)
+    invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
+    if not parsed.ok or parsed.output is None:
+        return NodeResult(invalid, "COMPOSER_INVALID_OUTPUT", step=with_outcome(step, invalid))
+    violations = composer_output_violations(parsed, material, excluded_statements=excluded, tool_names=tool_names)
+    if violations:
+        refusal = tuple(dict.fromkeys(v.rule for v in violations))
+        return NodeResult(
+            invalid,
+            "COMPOSER_GUARD_REJECTED",
+            updates={"composer_refusal": refusal},
+            step=with_outcome(step, invalid),
+        )
+    output = render_answer(material, parsed, source=contracts_pb2.COMPOSER_SOURCE_COMPOSER)
+    return NodeResult(run_pb2.NODE_OUTCOME_OK, "COMPOSED", updates={"composer_output": output}, step=step)

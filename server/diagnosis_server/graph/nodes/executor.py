@@ -16,6 +16,7 @@ from diagnosis_server.graph.nodes.base import (
     with_outcome,
 )
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.offload import off_loop
 from diagnosis_server.protocols.executor import parse_executor_output
 from diagnosis_server.protocols.planner import PlanStep, plan_to_json
 from diagnosis_server.store.errors import DuplicateRecord, StoreError
@@ -106,7 +107,7 @@ class ExecutorNode:
             failed = run_pb2.NODE_OUTCOME_FAILED
             reason = MODEL_ENDPOINT_FAILED if call.reason == MODEL_ENDPOINT_FAILED else "EXECUTOR_FAILED"
             return NodeResult(failed, reason, updates=not_run, step=with_outcome(call.step, failed))
-        parsed = parse_executor_output(call.reply.text)
+        parsed = await off_loop(parse_executor_output, call.reply.text)  # CPU work: off the event loop
         if not parsed.ok:
             invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
             return NodeResult(

@@ -11,6 +11,7 @@ from diagnosis_server.gatekeeper import run_gatekeeper
 from diagnosis_server.gatekeeper.pointer import PointerError, resolve_value
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import NodeResult, ProjectedNode
+from diagnosis_server.offload import off_loop
 from diagnosis_server.protocols.executor import ExecutorParse
 from diagnosis_server.verification.verdict import verdict_ceiling
 
@@ -38,17 +39,23 @@ class GatekeeperNode(ProjectedNode[GatekeeperInput]):
     async def run(self, inputs: GatekeeperInput, ctx: RunContext, *, attempt: int, cycle: int) -> NodeResult:
         parse = inputs.legal_parse()
         invocations = await ctx.invocations.list_tool_invocations(inputs.run_id)
-        result = run_gatekeeper(parse, invocations, run_id=inputs.run_id)
-        ceiling = verdict_ceiling(result)
-        outcome, reason = _OUTCOME_BY_CEILING.get(ceiling, (run_pb2.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"))
-        own = [invocation for invocation in invocations if invocation.run_id in ("", inputs.run_id)]
-        updates = {
-            "gatekeeper_result": result,
-            "verdict_ceiling": ceiling,
-            "recorded_calls": tuple(RecordedCall.of(invocation) for invocation in own),
-            "bound_values": {**recorded_outputs(own), **bound_values(result, own)},
-        }
-        return NodeResult(outcome, reason, updates=updates)
+        # The checks and the values they bound are CPU work: off the event loop.
+        return await off_loop(checked, parse, invocations, run_id=inputs.run_id)
+
+
+def checked(parse: ExecutorParse, invocations: list[contracts_pb2.ToolInvocation], *, run_id: str) -> NodeResult:
+    """The Gatekeeper's result on ``parse`` against the run's recorded ``invocations``: its outcome and writes."""
+    result = run_gatekeeper(parse, invocations, run_id=run_id)
+    ceiling = verdict_ceiling(result)
+    outcome, reason = _OUTCOME_BY_CEILING.get(ceiling, (run_pb2.NODE_OUTCOME_CEILING_REJECT, "GATEKEEPER_REJECT"))
+    own = [invocation for invocation in invocations if invocation.run_id in ("", run_id)]
+    updates = {
+        "gatekeeper_result": result,
+        "verdict_ceiling": ceiling,
+        "recorded_calls": tuple(RecordedCall.of(invocation) for invocation in own),
+        "bound_values": {**recorded_outputs(own), **bound_values(result, own)},
+    }
+    return NodeResult(outcome, reason, updates=updates)
 
 
 def bound_values(

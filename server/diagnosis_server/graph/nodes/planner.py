@@ -9,6 +9,7 @@ from diagnosis_server.composition.notes import NOTHING_TO_CALL
 from diagnosis_server.graph.context import RunContext
 from diagnosis_server.graph.nodes.base import CycleInput, NodeResult, ask_agent, projection, with_outcome
 from diagnosis_server.graph.state import DiagnosisState
+from diagnosis_server.offload import off_loop
 from diagnosis_server.protocols.planner import PlannerMode, parse_planner_output, plans_nothing
 
 
@@ -37,7 +38,7 @@ class PlannerNode:
             invalid = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
             return NodeResult(invalid, NOTHING_TO_CALL, step=with_outcome(call.step, invalid))
         allowed = ctx.allowed_tools if ctx.allowed_tools is not None else ctx.tools.toolset.names
-        parsed = parse_planner_output(call.reply.text, allowed_tools=allowed)
+        parsed = await off_loop(parse_planner_output, call.reply.text, allowed_tools=allowed)  # CPU: off the loop
         if not parsed.ok:
             outcome = run_pb2.NODE_OUTCOME_INVALID_OUTPUT
             return NodeResult(outcome, "PLANNER_INVALID_OUTPUT", step=with_outcome(call.step, outcome))

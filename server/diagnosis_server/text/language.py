@@ -34,6 +34,7 @@ _CAUSAL = re.compile(
     r"|which (?:is|was) why|that(?:'s| is| was) why|this is why|therefore|thus|hence|consequently|accordingly"
     r"|broke|breaks|breaking|broken|brought down|took down|takes down|taking down|knocked out"
     r"|trigger(?:s|ed|ing)?|responsible for|explain(?:s|ed|ing)?|driven by|stem(?:s|med|ming)? from"
+    r"|(?:comes?|came|coming|boils?|boiled|boiling) down to|attributable to"
     r"|culprits?|to blame|blamed?|at fault|(?:is|are|was|were) (?:the )?(?:fault|problem|issue)"
     r"|prov(?:e|es|ed|en|ing)|which means|fault of|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
     r"|(?:this|which|that|it) (?:means|meant|shows|showed|indicates|proves|proved|confirms|implies)"

@@ -32,7 +32,7 @@ from diagnosis_server.gatekeeper.pointer import PointerError, is_array_index, re
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
 from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
-from diagnosis_server.verification.derivability import RunEvidence
+from diagnosis_server.verification.derivability import Record, RunEvidence
 
 _C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
@@ -98,6 +98,8 @@ class Ceilings:
         conditions: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
         # Per claim: each bound scalar as "name: value" (its polarity and counts are facts of the claim).
         self._fields: dict[str, list[str]] = {}
+        # Per claim: the records it bound (the list element each value stands in, or the whole output), named.
+        self._scopes: dict[str, dict[str, Record]] = {}
         for e in evidence:
             claim_id = e.claim_id
             if (condition := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
@@ -109,6 +111,8 @@ class Ceilings:
                 grounding.append(values[key])
                 if (named := _field_of(e.raw_path, values[key])) is not None:
                     self._fields.setdefault(claim_id, []).append(named)
+            if (scope := self._scope_of(e)) is not None:
+                self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
@@ -119,21 +123,43 @@ class Ceilings:
                 if "type" in fields and "status" in fields:
                     self._lists.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
 
-    def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
-        """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
-        parent, _, last = raw_path.rpartition("/")
-        if not is_array_index(last) or invocation_id not in self._outputs:
-            return None
+    def _document(self, invocation_id: str) -> JsonValue:
         if invocation_id not in self._documents:
             try:
                 self._documents[invocation_id] = json.loads(self._outputs[invocation_id])
             except ValueError:
                 self._documents[invocation_id] = None
+        return self._documents[invocation_id]
+
+    def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
+        """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
+        parent, _, last = raw_path.rpartition("/")
+        if not is_array_index(last) or invocation_id not in self._outputs:
+            return None
         try:
-            found = resolve(self._documents[invocation_id], parent)
+            found = resolve(self._document(invocation_id), parent)
         except PointerError:
             return None
         return value_text(found) if isinstance(found, list) else None
+
+    def _scope_of(self, evidence: contracts_pb2.VerifiedEvidence) -> Record | None:
+        """The record a bound value stands in, named, with its text: the element of the output's outermost list
+        that holds it (an event, a pod, a log stream), or the whole output for a value outside any list."""
+        invocation_id = evidence.source_invocation_id
+        if invocation_id not in self._outputs:
+            return None
+        keys = evidence.raw_path.split("/")
+        index = next((i for i, key in enumerate(keys) if i and is_array_index(key)), None)
+        tool = evidence.tool_name or "tool"
+        whole = Record(invocation_id, f"the whole {tool} output ({invocation_id})", self._outputs[invocation_id])
+        if index is None:
+            return whole
+        pointer = "/".join(keys[: index + 1])
+        try:
+            found = resolve(self._document(invocation_id), pointer)
+        except PointerError:
+            return whole
+        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", value_text(found))
 
     def of(self, claim: contracts_pb2.Claim) -> Ceiling:
         """The deterministic ceiling of one verified claim (see the module docstring)."""
@@ -155,6 +181,8 @@ class Ceilings:
             grounding=values,
             question=self._question,
             bound=[*values, *self._lists.get(claim_id, ()), *self._fields.get(claim_id, ())],
+            fields=self._fields.get(claim_id, ()),
+            scopes=list(self._scopes.get(claim_id, {}).values()),
             outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)

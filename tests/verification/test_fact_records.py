@@ -1,0 +1,150 @@
+"""An observation says what one record shows: facts bound from records that never show them together (a pod of
+the logs said to be the one the events show OOMKilled) are unsupported for the claim, never shown as a fact, and
+the audit says where each was found (R-V-2, R-V-4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagnosis.v1 import contracts_pb2 as c
+from diagnosis_server.verification.classification_ceiling import guard_claim_checks
+from diagnosis_server.verification.derivability import Record, derive
+
+DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
+INFERENCE = c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+UNSUPPORTED = c.CLAIM_CLASSIFICATION_UNSUPPORTED
+
+GATEWAY_LINE = Record("logs", "logs /lines/0", '{"pod":"edge-gw-6b5f4-p4r7t","message":"upstream=ledger status=502"}')
+LEDGER_STATUS = Record(
+    "events", "events /container_statuses/0", '{"pod":"ledger-7d8f9-x2k8q","reason":"OOMKilled","exitCode":137}'
+)
+
+
+def test_a_pod_bound_from_another_record_than_its_state_is_unsupported_and_located() -> None:
+    derivation = derive(
+        "pod edge-gw-6b5f4-p4r7t was OOMKilled",
+        ["edge-gw-6b5f4-p4r7t", "OOMKilled"],
+        scopes=[GATEWAY_LINE, LEDGER_STATUS],
+    )
+    assert derivation.classification == UNSUPPORTED and not derivation.fabricated
+    assert derivation.apart == (("edge-gw-6b5f4-p4r7t", "logs /lines/0"), ("OOMKilled", "events /container_statuses/0"))
+    assert derivation.reason() == (
+        "no output it bound shows its facts together: edge-gw-6b5f4-p4r7t only in logs /lines/0; OOMKilled only in "
+        "events /container_statuses/0; a fact of one output is never said of another's"
+    )
+
+
+def test_the_same_pod_bound_from_its_own_record_is_direct() -> None:
+    derivation = derive(
+        "pod ledger-7d8f9-x2k8q was OOMKilled with exit code 137",
+        ["ledger-7d8f9-x2k8q", "OOMKilled", "137"],
+        scopes=[LEDGER_STATUS, GATEWAY_LINE],
+    )
+    assert derivation.classification == DIRECT and derivation.apart == ()
+
+
+def test_a_fact_apart_from_the_others_is_named_with_them() -> None:
+    """The gateway's pod and status stand together in the logs; the OOMKilled of the ledger's record does not."""
+    derivation = derive(
+        "pod edge-gw-6b5f4-p4r7t got status=502 and was OOMKilled",
+        ["edge-gw-6b5f4-p4r7t", "upstream=ledger status=502", "OOMKilled"],
+        scopes=[GATEWAY_LINE, LEDGER_STATUS],
+    )
+    assert derivation.classification == UNSUPPORTED
+    assert derivation.apart == (("OOMKilled", "events /container_statuses/0"),)
+    assert "shows OOMKilled with edge-gw-6b5f4-p4r7t, 502: OOMKilled only in events" in derivation.reason()
+
+
+def test_the_records_of_one_output_may_be_named_together() -> None:
+    """Two pods of one list, each its own record: an observation may name a list's elements together."""
+    scopes = [
+        Record("pods", "pods /items/0", '{"name":"qdrant-0","phase":"Pending"}'),
+        Record("pods", "pods /items/2", '{"name":"qdrant-2","phase":"Pending"}'),
+        LEDGER_STATUS,
+    ]
+    derivation = derive("pods qdrant-0 and qdrant-2 are Pending", ["qdrant-0", "qdrant-2"], scopes=scopes)
+    assert derivation.classification == DIRECT, derivation.reason()
+
+
+def test_a_fact_of_another_output_held_by_the_record_is_direct() -> None:
+    """The events record names the gateway's pod: the two outputs show the facts together."""
+    events = Record("events", "events /items/0", '{"involvedObject":{"name":"edge-gw-6b5f4-p4r7t"},"reason":"BackOff"}')
+    derivation = derive(
+        "pod edge-gw-6b5f4-p4r7t has a BackOff event", ["edge-gw-6b5f4-p4r7t", "BackOff"], scopes=[GATEWAY_LINE, events]
+    )
+    assert derivation.classification == DIRECT and derivation.apart == ()
+
+
+def test_a_conclusion_may_join_records() -> None:
+    derivation = derive(
+        "the OOMKilled restarts of ledger likely cause the status=502 of edge-gw-6b5f4-p4r7t",
+        ["OOMKilled", "upstream=ledger status=502", "edge-gw-6b5f4-p4r7t"],
+        scopes=[LEDGER_STATUS, GATEWAY_LINE],
+    )
+    assert derivation.classification == INFERENCE and derivation.apart == ()
+
+
+def test_one_record_or_a_fact_no_record_holds_alone_decides_nothing() -> None:
+    assert derive("edge-gw-6b5f4-p4r7t was OOMKilled", ["edge-gw-6b5f4-p4r7t", "OOMKilled"]).apart == ()
+    # "512Mi" stands in no single record: it takes no part.
+    scopes = [Record("a", "a /items/0", '{"pod":"cart-1"}'), Record("b", "b /items/0", '{"limit":"512"}')]
+    assert derive("cart-1 has a 512Mi limit", ["cart-1", "512", "Mi"], scopes=scopes).apart == ()
+
+
+OUTPUTS = {
+    "inv-ev": {
+        "namespace": "payments",
+        "container_statuses": [
+            {"pod": "ledger-7d8f9-x2k8q", "lastState": {"terminated": {"reason": "OOMKilled"}}},
+        ],
+    },
+    "inv-lg": {"service": "edge-gw", "lines": [{"pod": "edge-gw-6b5f4-p4r7t", "message": "status=502"}]},
+}
+
+
+def _verifier_input(
+    statement: str, bindings: list[tuple[str, str, str]]
+) -> tuple[c.VerifierInput, dict[tuple[str, str], str]]:
+    evidence = [
+        c.VerifiedEvidence(claim_id="c1", source_invocation_id=inv, tool_name=inv, raw_path=path, matched_text=text)
+        for inv, path, text in bindings
+    ]
+    values = {(inv, ""): json.dumps(output) for inv, output in OUTPUTS.items()}
+    values |= {(inv, path): text for inv, path, text in bindings}
+    vi = c.VerifierInput(
+        verified_executor_output=c.VerifiedExecutorOutput(
+            claims=[c.Claim(claim_id="c1", statement=statement, critical=True)]
+        ),
+        verified_evidence=evidence,
+        gatekeeper_audit=c.GatekeeperResult(checked_bindings=[c.CheckedBinding(claim_id="c1", passed=True)]),
+    )
+    return vi, values
+
+
+REASON = ("inv-ev", "/container_statuses/0/lastState/terminated/reason", "OOMKilled")
+
+
+@pytest.mark.parametrize(
+    ("statement", "pod", "classification"),
+    [
+        ("pod edge-gw-6b5f4-p4r7t was OOMKilled", ("inv-lg", "/lines/0/pod", "edge-gw-6b5f4-p4r7t"), UNSUPPORTED),
+        ("pod ledger-7d8f9-x2k8q was OOMKilled", ("inv-ev", "/container_statuses/0/pod", "ledger-7d8f9-x2k8q"), DIRECT),
+        # A value outside any list stands for its whole output: the logs' service is not the one OOMKilled.
+        ("edge-gw saw ledger-7d8f9-x2k8q OOMKilled", ("inv-lg", "/service", "edge-gw"), UNSUPPORTED),
+    ],
+)
+def test_the_guard_reads_each_bound_record_from_its_recorded_output(
+    statement: str, pod: tuple[str, str, str], classification: int
+) -> None:
+    ledger = ("inv-ev", "/container_statuses/0/pod", "ledger-7d8f9-x2k8q")
+    vi, values = _verifier_input(statement, [REASON, pod] + ([ledger] if "saw" in statement else []))
+    checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
+    output, fabricated = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
+    assert output.claim_checks[0].classification == classification, output.classification_changes
+    assert not fabricated
+    if classification == UNSUPPORTED and "pod edge-gw" in statement:
+        reason = output.classification_changes[0].reason
+        assert "edge-gw-6b5f4-p4r7t only in inv-lg (inv-lg) /lines/0" in reason
+        assert "OOMKilled only in inv-ev (inv-ev) /container_statuses/0" in reason

@@ -101,6 +101,19 @@ OUTPUTS = {
         ],
     },
     "inv-lg": {"service": "edge-gw", "lines": [{"pod": "edge-gw-6b5f4-p4r7t", "message": "status=502"}]},
+    "inv-pods": {
+        "items": [
+            {
+                "name": "ingest-7c9d-r44qw",
+                "image": "ghcr.io/acme/ingest:v3.2.0",
+                "waiting": {
+                    "reason": "ErrImagePull",
+                    "message": "failed to pull image: failed to authorize: GET https://ghcr.io/token: 401 Unauthorized",
+                },
+                "long": "x " * 3000 + "403 Forbidden",
+            }
+        ]
+    },
 }
 
 
@@ -148,3 +161,33 @@ def test_the_guard_reads_each_bound_record_from_its_recorded_output(
         reason = output.classification_changes[0].reason
         assert "edge-gw-6b5f4-p4r7t only in inv-lg (inv-lg) /lines/0" in reason
         assert "OOMKilled only in inv-ev (inv-ev) /container_statuses/0" in reason
+
+
+MESSAGE = ("inv-pods", "/items/0/waiting/message", "failed to pull image: failed to authorize")
+POD = ("inv-pods", "/items/0/name", "ingest-7c9d-r44qw")
+
+
+@pytest.mark.parametrize(
+    ("statement", "binding", "classification"),
+    [
+        # The bound message, cut short by the model, holds the code in its tail: a fact of the value it bound.
+        ("ingest-7c9d-r44qw cannot pull its image (401 Unauthorized)", MESSAGE, DIRECT),
+        ("ingest-7c9d-r44qw cannot pull its image (404 Unauthorized)", MESSAGE, c.CLAIM_CLASSIFICATION_CONTRADICTED),
+        # A neighbouring field of the record it did not bind stays outside its evidence.
+        ("ingest-7c9d-r44qw cannot pull ghcr.io/acme/ingest:v3.2.0", MESSAGE, UNSUPPORTED),
+        # An object bound by an excerpt is no one value's text; nor is a string longer than a line.
+        (
+            "ingest-7c9d-r44qw cannot pull: 401 Unauthorized",
+            ("inv-pods", "/items/0/waiting", "ErrImagePull"),
+            UNSUPPORTED,
+        ),
+        ("ingest-7c9d-r44qw cannot pull: 403 Forbidden", ("inv-pods", "/items/0/long", "x x x"), UNSUPPORTED),
+    ],
+)
+def test_a_fact_of_the_whole_string_an_excerpt_was_bound_from_is_its_own(
+    statement: str, binding: tuple[str, str, str], classification: int
+) -> None:
+    vi, values = _verifier_input(statement, [POD, binding])
+    checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
+    output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
+    assert output.claim_checks[0].classification == classification, output.classification_changes

@@ -36,6 +36,8 @@ from diagnosis_server.verification.derivability import Record, RunEvidence
 
 _C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
+# The longest string a bound excerpt stands for whole (a log line, an event's message).
+_WHOLE_STRING = 4096
 # The type or status of one of an object's status conditions (Kubernetes' ``status.conditions[i]``).
 _CONDITION_FIELD = re.compile(r"/conditions/\d+/(type|status)$")
 
@@ -100,6 +102,9 @@ class Ceilings:
         self._fields: dict[str, list[str]] = {}
         # Per claim: the records it bound (the list element each value stands in, or the whole output), named.
         self._scopes: dict[str, dict[str, Record]] = {}
+        # Per claim: the whole text of each string it bound an excerpt of (a message cut short): a fact of the
+        # very value at the pointer it bound is a fact of its bound text.
+        self._whole: dict[str, list[str]] = {}
         for e in evidence:
             claim_id = e.claim_id
             if (condition := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
@@ -111,6 +116,8 @@ class Ceilings:
                 grounding.append(values[key])
                 if (named := _field_of(e.raw_path, values[key])) is not None:
                     self._fields.setdefault(claim_id, []).append(named)
+            if (whole := self._whole_string(e)) is not None:
+                self._whole.setdefault(claim_id, []).append(whole)
             if (scope := self._scope_of(e)) is not None:
                 self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
@@ -141,6 +148,19 @@ class Ceilings:
         except PointerError:
             return None
         return value_text(found) if isinstance(found, list) else None
+
+    def _whole_string(self, evidence: contracts_pb2.VerifiedEvidence) -> str | None:
+        """The whole string at a bound pointer whose excerpt the claim bound (one message, one log line, at most
+        ``_WHOLE_STRING`` characters), or None: a list, an object or a whole output is never one value's text."""
+        if evidence.source_invocation_id not in self._outputs or not evidence.raw_path:
+            return None
+        try:
+            found = resolve(self._document(evidence.source_invocation_id), evidence.raw_path)
+        except PointerError:
+            return None
+        if not isinstance(found, str) or len(found) > _WHOLE_STRING or found == evidence.matched_text:
+            return None
+        return found
 
     def _scope_of(self, evidence: contracts_pb2.VerifiedEvidence) -> Record | None:
         """The record a bound value stands in, named, with its text: the element of the output's outermost list
@@ -183,6 +203,7 @@ class Ceilings:
             bound=[*values, *self._lists.get(claim_id, ()), *self._fields.get(claim_id, ())],
             fields=self._fields.get(claim_id, ()),
             scopes=list(self._scopes.get(claim_id, {}).values()),
+            whole=self._whole.get(claim_id, ()),
             outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)

@@ -28,7 +28,8 @@ match by the equivalences of ``text.quantities``. The classification, strongest 
 
 ``Derivation.located`` records where each fact was found (bound text, same output, other output, nowhere).
 
-How a fact is found:
+How a fact is found (the claim's own evidence is its matched texts, and the whole string at a bound pointer an
+excerpt was bound from: a message the model cut short holds its tail's facts too):
 
 - a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace (a
   plural name by its singular; a hyphenated English word by its parts);
@@ -627,11 +628,15 @@ class RunEvidence:
         bound: Sequence[str] = (),
         fields: Sequence[str] = (),
         scopes: Sequence[Record] = (),
+        whole: Sequence[str] = (),
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> Derivation:
-        """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others)."""
+        """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
+        ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
         claim_id = claim.claim_id
         own = self._texts(self._by_claim.get(claim_id, ()))
+        if whole:
+            own = _Texts([*own.raw, *whole], [*own.normalized, *(normalize(t) for t in whole)])
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
         places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
         return _derive(

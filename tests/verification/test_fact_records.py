@@ -191,3 +191,77 @@ def test_a_fact_of_the_whole_string_an_excerpt_was_bound_from_is_its_own(
     checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
     output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
     assert output.claim_checks[0].classification == classification, output.classification_changes
+
+
+def _pods(*reasons: str) -> str:
+    return json.dumps([{"name": f"cart-{i}", "reason": r} for i, r in enumerate(reasons, start=1)])
+
+
+THREE_OOM = _pods("OOMKilled", "OOMKilled", "OOMKilled")
+ONE_DONE = _pods("OOMKilled", "Completed", "OOMKilled")
+
+
+@pytest.mark.parametrize(
+    ("statement", "covered", "classification"),
+    [
+        ("all 3 pods are OOMKilled", THREE_OOM, DIRECT),  # every item of the list it bound whole shows it
+        ("every pod is OOMKilled", THREE_OOM, DIRECT),
+        ("all 3 pods are OOMKilled", ONE_DONE, c.CLAIM_CLASSIFICATION_OVERSTATED),  # one item is Completed
+        ("all pods are OOMKilled", "", c.CLAIM_CLASSIFICATION_OVERSTATED),  # no list shows every pod
+        ("every pod is OOMKilled", "", c.CLAIM_CLASSIFICATION_OVERSTATED),
+        ("all 4 pods are OOMKilled", THREE_OOM, c.CLAIM_CLASSIFICATION_CONTRADICTED),  # another count
+        ('the pods log "all replicas OOMKilled"', "", c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION),  # quoted: evidence
+    ],
+)
+def test_a_scope_word_is_said_only_where_the_evidence_shows_every_item(
+    statement: str, covered: str, classification: int
+) -> None:
+    evidence = ["OOMKilled", "all replicas OOMKilled"] if "log" in statement else ["OOMKilled"]
+    derivation = derive(statement, evidence, covered=[covered] if covered else [])
+    assert derivation.classification == classification, derivation.reason()
+
+
+def test_a_scope_word_the_evidence_says_is_grounded() -> None:
+    assert derive("all replicas of cart-svc are OOMKilled", ["cart-svc: all replicas OOMKilled"]).ungrounded == ()
+    assert derive("the pods are always OOMKilled", ["OOMKilled"]).ungrounded == ("always",)
+    assert derive("the pods are definitely OOMKilled", ["OOMKilled"]).ungrounded == ("definitely",)
+
+
+PODS = {
+    "inv-list": {
+        "items": [
+            {"name": "cart-1", "reason": "OOMKilled"},
+            {"name": "cart-2", "reason": "OOMKilled"},
+            {"name": "cart-3", "reason": "OOMKilled"},
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("statement", "indexes", "classification"),
+    [
+        ("all 3 pods are OOMKilled", (0, 1, 2), DIRECT),  # it bound a value of every element
+        ("all pods are OOMKilled", (0, 1), c.CLAIM_CLASSIFICATION_OVERSTATED),  # cart-3 not bound
+        ("3 pods are OOMKilled", (0, 1), c.CLAIM_CLASSIFICATION_CONTRADICTED),  # a count it did not bind
+    ],
+)
+def test_the_guard_reads_a_list_bound_whole_as_showing_every_item(
+    statement: str, indexes: tuple[int, ...], classification: int
+) -> None:
+    bindings = [("inv-list", f"/items/{i}/reason", "OOMKilled") for i in indexes]
+    evidence = [
+        c.VerifiedEvidence(claim_id="c1", source_invocation_id=inv, tool_name="pods", raw_path=path, matched_text=text)
+        for inv, path, text in bindings
+    ]
+    values = {("inv-list", ""): json.dumps(PODS["inv-list"])} | {(inv, path): text for inv, path, text in bindings}
+    vi = c.VerifierInput(
+        verified_executor_output=c.VerifiedExecutorOutput(
+            claims=[c.Claim(claim_id="c1", statement=statement, critical=True)]
+        ),
+        verified_evidence=evidence,
+        gatekeeper_audit=c.GatekeeperResult(checked_bindings=[c.CheckedBinding(claim_id="c1", passed=True)]),
+    )
+    checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
+    output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
+    assert output.claim_checks[0].classification == classification, output.classification_changes

@@ -202,8 +202,8 @@ def name_parts(text: str) -> str:
     return f"{text} {_CAMEL.sub(' ', _NAME_SEPARATORS.sub(' ', text))}"
 
 
-# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). ("all" and
-# "every" stay neutral: the embedded analyzers' sentences count a workload's pods with them.)
+# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). (The scope
+# words "all" and "every" are read apart, ``scope_words``: a list the claim bound whole may show them.)
 INTENSITY_WORDS = frozenset(
     {
         "always", "completely", "entirely", "totally", "definitely", "certainly", "clearly",
@@ -338,6 +338,17 @@ def _compatibility_form(word: str) -> bool:
     import unicodedata
 
     return not word.isascii() and unicodedata.normalize("NFKC", word).isascii()
+
+
+# Words that say a statement holds of every item of a set: said only when the evidence says them or shows every
+# item (``verification.derivability``).
+SCOPE_WORDS = frozenset({"all", "every"})
+
+
+def scope_words(statement: str) -> tuple[str, ...]:
+    """The scope words ("all 3 pods", "every container") of a statement, outside its quoted parts."""
+    text = _QUOTED_RAW.sub(" ", normalize(statement))
+    return tuple(dict.fromkeys(w for w in _WORD.findall(text) if w in SCOPE_WORDS))
 
 
 def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iterable[str] = ()) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
@@ -124,6 +124,9 @@ class Ceilings:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
+        # Per claim: each list it bound a value of every element of ("all 3 pods are OOMKilled"): its count, and
+        # what every item holds, are facts of the claim (never its polarity: the items' other fields are unbound).
+        self._covered = {claim_id: self._covered_lists(scopes.values()) for claim_id, scopes in self._scopes.items()}
         # A condition read whole ("Ready: Unknown"): its type alone ("Ready") takes no stance, its status does.
         for claim_id, bound in conditions.items():
             for fields in bound.values():
@@ -162,6 +165,23 @@ class Ceilings:
             return None
         return found
 
+    def _covered_lists(self, records: Iterable[Record]) -> list[str]:
+        """The JSON text of each outermost list whose every element is a record among ``records``."""
+        elements: dict[tuple[str, str], set[str]] = {}
+        for record in records:
+            if record.pointer:
+                parent, _, index = record.pointer.rpartition("/")
+                elements.setdefault((record.output, parent), set()).add(index)
+        out = []
+        for (invocation_id, parent), indexes in elements.items():
+            try:
+                found = resolve(self._document(invocation_id), parent)
+            except PointerError:
+                continue
+            if isinstance(found, list) and indexes == {str(i) for i in range(len(found))}:
+                out.append(value_text(found))
+        return out
+
     def _scope_of(self, evidence: contracts_pb2.VerifiedEvidence) -> Record | None:
         """The record a bound value stands in, named, with its text: the element of the output's outermost list
         that holds it (an event, a pod, a log stream), or the whole output for a value outside any list."""
@@ -179,7 +199,7 @@ class Ceilings:
             found = resolve(self._document(invocation_id), pointer)
         except PointerError:
             return whole
-        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", value_text(found))
+        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", value_text(found), pointer)
 
     def of(self, claim: contracts_pb2.Claim) -> Ceiling:
         """The deterministic ceiling of one verified claim (see the module docstring)."""
@@ -204,6 +224,7 @@ class Ceilings:
             fields=self._fields.get(claim_id, ()),
             scopes=list(self._scopes.get(claim_id, {}).values()),
             whole=self._whole.get(claim_id, ()),
+            covered=self._covered.get(claim_id, ()),
             outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)

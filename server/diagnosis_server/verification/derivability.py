@@ -42,12 +42,14 @@ excerpt was bound from: a message the model cut short holds its tail's facts too
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import value_text
 from diagnosis_server.text.language import (
     causal_phrases,
     hedged,
@@ -55,6 +57,7 @@ from diagnosis_server.text.language import (
     instructions,
     name_parts,
     quoted_instruction,
+    scope_words,
     specific_words,
     stem,
     ungrounded_words,
@@ -135,6 +138,7 @@ class Record:
     output: str
     name: str
     text: str
+    pointer: str = ""  # the element's pointer ("/items/2"); "" for the whole output
 
 
 BOUND_TEXT = "bound text"
@@ -431,6 +435,7 @@ def derive(
     bound: Iterable[str] = (),
     fields: Iterable[str] = (),
     scopes: Iterable[Record] = (),
+    covered: Iterable[str] = (),
     same_outputs: Iterable[str] = (),
     other_outputs: Iterable[str] = (),
 ) -> Derivation:
@@ -439,7 +444,8 @@ def derive(
     whole values the evidence was found in) may ground its words but never its facts; ``bound`` (the whole
     values it bound) holds its polarity and its lists; ``fields`` (its bound scalars as "name: value") name what
     a value is (a unit, ``p99``); ``scopes`` (the records it bound) tell whether the records of one output show
-    an observation's facts with those of another (``Record``); ``same_outputs`` and ``other_outputs`` (the recorded
+    an observation's facts with those of another (``Record``); ``covered`` (the lists it bound every element of)
+    hold its counts and its scope ("all"); ``same_outputs`` and ``other_outputs`` (the recorded
     outputs it bound, and the others) tell where a fact it did not bind stands."""
     same, other = _Texts.of(same_outputs), _Texts.of(other_outputs)
     return _derive(
@@ -451,6 +457,7 @@ def derive(
         bound=tuple(bound),
         fields=tuple(fields),
         scopes=[(record, _Texts.of([record.text])) for record in scopes],
+        covered=tuple(covered),
         outputs=(same, other) if same.raw or other.raw else None,
     )
 
@@ -488,12 +495,13 @@ def _derive(
     bound: Sequence[str] = (),
     fields: Sequence[str] = (),
     scopes: Sequence[tuple[Record, _Texts]] = (),
+    covered: Sequence[str] = (),
     outputs: tuple[_Texts, _Texts] | None = None,
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
     texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, bound, fields))
+    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, [*bound, *covered], fields))
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
     located = [(f, BOUND_TEXT) for f in found] + [(f, OTHER_OUTPUT) for f in borrowed]
@@ -527,10 +535,15 @@ def _derive(
     asked = (question,) if question else ()
     ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding], question=asked)
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
+    ungrounded += _unshown_scope(
+        statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered]
+    )
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
-    apart = () if causal else _apart([f for f in facts if f.text in found], scopes)
+    apart = (
+        () if causal or len(scopes) < 2 else _apart_in_clauses(statement, [f for f in facts if f.text in found], scopes)
+    )
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
     elif unbound or apart or (borrowed and not (causal and hedged(statement))):
@@ -565,11 +578,63 @@ def _derive(
     )
 
 
+def _unshown_scope(
+    statement: str, facts: Sequence[_Fact], evidence: Sequence[str], bound: Sequence[str]
+) -> tuple[str, ...]:
+    """The scope words of a statement ("all 3 pods are OOMKilled") that its evidence neither says nor shows: a list
+    it bound whole (``bound``) shows one when every item holds each of the claim's facts that an item holds, and an
+    item holds at least one."""
+    words = scope_words(statement)
+    if not words:
+        return ()
+    said = [normalize(text) for text in evidence]
+    shown = any(_every_item_holds(facts, items) for items in _lists(bound))
+    return tuple(w for w in words if not shown and not _has_word(w, said))
+
+
+def _lists(texts: Sequence[str]) -> list[list[str]]:
+    """The JSON lists among ``texts``, each as its items' normalized texts."""
+    out = []
+    for text in texts:
+        if not text.startswith("["):
+            continue
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(parsed, list) and parsed:
+            out.append([normalize(value_text(item)).replace(" ", "") for item in parsed])
+    return out
+
+
+def _every_item_holds(facts: Sequence[_Fact], items: Sequence[str]) -> bool:
+    named = [compact(f.text) for f in facts if not f.number and f.kind in ("identifier", "compound", "quoted")]
+    held = [key for key in named if key and any(key in item for item in items)]
+    return bool(held) and all(key in item for key in held for item in items)
+
+
+# Where one observation of a statement ends and the next begins: a semicolon, or a sentence's end.
+_CLAUSE_END = re.compile(r";\s*|[.!?]\s+(?=[A-Z])")
+
+
+def _apart_in_clauses(
+    statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]
+) -> tuple[tuple[str, str], ...]:
+    """``_apart`` of each observation of a statement ("X is CrashLoopBackOff; pod Y is Pending" is two)."""
+    out: list[tuple[str, str]] = []
+    for clause in _CLAUSE_END.split(statement):
+        named = {fact.text for fact in _facts(clause)}
+        out += [a for a in _apart([f for f in facts if f.text in named], scopes) if a not in out]
+    return tuple(out)
+
+
 def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> tuple[tuple[str, str], ...]:
-    """The facts of an observation that only records of other outputs than those holding its other facts hold,
-    each with the records that hold it: an observation joins what one output shows (the records of one output, a
-    list's elements, may be named together). A fact no single record holds (found by combining texts) takes no
-    part; a claim whose facts all stand in one output's records has none."""
+    """The names and codes of an observation (a pod, ``OOMKilled``) that only records of other outputs than those
+    holding its other facts hold, each with the records that hold it: an observation joins what one output shows
+    (the records of one output, a list's elements, may be named together), when two or more names or codes are
+    placed: a quoted text, a number or a time keeps a name company but is never apart itself (it is what its own
+    record says: "the event says '...'; the claim asks for fast-ssd"). A fact no single record holds (found by
+    combining texts) takes no part; a claim whose facts all stand in one output's records has none."""
     if len({record.output for record, _ in scopes}) < 2 or len(facts) < 2:
         return ()
     holders = {
@@ -579,10 +644,13 @@ def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> t
     outputs = {fact: {record.output for record in records} for fact, records in holders.items() if records}
     if len(outputs) < 2:
         return ()
+    names = {fact.text for fact in facts if fact.kind in ("identifier", "compound") and fact.text in outputs}
+    if len(names) < 2:
+        return ()
     return tuple(
         (fact, ", ".join(record.name for record in holders[fact]))
         for fact, held in outputs.items()
-        if not any(held & other for name, other in outputs.items() if name != fact)
+        if fact in names and not any(held & other for name, other in outputs.items() if name != fact)
     )
 
 
@@ -629,6 +697,7 @@ class RunEvidence:
         fields: Sequence[str] = (),
         scopes: Sequence[Record] = (),
         whole: Sequence[str] = (),
+        covered: Sequence[str] = (),
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> Derivation:
         """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
@@ -648,6 +717,7 @@ class RunEvidence:
             bound=bound,
             fields=fields,
             scopes=[(record, _Texts.of([record.text])) for record in scopes],
+            covered=covered,
             outputs=places,
         )
 

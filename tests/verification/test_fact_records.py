@@ -265,3 +265,22 @@ def test_the_guard_reads_a_list_bound_whole_as_showing_every_item(
     checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
     output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
     assert output.claim_checks[0].classification == classification, output.classification_changes
+
+
+@pytest.mark.parametrize(
+    ("statement", "evidence", "ungrounded"),
+    [
+        ("cart-1 never fails its probe", "cart-1 Running", ("never",)),  # at no time: beyond one reading
+        ("cart-1 is never-failing", "cart-1 Running", ("never",)),  # a hyphenated scope word is words, no name
+        ("cart-1 is always-on", "cart-1 Running", ("always",)),
+        ("cart-1 never retried the upload", "cart-1: upload never retried", ()),  # the evidence says it
+        ("cart-1 reached a non-zero exit", "cart-1 non-zero exit", ()),  # no scope word
+    ],
+)
+def test_never_and_scope_compounds_are_said_only_where_the_evidence_says_them(
+    statement: str, evidence: str, ungrounded: tuple[str, ...]
+) -> None:
+    derivation = derive(statement, [evidence], bound=[evidence])
+    assert derivation.ungrounded == ungrounded, derivation.reason()
+    expected = c.CLAIM_CLASSIFICATION_OVERSTATED if ungrounded else DIRECT
+    assert derivation.classification == expected and not derivation.fabricated

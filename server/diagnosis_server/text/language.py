@@ -340,13 +340,15 @@ def _compatibility_form(word: str) -> bool:
     return not word.isascii() and unicodedata.normalize("NFKC", word).isascii()
 
 
-# Words that say a statement holds of every item of a set: said only when the evidence says them or shows every
-# item (``verification.derivability``).
-SCOPE_WORDS = frozenset({"all", "every"})
+# Words that say a statement holds of every item of a set, or at every time: said only when the evidence says them
+# or (for a set) shows every item (``verification.derivability``). "never" is a negation too (``text.polarity``).
+SCOPE_WORDS = frozenset({"all", "every", "never"})
+SET_SCOPE_WORDS = frozenset({"all", "every"})
 
 
 def scope_words(statement: str) -> tuple[str, ...]:
-    """The scope words ("all 3 pods", "every container") of a statement, outside its quoted parts."""
+    """The scope words ("all 3 pods", "every container", "never fails") of a statement, outside its quoted
+    parts (a hyphenated word's parts too: "never-failing")."""
     text = _QUOTED_RAW.sub(" ", normalize(statement))
     return tuple(dict.fromkeys(w for w in _WORD.findall(text) if w in SCOPE_WORDS))
 
@@ -399,6 +401,17 @@ def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     text = _QUOTED.sub(" ", normalize(statement))
     out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) in held and stem(w) not in vocabulary()]
     return tuple(dict.fromkeys(out))
+
+
+def stance_compound(word: str) -> bool:
+    """A hyphenated English word of scope or intensity (``never-failing``, ``always-on``, ``all-clear``): words to
+    ground, not a name (every part an English word, one of them a scope or intensity word; ``non-zero`` is none)."""
+    from diagnosis_server.text.polarity import polar_words
+
+    parts = _WORD.findall(normalize(word.replace("-", " ")))
+    scoped = SCOPE_WORDS | INTENSITY_WORDS
+    known = lexicon() | vocabulary() | {stem(w) for w in polar_words()}
+    return any(p in scoped for p in parts) and all(p in scoped or stem(p) in known for p in parts)
 
 
 def ungrounded_compound(word: str) -> tuple[str, ...]:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import value_text
 from diagnosis_server.text.language import (
+    SET_SCOPE_WORDS,
     causal_phrases,
     hedged,
     held_stems,
@@ -59,6 +60,7 @@ from diagnosis_server.text.language import (
     quoted_instruction,
     scope_words,
     specific_words,
+    stance_compound,
     stem,
     ungrounded_words,
     vocabulary,
@@ -270,6 +272,9 @@ def _facts(statement: str) -> list[_Fact]:
         is_unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
         if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not is_unit:
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
+            if kind == "compound" and stance_compound(word):
+                taken.append(match.span())  # "never-failing", "non-zero": words whose stance is checked, no name
+                continue
             take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
         if free(match.start()):
@@ -589,7 +594,7 @@ def _unshown_scope(
         return ()
     said = [normalize(text) for text in evidence]
     shown = any(_every_item_holds(facts, items) for items in _lists(bound))
-    return tuple(w for w in words if not shown and not _has_word(w, said))
+    return tuple(w for w in words if not (shown and w in SET_SCOPE_WORDS) and not _has_word(w, said))
 
 
 def _lists(texts: Sequence[str]) -> list[list[str]]:

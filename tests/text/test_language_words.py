@@ -35,6 +35,9 @@ def test_specific_words_are_held_by_the_evidence_and_not_neutral_vocabulary() ->
 
 def test_concludes_is_causal_language() -> None:
     assert concludes("the OOM caused the 503s") and concludes("which is why it failed")
+    assert concludes("the failure comes down to this: it is OOM-killed") and concludes("it boils down to OOM")
+    assert concludes("the lost batches are attributable to OOM kills")
+    assert not concludes("the pod came down at 10:15") and not concludes("the 502s account for 25% of requests")
     assert not concludes("checkout-api returns 503") and not concludes('the log says "root cause: x"')
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from diagnosis_server.text.polarity import polarity, stances
+import pytest
+
+from diagnosis_server.text.polarity import NEGATIONS, _counts, polar_words, polarity, stances
 
 
 def test_an_antonym_of_the_evidence_is_a_conflict() -> None:
@@ -46,3 +48,29 @@ def test_an_unknown_status_after_a_condition_turns_it_around() -> None:
     assert stances("Ready: Unknown").stances == frozenset({("ready", False)})
     assert not polarity("worker-2 is not ready", ["Ready: Unknown"]).conflicts
     assert polarity("worker-2 is ready", ["Ready: Unknown"]).conflicts == ("ready (evidence: notready)",)
+
+
+def test_the_polar_words_are_every_stance_word_and_every_negation() -> None:
+    words = polar_words()
+    assert {"healthy", "unhealthy", "succeeded", "failed", "ready", "notready"} <= words
+    assert words >= NEGATIONS and "cluster" not in words
+
+
+@pytest.mark.parametrize(
+    ("name", "counts"),
+    [
+        ("restartCount", True),
+        ("errors_total", True),
+        ("num", True),  # a counting word, whatever its length
+        ("replicas", True),
+        ("pods", True),  # a plural of four letters
+        ("ids", False),  # three letters: no plural it can be told from
+        ("class", False),  # "ss" is no plural
+        ("containerPort", False),
+        ("memory", False),
+        ("", False),
+        ("__", False),
+    ],
+)
+def test_a_field_counts_when_its_last_word_is_a_count_or_a_plural(name: str, counts: bool) -> None:
+    assert _counts(name) is counts

@@ -229,3 +229,29 @@ def test_a_condition_is_read_by_its_status_not_by_its_type(statement: str, statu
     checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
     output, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi)
     assert output.claim_checks[0].classification == classification, output.classification_changes
+
+
+@pytest.mark.parametrize(
+    ("statement", "classification"),
+    [
+        ("p99 latency is about 1.2 s", DIRECT),  # 1234.5 ms rounded within the precision written
+        ("p99 latency is 1.2345 s", DIRECT),
+        ("p99 latency is 1234.5 ms", DIRECT),
+        ("p99 latency is about 1.5 s", CONTRADICTED),  # another value
+        ("p99 latency is about 1.3 s", CONTRADICTED),  # rounded beyond the precision written
+        ("p99 latency is 1234.5 s", CONTRADICTED),  # the field's unit is milliseconds
+        ("p95 latency is 1234.5 ms", CONTRADICTED),  # the field names p99
+    ],
+)
+def test_a_bound_fields_name_says_its_values_unit_and_what_it_is(statement: str, classification: int) -> None:
+    field = "p99_latency_ms: 1234.5"
+    derivation = derive(statement, ["1234.5"], bound=["1234.5", field], fields=[field])
+    assert derivation.classification == classification, derivation.reason()
+
+
+def test_a_fields_unit_is_its_own_values_never_anothers() -> None:
+    """The unit of ``p99_latency_ms`` is not the unit of a number in another bound text or field."""
+    fields = ["p99_latency_ms: 1234.5", "errors: 250"]
+    assert derive("p99 latency is 0.25 s", ["1234.5", "250"], fields=fields).classification == CONTRADICTED
+    # A whole bound value is no field: its first word names nothing.
+    assert derive("latency is 1.2 s", ["1234.5"], bound=["latency_ms: 1234.5"]).classification == CONTRADICTED

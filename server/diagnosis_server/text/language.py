@@ -34,6 +34,7 @@ _CAUSAL = re.compile(
     r"|which (?:is|was) why|that(?:'s| is| was) why|this is why|therefore|thus|hence|consequently|accordingly"
     r"|broke|breaks|breaking|broken|brought down|took down|takes down|taking down|knocked out"
     r"|trigger(?:s|ed|ing)?|responsible for|explain(?:s|ed|ing)?|driven by|stem(?:s|med|ming)? from"
+    r"|(?:comes?|came|coming|boils?|boiled|boiling) down to|attributable to"
     r"|culprits?|to blame|blamed?|at fault|(?:is|are|was|were) (?:the )?(?:fault|problem|issue)"
     r"|prov(?:e|es|ed|en|ing)|which means|fault of|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
     r"|(?:this|which|that|it) (?:means|meant|shows|showed|indicates|proves|proved|confirms|implies)"
@@ -201,8 +202,8 @@ def name_parts(text: str) -> str:
     return f"{text} {_CAMEL.sub(' ', _NAME_SEPARATORS.sub(' ', text))}"
 
 
-# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). ("all" and
-# "every" stay neutral: the embedded analyzers' sentences count a workload's pods with them.)
+# Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). (The scope
+# words "all" and "every" are read apart, ``scope_words``: a list the claim bound whole may show them.)
 INTENSITY_WORDS = frozenset(
     {
         "always", "completely", "entirely", "totally", "definitely", "certainly", "clearly",
@@ -339,6 +340,19 @@ def _compatibility_form(word: str) -> bool:
     return not word.isascii() and unicodedata.normalize("NFKC", word).isascii()
 
 
+# Words that say a statement holds of every item of a set, or at every time: said only when the evidence says them
+# or (for a set) shows every item (``verification.derivability``). "never" is a negation too (``text.polarity``).
+SCOPE_WORDS = frozenset({"all", "every", "never"})
+SET_SCOPE_WORDS = frozenset({"all", "every"})
+
+
+def scope_words(statement: str) -> tuple[str, ...]:
+    """The scope words ("all 3 pods", "every container", "never fails") of a statement, outside its quoted
+    parts (a hyphenated word's parts too: "never-failing")."""
+    text = _QUOTED_RAW.sub(" ", normalize(statement))
+    return tuple(dict.fromkeys(w for w in _WORD.findall(text) if w in SCOPE_WORDS))
+
+
 def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iterable[str] = ()) -> tuple[str, ...]:
     """The statement's words (outside quotes) that nothing grounds, in any script.
 
@@ -387,6 +401,17 @@ def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     text = _QUOTED.sub(" ", normalize(statement))
     out = [w for w in _WORD.findall(text) if len(w) >= 3 and stem(w) in held and stem(w) not in vocabulary()]
     return tuple(dict.fromkeys(out))
+
+
+def stance_compound(word: str) -> bool:
+    """A hyphenated English word of scope or intensity (``never-failing``, ``always-on``, ``all-clear``): words to
+    ground, not a name (every part an English word, one of them a scope or intensity word; ``non-zero`` is none)."""
+    from diagnosis_server.text.polarity import polar_words
+
+    parts = _WORD.findall(normalize(word.replace("-", " ")))
+    scoped = SCOPE_WORDS | INTENSITY_WORDS
+    known = lexicon() | vocabulary() | {stem(w) for w in polar_words()}
+    return any(p in scoped for p in parts) and all(p in scoped or stem(p) in known for p in parts)
 
 
 def ungrounded_compound(word: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
@@ -32,10 +32,12 @@ from diagnosis_server.gatekeeper.pointer import PointerError, is_array_index, re
 from diagnosis_server.gatekeeper.rules import INSTRUCTION_TEXT
 from diagnosis_server.protocols.facts import derive_facts_checked
 from diagnosis_server.text.normalize import has_bidi_control
-from diagnosis_server.verification.derivability import RunEvidence
+from diagnosis_server.verification.derivability import Record, RunEvidence
 
 _C = contracts_pb2.ClaimClassification
 GUARD_SOURCE = "guard"
+# The longest string a bound excerpt stands for whole (a log line, an event's message).
+_WHOLE_STRING = 4096
 # The type or status of one of an object's status conditions (Kubernetes' ``status.conditions[i]``).
 _CONDITION_FIELD = re.compile(r"/conditions/\d+/(type|status)$")
 
@@ -98,6 +100,11 @@ class Ceilings:
         conditions: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
         # Per claim: each bound scalar as "name: value" (its polarity and counts are facts of the claim).
         self._fields: dict[str, list[str]] = {}
+        # Per claim: the records it bound (the list element each value stands in, or the whole output), named.
+        self._scopes: dict[str, dict[str, Record]] = {}
+        # Per claim: the whole text of each string it bound an excerpt of (a message cut short): a fact of the
+        # very value at the pointer it bound is a fact of its bound text.
+        self._whole: dict[str, list[str]] = {}
         for e in evidence:
             claim_id = e.claim_id
             if (condition := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
@@ -109,31 +116,90 @@ class Ceilings:
                 grounding.append(values[key])
                 if (named := _field_of(e.raw_path, values[key])) is not None:
                     self._fields.setdefault(claim_id, []).append(named)
+            if (whole := self._whole_string(e)) is not None:
+                self._whole.setdefault(claim_id, []).append(whole)
+            if (scope := self._scope_of(e)) is not None:
+                self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
+        # Per claim: each list it bound a value of every element of ("all 3 pods are OOMKilled"): its count, and
+        # what every item holds, are facts of the claim (never its polarity: the items' other fields are unbound).
+        self._covered = {claim_id: self._covered_lists(scopes.values()) for claim_id, scopes in self._scopes.items()}
         # A condition read whole ("Ready: Unknown"): its type alone ("Ready") takes no stance, its status does.
         for claim_id, bound in conditions.items():
             for fields in bound.values():
                 if "type" in fields and "status" in fields:
                     self._lists.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
 
-    def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
-        """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
-        parent, _, last = raw_path.rpartition("/")
-        if not is_array_index(last) or invocation_id not in self._outputs:
-            return None
+    def _document(self, invocation_id: str) -> JsonValue:
         if invocation_id not in self._documents:
             try:
                 self._documents[invocation_id] = json.loads(self._outputs[invocation_id])
             except ValueError:
                 self._documents[invocation_id] = None
+        return self._documents[invocation_id]
+
+    def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
+        """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
+        parent, _, last = raw_path.rpartition("/")
+        if not is_array_index(last) or invocation_id not in self._outputs:
+            return None
         try:
-            found = resolve(self._documents[invocation_id], parent)
+            found = resolve(self._document(invocation_id), parent)
         except PointerError:
             return None
         return value_text(found) if isinstance(found, list) else None
+
+    def _whole_string(self, evidence: contracts_pb2.VerifiedEvidence) -> str | None:
+        """The whole string at a bound pointer whose excerpt the claim bound (one message, one log line, at most
+        ``_WHOLE_STRING`` characters), or None: a list, an object or a whole output is never one value's text."""
+        if evidence.source_invocation_id not in self._outputs or not evidence.raw_path:
+            return None
+        try:
+            found = resolve(self._document(evidence.source_invocation_id), evidence.raw_path)
+        except PointerError:
+            return None
+        if not isinstance(found, str) or len(found) > _WHOLE_STRING or found == evidence.matched_text:
+            return None
+        return found
+
+    def _covered_lists(self, records: Iterable[Record]) -> list[str]:
+        """The JSON text of each outermost list whose every element is a record among ``records``."""
+        elements: dict[tuple[str, str], set[str]] = {}
+        for record in records:
+            if record.pointer:
+                parent, _, index = record.pointer.rpartition("/")
+                elements.setdefault((record.output, parent), set()).add(index)
+        out = []
+        for (invocation_id, parent), indexes in elements.items():
+            try:
+                found = resolve(self._document(invocation_id), parent)
+            except PointerError:
+                continue
+            if isinstance(found, list) and indexes == {str(i) for i in range(len(found))}:
+                out.append(value_text(found))
+        return out
+
+    def _scope_of(self, evidence: contracts_pb2.VerifiedEvidence) -> Record | None:
+        """The record a bound value stands in, named, with its text: the element of the output's outermost list
+        that holds it (an event, a pod, a log stream), or the whole output for a value outside any list."""
+        invocation_id = evidence.source_invocation_id
+        if invocation_id not in self._outputs:
+            return None
+        keys = evidence.raw_path.split("/")
+        index = next((i for i, key in enumerate(keys) if i and is_array_index(key)), None)
+        tool = evidence.tool_name or "tool"
+        whole = Record(invocation_id, f"the whole {tool} output ({invocation_id})", self._outputs[invocation_id])
+        if index is None:
+            return whole
+        pointer = "/".join(keys[: index + 1])
+        try:
+            found = resolve(self._document(invocation_id), pointer)
+        except PointerError:
+            return whole
+        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", value_text(found), pointer)
 
     def of(self, claim: contracts_pb2.Claim) -> Ceiling:
         """The deterministic ceiling of one verified claim (see the module docstring)."""
@@ -155,6 +221,10 @@ class Ceilings:
             grounding=values,
             question=self._question,
             bound=[*values, *self._lists.get(claim_id, ()), *self._fields.get(claim_id, ())],
+            fields=self._fields.get(claim_id, ()),
+            scopes=list(self._scopes.get(claim_id, {}).values()),
+            whole=self._whole.get(claim_id, ()),
+            covered=self._covered.get(claim_id, ()),
             outputs=outputs,
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)

@@ -9,8 +9,10 @@ match by the equivalences of ``text.quantities``. The classification, strongest 
    word: ``succeeded`` where it says ``failed``), or a concrete fact (an identifier, error code, number with
    its unit, timestamp or quoted string) that no recorded output of the run holds: ``contradicted`` (R-V-4);
 2. a fact of the run's recorded outputs outside the claim's bound text (the same output, another one, another
-   claim's evidence): ``unsupported`` for that claim, with where it was found; only a hedged conclusion ("is the
-   likely cause") may rest on another claim's verified evidence: ``reasonable_inference``;
+   claim's evidence), or an observation's fact bound from another output whose records it bound do not show it
+   with its other facts (a pod of the logs said to be the one the events show OOMKilled): ``unsupported`` for
+   that claim, with where it was found; only a hedged conclusion ("is the likely cause") may rest on another
+   claim's verified evidence: ``reasonable_inference``;
 3. no concrete fact at all: nothing can be checked: ``unsupported``; except a conclusion whose words are all
    grounded and which names something specific its own evidence holds (a word of its evidence that is not
    in the neutral vocabulary, "the redis refusals likely cause ..."): ``reasonable_inference``;
@@ -26,7 +28,8 @@ match by the equivalences of ``text.quantities``. The classification, strongest 
 
 ``Derivation.located`` records where each fact was found (bound text, same output, other output, nowhere).
 
-How a fact is found:
+How a fact is found (the claim's own evidence is its matched texts, and the whole string at a bound pointer an
+excerpt was bound from: a message the model cut short holds its tail's facts too):
 
 - a quoted string, a timestamp or an identifier: in the matched texts, normalized and without whitespace (a
   plural name by its singular; a hyphenated English word by its parts);
@@ -39,19 +42,25 @@ How a fact is found:
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.conversions import value_text
 from diagnosis_server.text.language import (
+    SET_SCOPE_WORDS,
     causal_phrases,
     hedged,
     held_stems,
     instructions,
+    name_parts,
     quoted_instruction,
+    scope_words,
     specific_words,
+    stance_compound,
     stem,
     ungrounded_words,
     vocabulary,
@@ -123,6 +132,17 @@ class _Fact:
     approximate: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record a claim bound a value in, as a whole: the element of its output's outermost list the value stands
+    in (an event, a pod, a log stream), or the whole output for a value outside any list; ``name`` says where."""
+
+    output: str
+    name: str
+    text: str
+    pointer: str = ""  # the element's pointer ("/items/2"); "" for the whole output
+
+
 BOUND_TEXT = "bound text"
 SAME_OUTPUT = "same output"
 OTHER_OUTPUT = "other output"
@@ -146,6 +166,9 @@ class Derivation:
     searched_outputs: bool = False  # the run's recorded outputs were searched for the facts not bound
     # Clauses that instruct the reader ("roll back now"): an instruction is never a fact.
     instructions: tuple[str, ...] = ()
+    # Facts of an observation that no record it bound shows together with its other facts, with the records that
+    # show them (a pod bound from the logs said to be the one the events show OOMKilled).
+    apart: tuple[tuple[str, str], ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -163,6 +186,9 @@ class Derivation:
     def _unbound_places(self) -> str:
         return ", ".join(f"{f} (found in the {self.where(f)})" for f in self.unbound)
 
+    def _apart_places(self) -> str:
+        return "; ".join(f"{fact} only in {where}" for fact, where in self.apart)
+
     def reason(self) -> str:
         """Why the claim has its class; a refused claim's reason names every fact it fails on, and where each
         fact it did not bind was found (R-V-4)."""
@@ -178,6 +204,12 @@ class Derivation:
             return f"{why}; and {self._unbound_places()}, outside the evidence it bound" if self.unbound else why
         if self.unbound:
             return f"names {self._unbound_places()}, outside the evidence it bound"
+        if self.apart:
+            alone = [fact for fact, _ in self.apart]
+            others = [f for f in self.found if f not in alone]
+            which = f"{', '.join(alone)} with {', '.join(others)}" if others else "its facts together"
+            never = "a fact of one output is never said of another's"
+            return f"no output it bound shows {which}: {self._apart_places()}; {never}"
         if self.borrowed and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
             return (
                 f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds; "
@@ -240,6 +272,9 @@ def _facts(statement: str) -> list[_Fact]:
         is_unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
         if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not is_unit:
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
+            if kind == "compound" and stance_compound(word):
+                taken.append(match.span())  # "never-failing", "non-zero": words whose stance is checked, no name
+                continue
             take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
         if free(match.start()):
@@ -297,12 +332,17 @@ def _singular(word: str) -> str:
 
 
 def _found(
-    fact: _Fact, texts: Sequence[str], haystack: str, raw: Sequence[str] = (), lists: Sequence[str] = ()
+    fact: _Fact,
+    texts: Sequence[str],
+    haystack: str,
+    raw: Sequence[str] = (),
+    lists: Sequence[str] = (),
+    fields: Sequence[str] = (),
 ) -> bool:
     if fact.kind in ("timestamp", "clock"):
         return compact(fact.text) in haystack or _same_time(fact, raw)
     if not fact.number:
-        if compact(fact.text) in haystack:
+        if compact(fact.text) in haystack or (fact.kind == "identifier" and _names_field(fact.text, fields)):
             return True
         singular = _singular(fact.text) if fact.kind in ("identifier", "compound") else ""
         if singular and compact(singular) in haystack:
@@ -319,7 +359,18 @@ def _found(
         return True
     if _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw):
         return True
-    return _same_quantity(fact, raw)
+    return _same_quantity(fact, [*raw, *(field for field in fields if _NAMED_NUMBER.fullmatch(field))])
+
+
+def _names_field(identifier: str, fields: Sequence[str]) -> bool:
+    """An identifier that is the name of a bound field, or one of its words (``p99`` of ``p99_latency_ms:
+    1234.5``): the pointer the value was found at says what the value is."""
+    wanted = identifier.casefold()
+    for field in fields:
+        name = field.partition(": ")[0]
+        if wanted == name.casefold() or wanted in name_parts(name).casefold().split()[1:]:
+            return True
+    return False
 
 
 def _compound_found(word: str, raw: Sequence[str]) -> bool:
@@ -333,6 +384,11 @@ def _compound_found(word: str, raw: Sequence[str]) -> bool:
 # Function words and prefixes of English compounds ("out-of-memory", "back-off", "re-run", "non-zero"): never a
 # name's part ("db", "api" are).
 _FUNCTION_PARTS = frozenset({"of", "off", "out", "up", "in", "on", "to", "by", "non", "re", "pre", "co", "per", "via"})
+
+
+# A bound scalar named by its field ("p99_latency_ms: 1234.5"): the unit its name says is the unit of that one
+# number (``text.metric_units``), never of another value's.
+_NAMED_NUMBER = re.compile(r"[A-Za-z_][\w.-]{0,80}: -?\d+(?:\.\d+)?")
 
 
 def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
@@ -382,13 +438,19 @@ def derive(
     grounding: Iterable[str] = (),
     question: str = "",
     bound: Iterable[str] = (),
+    fields: Iterable[str] = (),
+    scopes: Iterable[Record] = (),
+    covered: Iterable[str] = (),
     same_outputs: Iterable[str] = (),
     other_outputs: Iterable[str] = (),
 ) -> Derivation:
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
     whole values the evidence was found in) may ground its words but never its facts; ``bound`` (the whole
-    values it bound) holds its polarity and its lists; ``same_outputs`` and ``other_outputs`` (the recorded
+    values it bound) holds its polarity and its lists; ``fields`` (its bound scalars as "name: value") name what
+    a value is (a unit, ``p99``); ``scopes`` (the records it bound) tell whether the records of one output show
+    an observation's facts with those of another (``Record``); ``covered`` (the lists it bound every element of)
+    hold its counts and its scope ("all"); ``same_outputs`` and ``other_outputs`` (the recorded
     outputs it bound, and the others) tell where a fact it did not bind stands."""
     same, other = _Texts.of(same_outputs), _Texts.of(other_outputs)
     return _derive(
@@ -398,6 +460,9 @@ def derive(
         grounding,
         question=question,
         bound=tuple(bound),
+        fields=tuple(fields),
+        scopes=[(record, _Texts.of([record.text])) for record in scopes],
+        covered=tuple(covered),
         outputs=(same, other) if same.raw or other.raw else None,
     )
 
@@ -433,12 +498,15 @@ def _derive(
     *,
     question: str = "",
     bound: Sequence[str] = (),
+    fields: Sequence[str] = (),
+    scopes: Sequence[tuple[Record, _Texts]] = (),
+    covered: Sequence[str] = (),
     outputs: tuple[_Texts, _Texts] | None = None,
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
     texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, bound))
+    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, [*bound, *covered], fields))
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
     located = [(f, BOUND_TEXT) for f in found] + [(f, OTHER_OUTPUT) for f in borrowed]
@@ -472,12 +540,18 @@ def _derive(
     asked = (question,) if question else ()
     ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding], question=asked)
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
+    ungrounded += _unshown_scope(
+        statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered]
+    )
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
+    apart = (
+        () if causal or len(scopes) < 2 else _apart_in_clauses(statement, [f for f in facts if f.text in found], scopes)
+    )
     if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
-    elif unbound or (borrowed and not (causal and hedged(statement))):
+    elif unbound or apart or (borrowed and not (causal and hedged(statement))):
         # A fact the claim did not bind (another claim's evidence, an output outside its bound text): never its
         # fact, and no ground for its conclusion either (an invented cause names another claim's service).
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
@@ -505,6 +579,83 @@ def _derive(
         unbound=tuple(unbound),
         searched_outputs=outputs is not None,
         instructions=instructing,
+        apart=apart,
+    )
+
+
+def _unshown_scope(
+    statement: str, facts: Sequence[_Fact], evidence: Sequence[str], bound: Sequence[str]
+) -> tuple[str, ...]:
+    """The scope words of a statement ("all 3 pods are OOMKilled") that its evidence neither says nor shows: a list
+    it bound whole (``bound``) shows one when every item holds each of the claim's facts that an item holds, and an
+    item holds at least one."""
+    words = scope_words(statement)
+    if not words:
+        return ()
+    said = [normalize(text) for text in evidence]
+    shown = any(_every_item_holds(facts, items) for items in _lists(bound))
+    return tuple(w for w in words if not (shown and w in SET_SCOPE_WORDS) and not _has_word(w, said))
+
+
+def _lists(texts: Sequence[str]) -> list[list[str]]:
+    """The JSON lists among ``texts``, each as its items' normalized texts."""
+    out = []
+    for text in texts:
+        if not text.startswith("["):
+            continue
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(parsed, list) and parsed:
+            out.append([normalize(value_text(item)).replace(" ", "") for item in parsed])
+    return out
+
+
+def _every_item_holds(facts: Sequence[_Fact], items: Sequence[str]) -> bool:
+    named = [compact(f.text) for f in facts if not f.number and f.kind in ("identifier", "compound", "quoted")]
+    held = [key for key in named if key and any(key in item for item in items)]
+    return bool(held) and all(key in item for key in held for item in items)
+
+
+# Where one observation of a statement ends and the next begins: a semicolon, or a sentence's end.
+_CLAUSE_END = re.compile(r";\s*|[.!?]\s+(?=[A-Z])")
+
+
+def _apart_in_clauses(
+    statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]
+) -> tuple[tuple[str, str], ...]:
+    """``_apart`` of each observation of a statement ("X is CrashLoopBackOff; pod Y is Pending" is two)."""
+    out: list[tuple[str, str]] = []
+    for clause in _CLAUSE_END.split(statement):
+        named = {fact.text for fact in _facts(clause)}
+        out += [a for a in _apart([f for f in facts if f.text in named], scopes) if a not in out]
+    return tuple(out)
+
+
+def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> tuple[tuple[str, str], ...]:
+    """The names and codes of an observation (a pod, ``OOMKilled``) that only records of other outputs than those
+    holding its other facts hold, each with the records that hold it: an observation joins what one output shows
+    (the records of one output, a list's elements, may be named together), when two or more names or codes are
+    placed: a quoted text, a number or a time keeps a name company but is never apart itself (it is what its own
+    record says: "the event says '...'; the claim asks for fast-ssd"). A fact no single record holds (found by
+    combining texts) takes no part; a claim whose facts all stand in one output's records has none."""
+    if len({record.output for record, _ in scopes}) < 2 or len(facts) < 2:
+        return ()
+    holders = {
+        fact.text: [record for record, texts in scopes if _found(fact, texts.normalized, texts.spaceless, texts.raw)]
+        for fact in facts
+    }
+    outputs = {fact: {record.output for record in records} for fact, records in holders.items() if records}
+    if len(outputs) < 2:
+        return ()
+    names = {fact.text for fact in facts if fact.kind in ("identifier", "compound") and fact.text in outputs}
+    if len(names) < 2:
+        return ()
+    return tuple(
+        (fact, ", ".join(record.name for record in holders[fact]))
+        for fact, held in outputs.items()
+        if fact in names and not any(held & other for name, other in outputs.items() if name != fact)
     )
 
 
@@ -548,14 +699,32 @@ class RunEvidence:
         grounding: Iterable[str] = (),
         question: str = "",
         bound: Sequence[str] = (),
+        fields: Sequence[str] = (),
+        scopes: Sequence[Record] = (),
+        whole: Sequence[str] = (),
+        covered: Sequence[str] = (),
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> Derivation:
-        """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others)."""
+        """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
+        ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
         claim_id = claim.claim_id
         own = self._texts(self._by_claim.get(claim_id, ()))
+        if whole:
+            own = _Texts([*own.raw, *whole], [*own.normalized, *(normalize(t) for t in whole)])
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
         places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
-        return _derive(claim.statement, own, others, grounding, question=question, bound=bound, outputs=places)
+        return _derive(
+            claim.statement,
+            own,
+            others,
+            grounding,
+            question=question,
+            bound=bound,
+            fields=fields,
+            scopes=[(record, _Texts.of([record.text])) for record in scopes],
+            covered=covered,
+            outputs=places,
+        )
 
 
 def derive_claim(

@@ -386,7 +386,7 @@ def _healthy(
         if any(f.kind == "within_baseline" for f in healthy):
             what.append("their headline signals stayed within baseline")
         if any(f.kind == "pods_ready" for f in healthy):
-            what.append("their pods are running with every container ready")
+            what.append("their pods are running with their containers ready")
         claims.append(ClaimDraft(f"No incident found for {named}: {' and '.join(what)}", True, False, bindings))
     context = [f for f in findings if f.role in (Role.SUPPORT, Role.LINK, Role.HYPOTHESIS)]
     claims += [_claim(f.as_role(Role.HYPOTHESIS), critical=False) for f in context[:MAX_HYPOTHESES]]

@@ -352,7 +352,7 @@ def ready_findings(observations: Iterable[Observation], rules: Rules | None = No
         listed = ", ".join(pod.name for pod in named)
         more = " and more" if len(pods) > len(named) else ""
         statement = (
-            f"{service} pods are {' or '.join(p.lower() for p in phases)} with every container ready "
+            f"{service} pods are {' or '.join(p.lower() for p in phases)} with their containers ready "
             f"(pods {listed}{more})"
         )
         out.append(Finding("pods_ready", Role.HEALTHY, service, statement, tuple(bindings)))

@@ -233,7 +233,7 @@ def test_a_running_ready_pod_with_few_restarts_is_settled_and_healthy_evidence()
     (healthy,) = ready_findings([obs])
     assert_sound([healthy], [obs])
     assert (healthy.kind, healthy.role, healthy.service) == ("pods_ready", Role.HEALTHY, "seed-sorter")
-    assert healthy.statement.startswith("seed-sorter pods are running with every container ready")
+    assert healthy.statement.startswith("seed-sorter pods are running with their containers ready")
 
 
 def test_restarts_at_the_bar_unsettle_a_running_ready_pod() -> None:

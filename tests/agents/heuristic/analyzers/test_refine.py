@@ -186,13 +186,13 @@ def test_running_ready_pods_and_a_healthy_error_rate_are_no_incident() -> None:
     conclusion = assessment.claims[-1]
     assert conclusion.critical and conclusion.statement == (
         "No incident found for hay-baler: their headline signals stayed within baseline and their pods are running "
-        "with every container ready"
+        "with their containers ready"
     )
     assert not assessment.gaps
 
     pods_only = checked([ready_balers()])
     assert pods_only.claims[-1].statement == (
-        "No incident found for hay-baler: their pods are running with every container ready"
+        "No incident found for hay-baler: their pods are running with their containers ready"
     )
 
 

@@ -58,13 +58,18 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
     found = _probe_port(pod, probe)
     service, service_binding = workload_of(pod)
     said, said_bound = said_binding(event.bind("message"), event.text("message"))
-    base = [service_binding, pod.bind_name(), *([said_bound] if said_bound else [])]
     if found is None:
         return None
     c, port, path = found
     name = pod.text("spec", "containers", c, "name")
     if not is_container_name(name):
         return None  # never a name in a sentence
+    base = [
+        service_binding,
+        pod.bind_name(),
+        pod.bind("spec", "containers", c, "name"),
+        *([said_bound] if said_bound else []),
+    ]
     declared = _declared(pod, c)
     names = {str(p.get("name")) for p in (pod.get("spec", "containers", c, "ports") or []) if isinstance(p, dict)}  # type: ignore[union-attr]
     if rule.kind == "probe_refused" and declared and port not in {d for _, d in declared} and port not in names:
@@ -134,6 +139,7 @@ def _oom(evidence: Evidence) -> list[Finding]:
                 bindings: list[Binding] = [
                     service_binding,
                     pod.bind_name(),
+                    pod.bind("status", "containerStatuses", s, "name"),
                     pod.bind("status", "containerStatuses", s, state, "terminated", "reason"),
                     pod.bind("spec", "containers", c, "resources", "limits", "memory"),
                 ]

@@ -22,7 +22,7 @@ from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.agents.heuristic.subjects import resolve_subjects
+from diagnosis_server.agents.heuristic.subjects import named_workloads, resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 CONTRACT = "executor_evidence_v2"
@@ -184,7 +184,9 @@ class HeuristicExecutor:
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
         # The question's pods, releases and controllers as the workloads the listings know them by. The
         # analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
-        workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
+        workloads = list(
+            dict.fromkeys([*resolve_subjects(subjects, observations), *subjects, *named_workloads(text, observations)])
+        )
         follow_ups = await asyncio.to_thread(
             follow_up_calls, observations, workloads, _tool_names(payload), node_events=node_events
         )

@@ -5,7 +5,8 @@ Normal events the rules name.
 A pod fails when a container waits (CrashLoopBackOff, ErrImagePull, ...), terminated, or restarted, or the pod
 is not Ready. For each failing pod of the question's workloads (of any workload when it names none), at most
 ``MAX_PODS``: its previous container's log when a container last terminated (what it wrote before it
-crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one.
+crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one. A running pod
+of a workload the question names has its current log read too: a caller's log shows what its dependencies do.
 
 A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not whether it is over: for the first
 object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
@@ -72,6 +73,15 @@ def _failing_container(pod: PodView) -> tuple[str, bool] | None:
         if terminated_before or waiting or restarted or status.get("ready") is False:
             return str(status["name"]), terminated_before
     return None
+
+
+def _first_container(pod: PodView) -> tuple[str, bool] | None:
+    """(container, False) of a running pod's first container: its current log."""
+    statuses = pod.get("status", "containerStatuses")
+    first = statuses[0] if isinstance(statuses, list) and statuses else None
+    name = first.get("name") if isinstance(first, dict) else None
+    running = isinstance(first, dict) and isinstance(first.get("state"), dict) and "running" in first["state"]
+    return (name, False) if isinstance(name, str) and running else None
 
 
 def _about(targets: Sequence[str], *texts: str) -> bool:
@@ -151,6 +161,10 @@ def follow_up_calls(
         if targets and not any(names(t, pod.service) or names(t, pod.name) for t in targets):
             continue
         failing = _failing_container(pod)
+        if failing is None and targets:
+            # A pod of a workload the question names that runs ready: its log says what its calls meet (a
+            # dependency that refuses or times out), which no status of its own shows.
+            failing = _first_container(pod)
         if failing is None or pods >= MAX_PODS:
             continue
         pods += 1

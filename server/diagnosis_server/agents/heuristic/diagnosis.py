@@ -119,6 +119,25 @@ def _dependency_latency(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def _unanswered(findings: list[Finding]) -> list[Finding]:
+    """Callers' calls to a workload time out and nothing else is found about it or anywhere: that it does not
+    respond in time is the cause they meet (the network between them or the workload itself; which one the
+    calls do not say), stated with the callers' line."""
+    if any(f.role is Role.CAUSE for f in findings):
+        return findings
+    own = {f.service for f in findings if f.role in (Role.CAUSE, Role.SUPPORT, Role.SYMPTOM) and f.strength > 0}
+    out = list(findings)
+    done: set[str] = set()
+    for link in findings:
+        blamed = link.blamed
+        if link.role is not Role.LINK or link.kind != "timeout" or not blamed or blamed in own or blamed in done:
+            continue
+        done.add(blamed)
+        statement = f"{blamed} does not respond in time to its callers: {link.statement}"
+        out.append(Finding("unanswered", Role.CAUSE, blamed, statement, link.bindings, 1, onset=link.onset))
+    return out
+
+
 # The cluster's DNS server workloads (CoreDNS runs as ``coredns`` under the ``kube-dns`` Service).
 CLUSTER_DNS = ("coredns", "kube-dns", "node-local-dns")
 
@@ -535,7 +554,7 @@ def assess(
 ) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _refine(detect(observations), settled_pods(observations), subjects)
+    findings = _unanswered(_refine(detect(observations), settled_pods(observations), subjects))
     unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

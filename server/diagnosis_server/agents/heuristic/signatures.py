@@ -81,6 +81,12 @@ _DURATION = re.compile(
     r"[\"']?\s*[=: ]\s*[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
     re.IGNORECASE,
 )
+# A duration under a key that carries its unit (``"http.resp.took_ms": 2870``, ``duration_s=3.2``).
+_KEYED_DURATION = re.compile(
+    r"(?:took|duration|latency|elapsed|response_time|request_time)_(?P<unit>ms|s|sec|seconds)[\"']?\s*[=:]\s*"
+    r"[\"']?(?P<value>\d+(?:\.\d+)?)(?![\d.])",
+    re.IGNORECASE,
+)
 _MAX_EXCERPT = 120
 
 
@@ -327,7 +333,7 @@ def _naming(
 
 def _generic(line: LogLine, rules: Rules) -> Finding | None:
     """An error line no rule explains (``reads_as_error``), or a slow call: a symptom of the line's workload."""
-    duration = _DURATION.search(line.message)
+    duration = _DURATION.search(line.message) or _KEYED_DURATION.search(line.message)
     if duration is not None:
         value = float(duration.group("value"))
         unit = duration.group("unit").lower()

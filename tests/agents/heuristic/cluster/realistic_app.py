@@ -285,7 +285,28 @@ class Cluster:
         self.prometheus: list[tuple[dict[str, str], list[float]]] = []
         for i, svc in enumerate(shape.services):
             self.apps[svc.name] = self._workload(svc, i)
+        self._entry()
         self._kube_system()
+
+    def _entry(self) -> None:
+        """How users reach the app: the shop's frontend-external LoadBalancer, the hotel frontend's NodePort."""
+        entry = self.apps[self.shape.entry]
+        if self.shape is HOTEL:
+            entry.service["spec"]["type"] = "NodePort"
+            entry.service["spec"]["ports"][0]["nodePort"] = 30918
+            entry.service["spec"]["externalTrafficPolicy"] = "Cluster"
+            return
+        external = json.loads(json.dumps(entry.service))
+        external["metadata"] = self.meta("service", "frontend-external", labels={"app": "frontend"})
+        external["spec"].update(type="LoadBalancer", clusterIP="10.96.201.77", clusterIPs=["10.96.201.77"])
+        external["spec"]["externalTrafficPolicy"] = "Cluster"
+        external["spec"]["ports"] = [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP", "nodePort": 31604}]
+        external["status"] = {"loadBalancer": {"ingress": [{"ip": "172.18.255.200", "ipMode": "VIP"}]}}
+        self.pack.objects("services", external)
+        endpoints = json.loads(json.dumps(entry.endpoints))
+        endpoints["metadata"] = self.meta("endpoints", "frontend-external", labels={"app": "frontend"})
+        endpoints["subsets"][0]["ports"] = [{"name": "http", "port": 8080, "protocol": "TCP"}]
+        self.pack.objects("endpoints", endpoints)
 
     # ---------------------------------------------------------------------------------- objects
     def meta(self, kind: str, name: str, *, namespace: str | None = None, created: float = CREATED, **extra: Any) -> Json:

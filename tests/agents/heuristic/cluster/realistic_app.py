@@ -193,7 +193,7 @@ def _shop_services() -> tuple[Svc, ...]:
     ]
     out = []
     for name, port, calls in apps:
-        env = tuple({"name": f"{c.removesuffix('service').upper()}_SERVICE_ADDR", "value": f"{c}:{_port(c)}"} for c in calls)
+        env = tuple({"name": _address_var(c), "value": f"{c}:{_port(c)}"} for c in calls)
         out.append(Svc(name, port, f"{base}/{name}:v0.10.1", "server" if name != "loadgenerator" else "main", env=env, calls=calls))
     out.append(Svc("redis-cart", 6379, "redis:alpine", "redis", kind="redis"))
     return tuple(out)
@@ -202,6 +202,14 @@ def _shop_services() -> tuple[Svc, ...]:
 _SHOP_PORTS = {"productcatalogservice": 3550, "currencyservice": 7000, "cartservice": 7070, "checkoutservice": 5050,
                "adservice": 9555, "paymentservice": 50051, "shippingservice": 50051, "emailservice": 5000,
                "frontend": 80, "redis-cart": 6379}  # fmt: skip
+
+
+def _address_var(name: str) -> str:
+    """The shop's own names for its dependencies' addresses (PRODUCT_CATALOG_SERVICE_ADDR, REDIS_ADDR)."""
+    if name == "redis-cart":
+        return "REDIS_ADDR"
+    stem = name.removesuffix("service")
+    return ("PRODUCT_CATALOG" if stem == "productcatalog" else stem.upper()) + "_SERVICE_ADDR"
 
 
 def _port(name: str) -> int:
@@ -595,6 +603,8 @@ class Case:
     component: str
     fault_words: tuple[str, ...]
     family: str
+    # The caller the question names, when the fault is in a workload it calls: the answer links the two.
+    caller: str = ""
 
     def build(self, name: str) -> Pack:
         cluster = Cluster(self.shape, name, self.question)
@@ -933,18 +943,18 @@ CASES: dict[str, Case] = {
     "hotel_memory_limit": Case(HOTEL, "Why is recommendation crashing?", memory_limit_too_low, "recommendation", ("OOMKilled", "memory"), "runtime"),
     "hotel_wrong_binary": Case(HOTEL, "What is wrong in namespace hotel-reservation?", wrong_binary, "geo", ("geo-wrong", "command", "executable"), "runtime"),
     "shop_wrong_command": Case(SHOP, "Why is shippingservice failing?", shop_wrong_command, "shippingservice", ("not found", "command"), "runtime"),
-    "shop_zero_replicas_frontend": Case(SHOP, "Why does frontend fail to place orders?", scaled_to_zero, "checkoutservice", ("0 replicas", "zero"), "runtime"),
+    "shop_zero_replicas_frontend": Case(SHOP, "Why does frontend fail to place orders?", scaled_to_zero, "checkoutservice", ("0 replicas", "zero"), "runtime", "frontend"),
     "hotel_zero_replicas": Case(HOTEL, "What is wrong in namespace hotel-reservation?", hotel_scaled_to_zero, "search", ("0 replicas", "zero"), "runtime"),
     "hotel_wrong_db_url": Case(HOTEL, "Why is geo crashing?", wrong_db_address, "geo", ("mongodb-geox",), "runtime"),
     "hotel_mongodb_role_revoked": Case(HOTEL, "What is wrong in namespace hotel-reservation?", mongodb_role_revoked, "mongodb-geo", ("authoriz",), "runtime"),
     "hotel_mongodb_user_missing": Case(HOTEL, "Why is rate crashing?", mongodb_user_missing, "mongodb-rate", ("authenticat",), "runtime"),
     "hotel_backend_killed": Case(HOTEL, "Why does profile report errors?", backend_killed, "memcached-profile", ("137", "killed", "restart"), "runtime"),
-    "shop_redis_down_frontend": Case(SHOP, "Why does frontend show cart errors?", redis_down, "redis-cart", ("crash", "append-only", "Permission denied"), "runtime"),
+    "shop_redis_down_frontend": Case(SHOP, "Why does frontend show cart errors?", redis_down, "redis-cart", ("crash", "append-only", "Permission denied"), "runtime", "frontend"),
     "shop_liveness_timeout": Case(SHOP, "What is wrong in namespace online-boutique?", shop_liveness_timeout, "paymentservice", ("probe",), "runtime"),
     "shop_memory_limit": Case(SHOP, "Why is adservice restarting?", shop_oom, "adservice", ("OOMKilled", "memory"), "runtime"),
     "shop_selector_mismatch": Case(SHOP, "What is wrong in namespace online-boutique?", selector_matches_nothing, "productcatalogservice", ("selector",), "routing"),
     "hotel_target_port": Case(HOTEL, "Reservations fail in namespace hotel-reservation. Why?", target_port_wrong, "reservation", ("targetPort",), "routing"),
-    "shop_target_port": Case(SHOP, "Why can frontend not show prices?", shop_target_port_wrong, "currencyservice", ("targetPort",), "routing"),
+    "shop_target_port": Case(SHOP, "Why can frontend not show prices?", shop_target_port_wrong, "currencyservice", ("targetPort",), "routing", "frontend"),
     "shop_wrong_service_address": Case(SHOP, "Why do checkouts fail in namespace online-boutique?", wrong_service_address, "checkoutservice", ("PAYMENT_SERVICE_ADDR", "shippingservice"), "routing"),
     "hotel_network_delay": Case(HOTEL, "Why are logins slow in namespace hotel-reservation?", network_delay, "user", ("time out", "deadline", "latency"), "performance"),
     "shop_network_loss": Case(SHOP, "Why does the cart page fail in namespace online-boutique?", network_loss, "cartservice", ("time out", "timeout"), "performance"),

@@ -82,7 +82,8 @@ def _first_container(pod: PodView) -> tuple[str, bool] | None:
     statuses = pod.get("status", "containerStatuses")
     first = statuses[0] if isinstance(statuses, list) and statuses else None
     name = first.get("name") if isinstance(first, dict) else None
-    running = isinstance(first, dict) and isinstance(first.get("state"), dict) and "running" in first["state"]
+    state = first.get("state") if isinstance(first, dict) else None
+    running = isinstance(state, dict) and "running" in state
     return (name, False) if isinstance(name, str) and running else None
 
 

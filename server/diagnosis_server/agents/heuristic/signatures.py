@@ -253,7 +253,8 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules, addresses: Addresses
             out.append(_Hit(rule, rule.kind, line.service, "", excerpt, rule.unknown_host_phrase))
             continue
         target = target or host
-        ip, shown_by = "", ()
+        ip = ""
+        shown_by: tuple[Binding, ...] = ()
         if not target and addresses:
             found = addressed(message, line.service, addresses)
             if found is not None:

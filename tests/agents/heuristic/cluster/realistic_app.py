@@ -168,9 +168,7 @@ def _hotel_services() -> tuple[Svc, ...]:
     for db in ("geo", "profile", "rate", "recommendation", "reservation", "user"):
         out.append(Svc(f"mongodb-{db}", 27017, "mongo:4.4.6", f"hotel-reserv-{db}-mongo", kind="mongodb"))
     for cache in ("profile", "rate", "reserve"):
-        out.append(
-            Svc(f"memcached-{cache}", 11211, "memcached:1.6.7", f"hotel-reserv-{cache}-mmc", kind="memcached")
-        )
+        out.append(Svc(f"memcached-{cache}", 11211, "memcached:1.6.7", f"hotel-reserv-{cache}-mmc", kind="memcached"))
     out.append(Svc("consul", 8500, "hashicorp/consul:latest", "consul", kind="consul"))
     out.append(Svc("jaeger", 16686, "jaegertracing/all-in-one:latest", "hotel-reserv-jaeger", kind="jaeger"))
     return tuple(out)
@@ -194,14 +192,32 @@ def _shop_services() -> tuple[Svc, ...]:
     out = []
     for name, port, calls in apps:
         env = tuple({"name": _address_var(c), "value": f"{c}:{_port(c)}"} for c in calls)
-        out.append(Svc(name, port, f"{base}/{name}:v0.10.1", "server" if name != "loadgenerator" else "main", env=env, calls=calls))
+        out.append(
+            Svc(
+                name,
+                port,
+                f"{base}/{name}:v0.10.1",
+                "server" if name != "loadgenerator" else "main",
+                env=env,
+                calls=calls,
+            )
+        )
     out.append(Svc("redis-cart", 6379, "redis:alpine", "redis", kind="redis"))
     return tuple(out)
 
 
-_SHOP_PORTS = {"productcatalogservice": 3550, "currencyservice": 7000, "cartservice": 7070, "checkoutservice": 5050,
-               "adservice": 9555, "paymentservice": 50051, "shippingservice": 50051, "emailservice": 5000,
-               "frontend": 80, "redis-cart": 6379}  # fmt: skip
+_SHOP_PORTS = {
+    "productcatalogservice": 3550,
+    "currencyservice": 7000,
+    "cartservice": 7070,
+    "checkoutservice": 5050,
+    "adservice": 9555,
+    "paymentservice": 50051,
+    "shippingservice": 50051,
+    "emailservice": 5000,
+    "frontend": 80,
+    "redis-cart": 6379,
+}
 
 
 def _address_var(name: str) -> str:
@@ -286,7 +302,11 @@ class Cluster:
         self.shape = shape
         self.ns = shape.namespace
         self.pack = Pack(
-            name, title=name, description="Held-out-like snapshot: a whole app, one fault.", question=question, start=START
+            name,
+            title=name,
+            description="Held-out-like snapshot: a whole app, one fault.",
+            question=question,
+            start=START,
         )
         self.pack.truth(kind="written_by_a_test", summary="not judged: the test says what the cause must hold")
         self.apps: dict[str, Workload] = {}
@@ -308,7 +328,9 @@ class Cluster:
         external["metadata"] = self.meta("service", "frontend-external", labels={"app": "frontend"})
         external["spec"].update(type="LoadBalancer", clusterIP="10.96.201.77", clusterIPs=["10.96.201.77"])
         external["spec"]["externalTrafficPolicy"] = "Cluster"
-        external["spec"]["ports"] = [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP", "nodePort": 31604}]
+        external["spec"]["ports"] = [
+            {"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP", "nodePort": 31604}
+        ]
         external["status"] = {"loadBalancer": {"ingress": [{"ip": "172.18.255.200", "ipMode": "VIP"}]}}
         self.pack.objects("services", external)
         endpoints = json.loads(json.dumps(entry.endpoints))
@@ -317,7 +339,9 @@ class Cluster:
         self.pack.objects("endpoints", endpoints)
 
     # ---------------------------------------------------------------------------------- objects
-    def meta(self, kind: str, name: str, *, namespace: str | None = None, created: float = CREATED, **extra: Any) -> Json:
+    def meta(
+        self, kind: str, name: str, *, namespace: str | None = None, created: float = CREATED, **extra: Any
+    ) -> Json:
         meta: Json = {
             "name": name,
             "namespace": namespace or self.ns,
@@ -352,39 +376,89 @@ class Cluster:
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": self.meta(
-                "deployment", svc.name, labels=dict(labels), generation=1,
+                "deployment",
+                svc.name,
+                labels=dict(labels),
+                generation=1,
                 annotations={"deployment.kubernetes.io/revision": "1", "kompose.cmd": "kompose convert"},
             ),
             "spec": {
                 "replicas": 1,
                 "selector": {"matchLabels": dict(labels)},
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-                "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [json.loads(json.dumps(spec_container))]}},
+                "template": {
+                    "metadata": {"labels": dict(labels)},
+                    "spec": {"containers": [json.loads(json.dumps(spec_container))]},
+                },
             },
             "status": {
-                "observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+                "observedGeneration": 1,
+                "replicas": 1,
+                "updatedReplicas": 1,
+                "readyReplicas": 1,
+                "availableReplicas": 1,
                 "conditions": [
-                    condition(pack, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", CREATED, updated=True),
-                    condition(pack, "Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{rs_name}" has successfully progressed.', CREATED, updated=True),
+                    condition(
+                        pack,
+                        "Available",
+                        "True",
+                        "MinimumReplicasAvailable",
+                        "Deployment has minimum availability.",
+                        CREATED,
+                        updated=True,
+                    ),
+                    condition(
+                        pack,
+                        "Progressing",
+                        "True",
+                        "NewReplicaSetAvailable",
+                        f'ReplicaSet "{rs_name}" has successfully progressed.',
+                        CREATED,
+                        updated=True,
+                    ),
                 ],
             },
-        }  # fmt: skip
+        }
         pack._k8s["deployments"].append(deployment)
         rs: Json = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
             "metadata": self.meta(
-                "replicaset", rs_name, labels={**labels, "pod-template-hash": template_hash},
-                annotations={"deployment.kubernetes.io/desired-replicas": "1", "deployment.kubernetes.io/max-replicas": "2", "deployment.kubernetes.io/revision": "1"},
-                ownerReferences=[{"apiVersion": "apps/v1", "kind": "Deployment", "name": svc.name, "uid": deployment["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}],
+                "replicaset",
+                rs_name,
+                labels={**labels, "pod-template-hash": template_hash},
+                annotations={
+                    "deployment.kubernetes.io/desired-replicas": "1",
+                    "deployment.kubernetes.io/max-replicas": "2",
+                    "deployment.kubernetes.io/revision": "1",
+                },
+                ownerReferences=[
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": svc.name,
+                        "uid": deployment["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             ),
             "spec": {
                 "replicas": 1,
                 "selector": {"matchLabels": {**labels, "pod-template-hash": template_hash}},
-                "template": {"metadata": {"labels": {**labels, "pod-template-hash": template_hash}}, "spec": {"containers": [json.loads(json.dumps(spec_container))]}},
+                "template": {
+                    "metadata": {"labels": {**labels, "pod-template-hash": template_hash}},
+                    "spec": {"containers": [json.loads(json.dumps(spec_container))]},
+                },
             },
-            "status": {"replicas": 1, "fullyLabeledReplicas": 1, "readyReplicas": 1, "availableReplicas": 1, "observedGeneration": 1},
-        }  # fmt: skip
+            "status": {
+                "replicas": 1,
+                "fullyLabeledReplicas": 1,
+                "readyReplicas": 1,
+                "availableReplicas": 1,
+                "observedGeneration": 1,
+            },
+        }
         pack._k8s["replicasets"].append(rs)
         suffix = _safe(svc.name, "pod", 5)
         pod = pack.pod(
@@ -404,13 +478,18 @@ class Cluster:
             "kind": "Service",
             "metadata": self.meta("service", svc.name, labels=dict(labels)),
             "spec": {
-                "type": "ClusterIP", "clusterIP": cluster_ip, "clusterIPs": [cluster_ip], "ipFamilies": ["IPv4"],
-                "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster", "sessionAffinity": "None",
+                "type": "ClusterIP",
+                "clusterIP": cluster_ip,
+                "clusterIPs": [cluster_ip],
+                "ipFamilies": ["IPv4"],
+                "ipFamilyPolicy": "SingleStack",
+                "internalTrafficPolicy": "Cluster",
+                "sessionAffinity": "None",
                 "selector": dict(labels),
                 "ports": [{"name": str(svc.port), "port": svc.port, "targetPort": svc.port, "protocol": "TCP"}],
             },
             "status": {"loadBalancer": {}},
-        }  # fmt: skip
+        }
         pack.objects("services", service)
         target = {"kind": "Pod", "name": pod["metadata"]["name"], "namespace": self.ns, "uid": pod["metadata"]["uid"]}
         endpoints: Json = {
@@ -429,15 +508,36 @@ class Cluster:
             "apiVersion": "discovery.k8s.io/v1",
             "kind": "EndpointSlice",
             "metadata": self.meta(
-                "endpointslice", f"{svc.name}-{_safe(svc.name, 'eps', 5)}",
-                labels={"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io", "kubernetes.io/service-name": svc.name, **labels},
+                "endpointslice",
+                f"{svc.name}-{_safe(svc.name, 'eps', 5)}",
+                labels={
+                    "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                    "kubernetes.io/service-name": svc.name,
+                    **labels,
+                },
                 generateName=f"{svc.name}-",
-                ownerReferences=[{"apiVersion": "v1", "kind": "Service", "name": svc.name, "uid": service["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}],
+                ownerReferences=[
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Service",
+                        "name": svc.name,
+                        "uid": service["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             ),
             "addressType": "IPv4",
-            "endpoints": [{"addresses": [ip], "conditions": {"ready": True, "serving": True, "terminating": False}, "nodeName": node, "targetRef": target}],
+            "endpoints": [
+                {
+                    "addresses": [ip],
+                    "conditions": {"ready": True, "serving": True, "terminating": False},
+                    "nodeName": node,
+                    "targetRef": target,
+                }
+            ],
             "ports": [{"name": str(svc.port), "port": svc.port, "protocol": "TCP"}],
-        }  # fmt: skip
+        }
         pack.objects("endpointslices", slice_)
         work = Workload(svc, deployment, rs, [pod], service, endpoints, slice_, index=i)
         lines = self.shape.log(svc, pack, 5)
@@ -462,42 +562,110 @@ class Cluster:
                     ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
                 )
             ]
-            conditions.append(condition(pack, "Ready", "True", "KubeletReady", "kubelet is posting ready status", -4000))
+            conditions.append(
+                condition(pack, "Ready", "True", "KubeletReady", "kubelet is posting ready status", -4000)
+            )
             for c in conditions:
                 c["lastHeartbeatTime"] = pack.ts(58)
             nodes.append(
                 {
                     "apiVersion": "v1",
                     "kind": "Node",
-                    "metadata": {"name": name, "uid": uid(pack.name, "node", name), "labels": labels, "creationTimestamp": pack.ts(-4000)},
+                    "metadata": {
+                        "name": name,
+                        "uid": uid(pack.name, "node", name),
+                        "labels": labels,
+                        "creationTimestamp": pack.ts(-4000),
+                    },
                     "spec": spec,
                     "status": {
                         "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "95Gi"},
                         "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
                         "conditions": conditions,
-                        "addresses": [{"type": "InternalIP", "address": f"172.18.0.{n + 2}"}, {"type": "Hostname", "address": name}],
-                        "nodeInfo": {"kubeletVersion": "v1.31.2", "containerRuntimeVersion": "containerd://1.7.18", "osImage": "Debian GNU/Linux 12 (bookworm)"},
+                        "addresses": [
+                            {"type": "InternalIP", "address": f"172.18.0.{n + 2}"},
+                            {"type": "Hostname", "address": name},
+                        ],
+                        "nodeInfo": {
+                            "kubeletVersion": "v1.31.2",
+                            "containerRuntimeVersion": "containerd://1.7.18",
+                            "osImage": "Debian GNU/Linux 12 (bookworm)",
+                        },
                     },
                 }
-            )  # fmt: skip
+            )
         pack.objects("nodes", *nodes)
         system = [
-            (f"etcd-{CONTROL_PLANE}", "etcd", "registry.k8s.io/etcd:3.5.15-0", {"component": "etcd", "tier": "control-plane"}, ("Node", CONTROL_PLANE), CONTROL_PLANE),
-            (f"kube-apiserver-{CONTROL_PLANE}", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.31.2", {"component": "kube-apiserver", "tier": "control-plane"}, ("Node", CONTROL_PLANE), CONTROL_PLANE),
-            (f"kube-controller-manager-{CONTROL_PLANE}", "kube-controller-manager", "registry.k8s.io/kube-controller-manager:v1.31.2", {"component": "kube-controller-manager", "tier": "control-plane"}, ("Node", CONTROL_PLANE), CONTROL_PLANE),
-            (f"kube-scheduler-{CONTROL_PLANE}", "kube-scheduler", "registry.k8s.io/kube-scheduler:v1.31.2", {"component": "kube-scheduler", "tier": "control-plane"}, ("Node", CONTROL_PLANE), CONTROL_PLANE),
-            ("coredns-7c65d6cfc9-4xk8q", "coredns", "registry.k8s.io/coredns/coredns:v1.11.3", {"k8s-app": "kube-dns", "pod-template-hash": "7c65d6cfc9"}, ("ReplicaSet", "coredns-7c65d6cfc9"), CONTROL_PLANE),
-            ("coredns-7c65d6cfc9-w2zrt", "coredns", "registry.k8s.io/coredns/coredns:v1.11.3", {"k8s-app": "kube-dns", "pod-template-hash": "7c65d6cfc9"}, ("ReplicaSet", "coredns-7c65d6cfc9"), CONTROL_PLANE),
-        ]  # fmt: skip
-        for n, node in enumerate((CONTROL_PLANE, *NODES)):
+            (
+                f"etcd-{CONTROL_PLANE}",
+                "etcd",
+                "registry.k8s.io/etcd:3.5.15-0",
+                {"component": "etcd", "tier": "control-plane"},
+                ("Node", CONTROL_PLANE),
+                CONTROL_PLANE,
+            ),
+            (
+                f"kube-apiserver-{CONTROL_PLANE}",
+                "kube-apiserver",
+                "registry.k8s.io/kube-apiserver:v1.31.2",
+                {"component": "kube-apiserver", "tier": "control-plane"},
+                ("Node", CONTROL_PLANE),
+                CONTROL_PLANE,
+            ),
+            (
+                f"kube-controller-manager-{CONTROL_PLANE}",
+                "kube-controller-manager",
+                "registry.k8s.io/kube-controller-manager:v1.31.2",
+                {"component": "kube-controller-manager", "tier": "control-plane"},
+                ("Node", CONTROL_PLANE),
+                CONTROL_PLANE,
+            ),
+            (
+                f"kube-scheduler-{CONTROL_PLANE}",
+                "kube-scheduler",
+                "registry.k8s.io/kube-scheduler:v1.31.2",
+                {"component": "kube-scheduler", "tier": "control-plane"},
+                ("Node", CONTROL_PLANE),
+                CONTROL_PLANE,
+            ),
+            (
+                "coredns-7c65d6cfc9-4xk8q",
+                "coredns",
+                "registry.k8s.io/coredns/coredns:v1.11.3",
+                {"k8s-app": "kube-dns", "pod-template-hash": "7c65d6cfc9"},
+                ("ReplicaSet", "coredns-7c65d6cfc9"),
+                CONTROL_PLANE,
+            ),
+            (
+                "coredns-7c65d6cfc9-w2zrt",
+                "coredns",
+                "registry.k8s.io/coredns/coredns:v1.11.3",
+                {"k8s-app": "kube-dns", "pod-template-hash": "7c65d6cfc9"},
+                ("ReplicaSet", "coredns-7c65d6cfc9"),
+                CONTROL_PLANE,
+            ),
+        ]
+        for node in (CONTROL_PLANE, *NODES):
             system.append(
-                (f"kube-proxy-{_safe('proxy', node, 5)}", "kube-proxy", "registry.k8s.io/kube-proxy:v1.31.2",
-                 {"k8s-app": "kube-proxy", "controller-revision-hash": "77d9b7c6b8"}, ("DaemonSet", "kube-proxy"), node)
-            )  # fmt: skip
+                (
+                    f"kube-proxy-{_safe('proxy', node, 5)}",
+                    "kube-proxy",
+                    "registry.k8s.io/kube-proxy:v1.31.2",
+                    {"k8s-app": "kube-proxy", "controller-revision-hash": "77d9b7c6b8"},
+                    ("DaemonSet", "kube-proxy"),
+                    node,
+                )
+            )
             system.append(
-                (f"kindnet-{_safe('kindnet', node, 5)}", "kindnet-cni", "docker.io/kindest/kindnetd:v20241007-36f62932",
-                 {"app": "kindnet", "k8s-app": "kindnet"}, ("DaemonSet", "kindnet"), node)
-            )  # fmt: skip
+                (
+                    f"kindnet-{_safe('kindnet', node, 5)}",
+                    "kindnet-cni",
+                    "docker.io/kindest/kindnetd:v20241007-36f62932",
+                    {"app": "kindnet", "k8s-app": "kindnet"},
+                    ("DaemonSet", "kindnet"),
+                    node,
+                )
+            )
         for name, cname, image, labels, owner, node in system:
             pack.pod(
                 name,
@@ -508,7 +676,9 @@ class Cluster:
                 statuses=[status(pack, cname, image, state=running(pack, -4000))],
                 created=-4000,
                 owner=owner,
-                ip=f"172.18.0.{(CONTROL_PLANE, *NODES).index(node) + 2}" if "coredns" not in name else f"10.244.0.{2 + len(name) % 5}",
+                ip=f"172.18.0.{(CONTROL_PLANE, *NODES).index(node) + 2}"
+                if "coredns" not in name
+                else f"10.244.0.{2 + len(name) % 5}",
                 qos="Burstable",
             )
         kinds = {"mongodb": "database", "memcached": "cache", "redis": "cache"}
@@ -538,23 +708,58 @@ class Cluster:
         ):
             pack.event(-50 + offset, self.ns, "Pod", pod_name, reason, message, host=node, field_path=field_path)
         pack.event(
-            -49.7, self.ns, "Pod", pod_name, "Unhealthy",
-            f'Readiness probe failed: Get "http://{work.pod_ip}:{work.svc.port}/": dial tcp {work.pod_ip}:{work.svc.port}: connect: connection refused',
-            type="Warning", host=node, field_path=field_path, count=2, last=-49.5,
-        )  # fmt: skip
+            -49.7,
+            self.ns,
+            "Pod",
+            pod_name,
+            "Unhealthy",
+            f'Readiness probe failed: Get "http://{work.pod_ip}:{work.svc.port}/": dial tcp '
+            f"{work.pod_ip}:{work.svc.port}: connect: connection refused",
+            type="Warning",
+            host=node,
+            field_path=field_path,
+            count=2,
+            last=-49.5,
+        )
         pack.event(
-            -50, self.ns, "Deployment", name, "ScalingReplicaSet",
-            f"Scaled up replica set {work.replicaset['metadata']['name']} to 1", component="deployment-controller",
-        )  # fmt: skip
+            -50,
+            self.ns,
+            "Deployment",
+            name,
+            "ScalingReplicaSet",
+            f"Scaled up replica set {work.replicaset['metadata']['name']} to 1",
+            component="deployment-controller",
+        )
 
     # ---------------------------------------------------------------------------------- fault helpers
-    def event(self, work: Workload, reason: str, message: str, *, count: int = 1, first: float = 1, last: float = 58, warning: bool = True) -> None:
+    def event(
+        self,
+        work: Workload,
+        reason: str,
+        message: str,
+        *,
+        count: int = 1,
+        first: float = 1,
+        last: float = 58,
+        warning: bool = True,
+    ) -> None:
         self.pack.event(
-            first, self.ns, "Pod", work.pod_name, reason, message, type="Warning" if warning else "Normal",
-            host=work.pod["spec"]["nodeName"], field_path=f"spec.containers{{{work.svc.container}}}", count=count, last=last,
-        )  # fmt: skip
+            first,
+            self.ns,
+            "Pod",
+            work.pod_name,
+            reason,
+            message,
+            type="Warning" if warning else "Normal",
+            host=work.pod["spec"]["nodeName"],
+            field_path=f"spec.containers{{{work.svc.container}}}",
+            count=count,
+            last=last,
+        )
 
-    def not_ready(self, work: Workload, *, restarts: int = 0, state: Json | None = None, last: Json | None = None) -> None:
+    def not_ready(
+        self, work: Workload, *, restarts: int = 0, state: Json | None = None, last: Json | None = None
+    ) -> None:
         """The pod's container is not ready now (and so out of its Endpoints and EndpointSlice)."""
         s = work.pod["status"]["containerStatuses"][0]
         s["ready"] = False
@@ -566,20 +771,47 @@ class Cluster:
             s["lastState"] = last
         for cond in work.pod["status"]["conditions"]:
             if cond["type"] in ("Ready", "ContainersReady"):
-                cond.update(status="False", reason="ContainersNotReady", message=f"containers with unready status: [{work.svc.container}]", lastTransitionTime=self.pack.ts(2))
+                cond.update(
+                    status="False",
+                    reason="ContainersNotReady",
+                    message=f"containers with unready status: [{work.svc.container}]",
+                    lastTransitionTime=self.pack.ts(2),
+                )
         for kind in (work.deployment, work.replicaset):
             kind["status"]["readyReplicas"] = 0
             kind["status"]["availableReplicas"] = 0
         work.deployment["status"]["unavailableReplicas"] = 1
-        work.deployment["status"]["conditions"][0].update(status="False", reason="MinimumReplicasUnavailable", message="Deployment does not have minimum availability.")
+        work.deployment["status"]["conditions"][0].update(
+            status="False",
+            reason="MinimumReplicasUnavailable",
+            message="Deployment does not have minimum availability.",
+        )
         subset = work.endpoints["subsets"][0]
         subset["notReadyAddresses"] = subset.pop("addresses")
-        work.slice["endpoints"][0]["conditions"] = {"ready": False, "serving": False, "terminating": False}  # fmt: skip
+        work.slice["endpoints"][0]["conditions"] = {"ready": False, "serving": False, "terminating": False}
 
-    def crash_loop(self, work: Workload, reason: str, code: int, *, restarts: int = 7, message: str | None = None) -> None:
+    def crash_loop(
+        self, work: Workload, reason: str, code: int, *, restarts: int = 7, message: str | None = None
+    ) -> None:
         last = terminated(self.pack, reason, code, 54, 54.2, message=message)
-        self.not_ready(work, restarts=restarts, state=waiting("CrashLoopBackOff", f"back-off 5m0s restarting failed container={work.svc.container} pod={work.pod_name}_{self.ns}({work.pod['metadata']['uid']})"), last=last)
-        self.event(work, "BackOff", f"Back-off restarting failed container {work.svc.container} in pod {work.pod_name}_{self.ns}({work.pod['metadata']['uid']})", count=restarts * 4, first=6)  # fmt: skip
+        self.not_ready(
+            work,
+            restarts=restarts,
+            state=waiting(
+                "CrashLoopBackOff",
+                f"back-off 5m0s restarting failed container={work.svc.container} "
+                f"pod={work.pod_name}_{self.ns}({work.pod['metadata']['uid']})",
+            ),
+            last=last,
+        )
+        self.event(
+            work,
+            "BackOff",
+            f"Back-off restarting failed container {work.svc.container} in pod "
+            f"{work.pod_name}_{self.ns}({work.pod['metadata']['uid']})",
+            count=restarts * 4,
+            first=6,
+        )
 
     def series(self, labels: dict[str, str], values: list[float]) -> None:
         self.pack.series(labels, values)
@@ -651,8 +883,19 @@ def liveness_wrong_port(c: Cluster) -> None:
     )
     work.pod["status"]["containerStatuses"][0]["ready"] = True
     ip = work.pod_ip
-    c.event(work, "Unhealthy", f'Liveness probe failed: Get "http://{ip}:8081/healthz": dial tcp {ip}:8081: connect: connection refused', count=27)
-    c.event(work, "Killing", f"Container {work.svc.container} failed liveness probe, will be restarted", count=9, warning=False)
+    c.event(
+        work,
+        "Unhealthy",
+        f'Liveness probe failed: Get "http://{ip}:8081/healthz": dial tcp {ip}:8081: connect: connection refused',
+        count=27,
+    )
+    c.event(
+        work,
+        "Killing",
+        f"Container {work.svc.container} failed liveness probe, will be restarted",
+        count=9,
+        warning=False,
+    )
     c.event(work, "Pulled", f'Container image "{work.svc.image}" already present on machine', count=9, warning=False)
 
 
@@ -671,7 +914,10 @@ def memory_limit_too_low(c: Cluster) -> None:
     """recommendation's memory limit was set to 16Mi: it is OOMKilled as it loads its data."""
     work = c.apps["recommendation"]
     for spec in (work.pod["spec"]["containers"][0], work.deployment["spec"]["template"]["spec"]["containers"][0]):
-        spec["resources"] = {"requests": {"cpu": "100m", "memory": "16Mi"}, "limits": {"cpu": "1000m", "memory": "16Mi"}}
+        spec["resources"] = {
+            "requests": {"cpu": "100m", "memory": "16Mi"},
+            "limits": {"cpu": "1000m", "memory": "16Mi"},
+        }
     c.crash_loop(work, "OOMKilled", 137, restarts=8)
     work.log(_zlog(c.pack, 54, "INF", "cmd/recommendation/main.go:38", "Reading config..."), previous=True)
 
@@ -701,8 +947,16 @@ def shop_wrong_command(c: Cluster) -> None:
     work.log("/bin/sh: 1: shippingsvc: not found", previous=True)
     for m in range(8, 58, 9):
         c.apps["checkoutservice"].log(
-            json.dumps({"message": f"failed to get shipping quote: {_grpc_refused(c.apps['shippingservice'].cluster_ip, 50051)}", "severity": "warning", "timestamp": c.pack.ts(m)})
-        )  # fmt: skip
+            json.dumps(
+                {
+                    "message": (
+                        f"failed to get shipping quote: {_grpc_refused(c.apps['shippingservice'].cluster_ip, 50051)}"
+                    ),
+                    "severity": "warning",
+                    "timestamp": c.pack.ts(m),
+                }
+            )
+        )
 
 
 def scaled_to_zero(c: Cluster) -> None:
@@ -718,10 +972,31 @@ def scaled_to_zero(c: Cluster) -> None:
     work.logs.clear()
     del work.endpoints["subsets"]
     work.slice["endpoints"] = None
-    c.pack.event(3, c.ns, "Deployment", "checkoutservice", "ScalingReplicaSet", f"Scaled down replica set {work.replicaset['metadata']['name']} to 0 from 1", component="deployment-controller")
-    c.pack.event(3.01, c.ns, "Pod", work.pod_name, "Killing", f"Stopping container {work.svc.container}", host=work.pod["spec"]["nodeName"], field_path="spec.containers{server}")
+    c.pack.event(
+        3,
+        c.ns,
+        "Deployment",
+        "checkoutservice",
+        "ScalingReplicaSet",
+        f"Scaled down replica set {work.replicaset['metadata']['name']} to 0 from 1",
+        component="deployment-controller",
+    )
+    c.pack.event(
+        3.01,
+        c.ns,
+        "Pod",
+        work.pod_name,
+        "Killing",
+        f"Stopping container {work.svc.container}",
+        host=work.pod["spec"]["nodeName"],
+        field_path="spec.containers{server}",
+    )
     for m in range(6, 58, 5):
-        c.apps["frontend"].log(_frontend_error(c.pack, m, "failed to complete the order: " + _grpc_refused(work.cluster_ip, 5050), "/cart/checkout"))  # fmt: skip
+        c.apps["frontend"].log(
+            _frontend_error(
+                c.pack, m, "failed to complete the order: " + _grpc_refused(work.cluster_ip, 5050), "/cart/checkout"
+            )
+        )
 
 
 def hotel_scaled_to_zero(c: Cluster) -> None:
@@ -735,9 +1010,25 @@ def hotel_scaled_to_zero(c: Cluster) -> None:
     work.logs.clear()
     del work.endpoints["subsets"]
     work.slice["endpoints"] = None
-    c.pack.event(2, c.ns, "Deployment", "search", "ScalingReplicaSet", f"Scaled down replica set {work.replicaset['metadata']['name']} to 0 from 1", component="deployment-controller")
+    c.pack.event(
+        2,
+        c.ns,
+        "Deployment",
+        "search",
+        "ScalingReplicaSet",
+        f"Scaled down replica set {work.replicaset['metadata']['name']} to 0 from 1",
+        component="deployment-controller",
+    )
     for m in range(5, 58, 6):
-        c.apps["frontend"].log(_zlog(c.pack, m, "ERR", "services/frontend/server.go:187", "SearchHandler: rpc error: code = Unavailable desc = name resolver error: produced zero addresses"))  # fmt: skip
+        c.apps["frontend"].log(
+            _zlog(
+                c.pack,
+                m,
+                "ERR",
+                "services/frontend/server.go:187",
+                "SearchHandler: rpc error: code = Unavailable desc = name resolver error: produced zero addresses",
+            )
+        )
 
 
 def wrong_db_address(c: Cluster) -> None:
@@ -746,7 +1037,8 @@ def wrong_db_address(c: Cluster) -> None:
     p = c.pack
     error = (
         "server selection error: server selection timeout, current topology: { Type: Unknown, Servers: [{ Addr: "
-        "mongodb-geox:27017, Type: Unknown, Last error: dial tcp: lookup mongodb-geox on 10.96.0.10:53: no such host }, ] }"
+        "mongodb-geox:27017, Type: Unknown, Last error: dial tcp: lookup mongodb-geox on 10.96.0.10:53: no "
+        "such host }, ] }"
     )
     c.crash_loop(work, "Error", 2, restarts=5)
     work.logs.clear()
@@ -767,7 +1059,11 @@ def mongodb_role_revoked(c: Cluster) -> None:
     """mongodb-geo's user lost its readWrite role on geo-db: mongod refuses geo's queries, geo panics."""
     geo, db = c.apps["geo"], c.apps["mongodb-geo"]
     p = c.pack
-    error = '(Unauthorized) not authorized on geo-db to execute command { find: "geo", filter: {}, lsid: { id: {4 [150 33 19 42 11 76 77 20 173 8 17 93 54 102 245 12]} }, $db: "geo-db" }'
+    error = (
+        "(Unauthorized) not authorized on geo-db to execute command "
+        '{ find: "geo", filter: {}, lsid: { id: {4 [150 33 19 42 11 76 77 20 173 8 17 93 54 102 245 12]} }, '
+        '$db: "geo-db" }'
+    )
     c.crash_loop(geo, "Error", 2, restarts=6)
     geo.logs.clear()
     geo.log(
@@ -778,11 +1074,28 @@ def mongodb_role_revoked(c: Cluster) -> None:
         previous=True,
     )
     for m in range(4, 58, 7):
-        db.log(json.dumps({
-            "t": {"$date": p.ts(m).replace("Z", ".101+00:00")}, "s": "I", "c": "ACCESS", "id": 20436, "ctx": f"conn{200 + m}",
-            "msg": "Checking authorization failed",
-            "attr": {"error": {"code": 13, "codeName": "Unauthorized", "errmsg": 'not authorized on geo-db to execute command { find: "geo", filter: {}, $db: "geo-db" }'}},
-        }, separators=(",", ":")))  # fmt: skip
+        db.log(
+            json.dumps(
+                {
+                    "t": {"$date": p.ts(m).replace("Z", ".101+00:00")},
+                    "s": "I",
+                    "c": "ACCESS",
+                    "id": 20436,
+                    "ctx": f"conn{200 + m}",
+                    "msg": "Checking authorization failed",
+                    "attr": {
+                        "error": {
+                            "code": 13,
+                            "codeName": "Unauthorized",
+                            "errmsg": (
+                                'not authorized on geo-db to execute command { find: "geo", filter: {}, $db: "geo-db" }'
+                            ),
+                        }
+                    },
+                },
+                separators=(",", ":"),
+            )
+        )
 
 
 def mongodb_user_missing(c: Cluster) -> None:
@@ -790,7 +1103,7 @@ def mongodb_user_missing(c: Cluster) -> None:
     rate, db = c.apps["rate"], c.apps["mongodb-rate"]
     p = c.pack
     error = (
-        'connection() error occurred during connection handshake: auth error: sasl conversation error: unable to '
+        "connection() error occurred during connection handshake: auth error: sasl conversation error: unable to "
         'authenticate using mechanism "SCRAM-SHA-1": (AuthenticationFailed) Authentication failed.'
     )
     c.crash_loop(rate, "Error", 2, restarts=6)
@@ -803,12 +1116,28 @@ def mongodb_user_missing(c: Cluster) -> None:
         previous=True,
     )
     for m in range(4, 58, 7):
-        db.log(json.dumps({
-            "t": {"$date": p.ts(m).replace("Z", ".733+00:00")}, "s": "I", "c": "ACCESS", "id": 20249, "ctx": f"conn{300 + m}",
-            "msg": "Authentication failed",
-            "attr": {"mechanism": "SCRAM-SHA-1", "speculative": False, "principalName": "admin", "authenticationDatabase": "admin",
-                     "remote": f"{rate.pod_ip}:{41000 + m}", "extraInfo": {}, "error": 'UserNotFound: Could not find user "admin" for db "admin"'},
-        }, separators=(",", ":")))  # fmt: skip
+        db.log(
+            json.dumps(
+                {
+                    "t": {"$date": p.ts(m).replace("Z", ".733+00:00")},
+                    "s": "I",
+                    "c": "ACCESS",
+                    "id": 20249,
+                    "ctx": f"conn{300 + m}",
+                    "msg": "Authentication failed",
+                    "attr": {
+                        "mechanism": "SCRAM-SHA-1",
+                        "speculative": False,
+                        "principalName": "admin",
+                        "authenticationDatabase": "admin",
+                        "remote": f"{rate.pod_ip}:{41000 + m}",
+                        "extraInfo": {},
+                        "error": 'UserNotFound: Could not find user "admin" for db "admin"',
+                    },
+                },
+                separators=(",", ":"),
+            )
+        )
 
 
 def backend_killed(c: Cluster) -> None:
@@ -821,7 +1150,15 @@ def backend_killed(c: Cluster) -> None:
     c.event(work, "Created", f"Created container {work.svc.container}", count=6, warning=False)
     c.event(work, "Started", f"Started container {work.svc.container}", count=6, warning=False)
     for m in range(5, 58, 6):
-        profile.log(_zlog(c.pack, m, "ERR", "services/profile/server.go:138", f"memcached error: dial tcp {work.cluster_ip}:11211: connect: connection refused"))  # fmt: skip
+        profile.log(
+            _zlog(
+                c.pack,
+                m,
+                "ERR",
+                "services/profile/server.go:138",
+                f"memcached error: dial tcp {work.cluster_ip}:11211: connect: connection refused",
+            )
+        )
 
 
 def redis_down(c: Cluster) -> None:
@@ -837,31 +1174,71 @@ def redis_down(c: Cluster) -> None:
     for m in range(6, 58, 6):
         cart.log(
             "fail: cartservice.cartstore.RedisCartStore[0]",
-            "      StackExchange.Redis.RedisConnectionException: It was not possible to connect to the redis server(s). "
-            "UnableToConnect on redis-cart:6379/Interactive, Initializing/NotStarted, last: NONE, origin: BeginConnectAsync",
+            "      StackExchange.Redis.RedisConnectionException: It was not possible to connect to the redis "
+            "server(s). "
+            "UnableToConnect on redis-cart:6379/Interactive, Initializing/NotStarted, last: NONE, origin: "
+            "BeginConnectAsync",
         )
-        c.apps["frontend"].log(_frontend_error(c.pack, m, "failed to get cart: rpc error: code = FailedPrecondition desc = Can't access cart storage. StackExchange.Redis.RedisConnectionException: It was not possible to connect to the redis server(s). UnableToConnect on redis-cart:6379/Interactive", "/cart"))  # fmt: skip
+        c.apps["frontend"].log(
+            _frontend_error(
+                c.pack,
+                m,
+                "failed to get cart: rpc error: code = FailedPrecondition desc = Can't access cart storage. "
+                "StackExchange.Redis.RedisConnectionException: It was not possible to connect to the "
+                "redis server(s). UnableToConnect on redis-cart:6379/Interactive",
+                "/cart",
+            )
+        )
 
 
 def shop_liveness_timeout(c: Cluster) -> None:
     """paymentservice's liveness probe was pointed at 50052 (it serves on 50051): grpc_health_probe times out."""
     work = c.apps["paymentservice"]
-    probe = {"exec": {"command": ["/bin/grpc_health_probe", "-addr=:50052"]}, "periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3, "successThreshold": 1}  # fmt: skip
+    probe = {
+        "exec": {"command": ["/bin/grpc_health_probe", "-addr=:50052"]},
+        "periodSeconds": 10,
+        "timeoutSeconds": 1,
+        "failureThreshold": 3,
+        "successThreshold": 1,
+    }
     work.pod["spec"]["containers"][0]["livenessProbe"] = probe
     work.deployment["spec"]["template"]["spec"]["containers"][0]["livenessProbe"] = probe
-    work.pod["status"]["containerStatuses"][0].update(restartCount=8, state=running(c.pack, 57.6), lastState=terminated(c.pack, "Error", 137, 57, 57.5))  # fmt: skip
+    work.pod["status"]["containerStatuses"][0].update(
+        restartCount=8, state=running(c.pack, 57.6), lastState=terminated(c.pack, "Error", 137, 57, 57.5)
+    )
     c.event(work, "Unhealthy", 'Liveness probe failed: timeout: failed to connect service ":50052" within 1s', count=24)
-    c.event(work, "Killing", f"Container {work.svc.container} failed liveness probe, will be restarted", count=8, warning=False)
+    c.event(
+        work,
+        "Killing",
+        f"Container {work.svc.container} failed liveness probe, will be restarted",
+        count=8,
+        warning=False,
+    )
 
 
 def shop_oom(c: Cluster) -> None:
     """adservice (Java) got a 180Mi memory limit: the JVM's heap does not fit, the kernel kills it."""
     work = c.apps["adservice"]
     for spec in (work.pod["spec"]["containers"][0], work.deployment["spec"]["template"]["spec"]["containers"][0]):
-        spec["resources"] = {"requests": {"cpu": "200m", "memory": "180Mi"}, "limits": {"cpu": "300m", "memory": "180Mi"}}
+        spec["resources"] = {
+            "requests": {"cpu": "200m", "memory": "180Mi"},
+            "limits": {"cpu": "300m", "memory": "180Mi"},
+        }
     c.crash_loop(work, "OOMKilled", 137, restarts=5)
     for m in range(8, 58, 10):
-        c.apps["frontend"].log(json.dumps({"error": f"rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp {work.cluster_ip}:9555: connect: connection refused\"", "message": "failed to retrieve ads", "severity": "warning", "timestamp": c.pack.ts(m)}))  # fmt: skip
+        c.apps["frontend"].log(
+            json.dumps(
+                {
+                    "error": (
+                        'rpc error: code = Unavailable desc = connection error: desc = "transport: '
+                        f'Error while dialing: dial tcp {work.cluster_ip}:9555: connect: connection refused"'
+                    ),
+                    "message": "failed to retrieve ads",
+                    "severity": "warning",
+                    "timestamp": c.pack.ts(m),
+                }
+            )
+        )
 
 
 # ------------------------------------------------------------------------------------------ service routing faults
@@ -872,8 +1249,24 @@ def selector_matches_nothing(c: Cluster) -> None:
     del work.endpoints["subsets"]
     work.slice["endpoints"] = None
     for m in range(4, 58, 4):
-        c.apps["frontend"].log(_frontend_error(c.pack, m, "could not retrieve products: " + _grpc_refused(work.cluster_ip, 3550)))
-        c.apps["recommendationservice"].log(json.dumps({"timestamp": c.pack.ts(m), "severity": "ERROR", "name": "recommendationservice-server", "message": f"failed to list products: <_InactiveRpcError of RPC that terminated with: status = StatusCode.UNAVAILABLE details = \"failed to connect to all addresses; last error: UNKNOWN: ipv4:{work.cluster_ip}:3550: Failed to connect to remote host: Connection refused\">"}))  # fmt: skip
+        c.apps["frontend"].log(
+            _frontend_error(c.pack, m, "could not retrieve products: " + _grpc_refused(work.cluster_ip, 3550))
+        )
+        c.apps["recommendationservice"].log(
+            json.dumps(
+                {
+                    "timestamp": c.pack.ts(m),
+                    "severity": "ERROR",
+                    "name": "recommendationservice-server",
+                    "message": (
+                        "failed to list products: <_InactiveRpcError of RPC that terminated with: "
+                        'status = StatusCode.UNAVAILABLE details = "failed to connect to all addresses; '
+                        f"last error: UNKNOWN: ipv4:{work.cluster_ip}:3550: Failed to connect to remote "
+                        'host: Connection refused">'
+                    ),
+                }
+            )
+        )
 
 
 def target_port_wrong(c: Cluster) -> None:
@@ -883,7 +1276,17 @@ def target_port_wrong(c: Cluster) -> None:
     work.endpoints["subsets"][0]["ports"][0]["port"] = 8088
     work.slice["ports"][0]["port"] = 8088
     for m in range(5, 58, 5):
-        c.apps["frontend"].log(_zlog(c.pack, m, "ERR", "services/frontend/server.go:412", f"ReservationHandler: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp {work.pod_ip}:8088: connect: connection refused\""))  # fmt: skip
+        c.apps["frontend"].log(
+            _zlog(
+                c.pack,
+                m,
+                "ERR",
+                "services/frontend/server.go:412",
+                "ReservationHandler: rpc error: code = Unavailable desc = connection error: desc = "
+                f'"transport: Error while dialing: dial tcp {work.pod_ip}:8088: connect: connection '
+                'refused"',
+            )
+        )
 
 
 def shop_target_port_wrong(c: Cluster) -> None:
@@ -893,7 +1296,9 @@ def shop_target_port_wrong(c: Cluster) -> None:
     work.endpoints["subsets"][0]["ports"][0]["port"] = 7001
     work.slice["ports"][0]["port"] = 7001
     for m in range(4, 58, 4):
-        c.apps["frontend"].log(_frontend_error(c.pack, m, "could not retrieve currencies: " + _grpc_refused(work.cluster_ip, 7000)))  # fmt: skip
+        c.apps["frontend"].log(
+            _frontend_error(c.pack, m, "could not retrieve currencies: " + _grpc_refused(work.cluster_ip, 7000))
+        )
 
 
 def wrong_service_address(c: Cluster) -> None:
@@ -904,22 +1309,55 @@ def wrong_service_address(c: Cluster) -> None:
             if env["name"] == "PAYMENT_SERVICE_ADDR":
                 env["value"] = "shippingservice:50051"
     for m in range(5, 58, 5):
-        work.log(json.dumps({"message": "[PlaceOrder] user_id=\"8c1f4a9e\" user_currency=\"USD\"", "severity": "info", "timestamp": c.pack.ts(m)}))
-        c.apps["frontend"].log(_frontend_error(c.pack, m + 0.1, "failed to complete the order: rpc error: code = Internal desc = failed to charge card: could not charge the card: rpc error: code = Unimplemented desc = unknown service hipstershop.PaymentService", "/cart/checkout"))  # fmt: skip
+        work.log(
+            json.dumps(
+                {
+                    "message": '[PlaceOrder] user_id="8c1f4a9e" user_currency="USD"',
+                    "severity": "info",
+                    "timestamp": c.pack.ts(m),
+                }
+            )
+        )
+        c.apps["frontend"].log(
+            _frontend_error(
+                c.pack,
+                m + 0.1,
+                "failed to complete the order: rpc error: code = Internal desc = failed to charge card: "
+                "could not charge the card: rpc error: code = Unimplemented desc = unknown service "
+                "hipstershop.PaymentService",
+                "/cart/checkout",
+            )
+        )
 
 
 # ------------------------------------------------------------------------------------------ performance faults
 def network_delay(c: Cluster) -> None:
     """A 3 s delay on user's network: the frontend's login calls to user exceed their deadline."""
     for m in range(3, 58, 3):
-        c.apps["frontend"].log(_zlog(c.pack, m, "ERR", "services/frontend/server.go:309", "UserHandler: user.CheckUser: rpc error: code = DeadlineExceeded desc = context deadline exceeded"))  # fmt: skip
+        c.apps["frontend"].log(
+            _zlog(
+                c.pack,
+                m,
+                "ERR",
+                "services/frontend/server.go:309",
+                "UserHandler: user.CheckUser: rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+            )
+        )
 
 
 def network_loss(c: Cluster) -> None:
     """Packets to cartservice are dropped: the frontend's dials to it time out."""
     work = c.apps["cartservice"]
     for m in range(3, 58, 3):
-        c.apps["frontend"].log(_frontend_error(c.pack, m, f'could not retrieve cart: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp {work.cluster_ip}:7070: i/o timeout"', "/cart"))  # fmt: skip
+        c.apps["frontend"].log(
+            _frontend_error(
+                c.pack,
+                m,
+                "could not retrieve cart: rpc error: code = Unavailable desc = connection error: desc = "
+                f'"transport: Error while dialing: dial tcp {work.cluster_ip}:7070: i/o timeout"',
+                "/cart",
+            )
+        )
 
 
 def cpu_throttled(c: Cluster) -> None:
@@ -928,37 +1366,191 @@ def cpu_throttled(c: Cluster) -> None:
     for spec in (work.pod["spec"]["containers"][0], work.deployment["spec"]["template"]["spec"]["containers"][0]):
         spec["resources"] = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "100m", "memory": "128Mi"}}
     for name, w in c.apps.items():
-        base = {"namespace": c.ns, "pod": w.pod_name, "container": w.svc.container, "job": "kubelet", "metrics_path": "/metrics/cadvisor", "image": w.svc.image}  # fmt: skip
+        base = {
+            "namespace": c.ns,
+            "pod": w.pod_name,
+            "container": w.svc.container,
+            "job": "kubelet",
+            "metrics_path": "/metrics/cadvisor",
+            "image": w.svc.image,
+        }
         share = 0.82 if name == "currencyservice" else 0.01
         c.series({"__name__": "container_cpu_cfs_periods_total", **base}, [float(600 * i) for i in range(61)])
-        c.series({"__name__": "container_cpu_cfs_throttled_periods_total", **base}, [float(int(600 * share * i)) for i in range(61)])  # fmt: skip
+        c.series(
+            {"__name__": "container_cpu_cfs_throttled_periods_total", **base},
+            [float(int(600 * share * i)) for i in range(61)],
+        )
     for m in range(4, 58, 4):
-        c.apps["frontend"].log(json.dumps({"http.req.method": "GET", "http.req.path": "/", "http.resp.status": 200, "http.resp.took_ms": 2870, "message": "request complete", "severity": "debug", "timestamp": c.pack.ts(m)}))  # fmt: skip
+        c.apps["frontend"].log(
+            json.dumps(
+                {
+                    "http.req.method": "GET",
+                    "http.req.path": "/",
+                    "http.resp.status": 200,
+                    "http.resp.took_ms": 2870,
+                    "message": "request complete",
+                    "severity": "debug",
+                    "timestamp": c.pack.ts(m),
+                }
+            )
+        )
 
 
 CASES: dict[str, Case] = {
     # name: the shape, the question, the fault, the faulty workload, words of its fault (one must be said), family
-    "hotel_liveness_wrong_port": Case(HOTEL, "Why does geo keep restarting?", liveness_wrong_port, "geo", ("probe",), "runtime"),
-    "hotel_readiness_404": Case(HOTEL, "Hotel searches fail in namespace hotel-reservation. What is the root cause?", readiness_wrong_path, "rate", ("probe",), "runtime"),
-    "hotel_memory_limit": Case(HOTEL, "Why is recommendation crashing?", memory_limit_too_low, "recommendation", ("OOMKilled", "memory"), "runtime"),
-    "hotel_wrong_binary": Case(HOTEL, "What is wrong in namespace hotel-reservation?", wrong_binary, "geo", ("geo-wrong", "command", "executable"), "runtime"),
-    "shop_wrong_command": Case(SHOP, "Why is shippingservice failing?", shop_wrong_command, "shippingservice", ("not found", "command"), "runtime"),
-    "shop_zero_replicas_frontend": Case(SHOP, "Why does frontend fail to place orders?", scaled_to_zero, "checkoutservice", ("0 replicas", "zero"), "runtime", "frontend"),
-    "hotel_zero_replicas": Case(HOTEL, "What is wrong in namespace hotel-reservation?", hotel_scaled_to_zero, "search", ("0 replicas", "zero"), "runtime"),
+    "hotel_liveness_wrong_port": Case(
+        HOTEL, "Why does geo keep restarting?", liveness_wrong_port, "geo", ("probe",), "runtime"
+    ),
+    "hotel_readiness_404": Case(
+        HOTEL,
+        "Hotel searches fail in namespace hotel-reservation. What is the root cause?",
+        readiness_wrong_path,
+        "rate",
+        ("probe",),
+        "runtime",
+    ),
+    "hotel_memory_limit": Case(
+        HOTEL,
+        "Why is recommendation crashing?",
+        memory_limit_too_low,
+        "recommendation",
+        ("OOMKilled", "memory"),
+        "runtime",
+    ),
+    "hotel_wrong_binary": Case(
+        HOTEL,
+        "What is wrong in namespace hotel-reservation?",
+        wrong_binary,
+        "geo",
+        ("geo-wrong", "command", "executable"),
+        "runtime",
+    ),
+    "shop_wrong_command": Case(
+        SHOP,
+        "Why is shippingservice failing?",
+        shop_wrong_command,
+        "shippingservice",
+        ("not found", "command"),
+        "runtime",
+    ),
+    "shop_zero_replicas_frontend": Case(
+        SHOP,
+        "Why does frontend fail to place orders?",
+        scaled_to_zero,
+        "checkoutservice",
+        ("0 replicas", "zero"),
+        "runtime",
+        "frontend",
+    ),
+    "hotel_zero_replicas": Case(
+        HOTEL,
+        "What is wrong in namespace hotel-reservation?",
+        hotel_scaled_to_zero,
+        "search",
+        ("0 replicas", "zero"),
+        "runtime",
+    ),
     "hotel_wrong_db_url": Case(HOTEL, "Why is geo crashing?", wrong_db_address, "geo", ("mongodb-geox",), "runtime"),
-    "hotel_mongodb_role_revoked": Case(HOTEL, "What is wrong in namespace hotel-reservation?", mongodb_role_revoked, "mongodb-geo", ("authoriz",), "runtime"),
-    "hotel_mongodb_user_missing": Case(HOTEL, "Why is rate crashing?", mongodb_user_missing, "mongodb-rate", ("authenticat",), "runtime"),
-    "hotel_backend_killed": Case(HOTEL, "Why does profile report errors?", backend_killed, "memcached-profile", ("137", "killed", "restart"), "runtime"),
-    "shop_redis_down_frontend": Case(SHOP, "Why does frontend show cart errors?", redis_down, "redis-cart", ("crash", "append-only", "Permission denied"), "runtime", "frontend"),
-    "shop_liveness_timeout": Case(SHOP, "What is wrong in namespace online-boutique?", shop_liveness_timeout, "paymentservice", ("probe",), "runtime"),
-    "shop_memory_limit": Case(SHOP, "Why is adservice restarting?", shop_oom, "adservice", ("OOMKilled", "memory"), "runtime"),
-    "shop_selector_mismatch": Case(SHOP, "What is wrong in namespace online-boutique?", selector_matches_nothing, "productcatalogservice", ("selector",), "routing"),
-    "hotel_target_port": Case(HOTEL, "Reservations fail in namespace hotel-reservation. Why?", target_port_wrong, "reservation", ("targetPort",), "routing"),
-    "shop_target_port": Case(SHOP, "Why can frontend not show prices?", shop_target_port_wrong, "currencyservice", ("targetPort",), "routing", "frontend"),
-    "shop_wrong_service_address": Case(SHOP, "Why do checkouts fail in namespace online-boutique?", wrong_service_address, "checkoutservice", ("PAYMENT_SERVICE_ADDR", "shippingservice"), "routing"),
-    "hotel_network_delay": Case(HOTEL, "Why are logins slow in namespace hotel-reservation?", network_delay, "user", ("time out", "deadline", "latency"), "performance"),
-    "shop_network_loss": Case(SHOP, "Why does the cart page fail in namespace online-boutique?", network_loss, "cartservice", ("time out", "timeout"), "performance"),
-    "shop_cpu_throttled": Case(SHOP, "Why is the shop slow in namespace online-boutique?", cpu_throttled, "currencyservice", ("CPU", "cpu", "throttl"), "performance"),
-    "shop_healthy": Case(SHOP, "Is anything wrong in namespace online-boutique?", None, "", ("No incident",), "healthy"),
-    "hotel_healthy": Case(HOTEL, "Is anything wrong in namespace hotel-reservation?", None, "", ("No incident",), "healthy"),
-}  # fmt: skip
+    "hotel_mongodb_role_revoked": Case(
+        HOTEL,
+        "What is wrong in namespace hotel-reservation?",
+        mongodb_role_revoked,
+        "mongodb-geo",
+        ("authoriz",),
+        "runtime",
+    ),
+    "hotel_mongodb_user_missing": Case(
+        HOTEL, "Why is rate crashing?", mongodb_user_missing, "mongodb-rate", ("authenticat",), "runtime"
+    ),
+    "hotel_backend_killed": Case(
+        HOTEL,
+        "Why does profile report errors?",
+        backend_killed,
+        "memcached-profile",
+        ("137", "killed", "restart"),
+        "runtime",
+    ),
+    "shop_redis_down_frontend": Case(
+        SHOP,
+        "Why does frontend show cart errors?",
+        redis_down,
+        "redis-cart",
+        ("crash", "append-only", "Permission denied"),
+        "runtime",
+        "frontend",
+    ),
+    "shop_liveness_timeout": Case(
+        SHOP,
+        "What is wrong in namespace online-boutique?",
+        shop_liveness_timeout,
+        "paymentservice",
+        ("probe",),
+        "runtime",
+    ),
+    "shop_memory_limit": Case(
+        SHOP, "Why is adservice restarting?", shop_oom, "adservice", ("OOMKilled", "memory"), "runtime"
+    ),
+    "shop_selector_mismatch": Case(
+        SHOP,
+        "What is wrong in namespace online-boutique?",
+        selector_matches_nothing,
+        "productcatalogservice",
+        ("selector",),
+        "routing",
+    ),
+    "hotel_target_port": Case(
+        HOTEL,
+        "Reservations fail in namespace hotel-reservation. Why?",
+        target_port_wrong,
+        "reservation",
+        ("targetPort",),
+        "routing",
+    ),
+    "shop_target_port": Case(
+        SHOP,
+        "Why can frontend not show prices?",
+        shop_target_port_wrong,
+        "currencyservice",
+        ("targetPort",),
+        "routing",
+        "frontend",
+    ),
+    "shop_wrong_service_address": Case(
+        SHOP,
+        "Why do checkouts fail in namespace online-boutique?",
+        wrong_service_address,
+        "checkoutservice",
+        ("PAYMENT_SERVICE_ADDR", "shippingservice"),
+        "routing",
+    ),
+    "hotel_network_delay": Case(
+        HOTEL,
+        "Why are logins slow in namespace hotel-reservation?",
+        network_delay,
+        "user",
+        ("time out", "deadline", "latency"),
+        "performance",
+    ),
+    "shop_network_loss": Case(
+        SHOP,
+        "Why does the cart page fail in namespace online-boutique?",
+        network_loss,
+        "cartservice",
+        ("time out", "timeout"),
+        "performance",
+    ),
+    "shop_cpu_throttled": Case(
+        SHOP,
+        "Why is the shop slow in namespace online-boutique?",
+        cpu_throttled,
+        "currencyservice",
+        ("CPU", "cpu", "throttl"),
+        "performance",
+    ),
+    "shop_healthy": Case(
+        SHOP, "Is anything wrong in namespace online-boutique?", None, "", ("No incident",), "healthy"
+    ),
+    "hotel_healthy": Case(
+        HOTEL, "Is anything wrong in namespace hotel-reservation?", None, "", ("No incident",), "healthy"
+    ),
+}

@@ -55,7 +55,9 @@ def _server(
     return found[0] if len(found) == 1 else None
 
 
-def _refused(client: str, lines: Sequence[LogLine], evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[Finding]:
+def _refused(
+    client: str, lines: Sequence[LogLine], evidence: Evidence, rules: tuple[ClusterRule, ...]
+) -> list[Finding]:
     namespace = lines[0].obs.text("namespace")
     services = [s for s in evidence.objects("Service", namespace or None) if s.name != client]
     for line in lines:

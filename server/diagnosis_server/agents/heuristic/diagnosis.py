@@ -119,6 +119,25 @@ def _dependency_latency(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def _exits(findings: list[Finding]) -> list[Finding]:
+    """No cause found, and one workload's containers keep exiting (a crash loop, an exit with an error) while its
+    pods are not ready or restart: that exit is the failure to state, with its exit code (what made the container
+    exit the evidence does not say)."""
+    if any(f.role is Role.CAUSE for f in findings):
+        return findings
+    failing = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind in UNAVAILABLE_KINDS}
+    exiting = list(dict.fromkeys(f.service for f in findings if f.kind in EXIT_KINDS and f.service in failing))
+    if len(exiting) != 1:
+        return findings
+    order = {"crash_exit": 0, "crashloop": 1}
+    candidates = [f for f in findings if f.service == exiting[0] and f.kind in EXIT_KINDS and f.role is Role.SUPPORT]
+    if not candidates:
+        return findings
+    chosen = min(candidates, key=lambda f: order[f.kind])
+    promoted = replace(chosen, role=Role.CAUSE, detail="" if chosen.kind == "crash_exit" else chosen.detail)
+    return [promoted if f is chosen else f for f in findings]
+
+
 def _unanswered(findings: list[Finding]) -> list[Finding]:
     """Callers' calls to a workload time out and nothing else is found about it or anywhere: that it does not
     respond in time is the cause they meet (the network between them or the workload itself; which one the
@@ -554,7 +573,7 @@ def assess(
 ) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _unanswered(_refine(detect(observations), settled_pods(observations), subjects))
+    findings = _exits(_unanswered(_refine(detect(observations), settled_pods(observations), subjects)))
     unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

@@ -7,8 +7,8 @@ is not Ready. For each failing pod of the question's workloads (of any workload 
 ``MAX_PODS``: its previous container's log when a container last terminated (what it wrote before it
 crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one. A running pod
 of a workload the question names has its current log read too: a caller's log shows what its dependencies do. When
-the question names none and no pod fails, the current logs of the pods a NodePort or LoadBalancer Service selects
-(the application's entry: what the users' requests meet).
+the question names none, the current logs of the pods a NodePort or LoadBalancer Service selects (the application's
+entry: what the users' requests meet).
 
 A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not whether it is over: for the first
 object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
@@ -217,9 +217,10 @@ def follow_up_calls(
             if isinstance(owner, dict) and owner.get("kind") == "ReplicaSet" and isinstance(owner.get("name"), str):
                 deployment = workload_of_replicaset(str(owner["name"]))
                 calls.append(("kubernetes.rollouts", {"namespace": namespace, "deployment": deployment}))
-    if not targets and not pods:
-        # Nothing named and nothing failing: the entry workloads' logs say what the users' requests meet.
-        for pod in _entry_pods(observations)[:MAX_PODS]:
+    if not targets:
+        # Nothing named: the entry workloads' logs say what the users' requests meet (what a failing pod does to
+        # them, or what no pod shows).
+        for pod in _entry_pods(observations)[: max(1, MAX_PODS - pods)]:
             first = _first_container(pod)
             if first is not None:
                 arguments = {

@@ -4,6 +4,8 @@ whose backend fails gets the backend, with the caller's failing calls to it (iss
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from diagnosis.v1 import run_pb2
@@ -43,3 +45,19 @@ def test_the_likely_cause_names_the_faulty_workload_and_its_fault(name: str, how
     if case.caller:
         facts = [item.text for item in run.answer.confirmed_facts]
         assert any(case.caller in fact and case.component in fact for fact in facts), facts
+
+
+@pytest.mark.parametrize("how", sorted(RUNNERS))
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.component))
+def test_a_question_naming_no_workload_gets_the_same_cause(name: str, how: str) -> None:
+    """The same snapshot asked about its namespace only: the entry's log and the failing pods still lead there."""
+    case = CASES[name]
+    question = f"The application in namespace {case.shape.namespace} misbehaves. What is the root cause?"
+    run, _ = RUNNERS[how](dataclasses.replace(case, question=question).build(f"{name}-asked-of-namespace"))
+    summary = run.answer.summary
+    hit = case.component in summary and any(word in summary for word in case.fault_words)
+    assert "No incident" not in summary
+    if (name, how) in NOT_YET:
+        assert not hit, f"{name} ({how}) is diagnosed now: take it out of NOT_YET"
+        return
+    assert hit, (case.component, case.fault_words, summary)

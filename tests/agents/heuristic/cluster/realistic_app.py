@@ -1399,14 +1399,14 @@ def cpu_throttled(c: Cluster) -> None:
 CASES: dict[str, Case] = {
     # name: the shape, the question, the fault, the faulty workload, words of its fault (one must be said), family
     "hotel_liveness_wrong_port": Case(
-        HOTEL, "Why does geo keep restarting?", liveness_wrong_port, "geo", ("probe",), "runtime"
+        HOTEL, "Why does geo keep restarting?", liveness_wrong_port, "geo", ("checks port 8081",), "runtime"
     ),
     "hotel_readiness_404": Case(
         HOTEL,
         "Hotel searches fail in namespace hotel-reservation. What is the root cause?",
         readiness_wrong_path,
         "rate",
-        ("probe",),
+        ("path /ready",),
         "runtime",
     ),
     "hotel_memory_limit": Case(

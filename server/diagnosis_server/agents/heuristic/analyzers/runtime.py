@@ -86,7 +86,13 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
             pod=pod.name,
         )
     facts = f"{probe.lower()} probe of container {name} checks port {port}"
-    return joined(rule.kind, service, rule.phrase, facts, [*base, pod.bind(*path)], said=said, strength=3, pod=pod.name)
+    bindings = [*base, pod.bind(*path)]
+    # An HTTP probe answered with an error status: the path it asks for is the one the server does not serve.
+    asked = pod.text(*path[:-1], "path")
+    if rule.kind == "probe_status" and path[-2] == "httpGet" and asked:
+        facts = f"{probe.lower()} probe of container {name} asks for path {asked} on port {port}"
+        bindings.append(pod.bind(*path[:-1], "path"))
+    return joined(rule.kind, service, rule.phrase, facts, bindings, said=said, strength=3, pod=pod.name)
 
 
 def _probes(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[Finding]:

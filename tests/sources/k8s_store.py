@@ -14,7 +14,7 @@ from typing import Any
 
 from diagnosis_server.sources.k8s_kinds import KINDS
 
-from .fake_http import Request, Response, json_response
+from .fake_http import Request, Response, json_response, text_response
 from .k8s_recorded import SA_TOKEN, status
 
 
@@ -41,15 +41,40 @@ _PATH = re.compile(
 )
 
 
-class Store:
-    """The API server's objects, by plural name; every request is answered from them."""
+_LOG_PATH = re.compile(r"^/api/v1/namespaces/(?P<namespace>[^/]+)/pods/(?P<pod>[^/]+)/log$")
 
-    def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
+
+class Store:
+    """The API server's objects, by plural name; every request is answered from them. ``logs``: pods' container
+    logs (a pack's ``pod_logs`` entries: namespace, pod, container, previous, lines), answered at
+    ``.../pods/{name}/log`` as text."""
+
+    def __init__(self, objects: dict[str, list[dict[str, Any]]], logs: list[dict[str, Any]] | None = None) -> None:
         self.objects = objects
+        self.logs = logs or []
+
+    def _log(self, request: Request, namespace: str, pod: str) -> Response:
+        container = request.query.get("container")
+        previous = request.query.get("previous", "false").lower() == "true"
+        for entry in self.logs:
+            if entry["namespace"] != namespace or entry["pod"] != pod or bool(entry.get("previous")) != previous:
+                continue
+            if container and entry.get("container") not in (None, container):
+                continue
+            lines = list(entry["lines"])
+            tail = request.query.get("tailLines")
+            if tail and tail.isdigit():
+                lines = lines[-int(tail) :]
+            return text_response(200, "".join(line + "\n" for line in lines))
+        message = f'previous terminated container "{container}" in pod "{pod}" not found'
+        return json_response(400, status(400, "BadRequest", message))
 
     def __call__(self, request: Request) -> Response:
         if request.headers.get("authorization") != f"Bearer {SA_TOKEN}":
             return json_response(401, status(401, "Unauthorized", "Unauthorized"))
+        logged = _LOG_PATH.match(request.path)
+        if logged is not None:
+            return self._log(request, logged.group("namespace"), logged.group("pod"))
         match = _PATH.match(request.path)
         kind = KINDS.get(match.group("plural")) if match else None
         if (

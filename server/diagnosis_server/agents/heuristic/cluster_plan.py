@@ -5,7 +5,7 @@ The pods and Warning events of a namespace are read by ``live_plan``; here the o
 Services and their Endpoints (routing), the claims and storage classes (scheduling), quotas and service accounts
 (admission), secrets (names, types and keys only) and configmaps (start-up), Deployments and ReplicaSets (what a
 controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS counters
-of the question's workload (throttling at its CPU limit).
+of the question's workload, or of the first namespace's containers when it names none (throttling at a CPU limit).
 """
 
 from __future__ import annotations
@@ -55,19 +55,22 @@ def cluster_steps(
     known = walk(context, ("prometheus", "metric_names"))
     # Metric names known up front (a recorded pack's): the counters are read only when they are among them.
     counters = [m for m in CFS_COUNTERS if not isinstance(known, list) or m in known]
-    if RANGE in tools and len(counters) == len(CFS_COUNTERS):
-        for target in list(targets)[:MAX_TARGETS]:
-            for metric in CFS_COUNTERS:
-                query = f'{metric}{{pod=~"{target}-.*"}}'
-                steps.append((RANGE, {"query": query}, f"how often {target}'s containers were throttled"))
-    tool = tools.get(LIST)
-    if tool is None:
-        return steps
     namespaces = [n for n in namespaces_of(context) if n != CONTROL_PLANE][:MAX_NAMESPACES]
     if not namespaces:
         # An environment that may read any namespace: its default one.
         default = walk(context, ("kubernetes", "default_namespace"))
         namespaces = [default] if isinstance(default, str) and default else []
+    if RANGE in tools and len(counters) == len(CFS_COUNTERS):
+        # The targets' containers; a question that names none: those of the first namespace.
+        selectors = [(f'pod=~"{t}-.*"', f"{t}'s containers") for t in list(targets)[:MAX_TARGETS]]
+        if not selectors and namespaces:
+            selectors = [(f'namespace="{namespaces[0]}"', f"the containers of {namespaces[0]}")]
+        for selector, whose in selectors:
+            for metric in CFS_COUNTERS:
+                steps.append((RANGE, {"query": f"{metric}{{{selector}}}"}, f"how often {whose} were throttled"))
+    tool = tools.get(LIST)
+    if tool is None:
+        return steps
     allowed = _namespace_enum(tool)
     if allowed is None or CONTROL_PLANE in allowed:
         steps.append((LIST, {"kind": "pods", "namespace": CONTROL_PLANE}, "the control plane's own pods"))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, workload_of
 from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
@@ -39,7 +40,7 @@ from diagnosis_server.agents.heuristic.prometheus_health import health_findings
 from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.rollouts import rollout_findings
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
-from diagnosis_server.agents.heuristic.signatures import log_findings
+from diagnosis_server.agents.heuristic.signatures import Addresses, log_findings
 from diagnosis_server.agents.heuristic.subjects import pod_aliases, prometheus_names
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
@@ -118,6 +119,44 @@ def _dependency_latency(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def _exits(findings: list[Finding]) -> list[Finding]:
+    """No cause found, and one workload's containers keep exiting (a crash loop, an exit with an error) while its
+    pods are not ready or restart: that exit is the failure to state, with its exit code (what made the container
+    exit the evidence does not say)."""
+    if any(f.role is Role.CAUSE for f in findings):
+        return findings
+    failing = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind in UNAVAILABLE_KINDS}
+    exiting = list(dict.fromkeys(f.service for f in findings if f.kind in EXIT_KINDS and f.service in failing))
+    if len(exiting) != 1:
+        return findings
+    order = {"crash_exit": 0, "crashloop": 1}
+    candidates = [f for f in findings if f.service == exiting[0] and f.kind in EXIT_KINDS and f.role is Role.SUPPORT]
+    if not candidates:
+        return findings
+    chosen = min(candidates, key=lambda f: order[f.kind])
+    promoted = replace(chosen, role=Role.CAUSE, detail="" if chosen.kind == "crash_exit" else chosen.detail)
+    return [promoted if f is chosen else f for f in findings]
+
+
+def _unanswered(findings: list[Finding]) -> list[Finding]:
+    """Callers' calls to a workload time out and nothing else is found about it or anywhere: that it does not
+    respond in time is the cause they meet (the network between them or the workload itself; which one the
+    calls do not say), stated with the callers' line."""
+    if any(f.role is Role.CAUSE for f in findings):
+        return findings
+    own = {f.service for f in findings if f.role in (Role.CAUSE, Role.SUPPORT, Role.SYMPTOM) and f.strength > 0}
+    out = list(findings)
+    done: set[str] = set()
+    for link in findings:
+        blamed = link.blamed
+        if link.role is not Role.LINK or link.kind != "timeout" or not blamed or blamed in own or blamed in done:
+            continue
+        done.add(blamed)
+        statement = f"{blamed} does not respond in time to its callers: {link.statement}"
+        out.append(Finding("unanswered", Role.CAUSE, blamed, statement, link.bindings, 1, onset=link.onset))
+    return out
+
+
 # The cluster's DNS server workloads (CoreDNS runs as ``coredns`` under the ``kube-dns`` Service).
 CLUSTER_DNS = ("coredns", "kube-dns", "node-local-dns")
 
@@ -178,6 +217,23 @@ def _as_listed(lines: list[LogLine], observations: Sequence[Observation]) -> lis
     return out
 
 
+def known_addresses(observations: Sequence[Observation]) -> Addresses:
+    """The IPs the listings show to be a workload's: a Service's cluster IP (the Service's name), a pod's IP (its
+    workload), each with the bindings that show it."""
+    evidence = Evidence.of(observations)
+    out: dict[str, tuple[str, tuple[Binding, ...]]] = {}
+    for service in evidence.objects("Service"):
+        ip = service.text("spec", "clusterIP")
+        if ip and ip != "None":
+            out.setdefault(ip, (service.name, (service.bind_name(), service.bind("spec", "clusterIP"))))
+    for pod in evidence.objects("Pod"):
+        ip = pod.text("status", "podIP")
+        if ip and pod.text("status", "hostIP") != ip:
+            workload, binding = workload_of(pod)
+            out.setdefault(ip, (workload, (binding, pod.bind("status", "podIP"))))
+    return out
+
+
 def detect(observations: Sequence[Observation]) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
@@ -194,7 +250,12 @@ def detect(observations: Sequence[Observation]) -> list[Finding]:
         *ready_findings(observations),
         *event_findings(observations, known),
         *node_findings(observations),
-        *log_findings(lines, known, namespaces=workload_namespaces(observations, lines)),
+        *log_findings(
+            lines,
+            known,
+            namespaces=workload_namespaces(observations, lines),
+            addresses=known_addresses(observations),
+        ),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
@@ -405,6 +466,8 @@ def _healthy(
     return claims, [GapDraft("No headline signal could be read", critical=True, calls=calls)]
 
 
+# A workload's containers exiting (a crash loop, an exit with an error): a cause when callers fail on it.
+EXIT_KINDS = frozenset({"crashloop", "crash_exit"})
 # Findings that show a workload is not serving, whatever role their rule gives them.
 UNAVAILABLE_KINDS = frozenset({"replicas_unavailable", "not_ready"})
 
@@ -423,6 +486,7 @@ def _refine(
     symptomatic = {f.service for f in findings if f.role is Role.SYMPTOM and f.kind not in GENERIC_SYMPTOMS}
     symptomatic |= {f.service for f in findings if f.role is Role.LINK} | {f.blamed for f in findings if f.blamed}
     blamed = {f.blamed for f in findings if f.blamed}
+    linked = {f.blamed for f in findings if f.blamed and f.role is Role.LINK}
     # A database (or pooler) at its limit while clients report refused or waiting connections: they blame it.
     clients = {f.service for f in findings if f.kind in DATABASE_SIDE}
     full = {f.service for f in findings if f.kind == "db_exhausted" and f.role is Role.CAUSE}
@@ -447,6 +511,11 @@ def _refine(
             agreed = bool(set(finding.cause_with) & kinds)
         if agreed and finding.role is not Role.CAUSE:
             finding = replace(finding, role=Role.CAUSE, strength=max(finding.strength, STRONG_CAUSE))
+        # A workload whose containers exit while its callers' calls to it fail: the exits are what they meet. An
+        # exit is stated whole (its exit code says how it ended: 137 is a kill), not by its reason alone.
+        if finding.kind in EXIT_KINDS and finding.role is Role.SUPPORT and finding.service in linked:
+            detail = "" if finding.kind == "crash_exit" else finding.detail
+            finding = replace(finding, role=Role.CAUSE, detail=detail)
         if finding.kind == "panic" and finding.service in deploy_errors:
             continue
         # About a pod that now runs ready, and no caller failed on it: what the event reported is over.
@@ -504,7 +573,7 @@ def assess(
 ) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _refine(detect(observations), settled_pods(observations), subjects)
+    findings = _exits(_unanswered(_refine(detect(observations), settled_pods(observations), subjects)))
     unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

@@ -22,7 +22,7 @@ from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.prometheus_discovery import discovered_calls
-from diagnosis_server.agents.heuristic.subjects import resolve_subjects
+from diagnosis_server.agents.heuristic.subjects import named_workloads, resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.offload import off_loop
 
@@ -120,11 +120,18 @@ def _tool_names(payload: JsonObject) -> list[str]:
 
 
 def _follow_ups(
-    observations: list[Observation], subjects: Sequence[str], tools: list[str], *, node_events: bool
+    observations: list[Observation],
+    subjects: Sequence[str],
+    question: str,
+    tools: list[str],
+    *,
+    node_events: bool,
 ) -> list[tuple[str, JsonObject]]:
     """The follow-up calls of what the plan's outputs show, for the question's pods, releases and controllers
     as the workloads the listings know them by."""
-    workloads = list(dict.fromkeys([*resolve_subjects(subjects, observations), *subjects]))
+    workloads = list(
+        dict.fromkeys([*resolve_subjects(subjects, observations), *subjects, *named_workloads(question, observations)])
+    )
     return list(follow_up_calls(observations, workloads, tools, node_events=node_events))
 
 
@@ -195,7 +202,14 @@ class HeuristicExecutor:
         await call_all(0, [(step.tool_name, step.arguments) for step in steps])
         node_events = reads_namespace(payload, EVENTS, NODE_EVENTS_NAMESPACE)
         # The analyses are CPU work: off the event loop, so health checks and other calls answer while they run.
-        follow_ups = await off_loop(_follow_ups, observations, subjects, _tool_names(payload), node_events=node_events)
+        follow_ups = await off_loop(
+            _follow_ups,
+            observations,
+            subjects,
+            text,
+            _tool_names(payload),
+            node_events=node_events,
+        )
         # The RED series of what the Prometheus series listings show for the question's workloads.
         follow_ups = [*follow_ups, *discovered_calls(observations, _tool_names(payload))]
         await call_all(len(steps), list(follow_ups))

@@ -5,7 +5,10 @@ Normal events the rules name.
 A pod fails when a container waits (CrashLoopBackOff, ErrImagePull, ...), terminated, or restarted, or the pod
 is not Ready. For each failing pod of the question's workloads (of any workload when it names none), at most
 ``MAX_PODS``: its previous container's log when a container last terminated (what it wrote before it
-crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one.
+crashed), else its current log; and the Deployment's rollouts when the pod's ReplicaSet names one. A running pod
+of a workload the question names has its current log read too: a caller's log shows what its dependencies do. When
+the question names none, the current logs of the pods a NodePort or LoadBalancer Service selects (the application's
+entry: what the users' requests meet).
 
 A namespace's Warning events (``live_plan.WARNINGS``) say what went wrong, not whether it is over: for the first
 object of each warning an event rule reads (one per rule kind and workload, the question's workloads first), at most
@@ -72,6 +75,46 @@ def _failing_container(pod: PodView) -> tuple[str, bool] | None:
         if terminated_before or waiting or restarted or status.get("ready") is False:
             return str(status["name"]), terminated_before
     return None
+
+
+def _first_container(pod: PodView) -> tuple[str, bool] | None:
+    """(container, False) of a running pod's first container: its current log."""
+    statuses = pod.get("status", "containerStatuses")
+    first = statuses[0] if isinstance(statuses, list) and statuses else None
+    name = first.get("name") if isinstance(first, dict) else None
+    state = first.get("state") if isinstance(first, dict) else None
+    running = isinstance(state, dict) and "running" in state
+    return (name, False) if isinstance(name, str) and running else None
+
+
+# Service types that take traffic from outside the cluster: the workloads they select are the application's entry.
+ENTRY_TYPES = frozenset({"NodePort", "LoadBalancer"})
+
+
+def _entry_selectors(observations: Sequence[Observation]) -> list[dict[str, str]]:
+    """The selectors of the Services listed that take traffic from outside the cluster."""
+    out: list[dict[str, str]] = []
+    for obs in observations:
+        if obs.tool_name != "kubernetes.list" or obs.arguments.get("kind") != "services":
+            continue
+        items = obs.get("items")
+        for item in items if isinstance(items, list) else []:
+            spec = item.get("spec") if isinstance(item, dict) else None
+            selector = spec.get("selector") if isinstance(spec, dict) else None
+            if isinstance(spec, dict) and spec.get("type") in ENTRY_TYPES and isinstance(selector, dict) and selector:
+                out.append({str(k): str(v) for k, v in selector.items()})
+    return out
+
+
+def _entry_pods(observations: Sequence[Observation]) -> list[PodView]:
+    """The running pods an entry Service selects (``_entry_selectors``)."""
+    selectors = _entry_selectors(observations)
+    out: list[PodView] = []
+    for pod in pod_views(observations):
+        labels = pod.get("metadata", "labels")
+        if isinstance(labels, dict) and any(all(labels.get(k) == v for k, v in sel.items()) for sel in selectors):
+            out.append(pod)
+    return out
 
 
 def _about(targets: Sequence[str], *texts: str) -> bool:
@@ -151,6 +194,10 @@ def follow_up_calls(
         if targets and not any(names(t, pod.service) or names(t, pod.name) for t in targets):
             continue
         failing = _failing_container(pod)
+        if failing is None and targets:
+            # A pod of a workload the question names that runs ready: its log says what its calls meet (a
+            # dependency that refuses or times out), which no status of its own shows.
+            failing = _first_container(pod)
         if failing is None or pods >= MAX_PODS:
             continue
         pods += 1
@@ -170,6 +217,19 @@ def follow_up_calls(
             if isinstance(owner, dict) and owner.get("kind") == "ReplicaSet" and isinstance(owner.get("name"), str):
                 deployment = workload_of_replicaset(str(owner["name"]))
                 calls.append(("kubernetes.rollouts", {"namespace": namespace, "deployment": deployment}))
+    if not targets:
+        # Nothing named: the entry workloads' logs say what the users' requests meet (what a failing pod does to
+        # them, or what no pod shows).
+        for pod in _entry_pods(observations)[: max(1, MAX_PODS - pods)]:
+            first = _first_container(pod)
+            if first is not None:
+                arguments = {
+                    "namespace": pod.text("metadata", "namespace"),
+                    "pod": pod.name,
+                    "container": first[0],
+                    "tail_lines": TAIL_LINES,
+                }
+                calls.append(("kubernetes.pod_logs", arguments))
     if node_events:
         calls += node_event_calls(observations, targets)
     calls += event_calls(observations, targets)

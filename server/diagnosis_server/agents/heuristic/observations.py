@@ -234,6 +234,10 @@ _LEVEL = re.compile(
     re.IGNORECASE,
 )
 _LEVELS = {"CRITICAL": "FATAL", "PANIC": "FATAL", "ERR": "ERROR", "WARNING": "WARN", "TRACE": "DEBUG"}
+# zerolog's console writer writes a level as three capitals ("2025-06-10T09:00:00Z INF main.go:38 > ..."), never in
+# lower case (so "+Inf" is no level).
+_SHORT_LEVEL = re.compile(r"(?<![\w+-])(TRC|DBG|INF|WRN|FTL|PNC)(?![\w-])")
+_SHORT_LEVELS = {"TRC": "DEBUG", "DBG": "DEBUG", "INF": "INFO", "WRN": "WARN", "FTL": "FATAL", "PNC": "FATAL"}
 
 
 # klog/glog's "E0211 06:52:01.123456" and .NET's console "fail: " start a line; pino and bunyan write a number.
@@ -256,6 +260,9 @@ def line_level(message: str) -> str:
     if number is not None:
         return _NUMBERS[number.group(1)]
     match = _LEVEL.search(message[:200])
+    short = _SHORT_LEVEL.search(message[:200])
+    if short is not None and (match is None or short.start() < match.start()):
+        return _SHORT_LEVELS[short.group(1)]
     if match is None:
         return ""
     word = next(g for g in match.groups() if g).upper()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from diagnosis_server.agents.heuristic.analyzers.rules import LogRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
 from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
-from diagnosis_server.agents.heuristic.observations import BindingError, LogLine
+from diagnosis_server.agents.heuristic.observations import Binding, BindingError, LogLine
 
 ERROR_LEVELS = frozenset({"ERROR", "FATAL"})
 # What a line without a level token says when it reports a failure (most real lines write no level).
@@ -79,6 +79,12 @@ _TLD = re.compile(r"\.(?:com|net|org|io|dev|app|cloud|co|example|test|local|inte
 _DURATION = re.compile(
     r"(?:took|duration|latency|elapsed|completed in|finished in|responded in|response_time|request_time)"
     r"[\"']?\s*[=: ]\s*[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
+    re.IGNORECASE,
+)
+# A duration under a key that carries its unit (``"http.resp.took_ms": 2870``, ``duration_s=3.2``).
+_KEYED_DURATION = re.compile(
+    r"(?:took|duration|latency|elapsed|response_time|request_time)_(?P<unit>ms|s|sec|seconds)[\"']?\s*[=:]\s*"
+    r"[\"']?(?P<value>\d+(?:\.\d+)?)(?![\d.])",
     re.IGNORECASE,
 )
 _MAX_EXCERPT = 120
@@ -166,6 +172,20 @@ def _resolver_lookup(message: str, match: re.Match[str], host: str, names: Servi
     return _RESOLVER_TAIL.match(message, match.end("host")) is not None
 
 
+# An address a line may dial (a Service's cluster IP, a pod's IP) -> the workload it is and the bindings that show it.
+Addresses = Mapping[str, tuple[str, tuple[Binding, ...]]]
+
+
+def addressed(message: str, own: str, addresses: Addresses) -> tuple[str, str, tuple[Binding, ...]] | None:
+    """(ip, workload, bindings) of the first IP the line dials that is a known address of another workload."""
+    for match in _HOST.finditer(message):
+        host = match.group("host")
+        known = addresses.get(host) if _IP.match(host) else None
+        if known is not None and known[0] != own:
+            return host, known[0], known[1]
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Hit:
     """A rule found in a line, before any binding is made (most hits repeat an earlier one)."""
@@ -178,6 +198,9 @@ class _Hit:
     # Set when the finding is about the caller after all (``unknown_host_phrase``, or no target named).
     phrase: str = ""
     role: Role | None = None
+    # The target named by an address the line dials: that address (as the line writes it) and what shows whose it is.
+    ip: str = ""
+    shown_by: tuple[Binding, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -202,7 +225,7 @@ def message_parts(message: str) -> list[str]:
     return [text_excerpt(message, _MAX_EXCERPT)]
 
 
-def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
+def _hits(line: LogLine, names: ServiceNames, rules: Rules, addresses: Addresses | None = None) -> list[_Hit]:
     message = line.message
     erroring = reads_as_error(line) or _ACCESS_5XX.search(message) is not None
     out: list[_Hit] = []
@@ -230,6 +253,12 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
             out.append(_Hit(rule, rule.kind, line.service, "", excerpt, rule.unknown_host_phrase))
             continue
         target = target or host
+        ip = ""
+        shown_by: tuple[Binding, ...] = ()
+        if not target and addresses:
+            found = addressed(message, line.service, addresses)
+            if found is not None:
+                ip, target, shown_by = found
         if not target:
             # The line does not say what it called: its calls fail, the rule's phrase about a target aside.
             if rule.kind != "access_5xx":
@@ -240,9 +269,9 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules) -> list[_Hit]:
         if kind in ("error_status", "access_5xx") and _GATEWAY_TIMEOUT.search(excerpt):
             kind = "timeout"
         if rule.role == "cause":
-            out.append(_Hit(rule, kind, target, line.service, excerpt))
+            out.append(_Hit(rule, kind, target, line.service, excerpt, ip=ip, shown_by=shown_by))
         else:
-            out.append(_Hit(rule, kind, line.service, target, excerpt))
+            out.append(_Hit(rule, kind, line.service, target, excerpt, ip=ip, shown_by=shown_by))
     if kinds & _NOT_ALSO_TIMEOUTS:
         # A lookup that timed out is a DNS failure, a pool that timed out is an empty pool: not also a call that
         # timed out.
@@ -288,12 +317,14 @@ def _naming(
 ) -> Finding:
     """A finding about ``hit.service`` from a line that names another workload (``named``): the line's service,
     that name and the matched part are its bindings. A cause carries its rule's strength; a link its blamed."""
+    # A target named by an address: the address in the line, and the object that has it (the Service, the pod).
+    naming = (line.bind_message(hit.ip), *hit.shown_by) if hit.ip else (line.bind_message(named),)
     return Finding(
         kind=hit.kind,
         role=role,
         service=hit.service,
         statement=statement,
-        bindings=(line.bind_service(), line.bind_message(named), line.bind_message(hit.excerpt)),
+        bindings=(line.bind_service(), *naming, line.bind_message(hit.excerpt)),
         strength=hit.rule.strength if role is Role.CAUSE else 0,
         onset=line.ts,
         blamed=blamed,
@@ -303,7 +334,7 @@ def _naming(
 
 def _generic(line: LogLine, rules: Rules) -> Finding | None:
     """An error line no rule explains (``reads_as_error``), or a slow call: a symptom of the line's workload."""
-    duration = _DURATION.search(line.message)
+    duration = _DURATION.search(line.message) or _KEYED_DURATION.search(line.message)
     if duration is not None:
         value = float(duration.group("value"))
         unit = duration.group("unit").lower()
@@ -338,9 +369,11 @@ def log_findings(
     services: Sequence[str],
     rules: Rules | None = None,
     namespaces: Mapping[str, Iterable[str]] | None = None,
+    addresses: Addresses | None = None,
 ) -> list[Finding]:
     """Findings of every line, first occurrence of each (kind, service, blamed) only. ``namespaces``: where each
-    workload was seen, so that a Service host of another namespace is not taken for it."""
+    workload was seen, so that a Service host of another namespace is not taken for it; ``addresses``: the IPs
+    known to be a workload's, so that a line dialing one names it."""
     rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
@@ -348,7 +381,7 @@ def log_findings(
     for line in lines:
         if not line.service:
             continue
-        hits = _hits(line, names, rules)
+        hits = _hits(line, names, rules, addresses)
         for hit in hits:
             if hit.key in seen:
                 continue

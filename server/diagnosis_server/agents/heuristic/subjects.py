@@ -9,6 +9,7 @@ the subject (and no "no data about" is said of a name the data holds under anoth
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from diagnosis_server.agents.heuristic.observations import Observation
@@ -65,3 +66,14 @@ def resolve_subjects(subjects: Sequence[str], observations: Sequence[Observation
     """Each subject as the workload the data knows it by (itself when the data ties it to none)."""
     aliases = pod_aliases(observations)
     return list(dict.fromkeys(aliases.get(subject.lower(), subject) for subject in subjects))
+
+
+def named_workloads(question: str, observations: Sequence[Observation]) -> list[str]:
+    """The listed workloads the question names as a whole word ("Why does profile report errors?" names profile),
+    by any name their pods are known by (one word names no workload the question-words reading finds)."""
+    text = question.lower()
+    found: dict[str, None] = {}
+    for alias, workload in pod_aliases(observations).items():
+        if len(alias) > 2 and re.search(rf"(?<![\w.-]){re.escape(alias)}(?![\w-])", text):
+            found.setdefault(workload, None)
+    return list(found)

@@ -93,6 +93,11 @@ def test_a_retried_refusal_logged_below_error_is_still_a_refused_call(line: str)
         ('{"level":30,"time":1739256721123,"pid":1,"msg":"retried after error, ok"}', "INFO"),
         ('{"level":60,"time":1739256721123,"pid":1,"msg":"cannot start"}', "FATAL"),
         ("2025-02-11T06:52:01Z ERROR payment declined", "ERROR"),
+        # zerolog's console writer: three capitals, never lower case ("+Inf" is a bucket bound, not a level).
+        ("2025-06-10T09:00:00Z INF cmd/geo/main.go:38 > failed attempts reset", "INFO"),
+        ("2025-06-10T09:00:00Z WRN cmd/geo/main.go:61 > retry failed, trying again", "WARN"),
+        ("2025-06-10T09:00:00Z PNC cmd/geo/db.go:44 > server selection error", "FATAL"),
+        ('le="+Inf" bucket of the request durations', ""),
         ("listening on :8080", ""),
     ],
 )

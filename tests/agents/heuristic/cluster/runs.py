@@ -36,7 +36,7 @@ def run_live(pack: Pack) -> Run:
             if "namespace" in s.get("labels", {}) and s["labels"]["namespace"] != "kube-system"
         }
     )
-    upstream = FakeUpstream(Store(objects))
+    upstream = FakeUpstream(Store(objects, list(doc.get("kubernetes", {}).get("pod_logs", []))))
 
     async def go(directory: Path) -> Run:
         kubeconfig = write_kubeconfig(directory / "kubeconfig", upstream.url, namespace=namespaces[0])

@@ -15,6 +15,7 @@ import structlog
 
 from diagnosis_server.agents.heuristic.analyzers import (
     admission,
+    credentials,
     infrastructure,
     performance,
     runtime,
@@ -38,6 +39,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     runtime.analyze,
     infrastructure.analyze,
     performance.analyze,
+    credentials.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

@@ -168,7 +168,7 @@ class LogRule(_Rule):
         return _linear(self.patterns)
 
 
-Family = Literal["scheduling", "admission", "startup", "runtime", "infrastructure"]
+Family = Literal["scheduling", "admission", "startup", "runtime", "infrastructure", "credentials"]
 
 
 class ClusterRule(_Model):
@@ -180,6 +180,8 @@ class ClusterRule(_Model):
     kind: Kind
     pattern: str
     phrase: Phrase
+    # The ports of the server a client's text is about (a database's: 27017 for MongoDB), when the text names none.
+    ports: tuple[Annotated[int, Field(ge=1, le=65535)], ...] = ()
 
     @field_validator("pattern")
     @classmethod

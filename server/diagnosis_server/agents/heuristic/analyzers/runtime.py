@@ -58,13 +58,18 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
     found = _probe_port(pod, probe)
     service, service_binding = workload_of(pod)
     said, said_bound = said_binding(event.bind("message"), event.text("message"))
-    base = [service_binding, pod.bind_name(), *([said_bound] if said_bound else [])]
     if found is None:
         return None
     c, port, path = found
     name = pod.text("spec", "containers", c, "name")
     if not is_container_name(name):
         return None  # never a name in a sentence
+    base = [
+        service_binding,
+        pod.bind_name(),
+        pod.bind("spec", "containers", c, "name"),
+        *([said_bound] if said_bound else []),
+    ]
     declared = _declared(pod, c)
     names = {str(p.get("name")) for p in (pod.get("spec", "containers", c, "ports") or []) if isinstance(p, dict)}  # type: ignore[union-attr]
     if rule.kind == "probe_refused" and declared and port not in {d for _, d in declared} and port not in names:
@@ -81,7 +86,13 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
             pod=pod.name,
         )
     facts = f"{probe.lower()} probe of container {name} checks port {port}"
-    return joined(rule.kind, service, rule.phrase, facts, [*base, pod.bind(*path)], said=said, strength=3, pod=pod.name)
+    bindings = [*base, pod.bind(*path)]
+    # An HTTP probe answered with an error status: the path it asks for is the one the server does not serve.
+    asked = pod.text(*path[:-1], "path")
+    if rule.kind == "probe_status" and path[-2] == "httpGet" and asked:
+        facts = f"{probe.lower()} probe of container {name} asks for path {asked} on port {port}"
+        bindings.append(pod.bind(*path[:-1], "path"))
+    return joined(rule.kind, service, rule.phrase, facts, bindings, said=said, strength=3, pod=pod.name)
 
 
 def _probes(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[Finding]:
@@ -134,6 +145,7 @@ def _oom(evidence: Evidence) -> list[Finding]:
                 bindings: list[Binding] = [
                     service_binding,
                     pod.bind_name(),
+                    pod.bind("status", "containerStatuses", s, "name"),
                     pod.bind("status", "containerStatuses", s, state, "terminated", "reason"),
                     pod.bind("spec", "containers", c, "resources", "limits", "memory"),
                 ]

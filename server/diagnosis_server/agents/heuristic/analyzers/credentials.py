@@ -1,0 +1,108 @@
+"""Credentials: a database that refuses a client (its authentication, or commands its user has no role for), read
+from the client's own log.
+
+A line a ``credentials`` rule of the rules file reads ("(AuthenticationFailed) Authentication failed", "(Unauthorized)
+not authorized on geo-db to execute command", 'password authentication failed for user "app"') says the client was
+refused; the server is the Service of the client's namespace with one of the rule's ``ports`` whose name the same log
+writes as a host (``mongodb-geo:27017``, ``mongodb-geo``). The cause is the database's, stated with the path that
+links it: the client's line naming it and the line refused; a link from the client to it besides. A log that names
+no such Service, or several, says nothing here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
+from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
+from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
+from diagnosis_server.agents.heuristic.observations import LogLine, log_lines
+from diagnosis_server.agents.heuristic.workloads import is_object_name
+
+LOG_TOOLS = frozenset({"kubernetes.pod_logs", "loki.query_range"})
+
+
+def _ports(service: Obj) -> list[tuple[int, int]]:
+    """(index, port) of a Service's ports."""
+    ports = service.get("spec", "ports")
+    out: list[tuple[int, int]] = []
+    for p, port in enumerate(ports if isinstance(ports, list) else []):
+        number = port.get("port") if isinstance(port, dict) else None
+        if isinstance(number, int) and not isinstance(number, bool):
+            out.append((p, number))
+    return out
+
+
+def _names(line: LogLine, name: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line.message) is not None
+
+
+def _server(
+    lines: Sequence[LogLine], rule: ClusterRule, services: list[Obj]
+) -> tuple[Obj, tuple[int, int], LogLine] | None:
+    """The one Service with a port of the rule's that the client's lines name, that port (index, number) and the
+    line naming it."""
+    found: list[tuple[Obj, tuple[int, int], LogLine]] = []
+    for service in services:
+        ports = [(p, number) for p, number in _ports(service) if number in rule.ports]
+        if not ports or not is_object_name(service.name):
+            continue
+        line = next((x for x in lines if _names(x, service.name)), None)
+        if line is not None:
+            found.append((service, ports[0], line))
+    return found[0] if len(found) == 1 else None
+
+
+def _refused(
+    client: str, lines: Sequence[LogLine], evidence: Evidence, rules: tuple[ClusterRule, ...]
+) -> list[Finding]:
+    namespace = lines[0].obs.text("namespace")
+    services = [s for s in evidence.objects("Service", namespace or None) if s.name != client]
+    for line in lines:
+        for rule in rules:
+            match = rule.compiled.search(line.message)
+            if match is None:
+                continue
+            server = _server(lines, rule, services)
+            if server is None:
+                continue
+            service, (p, port), naming = server
+            said, said_bound = said_binding(line.bind_message(), match.group(0))
+            bindings = [
+                service.bind_name(),
+                service.bind("spec", "ports", p, "port"),
+                naming.bind_service(),
+                naming.bind_message(service.name),
+                *([said_bound] if said_bound else []),
+            ]
+            facts = f"{client}, whose log names {service.name}, is refused by Service {service.name} (port {port})"
+            cause = joined(rule.kind, service.name, rule.phrase, facts, bindings, said=said)
+            link = Finding(
+                kind="db_refused",
+                role=Role.LINK,
+                service=client,
+                statement=f"{client} calls to {service.name} fail with {quote(one_line(said))}",
+                bindings=(naming.bind_service(), naming.bind_message(service.name), *bindings[-1:]),
+                blamed=service.name,
+            )
+            return [cause, link]
+    return []
+
+
+def analyze(evidence: Evidence) -> list[Finding]:
+    rules = current_rules().of_family("credentials")
+    if not rules:
+        return []
+    out: list[Finding] = []
+    for obs in evidence.observations:
+        if obs.tool_name not in LOG_TOOLS:
+            continue
+        by_service: dict[str, list[LogLine]] = {}
+        for line in log_lines(obs):
+            if line.service and is_object_name(line.service):
+                by_service.setdefault(line.service, []).append(line)
+        for client, lines in by_service.items():
+            out += _refused(client, lines, evidence, rules)
+    return out

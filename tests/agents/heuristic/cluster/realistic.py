@@ -446,12 +446,13 @@ class Snapshot:
         created: float = 2.05,
         count: int = 12,
         scheduler: bool = True,
+        n: int = 1,
         **spec: Any,
     ) -> str:
         """The workload's pod the scheduler cannot place: PodScheduled=False with the scheduler's text, and its
         FailedScheduling event (recorded through events.k8s.io) repeated to the window's end."""
         p = self.app.part(part)
-        name = self.pod_name(part, revision)
+        name = self.pod_name(part, revision, n)
         args: Json = {
             "name": name,
             "namespace": self.ns,
@@ -1068,8 +1069,7 @@ def node_name_missing() -> Snapshot:
     of that name exists, the pod stays Pending."""
     snap = snapshot("shop-checkout-node-name", SHOP, "What is wrong in namespace boutique?")
     snap.rollout("checkoutservice", nodeName="missing-node")
-    name = snap.pod_name("checkoutservice", 2)
-    snap.pending_pod("checkoutservice", "", scheduler=False, node="missing-node")
+    name = snap.pending_pod("checkoutservice", "", scheduler=False, node="missing-node")
     snap.pack.event(
         2.04,
         snap.ns,
@@ -1575,7 +1575,7 @@ def kube_scheduler_down() -> Snapshot:
         "ReplicaSet",
         snap.rs_name("recommendation"),
         "SuccessfulCreate",
-        f"Created pod: {snap.pod_name('recommendation')}",
+        f"Created pod: {snap.pod_name('recommendation', 1, 1)}",
         component="replicaset-controller",
     )
     return snap
@@ -1723,7 +1723,7 @@ CASES: dict[str, Case] = {
     "configmap_missing": Case(configmap_missing, "startup", "emailservice", ("configmap",)),
     "configmap_volume_missing": Case(configmap_volume_missing, "startup", "memcached-profile", ("configmap",)),
     "node_not_ready": Case(node_not_ready, "infrastructure", "kind-worker2", ("not ready",)),
-    "kube_scheduler_down": Case(kube_scheduler_down, "infrastructure", "kube-scheduler", ("not running",)),
+    "kube_scheduler_down": Case(kube_scheduler_down, "infrastructure", "scheduler", ("not running",)),
     "kube_proxy_down": Case(kube_proxy_down, "infrastructure", "kube-proxy", ("not running",)),
     "old_failed_create_beside_secret": Case(old_failed_create_beside_secret, "ended", "paymentservice", ("secret",)),
     "old_scheduling_beside_quota": Case(old_scheduling_beside_quota, "ended", "geo", ("quota",)),

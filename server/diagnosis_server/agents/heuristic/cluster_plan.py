@@ -4,8 +4,8 @@ namespace read, the cluster-scoped kinds once, and the control plane's own pods.
 The pods and Warning events of a namespace are read by ``live_plan``; here the objects that explain them: the
 Services and their Endpoints (routing), the claims, volumes and storage classes (scheduling), quotas and service
 accounts (admission), secrets (names, types and keys only) and configmaps (start-up), Deployments and ReplicaSets
-(what a controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS counters
-of the question's workload (throttling at its CPU limit).
+(what a controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS
+counters of the question's workload (throttling at its CPU limit).
 """
 
 from __future__ import annotations

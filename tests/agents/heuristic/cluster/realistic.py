@@ -9,7 +9,7 @@ cluster). The faults are held out from ``incidents``: they share no builder with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tests.incidents.corpus.kit import (
@@ -994,8 +994,25 @@ def volume(snap: Snapshot, claim: str, pv: str, *, bound: bool = True) -> tuple[
 
 def _old_warnings(snap: Snapshot) -> None:
     """Warnings every such cluster holds from its start, long ended: a readiness probe refused while the frontend
-    came up; in the hotel app, services restarted while MongoDB was not yet up."""
+    came up; a pod of an earlier rollout, deleted since, that waited for memory before it was replaced; in the
+    hotel app, services restarted while MongoDB was not yet up."""
     frontend = snap.pods["frontend"][0].args
+    gone = f"{snap.app.parts[1].name}-{safe(snap.ns, 'gone', length=9)}-{safe(snap.ns, 'gone-pod', length=5)}"
+    snap.pack.event(
+        BORN - 1,
+        snap.ns,
+        "Pod",
+        gone,
+        "FailedScheduling",
+        f"0/4 nodes are available: 1 node(s) had untolerated taint {CONTROL_TAINT}, 3 Insufficient memory. "
+        "preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims "
+        "found for incoming pod.",
+        type="Warning",
+        component="default-scheduler",
+        new_api=True,
+        count=4,
+        last=BORN - 0.5,
+    )
     snap.pack.event(
         BORN + 0.15,
         snap.ns,
@@ -1645,6 +1662,15 @@ def old_failed_create_beside_secret() -> Snapshot:
     return snap
 
 
+def old_failed_create_unlisted_controller() -> Snapshot:
+    """The same old FailedCreate, in a snapshot that holds no ReplicaSet (its collector kept pods and events):
+    the pods of the ReplicaSet it names have run ready since, and show that it has ended."""
+    snap = old_failed_create_beside_secret()
+    snap.pack.name = "shop-old-quota-no-replicasets"
+    snap.replicasets.clear()
+    return snap
+
+
 def old_scheduling_beside_quota() -> Snapshot:
     """rate could not be scheduled for a while long ago and then was (it runs ready); today the namespace's pods
     quota refuses geo's new pod."""
@@ -1696,6 +1722,14 @@ class Case:
     fault: tuple[str, ...]
     # Words the cause must hold besides: the object that shows the fault, where another object could be blamed.
     shows: tuple[str, ...] = ()
+    # Another question of the same snapshot (one naming a caller on the path, or none at all).
+    question: str = ""
+
+    def pack(self) -> Pack:
+        pack = self.build().build()
+        if self.question:
+            pack.doc["question"] = self.question
+        return pack
 
 
 CASES: dict[str, Case] = {
@@ -1726,10 +1760,31 @@ CASES: dict[str, Case] = {
     "kube_scheduler_down": Case(kube_scheduler_down, "infrastructure", "scheduler", ("not running",)),
     "kube_proxy_down": Case(kube_proxy_down, "infrastructure", "kube-proxy", ("not running",)),
     "old_failed_create_beside_secret": Case(old_failed_create_beside_secret, "ended", "paymentservice", ("secret",)),
+    "old_failed_create_unlisted_controller": Case(
+        old_failed_create_unlisted_controller, "ended", "paymentservice", ("secret",)
+    ),
     "old_scheduling_beside_quota": Case(old_scheduling_beside_quota, "ended", "geo", ("quota",)),
     "healthy_hotel": Case(healthy_hotel, "noop", "", ()),
     "healthy_shop": Case(healthy_shop, "noop", "", ()),
 }
+# The same faults asked about from a caller on their path, or about the whole namespace.
+VARIANTS = {
+    "non_existent_node": "Why is frontend returning errors?",
+    "untolerated_taint": "What is wrong in namespace boutique?",
+    "cordoned": "Why is search failing?",
+    "missing_storage_class": "What is wrong in namespace hotel-res?",
+    "volume_taken": "Why is profile failing?",
+    "quota_pods": "What is wrong in namespace boutique?",
+    "service_account_missing": "Why does frontend return errors?",
+    "image_missing": "Why does frontend return errors?",
+    "secret_missing": "Why is reservation failing?",
+    "configmap_missing": "Why is checkoutservice failing?",
+    "node_not_ready": "What is wrong in namespace boutique?",
+    "kube_proxy_down": "Why is paymentservice unreachable?",
+    "kube_scheduler_down": "What is wrong in namespace hotel-res?",
+    "old_failed_create_beside_secret": "Why is checkoutservice failing?",
+}
+CASES.update({f"{name}@asked": replace(CASES[name], question=question) for name, question in VARIANTS.items()})
 
 
 def stated(summary: str) -> str:

@@ -19,7 +19,7 @@ RUNNERS = {"pack": run_pack, "live": run_live}
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_likely_cause_names_the_faulty_component_and_its_fault(name: str, how: str) -> None:
     case = CASES[name]
-    run, _ = RUNNERS[how](case.build().build())
+    run, _ = RUNNERS[how](case.pack())
     assert run.status == run_pb2.RUN_STATUS_SUCCESS, run.failure_reason
     component, fault = hit(case, run.answer.summary)
     assert component and fault, (case.component, case.fault, run.answer.summary)

@@ -19,7 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name
+from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:
@@ -272,6 +272,58 @@ def _ended(pod: Obj, evidence: Evidence) -> Finding | None:
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
+def _ready(pod: Obj) -> bool:
+    statuses = pod.get("status", "containerStatuses")
+    return (
+        pod.text("status", "phase") == "Running"
+        and isinstance(statuses, list)
+        and bool(statuses)
+        and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
+    )
+
+
+def _vanished(evidence: Evidence) -> list[Finding]:
+    """FailedScheduling of pods that no longer exist (the namespace's pods listed whole), whose workload runs
+    ready now with no pod of it Pending: a pod deleted and replaced; what the scheduler said of it has ended."""
+    latest: dict[tuple[str, str], Obj] = {}
+    for event in evidence.objects("Event"):
+        if event.text("reason") != "FailedScheduling" or event.text("involvedObject", "kind") != "Pod":
+            continue
+        key = (event.namespace, event.text("involvedObject", "name"))
+        known = latest.get(key)
+        if known is None or (event_time(event) or _EPOCH) > (event_time(known) or _EPOCH):
+            latest[key] = event
+    out: list[Finding] = []
+    for (namespace, name), event in latest.items():
+        if not evidence.listed("Pod", namespace) or evidence.named("Pod", name, namespace) is not None:
+            continue
+        workload = workload_of_pod(name)
+        mine = [p for p in evidence.objects("Pod", namespace) if workload_of(p)[0] == workload]
+        if not mine or any(p.text("status", "phase") == "Pending" for p in mine) or not any(map(_ready, mine)):
+            continue
+        pod = next(p for p in mine if _ready(p))
+        service, service_binding = workload_of(pod)
+        path = event_time_path(event)
+        facts = f"pod {name}, which could not be scheduled, no longer exists; pod {pod.name} runs with every "
+        facts += "container ready"
+        bindings = [
+            service_binding,
+            event.bind("involvedObject", "name"),
+            event.bind("reason"),
+            pod.bind_name(),
+            pod.bind("status", "phase"),
+        ]
+        if path:
+            facts += f" (FailedScheduling last reported at {event.text(*path)})"
+            bindings.append(event.bind(*path))
+        out.append(
+            joined(
+                "ended_scheduling", service, "was scheduled after it could not be", facts, bindings, role=Role.SUPPORT
+            )
+        )
+    return out
+
+
 NO_NODE = "cannot run: its pods are assigned to a node that does not exist"
 
 
@@ -313,4 +365,4 @@ def analyze(evidence: Evidence) -> list[Finding]:
         finding = _pending(pod, evidence, rules)
         if finding is not None:
             out.append(finding)
-    return out
+    return [*out, *_vanished(evidence)]

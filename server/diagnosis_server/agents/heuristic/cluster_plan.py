@@ -2,10 +2,10 @@
 namespace read, the cluster-scoped kinds once, and the control plane's own pods.
 
 The pods and Warning events of a namespace are read by ``live_plan``; here the objects that explain them: the
-Services and their Endpoints (routing), the claims and storage classes (scheduling), quotas and service accounts
-(admission), secrets (names, types and keys only) and configmaps (start-up), Deployments and ReplicaSets (what a
-controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS counters
-of the question's workload, or of the first namespace's containers when it names none (throttling at a CPU limit).
+Services and their Endpoints (routing), the claims, volumes and storage classes (scheduling), quotas and service
+accounts (admission), secrets (names, types and keys only) and configmaps (start-up), Deployments and ReplicaSets
+(what a controller has now), nodes (their conditions, taints and allocatable) and kube-system's pods; and the CFS
+counters of the question's workload, or of the first namespace's containers when it names none (throttling).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ NAMESPACED = (
     "secrets",
     "configmaps",
 )
-CLUSTER_SCOPED = ("nodes", "storageclasses")
+CLUSTER_SCOPED = ("nodes", "storageclasses", "persistentvolumes")
 RANGE = "prometheus.query_range"
 CFS_COUNTERS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total")
 MAX_TARGETS = 1

@@ -25,7 +25,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import (
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.observations import Binding
+from diagnosis_server.agents.heuristic.observations import Binding, parse_ts
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
 
 _MIN = datetime.min.replace(tzinfo=UTC)
@@ -144,6 +144,57 @@ def _ended(event: Obj, controller: Obj) -> Finding:
     )
 
 
+def _owned_ready(event: Obj, evidence: Evidence) -> list[tuple[Obj, int]]:
+    """The pods the event's controller owns (their ``ownerReferences``), with the reference's index, when every
+    one runs with all its containers ready and was created after the FailedCreate last reported: what the
+    controller has now when the controller itself was not read."""
+    kind, name = event.text("involvedObject", "kind"), event.text("involvedObject", "name")
+    last = event_time(event)
+    owned: list[tuple[Obj, int]] = []
+    for pod in evidence.objects("Pod", event.namespace):
+        refs = pod.get("metadata", "ownerReferences")
+        for r, ref in enumerate(refs if isinstance(refs, list) else []):
+            if isinstance(ref, dict) and ref.get("kind") == kind and ref.get("name") == name:
+                owned.append((pod, r))
+    for pod, _ in owned:
+        statuses = pod.get("status", "containerStatuses")
+        ready = (
+            isinstance(statuses, list)
+            and bool(statuses)
+            and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
+        )
+        created = parse_ts(pod.get("metadata", "creationTimestamp"))
+        if pod.text("status", "phase") != "Running" or not ready or last is None or created is None or created < last:
+            return []
+    return owned
+
+
+def _ended_by_pods(event: Obj, owned: list[tuple[Obj, int]]) -> Finding:
+    pod, r = owned[0]
+    service, service_binding = workload_of(pod)
+    path = event_time_path(event)
+    facts = f"pod {pod.name} of {event.text('involvedObject', 'kind').lower()} {event.text('involvedObject', 'name')}"
+    facts += " runs with every container ready"
+    bindings = [
+        service_binding,
+        pod.bind_name(),
+        pod.bind("metadata", "ownerReferences", r, "name"),
+        pod.bind("status", "phase"),
+        event.bind("reason"),
+    ]
+    if path:
+        facts += f", created after FailedCreate last reported at {event.text(*path)}"
+        bindings.append(event.bind(*path))
+    return joined(
+        "ended_failed_create",
+        service,
+        "created its pods after a failed create",
+        facts,
+        bindings,
+        role=Role.SUPPORT,
+    )
+
+
 def analyze(evidence: Evidence) -> list[Finding]:
     rules = current_rules().of_family("admission")
     latest: dict[tuple[str, str, str], Obj] = {}
@@ -161,6 +212,11 @@ def analyze(evidence: Evidence) -> list[Finding]:
             ready, desired = ready_count(controller)
             if (desired > 0 and ready >= desired) or controller.get("spec", "replicas") == 0:
                 out.append(_ended(event, controller))
+                continue
+        else:
+            owned = _owned_ready(event, evidence)
+            if owned:
+                out.append(_ended_by_pods(event, owned))
                 continue
         out.append(_current(event, controller, rules, evidence))
     return out

@@ -15,9 +15,10 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding
-from diagnosis_server.agents.heuristic.workloads import workload_of_pod
+from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
 
 CONTROL_PLANE = "kube-system"
+NO_SCHEDULER = "schedules no pod: the scheduler of the cluster is not running"
 
 
 def _nodes(evidence: Evidence) -> list[Finding]:
@@ -137,13 +138,23 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
             and evidence.listed("Pod", CONTROL_PLANE)
             and pods
         ):
+            # No scheduler pod holds its name: the scheduler is named as the pending pod names it
+            # (spec.schedulerName, default-scheduler), the fault in words no output needs to hold.
             pod = pending[0]
+            scheduler = pod.text("spec", "schedulerName")
+            if not is_container_name(scheduler):
+                continue
             facts = (
-                f"no kube-scheduler pod is listed in namespace {CONTROL_PLANE}; "
+                f"no scheduler pod runs in namespace {CONTROL_PLANE} (its pods are listed); "
                 f"pod {pod.name} is Pending with no scheduling event"
             )
-            bindings = [pods[0].bind("metadata", "namespace"), pod.bind_name(), pod.bind("status", "phase")]
-            out.append(joined(rule.kind, "kube-scheduler", rule.phrase, facts, bindings, strength=4))
+            bindings = [
+                pod.bind("spec", "schedulerName"),
+                pods[0].bind("metadata", "namespace"),
+                pod.bind_name(),
+                pod.bind("status", "phase"),
+            ]
+            out.append(joined(rule.kind, scheduler, NO_SCHEDULER, facts, bindings, strength=4))
     return out
 
 

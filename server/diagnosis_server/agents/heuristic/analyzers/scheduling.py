@@ -19,7 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name
+from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:
@@ -111,13 +111,51 @@ def _request(pod: Obj, resource: str, evidence: Evidence) -> tuple[str, list[Bin
             if not is_container_name(name):
                 continue  # never a name in a sentence
             facts = f"pod {pod.name} requests {resource} {requests[resource]} for container {name}"
-            bindings = [pod.bind_name(), pod.bind("spec", "containers", c, "resources", "requests")]
+            bindings = [
+                pod.bind_name(),
+                pod.bind("spec", "containers", c, "name"),
+                pod.bind("spec", "containers", c, "resources", "requests"),
+            ]
+            # A node pods may run on (no taint) says what a node gives, before a tainted control plane.
             nodes = [n for n in evidence.objects("Node") if n.text("status", "allocatable", resource)]
+            nodes.sort(key=lambda n: bool(n.get("spec", "taints")))
             if nodes:
                 node = nodes[0]
                 facts += f"; node {node.name} has {resource} {node.text('status', 'allocatable', resource)}"
                 bindings += [node.bind_name(), node.bind("status", "allocatable")]
             return facts, bindings
+    return "", []
+
+
+def _volume_facts(pvc: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
+    """Why a Pending claim binds no volume, from the volumes and classes: the volume it names held by another
+    claim or absent; a class it names that does not exist; no class and no volume Available to bind."""
+    wanted = pvc.text("spec", "storageClassName")
+    volume = pvc.text("spec", "volumeName")
+    if volume:
+        pv = evidence.named("PersistentVolume", volume)
+        if pv is not None:
+            ref_name, ref_ns = pv.text("spec", "claimRef", "name"), pv.text("spec", "claimRef", "namespace")
+            if ref_name and (ref_name, ref_ns or pvc.namespace) != (pvc.name, pvc.namespace):
+                return (
+                    # (Not "bound": the scheduler's text says the claim is unbound, a word the check reads.)
+                    f"it asks for volume {volume}, which another claim holds: {ref_name}",
+                    [pvc.bind("spec", "volumeName"), pv.bind_name(), pv.bind("spec", "claimRef", "name")],
+                )
+        elif evidence.listed("PersistentVolume"):
+            return f"it asks for volume {volume}, which does not exist", [pvc.bind("spec", "volumeName")]
+        return "", []
+    if wanted and evidence.listed("StorageClass") and evidence.named("StorageClass", wanted) is None:
+        return f"its storageclass {wanted} does not exist", [pvc.bind("spec", "storageClassName")]
+    if not wanted and evidence.listed("PersistentVolume"):
+        free = [
+            pv
+            for pv in evidence.objects("PersistentVolume")
+            if pv.text("status", "phase") == "Available" and not pv.text("spec", "storageClassName")
+        ]
+        if not free:
+            # An empty class name is no text to bind: the claim's name and phase show it.
+            return "it names no storage class and no persistent volume is available to bind it", []
     return "", []
 
 
@@ -135,10 +173,10 @@ def _claim(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         facts = f"claim {name} is {pvc.text('status', 'phase') or 'not bound'}"
         if pvc.text("status", "phase"):
             bindings.append(pvc.bind("status", "phase"))
-        wanted = pvc.text("spec", "storageClassName")
-        if wanted and evidence.listed("StorageClass") and evidence.named("StorageClass", wanted) is None:
-            facts += f"; its storageclass {wanted} does not exist"
-            bindings.append(pvc.bind("spec", "storageClassName"))
+        why, shown = _volume_facts(pvc, evidence)
+        if why:
+            facts += f"; {why}"
+            bindings += shown
         return facts, bindings
     return "", []
 
@@ -157,6 +195,26 @@ def _facts(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence
     return "", []
 
 
+_TOTAL = re.compile(r"0/(?P<total>\d+) nodes are available")
+
+
+def _clauses(message: str, rules: tuple[ClusterRule, ...]) -> list[tuple[ClusterRule, re.Match[str]]]:
+    """The scheduler's clauses the rules read, those that turn away the most nodes first (in the rules' order
+    when as many). A clause of one node beside one of every other ("1 node(s) had untolerated taint
+    {node-role.kubernetes.io/control-plane: }, 3 Insufficient memory": the control plane's standing taint) is
+    not what keeps the pod off the nodes it could run on. A clause with no count is about the pod (its claims):
+    every node."""
+    total = _TOTAL.search(message)
+    every = int(total.group("total")) if total else 0
+    found: list[tuple[int, int, ClusterRule, re.Match[str]]] = []
+    for order, rule in enumerate(rules):
+        for match in rule.compiled.finditer(message):
+            count = match.groupdict().get("count")
+            found.append((-(int(count) if count and count.isdigit() else every), order, rule, match))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [(rule, match) for _, _, rule, match in found]
+
+
 def _pending(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Finding | None:
     found = _scheduler_text(pod, evidence)
     if found is None:
@@ -165,10 +223,7 @@ def _pending(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Fi
     service, service_binding = workload_of(pod)
     said, said_bound = said_binding(bound, message)
     fallback: Finding | None = None
-    for rule in rules:
-        match = rule.compiled.search(message)
-        if match is None:
-            continue
+    for rule, match in _clauses(message, rules):
         facts, bindings = _facts(rule, match, pod, evidence)
         if not facts:
             fallback = fallback or joined(
@@ -217,11 +272,90 @@ def _ended(pod: Obj, evidence: Evidence) -> Finding | None:
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
+def _ready(pod: Obj) -> bool:
+    statuses = pod.get("status", "containerStatuses")
+    return (
+        pod.text("status", "phase") == "Running"
+        and isinstance(statuses, list)
+        and bool(statuses)
+        and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
+    )
+
+
+def _vanished(evidence: Evidence) -> list[Finding]:
+    """FailedScheduling of pods that no longer exist (the namespace's pods listed whole), whose workload runs
+    ready now with no pod of it Pending: a pod deleted and replaced; what the scheduler said of it has ended."""
+    latest: dict[tuple[str, str], Obj] = {}
+    for event in evidence.objects("Event"):
+        if event.text("reason") != "FailedScheduling" or event.text("involvedObject", "kind") != "Pod":
+            continue
+        key = (event.namespace, event.text("involvedObject", "name"))
+        known = latest.get(key)
+        if known is None or (event_time(event) or _EPOCH) > (event_time(known) or _EPOCH):
+            latest[key] = event
+    out: list[Finding] = []
+    for (namespace, name), event in latest.items():
+        if not evidence.listed("Pod", namespace) or evidence.named("Pod", name, namespace) is not None:
+            continue
+        workload = workload_of_pod(name)
+        mine = [p for p in evidence.objects("Pod", namespace) if workload_of(p)[0] == workload]
+        if not mine or any(p.text("status", "phase") == "Pending" for p in mine) or not any(map(_ready, mine)):
+            continue
+        pod = next(p for p in mine if _ready(p))
+        service, service_binding = workload_of(pod)
+        path = event_time_path(event)
+        facts = f"pod {name}, which could not be scheduled, no longer exists; pod {pod.name} runs with every "
+        facts += "container ready"
+        bindings = [
+            service_binding,
+            event.bind("involvedObject", "name"),
+            event.bind("reason"),
+            pod.bind_name(),
+            pod.bind("status", "phase"),
+        ]
+        if path:
+            facts += f" (FailedScheduling last reported at {event.text(*path)})"
+            bindings.append(event.bind(*path))
+        out.append(
+            joined(
+                "ended_scheduling", service, "was scheduled after it could not be", facts, bindings, role=Role.SUPPORT
+            )
+        )
+    return out
+
+
+NO_NODE = "cannot run: its pods are assigned to a node that does not exist"
+
+
+def _on_no_node(pod: Obj, evidence: Evidence) -> Finding | None:
+    """A pod bound (``spec.nodeName``, set in its template or by hand) to a node the whole node list lacks: no
+    scheduler places it and no kubelet runs it."""
+    node = pod.text("spec", "nodeName")
+    if not evidence.listed("Node") or not evidence.objects("Node") or evidence.named("Node", node) is not None:
+        return None
+    if pod.text("status", "phase") not in ("", "Pending"):
+        return None
+    service, service_binding = workload_of(pod)
+    nodes = evidence.objects("Node")
+    facts = (
+        f"pod {pod.name} is assigned to node {node} and is {pod.text('status', 'phase') or 'not running'}; "
+        f"no node of that name exists (the nodes are {', '.join(n.name for n in nodes[:4])})"
+    )
+    bindings = [service_binding, pod.bind_name(), pod.bind("spec", "nodeName"), *(n.bind_name() for n in nodes[:4])]
+    if pod.text("status", "phase"):
+        bindings.append(pod.bind("status", "phase"))
+    return joined("node_missing", service, NO_NODE, facts, bindings, pod=pod.name)
+
+
 def analyze(evidence: Evidence) -> list[Finding]:
     rules = current_rules().of_family("scheduling")
     out: list[Finding] = []
     for pod in evidence.objects("Pod"):
         if pod.text("spec", "nodeName"):
+            missing = _on_no_node(pod, evidence)
+            if missing is not None:
+                out.append(missing)
+                continue
             ended = _ended(pod, evidence)
             if ended is not None:
                 out.append(ended)
@@ -231,4 +365,4 @@ def analyze(evidence: Evidence) -> list[Finding]:
         finding = _pending(pod, evidence, rules)
         if finding is not None:
             out.append(finding)
-    return out
+    return [*out, *_vanished(evidence)]

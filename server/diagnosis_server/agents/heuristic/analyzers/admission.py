@@ -20,6 +20,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import (
     event_time,
     event_time_path,
     ready_count,
+    runs_ready,
     workload_of,
 )
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
@@ -157,14 +158,8 @@ def _owned_ready(event: Obj, evidence: Evidence) -> list[tuple[Obj, int]]:
             if isinstance(ref, dict) and ref.get("kind") == kind and ref.get("name") == name:
                 owned.append((pod, r))
     for pod, _ in owned:
-        statuses = pod.get("status", "containerStatuses")
-        ready = (
-            isinstance(statuses, list)
-            and bool(statuses)
-            and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
-        )
         created = parse_ts(pod.get("metadata", "creationTimestamp"))
-        if pod.text("status", "phase") != "Running" or not ready or last is None or created is None or created < last:
+        if not runs_ready(pod) or last is None or created is None or created < last:
             return []
     return owned
 

@@ -230,6 +230,17 @@ def _count(value: JsonValue) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def runs_ready(pod: Obj) -> bool:
+    """A pod in phase Running with every container of its status ready (an empty status is not ready)."""
+    statuses = pod.get("status", "containerStatuses")
+    return (
+        pod.text("status", "phase") == "Running"
+        and isinstance(statuses, list)
+        and bool(statuses)
+        and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
+    )
+
+
 def ready_count(obj: Obj) -> tuple[int, int]:
     """(ready, desired) replicas of a ReplicaSet, Deployment or StatefulSet (desired 1 when unset, as the API
     defaults it); a DaemonSet's ready and desired scheduled pods."""

@@ -10,7 +10,7 @@ not running, shown by their objects.
 
 from __future__ import annotations
 
-from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
+from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, runs_ready
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
@@ -61,14 +61,6 @@ def _nodes(evidence: Evidence) -> list[Finding]:
     return out
 
 
-def _running(pod: Obj) -> bool:
-    statuses = pod.get("status", "containerStatuses")
-    ready = (
-        isinstance(statuses, list) and bool(statuses) and all(isinstance(s, dict) and s.get("ready") for s in statuses)
-    )
-    return pod.text("status", "phase") == "Running" and ready
-
-
 def _state(pod: Obj) -> tuple[str, list[Binding]]:
     statuses = pod.get("status", "containerStatuses")
     for s in range(len(statuses) if isinstance(statuses, list) else 0):
@@ -102,7 +94,7 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
     pending = _unscheduled(evidence)
     for rule in rules:
         mine = [p for p in pods if rule.compiled.search(p.name)]
-        down = [p for p in mine if not _running(p)]
+        down = [p for p in mine if not runs_ready(p)]
         if down:
             pod = down[0]
             service = workload_of_pod(pod.name) if not pod.name.startswith("kube-scheduler") else "kube-scheduler"

@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, event_time, event_time_path, workload_of
+from diagnosis_server.agents.heuristic.analyzers.evidence import (
+    Evidence,
+    Obj,
+    event_time,
+    event_time_path,
+    runs_ready,
+    workload_of,
+)
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
@@ -272,16 +279,6 @@ def _ended(pod: Obj, evidence: Evidence) -> Finding | None:
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
-def _ready(pod: Obj) -> bool:
-    statuses = pod.get("status", "containerStatuses")
-    return (
-        pod.text("status", "phase") == "Running"
-        and isinstance(statuses, list)
-        and bool(statuses)
-        and all(isinstance(s, dict) and s.get("ready") is True for s in statuses)
-    )
-
-
 def _vanished(evidence: Evidence) -> list[Finding]:
     """FailedScheduling of pods that no longer exist (the namespace's pods listed whole), whose workload runs
     ready now with no pod of it Pending: a pod deleted and replaced; what the scheduler said of it has ended."""
@@ -299,9 +296,9 @@ def _vanished(evidence: Evidence) -> list[Finding]:
             continue
         workload = workload_of_pod(name)
         mine = [p for p in evidence.objects("Pod", namespace) if workload_of(p)[0] == workload]
-        if not mine or any(p.text("status", "phase") == "Pending" for p in mine) or not any(map(_ready, mine)):
+        if not mine or any(p.text("status", "phase") == "Pending" for p in mine) or not any(map(runs_ready, mine)):
             continue
-        pod = next(p for p in mine if _ready(p))
+        pod = next(p for p in mine if runs_ready(p))
         service, service_binding = workload_of(pod)
         path = event_time_path(event)
         facts = f"pod {name}, which could not be scheduled, no longer exists; pod {pod.name} runs with every "

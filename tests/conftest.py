@@ -6,10 +6,11 @@ code as ``tests.support.<module>``, never through ``sys.path``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from diagnosis_server.api.logging import configure_logging
 from diagnosis_server.store import Repository, open_repository
@@ -24,6 +25,15 @@ async def repository(tmp_path: Path) -> AsyncIterator[Repository]:
         yield repo
     finally:
         await repo.close()
+
+
+@pytest.fixture(autouse=True)
+def _suite_logging() -> Iterator[None]:
+    """Each test starts with the suite's logging: a CLI command run in-process (``eval``, ``tools``) configures
+    the service's at ``warning``, which would hide the info lines a later test of the same worker reads."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 def pytest_configure(config: pytest.Config) -> None:

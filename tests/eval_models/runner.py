@@ -234,10 +234,11 @@ def summary(results: Sequence[RunResult]) -> Json:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.eval_models", description=__doc__.splitlines()[0])
     parser.add_argument("incidents", nargs="*", help="only these incidents (default: every case file)")
+    parser.add_argument("--cases-dir", type=Path, default=CASES_DIR, help="where the case files are (default: cases/)")
     parser.add_argument("--out", default="var/eval-models/summary.json", help="where the summary goes")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = parser.parse_args(argv)
-    cases = load_cases(args.incidents)
+    cases = load_cases(args.incidents, args.cases_dir)
     if not cases:
         print("no case files", file=sys.stderr)
         return 1

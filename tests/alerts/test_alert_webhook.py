@@ -79,6 +79,9 @@ async def test_a_repeat_is_deduplicated_and_a_new_start_is_not(api_factory: ApiF
     assert refired["deduplicated"] is False and refired["run_id"] != first["run_id"]
     page = await api.diagnosis.ListRuns(pb.ListRunsRequest(trigger=run_pb2.TRIGGER_KIND_ALERT))
     assert sorted(run.run_id for run in page.runs) == sorted([first["run_id"], refired["run_id"]])
+    counted = api.running.metrics.registry.get_sample_value
+    assert counted("diagnosis_alert_groups_total", {"outcome": "started"}) == 2
+    assert counted("diagnosis_alert_groups_total", {"outcome": "deduplicated"}) == 1
 
 
 async def test_dedupe_period_zero_starts_a_run_for_every_notification(api_factory: ApiFactory) -> None:
@@ -153,6 +156,10 @@ async def test_the_end_of_an_alert_run_is_posted_in_both_formats(api_factory: Ap
         ("slack", True, 1),
         ("webhook", True, 1),
     ]
+    counted = api.running.metrics.registry.get_sample_value
+    assert [
+        counted("diagnosis_notifications_total", {"channel": c, "outcome": "delivered"}) for c in ("webhook", "slack")
+    ] == [1, 1]
 
 
 async def test_a_notification_that_keeps_failing_is_recorded_and_the_run_stands(
@@ -167,6 +174,8 @@ async def test_a_notification_that_keeps_failing_is_recorded_and_the_run_stands(
     (outcome,) = stored.notifications
     assert (outcome.channel, outcome.delivered, outcome.attempts, outcome.error) == ("webhook", False, 4, "HTTP 500")
     assert receiver.hits["/hook"] == 4
+    failed = {"channel": "webhook", "outcome": "failed"}
+    assert api.running.metrics.registry.get_sample_value("diagnosis_notifications_total", failed) == 1
     assert stored.status == run_pb2.RUN_STATUS_SUCCESS and stored.answer_text
     assert "s3cret" not in str(stored)
     assert "s3cret" not in caplog.text and "s3cret" not in capfd.readouterr().err

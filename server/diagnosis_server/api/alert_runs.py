@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -50,6 +50,9 @@ class AlertInvestigator:
     environments: EnvironmentRegistry
     settings: AlertSettings
     notifier: Notifier | None = None
+    # Told of each group's outcome (deduplicated or not) and each notification sent: the service's metrics.
+    on_group: Callable[[bool], None] | None = None
+    on_notification: Callable[[run_pb2.RunNotification], None] | None = None
     _locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
     _notifying: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -101,6 +104,8 @@ class AlertInvestigator:
                 existing = await self._existing(tenant, scope.dedupe_key)
                 if existing is not None:
                     log.info("alert_deduplicated", run_id=existing.run_id, group_key=group_key)
+                    if self.on_group is not None:
+                        self.on_group(True)
                     return AlertOutcome(existing.run_id, group_key, True, existing=existing)
                 started = self.runs.start(
                     question=question,
@@ -116,6 +121,8 @@ class AlertInvestigator:
             if not lock.locked() and self._locks.get(key) is lock:
                 del self._locks[key]
         log.info("alert_run_started", run_id=started.run_id, group_key=group_key, alerts=len(firing))
+        if self.on_group is not None:
+            self.on_group(False)
         if self.notifier is not None and self.notifier.enabled:
             task = asyncio.create_task(self._notify_when_done(started.run_id), name=f"notify {started.run_id}")
             self._notifying.add(task)
@@ -136,6 +143,9 @@ class AlertInvestigator:
             if run is None:
                 return
             outcomes = await self.notifier.notify(run)
+            if self.on_notification is not None:
+                for outcome in outcomes:
+                    self.on_notification(outcome)
             await self.repository.record_notifications(run_id, outcomes)
         except StoreError as exc:
             log.error("notification_not_recorded", run_id=run_id, error=str(exc)[:300])

@@ -17,6 +17,10 @@ process, platform and garbage-collector collectors (``process_*``, ``python_*``)
   ``mcp.NAME`` for an MCP server) and class (``tools.error_classes``).
 - ``diagnosis_model_endpoint_failures_total{node, failure_class}``: agent attempts whose model endpoint failed.
 - ``diagnosis_store_writable``: 1 while the store's probe write succeeds, 0 while it fails.
+- ``diagnosis_alert_groups_total{outcome}``: alert groups handed in (webhook or ``InvestigateAlert``) with firing
+  alerts: ``started`` a run, or ``deduplicated`` onto an earlier one.
+- ``diagnosis_notifications_total{channel, outcome}``: an alert run's notifications (``webhook``, ``slack``),
+  ``delivered`` or ``failed`` after their retries.
 """
 
 from __future__ import annotations
@@ -100,6 +104,15 @@ class Metrics:
         self.store_writable = Gauge(
             PREFIX + "store_writable", "1 while the store takes writes (the probe)", registry=registry
         )
+        self.alert_groups = Counter(
+            PREFIX + "alert_groups", "Alert groups with firing alerts, by outcome", ("outcome",), registry=registry
+        )
+        self.notifications = Counter(
+            PREFIX + "notifications",
+            "Alert runs' notifications, by channel and outcome",
+            ("channel", "outcome"),
+            registry=registry,
+        )
         self._http: tuple[WSGIServer, Thread] | None = None
 
     def observe_event(self, event: run_pb2.OrchestrationEvent) -> None:
@@ -130,6 +143,12 @@ class Metrics:
         failure = error_class(invocation)
         if failure is not None:
             self.source_errors.labels(source=source_of(invocation.tool_name), error_class=failure).inc()
+
+    def observe_alert_group(self, *, deduplicated: bool) -> None:
+        self.alert_groups.labels(outcome="deduplicated" if deduplicated else "started").inc()
+
+    def observe_notification(self, outcome: run_pb2.RunNotification) -> None:
+        self.notifications.labels(channel=outcome.channel, outcome="delivered" if outcome.delivered else "failed").inc()
 
     def counted(self, request: Any, context: Context, call: CallInfo) -> AbstractAsyncContextManager[None]:
         """The layer of every call that counts it and times it (``diagnosis_rpcs_total``,

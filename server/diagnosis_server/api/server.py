@@ -408,6 +408,8 @@ async def start_server(
                 max_question_chars=settings.max_question_chars,
             ),
             notifier,
+            on_group=lambda deduplicated: metrics.observe_alert_group(deduplicated=deduplicated),
+            on_notification=metrics.observe_notification,
         )
         diagnosis = DiagnosisServicer(
             alerts=alerts,

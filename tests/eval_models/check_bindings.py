@@ -31,7 +31,8 @@ def problems(case: Json) -> list[str]:
             continue
         result = run_gatekeeper(parsed, invocations, run_id="")
         for issue in [*result.errors, *result.warnings]:
-            out.append(f"{variant} {issue.claim_id or '-'} binding {issue.binding_index}: {issue.rule}: {issue.message}")
+            where = f"{variant} {issue.claim_id or '-'} binding {issue.binding_index}"
+            out.append(f"{where}: {issue.rule}: {issue.message}")
         claims = {c["claim_id"] for c in played["executor"]["claims"]}
         for key in ("marks", "verifier"):
             missing = claims - set(played.get(key, {}))

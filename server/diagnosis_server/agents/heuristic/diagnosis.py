@@ -23,7 +23,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, workl
 from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
 from diagnosis_server.agents.heuristic.detectors import metric_findings
-from diagnosis_server.agents.heuristic.events import event_findings, event_workloads
+from diagnosis_server.agents.heuristic.events import event_findings, event_views, event_workloads
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.k8s_nodes import node_findings
@@ -234,12 +234,13 @@ def known_addresses(observations: Sequence[Observation]) -> Addresses:
     return out
 
 
-def detect(observations: Sequence[Observation]) -> list[Finding]:
-    """Every detector over this cycle's outputs, in a fixed order."""
+def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[Finding]:
+    """Every detector over this cycle's outputs, in a fixed order. The question's workloads are known names too:
+    an object named after one (a Certificate ``ledger-grpc-tls``) is about it even where no pod of it is listed."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
     lines = _as_listed([line for obs in observations for line in log_lines(obs)], observations)
     metrics, onsets = metric_findings(series)
-    known = known_services(observations)
+    known = sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
     # The same series may be read twice (metrics.query and Prometheus): one finding of a kind per service.
     read = {(f.kind, f.service, f.role) for f in metrics}
     findings = [
@@ -555,7 +556,9 @@ def unknown_subjects(subjects: Sequence[str], observations: Sequence[Observation
     workloads by a distinctive part ("account sign-ups" and accounts-api), an unmatched hyphenated word is not
     a workload the data lacks ("sign-ups" is what the users do)."""
     known = known_services(observations)
-    unknown = [s for s in subjects if not any(names(s, k) for k in known)]
+    # An object named after the subject (its Certificate, PVC or Job: events of ``ledger-grpc-tls``) mentions it.
+    named = {view.service for view in event_views(observations, [s for s in subjects if is_workload_name(s)])}
+    unknown = [s for s in subjects if s not in named and not any(names(s, k) for k in known)]
     hyphenated = [s for s in unknown if "-" in s or "_" in s]
     if not hyphenated or not question:
         return unknown
@@ -573,7 +576,7 @@ def assess(
 ) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _exits(_unanswered(_refine(detect(observations), settled_pods(observations), subjects)))
+    findings = _exits(_unanswered(_refine(detect(observations, subjects), settled_pods(observations), subjects)))
     unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

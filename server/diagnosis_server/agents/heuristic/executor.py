@@ -15,7 +15,12 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
-from diagnosis_server.agents.heuristic.follow_ups import EVENTS, NODE_EVENTS_NAMESPACE, follow_up_calls
+from diagnosis_server.agents.heuristic.follow_ups import (
+    EVENTS,
+    NODE_EVENTS_NAMESPACE,
+    cluster_dns_calls,
+    follow_up_calls,
+)
 from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
 from diagnosis_server.agents.heuristic.live_plan import question_subjects
@@ -213,6 +218,9 @@ class HeuristicExecutor:
         # The RED series of what the Prometheus series listings show for the question's workloads.
         follow_ups = [*follow_ups, *discovered_calls(observations, _tool_names(payload))]
         await call_all(len(steps), list(follow_ups))
+        # Names the callers could not resolve: the cluster DNS server's own logs, read after the callers' logs.
+        dns = await off_loop(cluster_dns_calls, observations, _tool_names(payload))
+        await call_all(len(steps) + len(follow_ups), dns)
         carried = _carried(payload)
         text = await off_loop(
             _evidence_text,

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
 from diagnosis_server.agents.heuristic.events import event_views, rule_for
-from diagnosis_server.agents.heuristic.live_plan import WARNINGS
-from diagnosis_server.agents.heuristic.observations import Observation
+from diagnosis_server.agents.heuristic.live_plan import NAMESPACE_ERRORS, WARNINGS
+from diagnosis_server.agents.heuristic.observations import Observation, log_lines
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -240,3 +240,52 @@ def follow_up_calls(
             made.add(key)
             out.append((tool, arguments))
     return out
+
+
+# The cluster's DNS server: the namespace it runs in, and the names its pods and log streams carry.
+DNS_NAMESPACE = "kube-system"
+DNS_SERVERS = ("coredns", "kube-dns", "node-local-dns")
+
+
+def _resolution_fails(observations: Sequence[Observation], rules: Rules) -> bool:
+    """Whether a log line read shows a name that could not be resolved (a ``dns`` log rule matches it)."""
+    patterns = [rule.compiled for rule in rules.log if rule.kind == "dns"]
+    return any(p.search(line.message) is not None for obs in observations for line in log_lines(obs) for p in patterns)
+
+
+def _is_dns_server(name: str) -> bool:
+    return any(name == n or name.startswith(n + "-") for n in DNS_SERVERS)
+
+
+def cluster_dns_calls(
+    observations: Sequence[Observation], tools: Sequence[str], *, rules: Rules | None = None
+) -> list[tuple[str, JsonObject]]:
+    """When a caller's log shows a name it could not resolve, the cluster DNS server's own logs (its listed pods'
+    logs, and its error lines in Loki), unless they were read: a resolver that times out upstream is one cause
+    of every caller's failures, which no caller's log shows."""
+    if not _resolution_fails(observations, rules or current_rules()):
+        return []
+    if any(_is_dns_server(line.service) for obs in observations for line in log_lines(obs)):
+        return []
+    made = {(o.tool_name, str(sorted(o.arguments.items()))) for o in observations}
+    calls: list[tuple[str, JsonObject]] = []
+    for pod in pod_views(observations):
+        if len(calls) >= MAX_NODES or not (_is_dns_server(pod.service) or _is_dns_server(pod.name)):
+            continue
+        first = _first_container(pod)
+        if first is not None:
+            calls.append(
+                (
+                    "kubernetes.pod_logs",
+                    {
+                        "namespace": pod.text("metadata", "namespace"),
+                        "pod": pod.name,
+                        "container": first[0],
+                        "tail_lines": TAIL_LINES,
+                    },
+                )
+            )
+    calls.append(
+        ("loki.query_range", {"query": f'{{namespace="{DNS_NAMESPACE}"}} |~ `{NAMESPACE_ERRORS}`', "limit": 200})
+    )
+    return [(t, a) for t, a in calls if t in tools and (t, str(sorted(a.items()))) not in made]

@@ -25,6 +25,7 @@ from functools import cache, lru_cache
 
 import snowballstemmer
 
+from diagnosis_server.text.names import name_forms
 from diagnosis_server.text.normalize import normalize, strip_invisible
 
 _CAUSAL = re.compile(
@@ -36,7 +37,8 @@ _CAUSAL = re.compile(
     r"|trigger(?:s|ed|ing)?|responsible for|explain(?:s|ed|ing)?|driven by|stem(?:s|med|ming)? from"
     r"|(?:comes?|came|coming|boils?|boiled|boiling) down to|attributable to"
     r"|culprits?|to blame|blamed?|at fault|(?:is|are|was|were) (?:the )?(?:fault|problem|issue)"
-    r"|prov(?:e|es|ed|en|ing)|which means|fault of|(?:the )?(?:reason|origin|source) (?:for|of|is|was)"
+    r"|prov(?:e|es|ed|en|ing)|which means|fault of"
+    r"|(?<!terminated )(?<!waiting )(?<!status )(?<!last )(?:the )?(?:reason|origin|source) (?:for|why|behind|is|was)"
     r"|(?:this|which|that|it) (?:means|meant|shows|showed|indicates|proves|proved|confirms|implies)"
     r"|indicat(?:es|ing)|suggest(?:s|ing)|impl(?:ies|ying)|likely|unlikely|probably|presumably|apparently"
     r"|appears? to|seems? to|must have|so that|no incident|no (?:failure|fault|problem|issue|outage)s?"
@@ -211,22 +213,41 @@ INTENSITY_WORDS = frozenset(
         "constantly", "continuously", "guaranteed", "proven", "surely", "solely", "exclusively",
     }
 )  # fmt: skip
-# The most frequent English words only: function words and the commonest verbs, adjectives and nouns. A rarer word
-# (a "manual gate hold", a "coupon freeze") names a concrete thing, which the evidence must hold.
-_LEXICON_SIZE = 3_000
+# The commonest English words: function words and the commonest verbs, adjectives and nouns, of which English
+# compounds are made ("crash-loop", "read-only"); a name is not ("ledger-writer").
+_CORE_SIZE = 3_000
+# An ordinary English word is one written at least once in a million words (``wordfreq``'s Zipf scale, 3.0): words
+# people write ("earliest", "unrelated", "rescheduled"), not the rare names of things ("memcached", "errno").
+_ORDINARY_ZIPF = 3.0
 
 
 @cache
-def lexicon() -> frozenset[str]:
-    """Stems of the neutral lexicon: the neutral operational vocabulary and the most frequent English words
-    (``wordfreq``'s English list); never a polar or an intensity word, never a word of another script."""
+def core_lexicon() -> frozenset[str]:
+    """Stems of the neutral operational vocabulary and the commonest English words; never a polar or intensity
+    word."""
     from wordfreq import top_n_list  # imported here: its word lists load in about half a second
 
     from diagnosis_server.text.polarity import polar_words
 
     excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)}
-    english = (w for w in top_n_list("en", _LEXICON_SIZE) if w.isascii() and w.isalpha())
+    english = (w for w in top_n_list("en", _CORE_SIZE) if w.isascii() and w.isalpha())
     return frozenset(stem(w) for w in (*vocabulary_words(), *english)) - excluded
+
+
+@cache
+def lexicon() -> frozenset[str]:
+    """Stems of the neutral lexicon: the neutral operational vocabulary and every ordinary English word
+    (``wordfreq``'s English list down to ``_ORDINARY_ZIPF``); never a word of another script. Its polar, scope and
+    intensity words are still judged as such (``ungrounded_words``, ``text.polarity``)."""
+    from wordfreq import iter_wordlist, zipf_frequency
+
+    english: list[str] = []
+    for word in iter_wordlist("en"):
+        if zipf_frequency(word, "en") < _ORDINARY_ZIPF:
+            break
+        if word.isascii() and word.isalpha():
+            english.append(word)
+    return frozenset(stem(w) for w in (*vocabulary_words(), *english))
 
 
 @cache
@@ -365,6 +386,7 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
     """
     texts, asked = tuple(grounding), tuple(question)
     grounded, neutral, polar = _stems(texts), lexicon(), _polar_stems()
+    forms = name_forms(texts)
     from_question = _stems(asked) if asked else frozenset()
     concluding = _concluding_words(statement) if asked else frozenset()
     compat = {
@@ -384,8 +406,9 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
         elif plain:
             key = stem(word)
             asked_grounds = key in from_question and word not in concluding
-            if len(word) >= 3 and key not in grounded and key not in neutral and not asked_grounds:
-                out.append(word)
+            ordinary = key in neutral and word not in INTENSITY_WORDS
+            if len(word) >= 3 and key not in grounded and not ordinary and not asked_grounds and word not in forms:
+                out.append(word)  # (a name's words joined, "sqlstate" of sql_state_code, are its evidence's)
         elif word and (not word.isascii() or stem(word) not in grounded) and word not in _compacts_of(texts):
             out.append(word)
     return tuple(dict.fromkeys(out))
@@ -410,8 +433,46 @@ def stance_compound(word: str) -> bool:
 
     parts = _WORD.findall(normalize(word.replace("-", " ")))
     scoped = SCOPE_WORDS | INTENSITY_WORDS
-    known = lexicon() | vocabulary() | {stem(w) for w in polar_words()}
+    known = core_lexicon() | vocabulary() | {stem(w) for w in polar_words()}
     return any(p in scoped for p in parts) and all(p in scoped or stem(p) in known for p in parts)
+
+
+# The parts a name ends or begins with (``orders-api``, ``ledger-db``, ``payment-service``): a hyphenated word holding
+# one is a name, whatever its other parts.
+NAME_PARTS = frozenset(
+    {"api", "apis", "db", "dbs", "svc", "srv", "sql", "service", "services", "server", "servers", "gateway", "gw",
+     "worker", "workers", "web", "app", "apps", "proxy", "cache", "queue", "job", "jobs", "cron", "controller",
+     "operator", "agent", "exporter", "frontend", "backend", "ui", "admin", "auth", "pg", "mysql", "mongo",
+     "redis", "kafka", "broker", "router", "scheduler", "consumer", "producer", "manager", "engine", "bot", "cli",
+     "daemon", "node", "nodes", "pool", "cluster", "master", "replica", "primary", "secondary", "v1", "v2"}
+)  # fmt: skip
+
+
+def english_compound(word: str) -> bool:
+    """A hyphenated English word (``crash-looping``, ``back-off``, ``read-only``, ``non-zero``, ``never-failing``),
+    not a name: every part a word of the neutral vocabulary, the commonest English words, a polar or scope word or
+    a compound's function part, none a part names are made of (``orders-api``, ``ledger-db``), no digit."""
+    if any(ch.isdigit() for ch in word):
+        return False
+    parts = word_parts(word)
+    if len(parts) < 2 or any(p in NAME_PARTS or p in _NUMBER_PARTS for p in parts):
+        return False  # a name, or a number written in words ("two-hundred"): a fact
+    from diagnosis_server.text.polarity import polar_words
+
+    known = (
+        core_lexicon() | vocabulary() | {stem(w) for w in polar_words()} | {stem(w) for w in SCOPE_WORDS | INTENSITY_WORDS}
+    )
+    return all(p in _COMPOUND_FUNCTION_PARTS or stem(p) in known for p in parts)
+
+
+_NUMBER_PARTS = frozenset(
+    {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+     "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million"}
+)  # fmt: skip
+# Function words and prefixes of English compounds ("out-of-memory", "back-off", "re-run", "non-zero").
+_COMPOUND_FUNCTION_PARTS = frozenset(
+    {"of", "off", "out", "up", "in", "on", "to", "by", "non", "re", "pre", "co", "per", "via", "un", "over", "under"}
+)
 
 
 def ungrounded_compound(word: str) -> tuple[str, ...]:
@@ -497,8 +558,19 @@ def instructions(statement: str) -> tuple[str, ...]:
             continue
         if any(_finite(w) for w in rest):
             continue
+        if rest and rest[0] in _NOUN_FOLLOWERS:
+            continue  # "run with a period of 10 s", "message for database accounts": a noun, not a verb
+        if first == "do" and rest[:1] == ["not"] and (len(rest) < 2 or rest[1] not in _ACTION_VERBS):
+            continue  # "(the containers) ... and do not answer on port 9000": a plural verb, negated
         out.append(said)
     return tuple(dict.fromkeys(out))
+
+
+# Prepositions after which a verb of action is a noun ("a run with ...", "the message for ..."); an imperative is
+# followed by its object or a particle ("roll back", "restart the pod", "escalate to the DBA").
+_NOUN_FOLLOWERS = frozenset(
+    {"for", "of", "with", "on", "in", "at", "from", "by", "about", "as", "into", "per", "than", "like", "via", "within"}
+)
 
 
 def _finite(word: str) -> bool:

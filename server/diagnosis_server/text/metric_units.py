@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 
+# A snake_case metric name's unit part (``..._seconds``), or a camelCase field's last word (``periodSeconds``,
+# ``timeoutSeconds``, ``terminationGracePeriodSeconds``: Kubernetes' own way of naming a field's unit).
 NAME_UNITS = {
-    "s": re.compile(r"[a-z0-9]_seconds(?![a-z])"),
-    "ms": re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])"),
-    "b": re.compile(r"[a-z0-9]_bytes(?![a-z])"),
+    "s": re.compile(r"[a-z0-9]_seconds(?![a-z])|[a-z]Seconds(?![a-z])"),
+    "ms": re.compile(r"[a-z0-9]_(?:milliseconds|ms)(?![a-z])|[a-z](?:Milliseconds|Ms)(?![a-z])"),
+    "b": re.compile(r"[a-z0-9]_bytes(?![a-z])|[a-z]Bytes(?![a-z])"),
 }
 TIME_UNITS = ("s", "ms")
 
@@ -20,7 +22,9 @@ TIME_UNITS = ("s", "ms")
 def names_unit(unit: str, text: str) -> bool:
     """Whether ``text`` holds a metric name whose base-unit part is ``unit`` (``s`` in ``..._seconds:p99``)."""
     pattern = NAME_UNITS.get(unit.casefold())
-    return pattern is not None and pattern.search(text.casefold()) is not None
+    if pattern is None:
+        return False
+    return pattern.search(text) is not None or pattern.search(text.casefold()) is not None
 
 
 def time_unit(name: str) -> str:

@@ -61,7 +61,7 @@ _PAIRS = (
     (("stable",), ("unstable", "flapping")),
     (("normal",), ("abnormal",)),
 )
-_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;.()!?\[\]]")
+_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;.()!?\[\]:=]|(?<=\s)[-–—](?=\s)")
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 
 
@@ -91,7 +91,16 @@ class Stances:
     negative: bool  # the text writes some negative state (a negation, a false value, a failure word)
 
 
-_PUNCTUATION = frozenset(",;.()!?[]")  # (":" joins a key to its value: "ready: false")
+_PUNCTUATION = frozenset(",;.()!?[]-–—")
+# A key joined to its value ("ready: false", "healthy=0"): only a value so joined turns a polar word around.
+_JOINS = frozenset(":=")
+# Words that end a negation's reach: a new clause, a reason or a relative clause begins ("has no errors and is
+# healthy", "not found, so it failed").
+_SCOPE_ENDS = frozenset(
+    {"and", "but", "so", "then", "while", "which", "that", "who", "because", "since", "although", "though", "after"}
+)
+# How far back a negation reaches a polar word ("neither keycloak container is started or ready").
+_NEGATION_REACH = 6
 
 
 def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
@@ -102,6 +111,21 @@ def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
             break
         out.append(index)
     return out
+
+
+def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, bool]]) -> int | None:
+    """The negation that reaches the polar word at ``index``: within ``_NEGATION_REACH`` words before it, in its
+    clause, with no number, no other polar word (but one joined by "or"/"nor": "not started or ready") and no
+    word that begins another clause between them."""
+    for i in range(index - 1, max(-1, index - 1 - _NEGATION_REACH), -1):
+        word = words[i]
+        if word in _PUNCTUATION or word in _SCOPE_ENDS or word in _JOINS or word.isdigit():
+            return None
+        if _negation(word):
+            return i
+        if word in concepts and words[i + 1] not in ("or", "nor"):
+            return None
+    return None
 
 
 def stances(text: str, *, quotes: bool = True) -> Stances:
@@ -117,11 +141,13 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
         if known is None:
             continue
         concept, positive = known
-        before = [i for i in _window(words, index - 1, max(-1, index - 4), -1) if _negation(words[i])]
-        after = [i for i in _window(words, index + 1, min(len(words), index + 3), 1) if words[i] in _TURNING_VALUES]
-        if before or after:
+        negation = _negated_by(words, index, concepts)
+        turned = (
+            index + 2 < len(words) and words[index + 1] in _JOINS and words[index + 2] in _TURNING_VALUES
+        )  # "ready: false", "healthy=0", "Ready: Unknown"
+        if negation is not None or turned:
             positive = not positive
-            used.update(before[:1] or after[:1])
+            used.add(negation if negation is not None else index + 2)
         found.add((concept, positive))
     # A negation not attached to a polar word counts when it denies a number or code ("does not return
     # status=502", "never exceeded 80%"): the evidence must write some negative state.
@@ -173,7 +199,8 @@ def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
 # A bound field as the guard reads it: its name and its value ("restartCount: 4", "reason: OOMKilled").
 _FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*): (.{1,80})$")
 _COUNT = re.compile(r"^-?\d+(?:\.\d+)?$")
-_DENIAL_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[^\sa-z0-9]")
+# A name stays one word ("no search-ui pod" denies no "search").
+_DENIAL_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*(?:'t)?|[^\sa-z0-9]")
 _ARTICLES = frozenset({"a", "an", "the", "any", "been", "be"})
 _ZERO_WORDS = frozenset({"no", "zero", "without", "never", "none"})
 _NAME_WORDS = re.compile(r"[a-z]+")

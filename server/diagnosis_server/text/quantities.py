@@ -137,7 +137,11 @@ ZONES = {
     "EST": -5.0, "EDT": -4.0, "CST": -6.0, "CDT": -5.0, "MST": -7.0, "MDT": -6.0, "PST": -8.0, "PDT": -7.0,
 }  # fmt: skip
 ZONE = r"(?:" + "|".join(sorted(ZONES, key=len, reverse=True)) + r")(?:[+-]\d{1,2}(?::?\d{2})?)?"
-_CLOCK = re.compile(rf"(?<![\w:.-])(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?(?:\s?({ZONE})(?![\w]))?(?![\w:])")
+# A time of day: 24-hour, or 12-hour with its AM/PM ("1:56 PM"), and a zone ("13:51 UTC", "9:15am EDT").
+MERIDIEM = r"[AaPp]\.?[Mm]\.?(?![\w])"
+_CLOCK = re.compile(
+    rf"(?<![\w:.-])(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?(?:\s?({MERIDIEM}))?(?:\s?({ZONE})(?![\w]))?(?![\w:])"
+)
 
 
 def zone_offset(zone: str) -> float | None:
@@ -152,7 +156,9 @@ def zone_offset(zone: str) -> float | None:
     return offset
 
 
-_EPOCH = re.compile(r"(?<![\w.])(1[5-9]\d{8}|1[5-9]\d{11})(?:\.\d+)?(?![\w])")
+# Unix time in seconds, milliseconds, microseconds or nanoseconds (Loki's line timestamps), 2017 to 2033.
+_EPOCH = re.compile(r"(?<![\w.])(1[5-9]\d{8}|1[5-9]\d{11}|1[5-9]\d{14}|1[5-9]\d{17})(?:\.\d+)?(?![\w])")
+_EPOCH_SCALE = {10: 1, 13: 1_000, 16: 1_000_000, 19: 1_000_000_000}
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +192,7 @@ def instants(text: str) -> list[Instant]:
             out.append(Instant(moment))
     for match in _EPOCH.finditer(text):
         digits = match.group(1)
-        seconds = int(digits) / (1000 if len(digits) == 13 else 1)
+        seconds = int(digits) / _EPOCH_SCALE[len(digits)]
         out.append(Instant(datetime.fromtimestamp(seconds, tz=UTC)))
     return out
 
@@ -213,8 +219,13 @@ def clock_times(text: str) -> list[tuple[str, time, float | None]]:
     out = []
     for match in _CLOCK.finditer(text):
         hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+        meridiem = (match.group(4) or "").lower().replace(".", "")
+        if meridiem and not 1 <= hour <= 12:
+            continue
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
         if hour < 24 and minute < 60 and second < 60:
-            zone = match.group(4)
+            zone = match.group(5)
             out.append((match.group(0), time(hour, minute, second), zone_offset(zone) if zone else None))
     return out
 

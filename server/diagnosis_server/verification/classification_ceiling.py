@@ -105,8 +105,19 @@ class Ceilings:
         # Per claim: the whole text of each string it bound an excerpt of (a message cut short): a fact of the
         # very value at the pointer it bound is a fact of its bound text.
         self._whole: dict[str, list[str]] = {}
+        # Per claim: what its bindings name besides their values (the tool, the pointer's keys), and the counts it
+        # may state (how many items of one list it bound: "the 3 pods" it names).
+        self._named: dict[str, list[str]] = {}
+        self._counts: dict[str, set[int]] = {}
+        taken: dict[str, dict[tuple[str, str], set[str]]] = {}
         for e in evidence:
             claim_id = e.claim_id
+            self._named.setdefault(claim_id, []).extend(_names_of(e))
+            self._named[claim_id].extend(self._siblings(e.source_invocation_id, e.raw_path))
+            for parent, index, _ in self._arrays_along(e.source_invocation_id, e.raw_path):
+                taken.setdefault(claim_id, {}).setdefault((e.source_invocation_id, parent), set()).add(index)
+            if (sibling := self._pair_sibling(e.source_invocation_id, e.raw_path)) is not None:
+                self._whole.setdefault(claim_id, []).append(sibling)
             if (condition := _CONDITION_FIELD.search(e.raw_path)) is not None and e.matched_text:
                 where = (e.source_invocation_id, e.raw_path[: condition.start()])
                 conditions.setdefault(claim_id, {}).setdefault(where, {})[condition.group(1)] = e.matched_text
@@ -120,10 +131,16 @@ class Ceilings:
                 self._whole.setdefault(claim_id, []).append(whole)
             if (scope := self._scope_of(e)) is not None:
                 self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
+                # A value of a record is said of what the record is of (a log line of its stream's app, a field of
+                # its pod, an event of its object and its reporter): the record's names are the claim's own evidence.
+                self._named[claim_id].extend(scope.identity)
+                self._named[claim_id].extend(_described(self._element(scope)))
             if (items := self._list_of(e.source_invocation_id, e.raw_path)) is not None:
                 self._lists.setdefault(claim_id, []).append(items)
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
+        for claim_id, lists in taken.items():
+            self._counts.setdefault(claim_id, set()).update(len(indexes) for indexes in lists.values() if len(indexes) > 1)
         # Per claim: each list it bound a value of every element of ("all 3 pods are OOMKilled"): its count, and
         # what every item holds, are facts of the claim (never its polarity: the items' other fields are unbound).
         self._covered = {claim_id: self._covered_lists(scopes.values()) for claim_id, scopes in self._scopes.items()}
@@ -140,6 +157,59 @@ class Ceilings:
             except ValueError:
                 self._documents[invocation_id] = None
         return self._documents[invocation_id]
+
+    def _arrays_along(self, invocation_id: str, raw_path: str) -> list[tuple[str, str, int]]:
+        """(the array's pointer, the index taken, its size) of each array ``raw_path`` passes through."""
+        if invocation_id not in self._outputs or not raw_path:
+            return []
+        document = self._document(invocation_id)
+        out: list[tuple[str, str, int]] = []
+        keys = raw_path.split("/")[1:]
+        node: JsonValue = document
+        for depth, key in enumerate(keys):
+            token = key.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, list) and is_array_index(token) and int(token) < len(node):
+                out.append(("/" + "/".join(keys[:depth]), token, len(node)))
+                node = node[int(token)]
+            elif isinstance(node, dict) and token in node:
+                node = node[token]
+            else:
+                break
+        return out
+
+    def _element(self, record: Record) -> JsonValue:
+        try:
+            return resolve(self._document(record.output), record.pointer)
+        except PointerError:
+            return None
+
+    def _siblings(self, invocation_id: str, raw_path: str) -> list[str]:
+        """The name, type and kind beside a bound value in its object (a condition's ``type`` beside its ``reason``,
+        a container's ``name`` beside its ``restartCount``): what the value is a field of."""
+        parent = raw_path.rpartition("/")[0]
+        if invocation_id not in self._outputs or not raw_path:
+            return []
+        try:
+            holder = resolve(self._document(invocation_id), parent)
+        except PointerError:
+            return []
+        if not isinstance(holder, dict):
+            return []
+        return [holder[k] for k in ("name", "type", "kind") if isinstance(holder.get(k), str)]
+
+    def _pair_sibling(self, invocation_id: str, raw_path: str) -> str | None:
+        """The other element of a pair a bound value stands in (a Loki line's timestamp, a Prometheus sample's
+        time): what the output writes of that very line or sample."""
+        parent, _, last = raw_path.rpartition("/")
+        if last not in ("0", "1") or invocation_id not in self._outputs:
+            return None
+        try:
+            pair = resolve(self._document(invocation_id), parent)
+        except PointerError:
+            return None
+        if not isinstance(pair, list) or len(pair) != 2 or any(isinstance(v, (dict, list)) for v in pair):
+            return None
+        return value_text(pair[1 - int(last)])
 
     def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
         """The JSON text of the array that ``raw_path`` (an element of it) stands in, or None."""
@@ -191,7 +261,12 @@ class Ceilings:
         keys = evidence.raw_path.split("/")
         index = next((i for i, key in enumerate(keys) if i and is_array_index(key)), None)
         tool = evidence.tool_name or "tool"
-        whole = Record(invocation_id, f"the whole {tool} output ({invocation_id})", self._outputs[invocation_id])
+        whole = Record(
+            invocation_id,
+            f"the whole {tool} output ({invocation_id})",
+            self._outputs[invocation_id],
+            identity=_identity(self._document(invocation_id)),
+        )
         if index is None:
             return whole
         pointer = "/".join(keys[: index + 1])
@@ -199,7 +274,7 @@ class Ceilings:
             found = resolve(self._document(invocation_id), pointer)
         except PointerError:
             return whole
-        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", value_text(found), pointer)
+        return Record(invocation_id, f"{tool} ({invocation_id}) {pointer}", _leaves(found), pointer, _identity(found))
 
     def of(self, claim: contracts_pb2.Claim) -> Ceiling:
         """The deterministic ceiling of one verified claim (see the module docstring)."""
@@ -224,8 +299,10 @@ class Ceilings:
             fields=self._fields.get(claim_id, ()),
             scopes=list(self._scopes.get(claim_id, {}).values()),
             whole=self._whole.get(claim_id, ()),
+            names=list(dict.fromkeys(self._named.get(claim_id, ()))),
             covered=self._covered.get(claim_id, ()),
             outputs=outputs,
+            counts=self._counts.get(claim_id, set()),
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
         capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
@@ -240,6 +317,75 @@ class Ceilings:
         if claim_id in self._failed:
             return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
         return ceiling
+
+
+# The labels of a log stream or a series that name what it is of.
+_IDENTITY_LABELS = ("pod", "app", "service", "container", "job", "instance", "deployment", "statefulset", "node")
+
+
+def _leaves(element: JsonValue) -> str:
+    """A record as its facts are looked for in it: each scalar as "key: value", one a line (a string as written, not
+    JSON-escaped: a quoted message is found as the claim quotes it)."""
+    lines: list[str] = []
+
+    def walk(value: JsonValue, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif value is not None:
+            lines.append(f"{key}: {value_text(value) if not isinstance(value, str) else value}")
+
+    walk(element, "")
+    return "\n".join(lines)
+
+
+def _identity(element: JsonValue) -> tuple[str, ...]:
+    """The names a list element is of, the most specific ones: an object's name (``metadata.name``), an event's
+    object (``involvedObject.name``, a pack event's ``object``), a record's ``pod`` or ``name``; else what it is of
+    more broadly (a log stream's or series' pod, app or service labels, a record's ``service`` or ``app``)."""
+    if not isinstance(element, dict):
+        return ()
+    out: list[str] = []
+    for key in ("metadata", "involvedObject", "regarding"):
+        holder = element.get(key)
+        if isinstance(holder, dict) and isinstance(holder.get("name"), str):
+            out.append(holder["name"])
+    out += [element[k] for k in ("object", "pod", "name") if isinstance(element.get(k), str)]
+    if not out:
+        for key in ("stream", "metric"):
+            labels = element.get(key)
+            if isinstance(labels, dict):
+                out += [labels[k] for k in _IDENTITY_LABELS if isinstance(labels.get(k), str)]
+        out += [element[k] for k in ("service", "app") if isinstance(element.get(k), str)]
+    return tuple(dict.fromkeys(v for v in out if v))
+
+
+def _described(element: JsonValue) -> list[str]:
+    """What an element says it is besides its names: its kind, and who reported it (an event's source component
+    and reporting controller, its object's kind)."""
+    if not isinstance(element, dict):
+        return []
+    keys = ("kind", "reportingComponent", "reportingController", "service", "app")
+    out = [element[k] for k in keys if isinstance(element.get(k), str)]
+    for key in ("stream", "metric"):
+        labels = element.get(key)
+        if isinstance(labels, dict):
+            out += [labels[k] for k in _IDENTITY_LABELS if isinstance(labels.get(k), str)]
+    for key in ("involvedObject", "regarding", "source"):
+        holder = element.get(key)
+        if isinstance(holder, dict):
+            out += [holder[k] for k in ("kind", "component", "host") if isinstance(holder.get(k), str)]
+    return out
+
+
+def _names_of(evidence: contracts_pb2.VerifiedEvidence) -> list[str]:
+    """What a binding names besides its value: its tool, and the keys of its pointer (``restartCount``,
+    ``nodeSelector``, ``app.kubernetes.io/name``): a statement may name the field it read."""
+    keys = [k.replace("~1", "/").replace("~0", "~") for k in evidence.raw_path.split("/")[1:]]
+    return [evidence.tool_name, *(k for k in keys if k and not is_array_index(k))]
 
 
 def _field_of(raw_path: str, value: str) -> str | None:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
@@ -53,7 +53,7 @@ from diagnosis_server.conversions import value_text
 from diagnosis_server.text.language import (
     SET_SCOPE_WORDS,
     causal_phrases,
-    hedged,
+    english_compound,
     held_stems,
     instructions,
     name_parts,
@@ -68,9 +68,11 @@ from diagnosis_server.text.language import (
 )
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
+from diagnosis_server.text.names import name_forms, written_form
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 from diagnosis_server.text.polarity import polarity
 from diagnosis_server.text.quantities import (
+    MERIDIEM,
     ZONE,
     clock_times,
     count_of,
@@ -80,6 +82,7 @@ from diagnosis_server.text.quantities import (
     same_clock_time,
     same_instant,
     same_quantity,
+    within_precision,
 )
 
 _C = contracts_pb2.ClaimClassification
@@ -93,8 +96,15 @@ _QUOTED = re.compile(
 _TIMESTAMP = re.compile(
     r"(?<![\w.])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
 )
-_CLOCK = re.compile(rf"(?<![\w:.-])\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?{ZONE}(?![\w]))?(?![\w:])")
-_UNITS = r"%|ms|s|m|h|d|[KMGT]i?B?|bytes|cores|rps|req/s|connections|conns"
+_CLOCK = re.compile(
+    rf"(?<![\w:.])(?<![A-Za-z]-)\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?{MERIDIEM})?(?:\s?{ZONE}(?![\w]))?(?![\w:])"
+)
+# A duration as Go and Kubernetes write one ("1m40s", "5m0s", "2h30m").
+_GO_DURATION = re.compile(r"(?<![\w.])(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?![\w])")
+_UNITS = (
+    r"%|ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|[KMGT]i?B?|bytes|cores|rps|req/s"
+    r"|connections|conns"
+)
 # A sentence's final period is never part of a number ("#failure=3." is 3).
 _NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
 # Numbers in other forms: thousands separators (9,768), and tokens that begin with a digit and are no plain
@@ -102,11 +112,18 @@ _NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|\.\d)", r
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)")
 _ODD_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*[A-Za-z_][\w]*(?:[.,]\w+)*|(?<![\w.,])\d+(?:,\d+)+(?![\w])")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+# What a count counts: a plural word after it, past a name or an adjective ("3 pods", "6 orders.created partitions").
+_COUNTED = re.compile(r"\s+(?:[\w.-]+\s+)?[a-z]{3,}(?<!s)s\b")
+# A number of times ("restarted 4 times", "4 restarts"): a value, never how many items were bound.
+_REPEATS = re.compile(r"\s*(?:times?|restarts?|attempts?|retries|failures|errors)\b", re.IGNORECASE)
+# A multiple ("4x", "52x"): so many times another number, or so many times over.
+_TIMES_WRITTEN = re.compile(r"(\d+(?:\.\d+)?)[x×]", re.IGNORECASE)
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
     "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100",
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_WORD_UNIT = re.compile(r"\s(milliseconds?|seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
 _APPROXIMATE = re.compile(r"(?:~|≈|\b(?:about|around|approximately|roughly|nearly|almost|some|over|under)\s)\s*$", re.I)
 # Identifiers worth checking: dotted/hyphenated/underscored names, CamelCase words with an inner
 # capital (OOMKilled, BackOff), ALLCAPS codes of 3+ (ENOSPC, FATAL), and codes with digits (x509, E11000).
@@ -121,6 +138,12 @@ _KEY_VALUE = re.compile(
     r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})\s*(?:=|:)\s*\"?([A-Za-z0-9_%]+(?:[./:-][A-Za-z0-9_%]+){0,8})\"?"
 )
 _STOP = frozenset({"HTTP", "API", "THE", "AND", "NOT", "FOR", "WITH"})
+# Latin abbreviations of prose ("i.e.", "e.g."), never names.
+_ABBREVIATIONS = frozenset({"i.e", "e.g", "cf", "etc", "vs", "a.k.a", "n.b"})
+# A host with its port ("orders-db.shop.svc:5432"): the host and the port are facts each.
+_HOST_PORT = re.compile(r"(.+[A-Za-z].*):(\d{1,5})")
+# A count written before its "x" ("x90"): so many times.
+_TIMES_BEFORE = re.compile(r"[x×](\d+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +153,12 @@ class _Fact:
     unit: str = ""
     kind: str = ""  # "quoted", "timestamp", "clock", "identifier", "compound", "number", "written"
     approximate: bool = False
+    repeats: bool = False  # a number of times ("restarted 4 times"), never a count of items
+    # The stems of the words around a number or a time: what it is a value of ("restarted", "exit code", "limit").
+    context: frozenset[str] = frozenset()
+    # A count of things ("3 pods", "6 orders.created partitions") or a part of a fraction ("3/5"): no value of a
+    # field the claim bound.
+    counted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +170,17 @@ class Record:
     name: str
     text: str
     pointer: str = ""  # the element's pointer ("/items/2"); "" for the whole output
+    # The names the record is of (a pod's or event's object, a log stream's or series' pod, app or service).
+    identity: tuple[str, ...] = ()
 
 
 BOUND_TEXT = "bound text"
 SAME_OUTPUT = "same output"
 OTHER_OUTPUT = "other output"
 NOWHERE = "nowhere"
+QUESTION = "question"
+# Facts that name something (a name, a code, a quote): one that no output of the run holds is fabricated (R-V-4).
+_KEY_KINDS = frozenset({"identifier", "compound", "quoted", "written"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +193,8 @@ class Derivation:
     causal: tuple[str, ...] = ()
     # Facts that only other claims' verified evidence holds (the claim's own does not show them).
     borrowed: tuple[str, ...] = ()
-    # Where each fact was found: its bound text, the same recorded output outside it, another output, nowhere.
+    # Where each fact was found: its bound text, the same recorded output outside it, another output, the
+    # question, nowhere.
     located: tuple[tuple[str, str], ...] = ()
     # Facts of the run's recorded outputs that the claim did not bind (never shown as its facts).
     unbound: tuple[str, ...] = ()
@@ -169,16 +204,23 @@ class Derivation:
     # Facts of an observation that no record it bound shows together with its other facts, with the records that
     # show them (a pod bound from the logs said to be the one the events show OOMKilled).
     apart: tuple[tuple[str, str], ...] = ()
+    # Names, codes and quotes that no recorded output of the run holds (fabricated).
+    invented: tuple[str, ...] = ()
+    # Numbers and times no recorded output holds as written nor as a quantity it shows (not observed).
+    unshown: tuple[str, ...] = ()
+    # Facts only the question holds (what the user asked about, never observed).
+    asked: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
-        return tuple(f for f in self.facts if f not in self.found and f not in self.borrowed and f not in self.unbound)
+        """The facts no recorded output of the run holds."""
+        return (*self.invented, *self.unshown)
 
     @property
     def fabricated(self) -> bool:
-        """The statement names a fact no recorded output of the run holds, or one that conflicts with its
-        evidence (R-V-4)."""
-        return bool(self.conflicts or self.missing)
+        """The statement names a name, code or quote no recorded output of the run holds, or a fact that conflicts
+        with its evidence (R-V-4)."""
+        return bool(self.conflicts or self.invented)
 
     def where(self, fact: str) -> str:
         return next((where for f, where in self.located if f == fact), NOWHERE)
@@ -189,44 +231,45 @@ class Derivation:
     def _apart_places(self) -> str:
         return "; ".join(f"{fact} only in {where}" for fact, where in self.apart)
 
+    def _held(self) -> str:
+        return "no recorded output of the run holds" if self.searched_outputs else "its verified evidence does not hold"
+
     def reason(self) -> str:
-        """Why the claim has its class; a refused claim's reason names every fact it fails on, and where each
-        fact it did not bind was found (R-V-4)."""
+        """Why the claim has its class, in an operator's words: the rule, and every fact it fails on with where the
+        fact was found (R-V-4)."""
         if self.conflicts:
-            return f"evidence conflicts with {', '.join(self.conflicts)}"
-        if self.missing:
-            held = (
-                "no recorded output of the run holds"
-                if self.searched_outputs
-                else "its verified evidence does not contain"
-            )
-            why = f"names {', '.join(self.missing)}, which {held}"
+            return f"contradicted: its evidence states otherwise: {', '.join(self.conflicts)}"
+        if self.invented:
+            why = f"fabricated: it names {', '.join(self.invented)}, which {self._held()}"
             return f"{why}; and {self._unbound_places()}, outside the evidence it bound" if self.unbound else why
         if self.unbound:
-            return f"names {self._unbound_places()}, outside the evidence it bound"
+            return f"not bound: it names {self._unbound_places()}, outside the evidence it bound"
+        if self.unshown:
+            return f"not observed: {', '.join(self.unshown)} is in no recorded output as written or as a quantity one shows"
         if self.apart:
             alone = [fact for fact, _ in self.apart]
             others = [f for f in self.found if f not in alone]
             which = f"{', '.join(alone)} with {', '.join(others)}" if others else "its facts together"
-            never = "a fact of one output is never said of another's"
-            return f"no output it bound shows {which}: {self._apart_places()}; {never}"
-        if self.borrowed and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
-            return (
-                f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds; "
-                "only a hedged conclusion (likely, may) may rest on another claim's evidence"
-            )
+            never = "a fact of one record is never said of another's"
+            return f"not together: no record it bound shows {which}: {self._apart_places()}; {never}"
+        if (self.borrowed or self.asked) and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
+            where = [*(f"{f} (another claim's evidence)" for f in self.borrowed), *(f"{f} (the question)" for f in self.asked)]
+            return f"not bound: it states {', '.join(where)} as observed; only a conclusion may rest on them"
         if self.instructions:
-            return f"it instructs the reader ({'; '.join(self.instructions[:3])}): an instruction is never a fact"
+            return f"instructs: {'; '.join(self.instructions[:3])}: an instruction is never a fact"
         if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             return f"it concludes ({', '.join(self.causal)}) from what its evidence names"
+        if not self.facts and self.classification == _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION:
+            return "an absence its evidence shows (an empty list or a zero count)"
         if not self.facts:
-            return "the claim states no concrete fact to check"
+            return "nothing to check: the claim states no concrete fact"
         if self.ungrounded:
-            return f"says more than its evidence: {', '.join(self.ungrounded[:8])}"
+            return f"overstated: says more than its evidence: {', '.join(self.ungrounded[:8])}"
         if self.causal:
             return f"all of {', '.join(self.facts)} found; it concludes ({', '.join(self.causal)})"
-        if self.borrowed:
-            return f"its own evidence does not show {', '.join(self.borrowed)}, which other verified evidence holds"
+        if self.borrowed or self.asked:
+            rest = [*self.borrowed, *self.asked]
+            return f"a conclusion: {', '.join(rest)} from the run's other evidence or the question"
         return f"all of {', '.join(self.facts)} found in the verified evidence"
 
 
@@ -257,33 +300,71 @@ def _facts(statement: str) -> list[_Fact]:
     for pattern, kind in ((_TIMESTAMP, "timestamp"), (_CLOCK, "clock")):
         for match in pattern.finditer(text):
             if free(match.start()):
-                take(match, _Fact(match.group(0), kind=kind))
+                take(match, _Fact(match.group(0), kind=kind, context=_context(text, *match.span())))
     for match in _GROUPED.finditer(text):
         if free(match.start()):
-            take(match, _Fact(match.group(0), number=match.group(0).replace(",", ""), kind="number"))
+            grouped = match.group(0).replace(",", "")
+            take(match, _Fact(match.group(0), number=grouped, kind="number", context=_context(text, *match.span())))
     for match in _ODD_NUMBER.finditer(text):
         if free(match.start()) and _NUMBER.fullmatch(match.group(0)) is None:
             written = match.group(0)
             ordinal = _ORDINAL.fullmatch(written)
-            fact = _Fact(written, number=written[:-2], kind="number") if ordinal else _Fact(written, kind="written")
+            times = _TIMES_WRITTEN.fullmatch(written)
+            seconds = _go_seconds(written)
+            if ordinal:
+                fact = _Fact(written, number=written[:-2], kind="number")
+            elif times:
+                fact = _Fact(written, number=times.group(1), unit="x", kind="number")
+            elif seconds is not None:
+                fact = _Fact(written, number=seconds, unit="s", kind="number", context=_context(text, *match.span()))
+            else:
+                fact = _Fact(written, kind="written")
             take(match, fact)
     for match in _IDENTIFIER.finditer(text):
         word = match.group(1)
         is_unit = re.fullmatch(_UNITS, word, re.IGNORECASE) is not None  # "GiB" is the unit of its number
         if free(match.start()) and word.upper() not in _STOP and not _plain_word(word) and not is_unit:
             kind = "compound" if _COMPOUND.fullmatch(word) else "identifier"
-            if kind == "compound" and stance_compound(word):
-                taken.append(match.span())  # "never-failing", "non-zero": words whose stance is checked, no name
+            if word.lower() in _ABBREVIATIONS or (kind == "compound" and english_compound(word)):
+                taken.append(match.span())  # "i.e.", "crash-looping", "never-failing": words, no name
+                continue
+            if (times := _TIMES_BEFORE.fullmatch(word)) is not None:
+                take(match, _Fact(word, number=times.group(1), unit="x", kind="number"))
                 continue
             take(match, _Fact(word, kind=kind))  # its digits are no number of their own
     for match in _NUMBER.finditer(text):
         if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
             approximate = _APPROXIMATE.search(text, 0, match.start()) is not None
-            facts.append(_Fact(f"{number}{unit}", number=number, unit=unit, kind="number", approximate=approximate))
+            repeats = _REPEATS.match(text, match.end()) is not None
+            counted = not unit and (
+                _COUNTED.match(text, match.end()) is not None or "/" in text[max(0, match.start() - 1) : match.end() + 1]
+            )
+            facts.append(
+                _Fact(
+                    f"{number}{unit}",
+                    number=number,
+                    unit=unit,
+                    kind="number",
+                    approximate=approximate,
+                    repeats=repeats,
+                    context=_context(text, *match.span()),
+                    counted=counted and not repeats,
+                )
+            )
     for match in _NUMBER_WORD.finditer(text):
         if free(match.start()):
-            facts.append(_Fact(match.group(1).lower(), number=_NUMBER_WORDS[match.group(1).lower()], kind="number"))
+            unit = _WORD_UNIT.match(text, match.end())
+            facts.append(
+                _Fact(
+                    match.group(1).lower() + (unit.group(0) if unit else ""),
+                    number=_NUMBER_WORDS[match.group(1).lower()],
+                    unit=unit.group(1).lower() if unit else "",
+                    kind="number",
+                    approximate=_APPROXIMATE.search(text, 0, match.start()) is not None,
+                    context=_context(text, *match.span()),
+                )
+            )
     compacts = [compact(f.text) for f in facts]
     seen: set[str] = set()
     unique: list[_Fact] = []
@@ -295,6 +376,108 @@ def _facts(statement: str) -> list[_Fact]:
             seen.add(key)
             unique.append(fact)
     return unique
+
+
+_CONTEXT_WORD = re.compile(r"[A-Za-z][A-Za-z]+")
+_CONTEXT_REACH = 3
+# Words that say nothing of what a value is of.
+_NO_CONTEXT = frozenset(
+    {"the", "and", "for", "with", "its", "their", "was", "were", "are", "has", "had", "have", "this", "that", "from",
+     "into", "than", "then", "after", "before", "about", "around", "over", "under", "since", "until", "all", "each",
+     "every", "both", "only", "just", "also", "still", "now", "not", "none", "out", "per", "via", "at", "of", "to",
+     "in", "on", "is", "be", "by", "or", "an", "as", "it", "utc", "gmt"}
+)  # fmt: skip
+
+
+def _context(text: str, start: int, end: int) -> frozenset[str]:
+    """The stems of the words within ``_CONTEXT_REACH`` words before and after ``text[start:end]`` (names split into
+    their words: ``restartCount`` is "restart count")."""
+    before = _CONTEXT_WORD.findall(name_parts(text[max(0, start - 80) : start]))[-_CONTEXT_REACH:]
+    after = _CONTEXT_WORD.findall(name_parts(text[end : end + 80]))[:_CONTEXT_REACH]
+    return frozenset(stem(w.lower()) for w in (*before, *after) if w.lower() not in _NO_CONTEXT)
+
+
+def _valued(texts: Sequence[str]) -> list[tuple[str, str, frozenset[str]]]:
+    """The numbers and times the evidence writes, each with what it is a value of: (as written, kind, context)."""
+    out: list[tuple[str, str, frozenset[str]]] = []
+    for text in texts:
+        named = _FIELD_NUMBER.match(text.strip()) or _FIELD_TIME.match(text.strip())
+        if named is not None:
+            key = frozenset(stem(w.lower()) for w in _CONTEXT_WORD.findall(name_parts(named.group(1))))
+            kind = "time" if _TIMESTAMP.search(named.group(2)) else "number"
+            out.append((named.group(2), kind, key - _NO_CONTEXT))
+            continue
+        for match in _TIMESTAMP.finditer(text):
+            out.append((match.group(0), "time", _context(text, *match.span())))
+        for match in _NUMBER.finditer(text):
+            if not _TIMESTAMP.search(text, max(0, match.start() - 11), match.end() + 9):
+                out.append((match.group(0), "number", _context(text, *match.span())))
+    return out
+
+
+def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]]) -> str:
+    """The value the evidence states for the same thing as a number or time of the claim that no output holds (its
+    words around it say what it is of: "restarted 4 times" and ``restartCount: 0``; "the limit is 512MB" and
+    ``limits.memory: 512Mi``; "first seen at 11:15 UTC" and "12:15:30+02:00 first seen"), or ''."""
+    if not fact.context or fact.counted or fact.unit == "x" or (fact.approximate and not fact.unit):
+        return ""
+    kind = "time" if fact.kind in ("timestamp", "clock") else "number"
+    claimed = quantity(fact.number, fact.unit) if kind == "number" else None
+    for written, held_kind, context in evidence:
+        if held_kind != kind or not fact.context & context:
+            continue
+        if claimed is not None:
+            match = _NUMBER.fullmatch(written.strip())
+            held = quantity(match.group(1), match.group(2) or "") if match else None
+            plain_ratio = held is not None and not held.family and claimed.family == "ratio" and held.number <= 1
+            if held is None or not (held.family == claimed.family or plain_ratio):
+                continue  # another kind of quantity (a size, a duration) is no value of the same thing
+        return written.strip()
+    return ""
+
+
+def _misread_field(fact: _Fact, fields: Sequence[str]) -> str:
+    """A number of the claim found only as the value of another field than the one its words name ("repeated 137
+    times", where ``count: 9`` and ``exitCode: 137``; "exited with code 9", where ``exitCode: 137`` and ``count:
+    9``): what the named field says, or ''."""
+    if not fact.number or fact.unit or not fact.context:
+        return ""
+    wanted = fact.context | ({"count"} if fact.repeats else set())
+    named: list[tuple[str, str]] = []
+    other = False
+    for field in fields:
+        match = _FIELD_NUMBER.match(field.strip())
+        if match is None:
+            continue
+        name, value = match.groups()
+        words = {stem(w.lower()) for w in _CONTEXT_WORD.findall(name_parts(name))}
+        if words & wanted:
+            named.append((name, value))
+        elif _has_number(fact.number, [value]):
+            other = True
+    if other and named and not any(_has_number(fact.number, [value]) for _, value in named):
+        return f"{fact.text} ({', '.join(f'{name}: {value}' for name, value in named)})"
+    return ""
+
+
+def _other_count(fact: _Fact, covered: Sequence[str]) -> str:
+    """The size of a list the claim bound whole, where it states another count of items ("4 pods are pending" of a
+    list of 3), or ''."""
+    if not fact.number.isdigit() or fact.unit or fact.repeats or fact.approximate or not fact.counted:
+        return ""
+    sizes = [len(items) for items in _lists(covered)]
+    # More items than the whole list holds (never fewer: "the 3 older pods" of 5 is a part of it).
+    return f"a list of {max(sizes)}" if sizes and int(fact.number) > max(sizes) else ""
+
+
+def _go_seconds(written: str) -> str | None:
+    """A Go or Kubernetes duration ("1m40s", "5m0s", "2h30m") in seconds, or None."""
+    match = _GO_DURATION.fullmatch(written)
+    if match is None or sum(1 for g in match.groups() if g) < 2 and not written.endswith("s"):
+        return None
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    return str(int(total)) if total.is_integer() else str(total)
 
 
 def concrete_facts(statement: str) -> tuple[str, ...]:
@@ -347,6 +530,12 @@ def _found(
         singular = _singular(fact.text) if fact.kind in ("identifier", "compound") else ""
         if singular and compact(singular) in haystack:
             return True
+        if fact.kind == "identifier" and _name_form_found(fact.text, singular, raw):
+            return True
+        if fact.kind == "quoted" and _elided_quote_found(fact.text, texts):
+            return True
+        if fact.kind in ("identifier", "compound") and _parts_found(fact.text, texts, haystack, raw):
+            return True
         return fact.kind == "compound" and _compound_found(fact.text, raw)
     if not fact.unit:
         if _has_number(fact.number, texts) or count_of(fact.number, lists):
@@ -360,6 +549,128 @@ def _found(
     if _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw):
         return True
     return _same_quantity(fact, [*raw, *(field for field in fields if _NAMED_NUMBER.fullmatch(field))])
+
+
+_VERSION = re.compile(r"[vV](\d+(?:\.\d+)+)")
+
+
+def _name_form_found(identifier: str, singular: str, raw: Sequence[str]) -> bool:
+    """An identifier the evidence writes in another form of a name (``text.names``): by its words joined
+    (``restartcount``, ``SQLSTATE`` for ``sql_state_code``), by their initials (``NPE`` for
+    ``NullPointerException``, ``HPA`` for ``horizontal-pod-autoscaler``), as one word of a name (``gRPC`` of
+    ``io.grpc.StatusRuntimeException``), or a version with its ``v`` (``v5.21.0`` for ``5.21.0``)."""
+    forms = name_forms(raw)
+    if written_form(identifier) in forms or (singular and written_form(singular) in forms):
+        return True
+    version = _VERSION.fullmatch(identifier)
+    return version is not None and any(_has_number(version.group(1), [normalize(t)]) for t in raw)
+
+
+# An elided quote: its parts, in order, are the evidence's words ("Can't connect to MySQL server ... refused").
+_ELLIPSIS = re.compile(r"\s*(?:\.{3}|…)\s*")
+
+
+def _elided_quote_found(quoted: str, texts: Sequence[str]) -> bool:
+    """A quote cut with an ellipsis whose every part (two words or more each, or one name) one text holds in
+    order."""
+    parts = [normalize(p) for p in _ELLIPSIS.split(quoted) if p.strip()]
+    if len(parts) < 2 or not _ELLIPSIS.search(quoted):
+        return False
+    for text in texts:
+        position = 0
+        for part in parts:
+            found = text.find(part, position)
+            if found < 0:
+                break
+            position = found + len(part)
+        else:
+            return True
+    return False
+
+
+def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int]) -> bool:
+    """A number the claim worked out from what it bound, by one rule each (each fails closed):
+
+    - a count: the number of items of a list it bound items of, or of the items it bound ("3 pods");
+    - a multiple: "4x" the ratio of two of its numbers ("to 16 from 4"), or a count written so ("52x");
+    - a total: the sum of one field over the items it bound ("15 restarts" of ``restartCount`` 8 and 7);
+    - a duration: the time between two of its moments, within the precision written ("~19 min", "36 s later").
+    """
+    number = float(fact.number)
+    if not fact.unit or fact.unit == "x":
+        if not fact.unit and number.is_integer() and int(number) in counts and not fact.repeats:
+            return True
+        if fact.unit == "x":
+            values = [q.number for text in raw for q in quantities(text) if q.number]
+            return any(_close(number, a / b, fact) for a in values for b in values if b and a > b) or any(
+                _has_number(fact.number, [normalize(text)]) for text in raw
+            )
+        return _total(number, raw)
+    claimed = quantity(fact.number, fact.unit, approximate=fact.approximate)
+    if claimed is None or claimed.family != "seconds":
+        return False
+    moments = sorted({i.moment for text in raw for i in instants(text) if i.aware})
+    wanted = claimed.base
+    return any(
+        within_precision(claimed, abs((b - a).total_seconds()) / claimed.scale)
+        or (fact.approximate and abs(abs((b - a).total_seconds()) - wanted) <= max(claimed.scale, wanted * 0.1))
+        for i, a in enumerate(moments)
+        for b in moments[i + 1 :]
+    )
+
+
+def _close(number: float, value: float, fact: _Fact) -> bool:
+    decimals = len(fact.number.partition(".")[2])
+    return round(value, decimals) == number or (fact.approximate and abs(value - number) <= 0.1 * number)
+
+
+_FIELD_NUMBER = re.compile(r"^([A-Za-z][\w.-]{0,80}): (-?\d+(?:\.\d+)?\s?[A-Za-z%]{0,3})$")
+_FIELD_TIME = re.compile(r"^([A-Za-z][\w.-]{0,80}): (\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)$")
+
+
+def _total(number: float, raw: Sequence[str]) -> bool:
+    """``number`` is the sum of one bound field over two or more of the items the claim bound."""
+    sums: dict[str, list[int]] = {}
+    for text in raw:
+        match = _FIELD_NUMBER.match(text.strip())
+        if match is not None and match.group(2).lstrip("-").isdigit():
+            sums.setdefault(match.group(1), []).append(int(match.group(2)))
+    return any(len(values) > 1 and sum(values) == number for values in sums.values())
+
+
+def _parts_found(name: str, texts: Sequence[str], haystack: str, raw: Sequence[str]) -> bool:
+    """A name that is two facts written together: a host and its port (``orders-db.shop.svc:5432``: the host as
+    the evidence writes it or the start of its longer name, and the port), or words joined by a slash
+    (``Pending/Unschedulable``, ``disk/volume``): each a fact found, or a word of the neutral vocabulary or of its
+    own evidence."""
+    if (host_port := _HOST_PORT.fullmatch(name)) is not None and "/" not in name:
+        host, port = host_port.groups()
+        return compact(host) in haystack and _has_number(port, texts)
+    if "/" not in name or name.startswith("/") or "." in name.partition("/")[0]:
+        return False  # a path or an image reference ("ghcr.io/acme/app") is found whole or not at all
+    held = held_stems(raw)
+    for part in name.split("/"):
+        if not part:
+            return False
+        if part.isalpha() and (stem(part.lower()) in vocabulary() or stem(part.lower()) in held):
+            continue
+        kind = "compound" if _COMPOUND.fullmatch(part) else "identifier"
+        if part.isdigit():
+            if not _has_number(part, texts):
+                return False
+        elif not _found(_Fact(part, kind=kind), texts, haystack, raw):
+            return False
+    return True
+
+
+def _loose_quote(quoted: str, raw: Sequence[str]) -> bool:
+    """A quote the evidence does not hold as written but whose every word (but one) it holds: quoted loosely, not
+    made up."""
+    words = [w for w in re.findall(r"[a-z]{3,}", normalize(quoted)) if w not in _NO_CONTEXT]
+    if len(words) < 3:
+        return False
+    held = held_stems(raw)
+    return sum(1 for w in words if stem(w) not in held) <= 1
 
 
 def _names_field(identifier: str, fields: Sequence[str]) -> bool:
@@ -430,6 +741,28 @@ def _key_values(text: str) -> dict[str, set[str]]:
     return out
 
 
+# A key a statement writes before ": " as a field's name, not as a word of prose ("restartCount: OOMKilled",
+# "exit_code: 137"; "nodes available: the 2 tainted ones" is prose): a name with an inner capital, a separator or a
+# digit; a plain word is a key only of a number ("status: 502").
+_NAME_SHAPED = re.compile(r"[a-z][A-Z]|[_.\-]|\d")
+_PROSE_KEY_VALUE = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})(\s*=\s*|:(?!\s)|:\s+)\"?([A-Za-z0-9_%]+(?:[./:-][A-Za-z0-9_%]+){0,8})\"?"
+)
+
+
+def _statement_key_values(statement: str) -> dict[str, set[str]]:
+    """A statement's key-value facts (``reason=OOMKilled``, ``restartCount: 6``), read from its own writing: a colon
+    followed by a space joins a key to a value only when the key is written as a field's name; otherwise it is
+    the colon of a sentence ("the scheduler says: 0/9 nodes available")."""
+    out: dict[str, set[str]] = {}
+    for key, separator, value in _PROSE_KEY_VALUE.findall(_prepared(statement)):
+        prose = separator.startswith(":") and separator != ":"
+        if prose and not _NAME_SHAPED.search(key) and not value[:1].isdigit():
+            continue
+        out.setdefault(normalize(key).replace(" ", ""), set()).add(normalize(value).replace(" ", ""))
+    return out
+
+
 def derive(
     statement: str,
     matched_texts: Iterable[str],
@@ -443,6 +776,7 @@ def derive(
     covered: Iterable[str] = (),
     same_outputs: Iterable[str] = (),
     other_outputs: Iterable[str] = (),
+    counts: Collection[int] = (),
 ) -> Derivation:
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
@@ -451,7 +785,8 @@ def derive(
     a value is (a unit, ``p99``); ``scopes`` (the records it bound) tell whether the records of one output show
     an observation's facts with those of another (``Record``); ``covered`` (the lists it bound every element of)
     hold its counts and its scope ("all"); ``same_outputs`` and ``other_outputs`` (the recorded
-    outputs it bound, and the others) tell where a fact it did not bind stands."""
+    outputs it bound, and the others) tell where a fact it did not bind stands; ``counts`` (the sizes of the lists
+    it bound items of, and how many it bound) are the counts it may state."""
     same, other = _Texts.of(same_outputs), _Texts.of(other_outputs)
     return _derive(
         statement,
@@ -464,6 +799,7 @@ def derive(
         scopes=[(record, _Texts.of([record.text])) for record in scopes],
         covered=tuple(covered),
         outputs=(same, other) if same.raw or other.raw else None,
+        counts=counts,
     )
 
 
@@ -502,14 +838,26 @@ def _derive(
     scopes: Sequence[tuple[Record, _Texts]] = (),
     covered: Sequence[str] = (),
     outputs: tuple[_Texts, _Texts] | None = None,
+    counts: Collection[int] = (),
+    named: _Texts | None = None,
 ) -> Derivation:
-    """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own)."""
+    """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own).
+    ``named``: what its bindings name besides their values (their tools, pointers' keys, records' names): they hold
+    its facts and words, never its stances or values."""
     texts, raw = own.normalized, own.raw
     facts = _facts(statement)
-    found = tuple(f.text for f in facts if _found(f, texts, own.spaceless, raw, [*bound, *covered], fields))
+    mine = own if named is None else _Texts([*own.raw, *named.raw], [*own.normalized, *named.normalized])
+    found = tuple(
+        f.text
+        for f in facts
+        if _found(f, mine.normalized, mine.spaceless, mine.raw, [*bound, *covered], fields)
+        or (f.number and _derived(f, [*raw, *bound], counts))
+    )
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
     located = [(f, BOUND_TEXT) for f in found] + [(f, OTHER_OUTPUT) for f in borrowed]
+    asked_texts = _Texts.of([question]) if question else None
+    from_question: list[str] = []
     unbound: list[str] = []
     for fact in (f for f in missing if f.text not in borrowed):
         for where, place in zip((SAME_OUTPUT, OTHER_OUTPUT), outputs or (), strict=False):
@@ -518,7 +866,27 @@ def _derive(
                 located.append((fact.text, where))
                 break
         else:
-            located.append((fact.text, NOWHERE))
+            if asked_texts is not None and _found(fact, asked_texts.normalized, asked_texts.spaceless, asked_texts.raw):
+                from_question.append(fact.text)
+                located.append((fact.text, QUESTION))
+            else:
+                located.append((fact.text, NOWHERE))
+    nowhere = [f for f in missing if f.text not in borrowed and f.text not in unbound and f.text not in from_question]
+    # A name, code or quote no output holds is fabricated; a number or a time no output holds may be one the claim
+    # worked out (a sum, a rounding, a time in another zone): never shown as observed, but no fabrication.
+    invented = tuple(
+        f.text for f in nowhere if f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw))
+    )
+    valued = _valued([*raw, *fields]) if any(f.kind not in _KEY_KINDS for f in nowhere) else []
+    # A number or time no output holds, where its own evidence states another for the same thing: contradicted.
+    restated = [
+        (f.text, other)
+        for f in nowhere
+        if f.kind not in _KEY_KINDS and (other := _other_value(f, valued) or _other_count(f, covered))
+    ]
+    unshown = tuple(
+        f.text for f in nowhere if f.text not in invented and f.text not in dict(restated)
+    )
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():
@@ -526,7 +894,7 @@ def _derive(
     run_spaceless = [others.spaceless, *(place.spaceless for place in outputs or ())]
     conflicts = [
         f"{key}={value} (evidence: {', '.join(sorted(evidence_kv[key]))})"
-        for key, values in _key_values(normalize(statement)).items()
+        for key, values in _statement_key_values(statement).items()
         for value in sorted(values)
         if key in evidence_kv
         and value not in evidence_kv[key]
@@ -534,11 +902,13 @@ def _derive(
         and not any(compact(f"{key}={value}") in h or compact(f"{key}: {value}") in h for h in run_spaceless)
         and not _equivalent_value(value, evidence_kv[key])
     ]
+    conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated]
+    conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
     polar = polarity(statement, [*raw, *bound])
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()
-    ungrounded = ungrounded_words(statement, [*raw, *others.raw, *grounding], question=asked)
+    ungrounded = ungrounded_words(statement, [*mine.raw, *others.raw, *grounding], question=asked)
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
     ungrounded += _unshown_scope(
         statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered]
@@ -546,14 +916,18 @@ def _derive(
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
-    apart = (
-        () if causal or len(scopes) < 2 else _apart_in_clauses(statement, [f for f in facts if f.text in found], scopes)
-    )
-    if conflicts or len(found) + len(borrowed) + len(unbound) < len(facts):
+    placed = [f for f in facts if f.text in found]
+    subject = next((f for f in facts if f.kind == "compound"), None)
+    blamed = (subject.text,) if causal and subject is not None and subject.text in borrowed else ()
+    apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes)
+    if conflicts or invented:
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
-    elif unbound or apart or (borrowed and not (causal and hedged(statement))):
-        # A fact the claim did not bind (another claim's evidence, an output outside its bound text): never its
-        # fact, and no ground for its conclusion either (an invented cause names another claim's service).
+    elif unbound or unshown or apart or ((borrowed or from_question) and not causal) or blamed:
+        # A fact the claim did not bind (an output outside its bound text, another claim's evidence, the question)
+        # or that no output shows as written: never its fact. A conclusion may rest on the run's verified evidence
+        # and name what the question asks about, never on what no verified evidence holds; and what it blames (a
+        # name) is one its own evidence shows, never one only another claim's evidence holds (an invented cause
+        # names the service next door).
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif (
         not facts and causal and not ungrounded and not instructing and specific_words(statement, [*texts, *grounding])
@@ -563,7 +937,7 @@ def _derive(
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded or instructing:
         classification = _C.CLAIM_CLASSIFICATION_OVERSTATED
-    elif causal or borrowed:
+    elif causal or borrowed or from_question:
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
     else:
         classification = _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
@@ -580,6 +954,9 @@ def _derive(
         searched_outputs=outputs is not None,
         instructions=instructing,
         apart=apart,
+        invented=invented,
+        unshown=unshown,
+        asked=tuple(from_question),
     )
 
 
@@ -618,18 +995,21 @@ def _every_item_holds(facts: Sequence[_Fact], items: Sequence[str]) -> bool:
     return bool(held) and all(key in item for key in held for item in items)
 
 
-# Where one observation of a statement ends and the next begins: a semicolon, or a sentence's end.
-_CLAUSE_END = re.compile(r";\s*|[.!?]\s+(?=[A-Z])")
+# Where one observation of a statement ends and the next begins: a semicolon, a sentence's end, or a comma before
+# "and", "while" or "but" ("pod X is ready, and the worker connected ...").
+_CLAUSE_END = re.compile(r";\s*|[.!?]\s+(?=[A-Z])|,\s+(?:and|while|but|whereas)\s+")
 
 
 def _apart_in_clauses(
     statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]
 ) -> tuple[tuple[str, str], ...]:
-    """``_apart`` of each observation of a statement ("X is CrashLoopBackOff; pod Y is Pending" is two)."""
+    """``_apart`` and ``_misplaced`` of each observation of a statement ("X is CrashLoopBackOff; pod Y is Pending" is
+    two)."""
     out: list[tuple[str, str]] = []
     for clause in _CLAUSE_END.split(statement):
         named = {fact.text for fact in _facts(clause)}
-        out += [a for a in _apart([f for f in facts if f.text in named], scopes) if a not in out]
+        mine = [f for f in facts if f.text in named]
+        out += [a for a in (*_apart(mine, scopes), *_misplaced(clause, mine, scopes)) if a not in out]
     return tuple(out)
 
 
@@ -649,14 +1029,72 @@ def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> t
     outputs = {fact: {record.output for record in records} for fact, records in holders.items() if records}
     if len(outputs) < 2:
         return ()
-    names = {fact.text for fact in facts if fact.kind in ("identifier", "compound") and fact.text in outputs}
+    names = [fact.text for fact in facts if fact.kind in ("identifier", "compound") and fact.text in outputs]
     if len(names) < 2:
         return ()
+    # The names joined by the outputs they share (a pod named in the pod listing and in the events joins both);
+    # names no output joins to the largest group are apart ("the payments-api v2.4.1 deploy OOMKilled ledger-svc":
+    # the deploy record and the pod's record share no name).
+    groups: list[set[str]] = []
+    for name in names:
+        joined = [g for g in groups if any(outputs[name] & outputs[other] for other in g)]
+        merged = {name}.union(*joined)
+        groups = [g for g in groups if g not in joined] + [merged]
+    if len(groups) < 2:
+        return ()
+    largest = max(groups, key=len)
     return tuple(
         (fact, ", ".join(record.name for record in holders[fact]))
-        for fact, held in outputs.items()
-        if fact in names and not any(held & other for name, other in outputs.items() if name != fact)
+        for fact in names
+        if fact not in largest
     )
+
+
+# The facts an observation places in a record: names, codes, quotes and times (a number keeps them company).
+_PLACED_KINDS = frozenset({"identifier", "compound", "quoted", "timestamp", "clock"})
+
+
+def _misplaced(
+    statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]
+) -> tuple[tuple[str, str], ...]:
+    """The facts an observation says of one object that only another object's record holds: of the records of one
+    list it bound (pods, events, log streams), it names one by its name, and states a fact (a state, a reason, a
+    message, a time) that only records it does not name hold ("pod qsdzr is in CrashLoopBackOff", where the record
+    holding CrashLoopBackOff is pod ggnwj's)."""
+    said = normalize(_prepared(statement))
+    lists: dict[tuple[str, str], list[int]] = {}
+    for i, (record, _) in enumerate(scopes):
+        if record.pointer and record.identity:
+            lists.setdefault((record.output, record.pointer.rpartition("/")[0]), []).append(i)
+    out: list[tuple[str, str]] = []
+    for members in lists.values():
+        if len(members) < 2:
+            continue
+        named = {i for i in members if any(_names(said, name) for name in scopes[i][0].identity)}
+        if not named:
+            continue
+        for fact in facts:
+            if fact.kind not in _PLACED_KINDS or fact.text in dict(out):
+                continue
+            held = {i for i in members if _found(fact, scopes[i][1].normalized, scopes[i][1].spaceless, scopes[i][1].raw)}
+            if held and not held & named:
+                out.append((fact.text, ", ".join(scopes[i][0].name for i in sorted(held))))
+    return tuple(out)
+
+
+def _names(said: str, name: str) -> bool:
+    """The statement (normalized) names ``name`` (a pod, a workload) as written, not as a part of a longer name
+    (``cart-svc-pbnrd5kngw-ggnwj`` names ``cart-svc``; ``cart-svc-ab12`` is not named by ``cart-svc-ab1``)."""
+    key = normalize(name)
+    if len(key) < 3:
+        return False
+    start = said.find(key)
+    while start >= 0:
+        end = start + len(key)
+        if end == len(said) or not said[end].isalnum():
+            return True
+        start = said.find(key, start + 1)
+    return False
 
 
 def _outputs_raw(outputs: tuple[_Texts, _Texts] | None) -> list[str]:
@@ -704,6 +1142,8 @@ class RunEvidence:
         whole: Sequence[str] = (),
         covered: Sequence[str] = (),
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
+        counts: Collection[int] = (),
+        names: Sequence[str] = (),
     ) -> Derivation:
         """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
         ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
@@ -711,6 +1151,7 @@ class RunEvidence:
         own = self._texts(self._by_claim.get(claim_id, ()))
         if whole:
             own = _Texts([*own.raw, *whole], [*own.normalized, *(normalize(t) for t in whole)])
+        named = _Texts.of(names) if names else None
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
         places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
         return _derive(
@@ -724,6 +1165,8 @@ class RunEvidence:
             scopes=[(record, _Texts.of([record.text])) for record in scopes],
             covered=covered,
             outputs=places,
+            counts=counts,
+            named=named,
         )
 
 

@@ -367,10 +367,17 @@ SCOPE_WORDS = frozenset({"all", "every", "never"})
 SET_SCOPE_WORDS = frozenset({"all", "every"})
 
 
+# "every" before a span of time says how often ("every 10 seconds", "every few minutes"), not of which items.
+_FREQUENCY = re.compile(
+    r"\bevery (?:~|about |around |roughly )?(?:[\d.]+|few|other|couple of|single)?\s?"
+    r"(?:ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|days?|weeks?)\b"
+)
+
+
 def scope_words(statement: str) -> tuple[str, ...]:
     """The scope words ("all 3 pods", "every container", "never fails") of a statement, outside its quoted
-    parts (a hyphenated word's parts too: "never-failing")."""
-    text = _QUOTED_RAW.sub(" ", normalize(statement))
+    parts (a hyphenated word's parts too: "never-failing"); never "every" of a frequency ("every 10 seconds")."""
+    text = _FREQUENCY.sub(" ", _QUOTED_RAW.sub(" ", normalize(statement)))
     return tuple(dict.fromkeys(w for w in _WORD.findall(text) if w in SCOPE_WORDS))
 
 
@@ -449,9 +456,11 @@ NAME_PARTS = frozenset(
 
 
 def english_compound(word: str) -> bool:
-    """A hyphenated English word (``crash-looping``, ``back-off``, ``read-only``, ``non-zero``, ``never-failing``),
-    not a name: every part a word of the neutral vocabulary, the commonest English words, a polar or scope word or
-    a compound's function part, none a part names are made of (``orders-api``, ``ledger-db``), no digit."""
+    """A hyphenated English word of operations (``crash-looping``, ``back-off``, ``read-only``, ``non-zero``,
+    ``never-failing``), not a name: every part a word of the neutral operational vocabulary, a polar or scope word or
+    a compound's function part, none a part names are made of (``orders-api``, ``ledger-db``), no digit. Two common
+    English words make a name as often as a word (``feature-store``, ``ledger-writer``): only the vocabulary's
+    words of operations make a compound of words."""
     if any(ch.isdigit() for ch in word):
         return False
     parts = word_parts(word)
@@ -459,9 +468,7 @@ def english_compound(word: str) -> bool:
         return False  # a name, or a number written in words ("two-hundred"): a fact
     from diagnosis_server.text.polarity import polar_words
 
-    known = (
-        core_lexicon() | vocabulary() | {stem(w) for w in polar_words()} | {stem(w) for w in SCOPE_WORDS | INTENSITY_WORDS}
-    )
+    known = vocabulary() | {stem(w) for w in polar_words()} | {stem(w) for w in SCOPE_WORDS | INTENSITY_WORDS}
     return all(p in _COMPOUND_FUNCTION_PARTS or stem(p) in known for p in parts)
 
 
@@ -491,6 +498,32 @@ def held_stems(texts: Iterable[str]) -> frozenset[str]:
 def word_parts(word: str) -> list[str]:
     """The words of a hyphenated word, in the comparison form."""
     return _WORD.findall(normalize(word.replace("-", " ")))
+
+
+# Where a conclusion's cause stands: after "because" (and its kin), or before "which explains", "is the root cause",
+# ", so" (and theirs).
+_CAUSE_AFTER = re.compile(
+    r"\b(?:because(?: of)?|due to|owing to|caused by|driven by|as a result of|since|after|following|root cause(?: of [^:]*?)?"
+    r"(?: is| was|:))\s",
+)
+_CAUSE_BEFORE = re.compile(
+    r"\b(?:which|that|this) (?:explains|is why|caused|causes|leads|led)|\bexplains?\b|\bcaused\b|\bcauses\b"
+    r"|\ble(?:d|ads) to\b|\bresult(?:s|ed)? in\b|\b(?:is|was|are|were) (?:the |a )?(?:likely |probable |root )*"
+    r"(?:cause|culprit)|\bis to blame|\bis at fault|,\s*so\b|\btherefore\b|\bhence\b|\bbroke\b|\btriggered\b"
+)
+
+
+def cause_side(statement: str) -> str:
+    """The part of a conclusion that names its cause ("X fails because Y ...": Y; "Y, which explains X": Y; "Root
+    cause: Y"), in the comparison form; the whole statement when it has no such word."""
+    text = _QUOTED.sub(" ", normalize(statement))
+    after = _CAUSE_AFTER.search(text)
+    before = _CAUSE_BEFORE.search(text)
+    if after is not None and (before is None or after.start() < before.start()):
+        return text[after.end() :]
+    if before is not None:
+        return text[: before.start()]
+    return text
 
 
 _HEDGE = re.compile(

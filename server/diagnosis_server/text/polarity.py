@@ -33,6 +33,8 @@ _FALSE_VALUES = frozenset({"false", "0", "no", "none", "null", "nil", "off", "ze
 # A value after a polar word that turns it around too: a condition not known to hold ("Ready: Unknown", which
 # kubectl shows as NotReady) is not held.
 _TURNING_VALUES = _FALSE_VALUES | {"unknown"}
+# A value written right after its field, without a colon ("ready false"): only the words of a false value.
+_FALSE_WORDS = frozenset({"false", "unknown"})
 # Words an output writes for a negative state, besides the negations.
 _NEGATIVE_MARKERS = frozenset(
     {
@@ -142,9 +144,9 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
             continue
         concept, positive = known
         negation = _negated_by(words, index, concepts)
-        turned = (
+        turned = (  # "ready: false", "healthy=0", "Ready: Unknown", "ready false"
             index + 2 < len(words) and words[index + 1] in _JOINS and words[index + 2] in _TURNING_VALUES
-        )  # "ready: false", "healthy=0", "Ready: Unknown"
+        ) or (index + 1 < len(words) and words[index + 1] in _FALSE_WORDS)
         if negation is not None or turned:
             positive = not positive
             used.add(negation if negation is not None else index + 2)
@@ -173,8 +175,30 @@ def _said(concept: str, positive: bool) -> str:
     return pairs[concept][0 if positive else 1]
 
 
-def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
-    """The statement's stances and negations that its evidence contradicts or does not hold."""
+# Words a record writes for a bad state besides the negative markers: severities, event types, failure reasons.
+_BAD_STATE = frozenset(
+    {"fatal", "panic", "critical", "warning", "warn", "crash", "crashed", "killed", "oomkilled", "backoff", "evicted",
+     "exited", "terminated", "timeout", "timed", "refused", "exception", "errors", "exceeded", "sorry", "cannot",
+     "unable", "lost", "expired", "full", "pending", "notfound", "forbidden", "unauthorized", "insufficient"}
+)  # fmt: skip
+_BAD_WORD = re.compile(r"[a-z]+")
+
+
+def writes_bad_state(texts: Iterable[str]) -> bool:
+    """Whether records write some bad state: a negative marker or a severity, an event type or a reason of one,
+    names split into their words (``BackoffLimitExceeded``: "exceeded")."""
+    from diagnosis_server.text.language import name_parts
+
+    for text in texts:
+        words = set(_BAD_WORD.findall(normalize(name_parts(text))))
+        if words & (_NEGATIVE_MARKERS | _BAD_STATE):
+            return True
+    return False
+
+
+def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = ()) -> Polarity:
+    """The statement's stances and negations that its evidence contradicts or does not hold (``records``: the
+    whole records its evidence stands in, where a bad state it describes may be written)."""
     evidence = list(evidence)
     claimed = stances(statement, quotes=False)
     if not claimed.stances and not claimed.bare_negations:
@@ -183,13 +207,17 @@ def polarity(statement: str, evidence: Iterable[str]) -> Polarity:
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
     missing: list[str] = []
+    negative_held = any(h.negative for h in held) or writes_bad_state([*evidence, *records])
     for concept, positive in sorted(claimed.stances):
         if (concept, positive) in evidence_stances:
             continue
         said = _said(concept, positive)
         if (concept, not positive) in evidence_stances:
             conflicts.append(f"{said} (evidence: {_said(concept, not positive)})")
-        # A stance the evidence does not take either way is judged with the statement's other words.
+        elif positive or not negative_held:
+            # A stance the evidence takes neither way: a good state ("succeeded", "ready", "accepted") is said
+            # only where the evidence says it; a bad one where it writes some bad state (a failure, a refusal).
+            missing.append(said)
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)
     conflicts.extend(denied_values(statement, evidence))

@@ -207,6 +207,11 @@ def same_instant(claimed: str, evidence: Iterable[Instant]) -> bool:
     if moment is None:
         return False
     for other in evidence:
+        if moment.tzinfo is None and other.aware:
+            # A timestamp written without a zone is read as UTC, the zone every recorded output writes.
+            if other.moment.astimezone(UTC).replace(tzinfo=None) == moment:
+                return True
+            continue
         if (moment.tzinfo is None) != (not other.aware):
             continue
         if other.moment == moment:

@@ -89,6 +89,7 @@ class Ceilings:
         # did not bind may stand.
         self._outputs = {invocation: text for (invocation, path), text in values.items() if path == ""}
         self._documents: dict[str, JsonValue] = {}
+        self._names: frozenset[str] | None = None
         # Per claim: its values' texts (grounding), the outputs it bound, and whether any of its evidence reads
         # as an instruction.
         self._grounding: dict[str, list[str]] = {}
@@ -149,6 +150,17 @@ class Ceilings:
             for fields in bound.values():
                 if "type" in fields and "status" in fields:
                     self._lists.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
+
+    def _run_names(self) -> frozenset[str]:
+        """The names of the run's things: what its outputs' name fields hold (services, apps, pods, containers,
+        jobs, nodes, dependencies, log streams' and series' labels). A word a conclusion blames that is one of them
+        is a name, however ordinary a word it is ("psp", "search")."""
+        if self._names is None:
+            found: set[str] = set()
+            for invocation_id in self._outputs:
+                _collect_names(self._document(invocation_id), "", found)
+            self._names = frozenset(found)
+        return self._names
 
     def _document(self, invocation_id: str) -> JsonValue:
         if invocation_id not in self._documents:
@@ -303,6 +315,7 @@ class Ceilings:
             covered=self._covered.get(claim_id, ()),
             outputs=outputs,
             counts=self._counts.get(claim_id, set()),
+            run_names=self._run_names(),
         )
         ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
         capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
@@ -321,6 +334,24 @@ class Ceilings:
 
 # The labels of a log stream or a series that name what it is of.
 _IDENTITY_LABELS = ("pod", "app", "service", "container", "job", "instance", "deployment", "statefulset", "node")
+
+
+_NAME_KEYS = frozenset(
+    {"service", "app", "name", "pod", "container", "job", "component", "deployment", "statefulset", "daemonset",
+     "node", "host", "depends_on", "dependents", "services", "upstream", "target"}
+)  # fmt: skip
+_SIMPLE_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _collect_names(value: JsonValue, key: str, found: set[str]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _collect_names(v, k, found)
+    elif isinstance(value, list):
+        for v in value:
+            _collect_names(v, key, found)
+    elif isinstance(value, str) and key in _NAME_KEYS and 3 <= len(value) <= 63 and _SIMPLE_NAME.fullmatch(value):
+        found.add(value)
 
 
 def _leaves(element: JsonValue) -> str:

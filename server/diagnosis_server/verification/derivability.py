@@ -53,6 +53,8 @@ from diagnosis_server.conversions import value_text
 from diagnosis_server.text.language import (
     SET_SCOPE_WORDS,
     causal_phrases,
+    cause_side,
+    core_lexicon,
     english_compound,
     held_stems,
     instructions,
@@ -66,6 +68,7 @@ from diagnosis_server.text.language import (
     vocabulary,
     word_parts,
 )
+from diagnosis_server.text.failure_modes import unshown_modes
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.names import name_forms, written_form
@@ -210,6 +213,8 @@ class Derivation:
     unshown: tuple[str, ...] = ()
     # Facts only the question holds (what the user asked about, never observed).
     asked: tuple[str, ...] = ()
+    # Names a conclusion blames that its own evidence does not hold.
+    blamed: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -252,6 +257,8 @@ class Derivation:
             which = f"{', '.join(alone)} with {', '.join(others)}" if others else "its facts together"
             never = "a fact of one record is never said of another's"
             return f"not together: no record it bound shows {which}: {self._apart_places()}; {never}"
+        if self.blamed:
+            return f"blames {', '.join(self.blamed)}, which none of its own evidence shows: a cause rests on what it bound"
         if (self.borrowed or self.asked) and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
             where = [*(f"{f} (another claim's evidence)" for f in self.borrowed), *(f"{f} (the question)" for f in self.asked)]
             return f"not bound: it states {', '.join(where)} as observed; only a conclusion may rest on them"
@@ -434,6 +441,29 @@ def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]
                 continue  # another kind of quantity (a size, a duration) is no value of the same thing
         return written.strip()
     return ""
+
+
+# Words before a cause's subject ("the", "its new").
+_SUBJECT_SKIP = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "new", "old", "all", "both"})
+
+
+def _blamed(statement: str, facts: Sequence[_Fact], mine: _Texts, run_names: Collection[str]) -> tuple[str, ...]:
+    """The subject of a conclusion's cause (``text.language.cause_side``: the first word of it, past an article),
+    when it is a name its own evidence does not hold: a cause is blamed on what the claim bound, never on a name only
+    another claim, another output or nothing shows ("psp is the root cause: orders-api fails ...", bound to
+    orders-api's failure alone)."""
+    side = cause_side(statement)
+    names = {normalize(f.text) for f in facts if f.kind in ("identifier", "compound")}
+    for token in re.findall(r"[a-z0-9][a-z0-9.:/_-]*", side):
+        if token in _SUBJECT_SKIP or token.replace(".", "").isdigit():
+            continue
+        named = token in names or token in run_names or (token.isalpha() and stem(token) not in core_lexicon())
+        if not named:
+            return ()  # the cause's subject is a word of the language ("the node", "broker kafka-2")
+        fact = _Fact(token, kind="compound" if "-" in token else "identifier")
+        found = _found(fact, mine.normalized, mine.spaceless, mine.raw)
+        return () if found else (token,)
+    return ()
 
 
 def _misread_field(fact: _Fact, fields: Sequence[str]) -> str:
@@ -840,6 +870,7 @@ def _derive(
     outputs: tuple[_Texts, _Texts] | None = None,
     counts: Collection[int] = (),
     named: _Texts | None = None,
+    run_names: Collection[str] = (),
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own).
     ``named``: what its bindings name besides their values (their tools, pointers' keys, records' names): they hold
@@ -904,12 +935,16 @@ def _derive(
     ]
     conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated]
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
-    polar = polarity(statement, [*raw, *bound])
+    polar = polarity(statement, [*raw, *bound], [record.text for record, _ in scopes])
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()
     ungrounded = ungrounded_words(statement, [*mine.raw, *others.raw, *grounding], question=asked)
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
+    # A failure mode the run's verified evidence never shows ("ran out of memory" where nothing was OOMKilled).
+    ungrounded += tuple(
+        f"{mode} (no evidence shows it)" for mode in unshown_modes(statement, [*mine.raw, *others.raw, *bound])
+    )
     ungrounded += _unshown_scope(
         statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered]
     )
@@ -917,8 +952,7 @@ def _derive(
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
     placed = [f for f in facts if f.text in found]
-    subject = next((f for f in facts if f.kind == "compound"), None)
-    blamed = (subject.text,) if causal and subject is not None and subject.text in borrowed else ()
+    blamed = _blamed(statement, facts, mine, run_names) if causal else ()
     apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes)
     if conflicts or invented:
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
@@ -957,6 +991,7 @@ def _derive(
         invented=invented,
         unshown=unshown,
         asked=tuple(from_question),
+        blamed=blamed,
     )
 
 
@@ -990,9 +1025,15 @@ def _lists(texts: Sequence[str]) -> list[list[str]]:
 
 
 def _every_item_holds(facts: Sequence[_Fact], items: Sequence[str]) -> bool:
+    """Every item of a list holds what the claim says of all of them: the facts that more than one item holds are
+    in every item, and every item holds one of its facts (the names of each, "A, B and C are all OOMKilled")."""
     named = [compact(f.text) for f in facts if not f.number and f.kind in ("identifier", "compound", "quoted")]
-    held = [key for key in named if key and any(key in item for item in items)]
-    return bool(held) and all(key in item for key in held for item in items)
+    held = {key: [key in item for item in items] for key in named if key and any(key in item for item in items)}
+    if not held:
+        return False
+    shared = [key for key, where in held.items() if sum(where) > 1 or len(items) == 1]
+    each = all(any(where[i] for where in held.values()) for i in range(len(items)))
+    return all(all(held[key]) for key in shared) and (bool(shared) or each)
 
 
 # Where one observation of a statement ends and the next begins: a semicolon, a sentence's end, or a comma before
@@ -1144,6 +1185,7 @@ class RunEvidence:
         outputs: tuple[Sequence[str], Sequence[str]] | None = None,
         counts: Collection[int] = (),
         names: Sequence[str] = (),
+        run_names: Collection[str] = (),
     ) -> Derivation:
         """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
         ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
@@ -1167,6 +1209,7 @@ class RunEvidence:
             outputs=places,
             counts=counts,
             named=named,
+            run_names=run_names,
         )
 
 

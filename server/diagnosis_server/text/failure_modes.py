@@ -1,0 +1,95 @@
+"""Failure modes a statement may name, each with what evidence of it looks like: a statement that names one its run's
+evidence never shows says more than its evidence (an "out of memory" cause where no container was OOMKilled).
+
+One row a mode: the words a statement names it by, and the texts tool outputs write when it happens (Kubernetes'
+reasons and messages, the kernel's and the runtimes' errors). Matched on the comparison form (``normalize``) with
+names also split into their words (``OOMKilled`` is "oom killed"), in linear time (RE2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from diagnosis_server.text.matching import re2_compiled
+from diagnosis_server.text.normalize import normalize
+
+
+@dataclass(frozen=True, slots=True)
+class FailureMode:
+    name: str
+    said: str  # how a statement names it
+    shown: str  # what evidence of it writes
+
+
+MODES = (
+    FailureMode(
+        "out of memory",
+        r"\b(?:out[ -]of[ -]memory|oom|oom[ -]?kill\w*|memory (?:leak|exhaustion)|(?:ran|runs|running|run) out of "
+        r"memory|exceed\w* (?:its |their |the |a )?(?:[\d.]+ ?\w+ )?memory limit|memory limit (?:was |is )?"
+        r"(?:exceeded|hit|reached))\b",
+        r"\boom\b|out ?of ?memory|memory limit exceeded|exceeds the total limit|java heap space|heap out of memory"
+        r"|cannot allocate memory|memory cgroup",
+    ),
+    FailureMode(
+        "insufficient resources",
+        r"\b(?:no node (?:has|had|with) (?:room|enough|the (?:cpu|memory|resources))|not enough (?:cpu|memory|"
+        r"resources|capacity)|insufficient|(?:has|have|had) (?:no )?room for|lack\w* (?:of )?(?:cpu|memory|capacity))\b",
+        r"insufficient|too many pods|exceeds? (?:the )?(?:node|allocatable|capacity)|low on resource|"
+        r"(?:memory|disk|pid) ?pressure|didn't have free ports",
+    ),
+    FailureMode(
+        "disk full",
+        r"\b(?:disk (?:is |was )?full|no (?:disk )?space left|out of (?:disk|space)|ran out of (?:disk|space)|"
+        r"(?:volume|filesystem) (?:is |was )?full)\b",
+        r"no space left|enospc|disk ?pressure|ephemeral|out of disk|disk (?:is )?full|low on resource|quota exceeded",
+    ),
+    FailureMode(
+        "name resolution",
+        r"\b(?:dns|nxdomain|(?:does|did|could|can) ?not resolve|cannot be resolved|unresolvable|name resolution)\b",
+        r"no such host|nxdomain|unknownhost|unknown host|name resolution|could not resolve|eai ?again|enotfound|"
+        r"not known|servfail|lookup|resolv|coredns|dns",
+    ),
+    FailureMode(
+        "certificate",
+        r"\b(?:certificate|cert|x509|tls handshake)\b",
+        r"certificate|x509|tls|ssl|pkix|cert",
+    ),
+    FailureMode(
+        "timeout",
+        r"\b(?:time[sd]? ?out|timeouts?|deadline)\b",
+        r"time ?out|timed out|deadline|i/o timeout|took longer",
+    ),
+    FailureMode(
+        "permission",
+        r"\b(?:permission denied|forbidden|unauthori[sz]ed|access (?:is )?denied|not (?:allowed|permitted))\b",
+        r"permission|forbidden|unauthori[sz]ed|denied|403|401|not allowed|not permitted",
+    ),
+)
+
+
+@cache
+def _said(mode: FailureMode) -> object:
+    return re2_compiled(mode.said)
+
+
+@cache
+def _shown(mode: FailureMode) -> object:
+    return re2_compiled(mode.shown)
+
+
+def _search(pattern: object, text: str) -> bool:
+    return pattern is not None and pattern.search(text) is not None  # type: ignore[attr-defined]
+
+
+def unshown_modes(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
+    """The failure modes ``statement`` names that no ``evidence`` text shows."""
+    from diagnosis_server.text.language import name_parts
+
+    said = normalize(statement)
+    named = [mode for mode in MODES if _search(_said(mode), said)]
+    if not named:
+        return ()
+    texts = [normalize(name_parts(text)) for text in evidence]
+    return tuple(mode.name for mode in named if not any(_search(_shown(mode), text) for text in texts))

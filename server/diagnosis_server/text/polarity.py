@@ -184,16 +184,30 @@ _BAD_STATE = frozenset(
 _BAD_WORD = re.compile(r"[a-z]+")
 
 
+# A bad state inside a word or a code ("ECONNREFUSED", "MongoError", "ErrImagePull", "CrashLoopBackOff").
+_BAD_PART = re.compile(r"refused|error|fail|timeout|timedout|exception|denied|invalid|panic|fatal|killed|backoff|crash")
+_ERRNO = re.compile(r"\bE[A-Z]{3,}\b")
+
+
 def writes_bad_state(texts: Iterable[str]) -> bool:
     """Whether records write some bad state: a negative marker or a severity, an event type or a reason of one,
-    names split into their words (``BackoffLimitExceeded``: "exceeded")."""
+    names split into their words (``BackoffLimitExceeded``: "exceeded"), an errno (``ECONNREFUSED``)."""
     from diagnosis_server.text.language import name_parts
 
     for text in texts:
-        words = set(_BAD_WORD.findall(normalize(name_parts(text))))
-        if words & (_NEGATIVE_MARKERS | _BAD_STATE):
+        folded = normalize(name_parts(text))
+        if set(_BAD_WORD.findall(folded)) & (_NEGATIVE_MARKERS | _BAD_STATE):
+            return True
+        if _ERRNO.search(text) or _BAD_PART.search(folded):
             return True
     return False
+
+
+def _split_names(text: str) -> str:
+    """A field's name read as its words ("readyReplicas: 3" is "ready replicas: 3", "NotReady" is "not ready")."""
+    from diagnosis_server.text.language import name_parts
+
+    return name_parts(text) if any(c.isupper() for c in text) else text
 
 
 def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = ()) -> Polarity:
@@ -203,7 +217,7 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
     claimed = stances(statement, quotes=False)
     if not claimed.stances and not claimed.bare_negations:
         return Polarity(conflicts=denied_values(statement, evidence))
-    held = [stances(text) for text in evidence if text]
+    held = [stances(_split_names(text)) for text in evidence if text]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
     missing: list[str] = []

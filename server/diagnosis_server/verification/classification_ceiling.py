@@ -109,12 +109,16 @@ class Ceilings:
         # Per claim: what its bindings name besides their values (the tool, the pointer's keys), and the counts it
         # may state (how many items of one list it bound: "the 3 pods" it names).
         self._named: dict[str, list[str]] = {}
+        self._stated: dict[str, list[str]] = {}
         self._counts: dict[str, set[int]] = {}
         taken: dict[str, dict[tuple[str, str], set[str]]] = {}
         for e in evidence:
             claim_id = e.claim_id
             self._named.setdefault(claim_id, []).extend(_names_of(e))
-            self._named[claim_id].extend(self._siblings(e.source_invocation_id, e.raw_path))
+            siblings = self._siblings(e.source_invocation_id, e.raw_path)
+            self._named[claim_id].extend(siblings)
+            # What the value is a field of says its state too (an event's reason beside its message).
+            self._stated.setdefault(claim_id, []).extend(siblings)
             for parent, index, _ in self._arrays_along(e.source_invocation_id, e.raw_path):
                 taken.setdefault(claim_id, {}).setdefault((e.source_invocation_id, parent), set()).add(index)
             if (sibling := self._pair_sibling(e.source_invocation_id, e.raw_path)) is not None:
@@ -126,8 +130,9 @@ class Ceilings:
             self._bound_outputs.setdefault(claim_id, set()).add(e.source_invocation_id)
             if (key := (e.source_invocation_id, e.raw_path)) in values:
                 grounding.append(values[key])
-                if (named := _field_of(e.raw_path, values[key])) is not None:
-                    self._fields.setdefault(claim_id, []).append(named)
+            # The bound scalar as "name: value" (its whole value where known, else what the claim matched).
+            if (named := _field_of(e.raw_path, values.get(key, e.matched_text))) is not None:
+                self._fields.setdefault(claim_id, []).append(named)
             if (whole := self._whole_string(e)) is not None:
                 self._whole.setdefault(claim_id, []).append(whole)
             if (scope := self._scope_of(e)) is not None:
@@ -207,7 +212,7 @@ class Ceilings:
             return []
         if not isinstance(holder, dict):
             return []
-        return [holder[k] for k in ("name", "type", "kind") if isinstance(holder.get(k), str)]
+        return [holder[k] for k in ("name", "type", "kind", "reason") if isinstance(holder.get(k), str)]
 
     def _pair_sibling(self, invocation_id: str, raw_path: str) -> str | None:
         """The other element of a pair a bound value stands in (a Loki line's timestamp, a Prometheus sample's
@@ -307,7 +312,12 @@ class Ceilings:
             claim,
             grounding=values,
             question=self._question,
-            bound=[*values, *self._lists.get(claim_id, ()), *self._fields.get(claim_id, ())],
+            bound=[
+                *values,
+                *self._lists.get(claim_id, ()),
+                *self._fields.get(claim_id, ()),
+                *self._stated.get(claim_id, ()),
+            ],
             fields=self._fields.get(claim_id, ()),
             scopes=list(self._scopes.get(claim_id, {}).values()),
             whole=self._whole.get(claim_id, ()),

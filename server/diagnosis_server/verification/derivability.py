@@ -56,6 +56,7 @@ from diagnosis_server.text.language import (
     cause_side,
     core_lexicon,
     english_compound,
+    finds_nothing,
     held_stems,
     instructions,
     name_parts,
@@ -162,6 +163,8 @@ class _Fact:
     # A count of things ("3 pods", "6 orders.created partitions") or a part of a fraction ("3/5"): no value of a
     # field the claim bound.
     counted: bool = False
+    # The stems of the words right beside it, within its clause ("peak 0.0056", "code 9", "repeated 137 times").
+    near: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +360,7 @@ def _facts(statement: str) -> list[_Fact]:
                     repeats=repeats,
                     context=_context(text, *match.span()),
                     counted=counted and not repeats,
+                    near=_near(text, *match.span()),
                 )
             )
     for match in _NUMBER_WORD.finditer(text):
@@ -401,6 +405,15 @@ def _context(text: str, start: int, end: int) -> frozenset[str]:
     their words: ``restartCount`` is "restart count")."""
     before = _CONTEXT_WORD.findall(name_parts(text[max(0, start - 80) : start]))[-_CONTEXT_REACH:]
     after = _CONTEXT_WORD.findall(name_parts(text[end : end + 80]))[:_CONTEXT_REACH]
+    return frozenset(stem(w.lower()) for w in (*before, *after) if w.lower() not in _NO_CONTEXT)
+
+
+def _near(text: str, start: int, end: int) -> frozenset[str]:
+    """The stems of the two words before and the word after ``text[start:end]``, not past a punctuation mark."""
+    before_text = re.split(r"[,;:()\[\]]", text[max(0, start - 60) : start])[-1]
+    after_text = re.split(r"[,;:()\[\]]", text[end : end + 40])[0]
+    before = _CONTEXT_WORD.findall(name_parts(before_text))[-2:]
+    after = _CONTEXT_WORD.findall(name_parts(after_text))[:1]
     return frozenset(stem(w.lower()) for w in (*before, *after) if w.lower() not in _NO_CONTEXT)
 
 
@@ -470,9 +483,9 @@ def _misread_field(fact: _Fact, fields: Sequence[str]) -> str:
     """A number of the claim found only as the value of another field than the one its words name ("repeated 137
     times", where ``count: 9`` and ``exitCode: 137``; "exited with code 9", where ``exitCode: 137`` and ``count:
     9``): what the named field says, or ''."""
-    if not fact.number or fact.unit or not fact.context:
+    if not fact.number or fact.unit or not fact.near:
         return ""
-    wanted = fact.context | ({"count"} if fact.repeats else set())
+    wanted = fact.near | ({"count"} if fact.repeats else set())
     named: list[tuple[str, str]] = []
     other = False
     for field in fields:
@@ -952,8 +965,8 @@ def _derive(
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
     placed = [f for f in facts if f.text in found]
-    blamed = _blamed(statement, facts, mine, run_names) if causal else ()
-    apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes)
+    blamed = _blamed(statement, facts, mine, run_names) if causal and not finds_nothing(statement) else ()
+    apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes, raw)
     if conflicts or invented:
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
     elif unbound or unshown or apart or ((borrowed or from_question) and not causal) or blamed:
@@ -1042,7 +1055,7 @@ _CLAUSE_END = re.compile(r";\s*|[.!?]\s+(?=[A-Z])|,\s+(?:and|while|but|whereas)\
 
 
 def _apart_in_clauses(
-    statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]
+    statement: str, facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]], bound: Sequence[str] = ()
 ) -> tuple[tuple[str, str], ...]:
     """``_apart`` and ``_misplaced`` of each observation of a statement ("X is CrashLoopBackOff; pod Y is Pending" is
     two)."""
@@ -1050,11 +1063,52 @@ def _apart_in_clauses(
     for clause in _CLAUSE_END.split(statement):
         named = {fact.text for fact in _facts(clause)}
         mine = [f for f in facts if f.text in named]
-        out += [a for a in (*_apart(mine, scopes), *_misplaced(clause, mine, scopes)) if a not in out]
+        out += [a for a in (*_apart(mine, scopes, bound), *_misplaced(clause, mine, scopes)) if a not in out]
     return tuple(out)
 
 
-def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> tuple[tuple[str, str], ...]:
+# A value that ties records of two outputs together: an id, an address, a pod's name, a process id.
+_LINK_TOKEN = re.compile(r"[A-Za-z0-9][\w.:-]{3,}")
+
+
+def _has_token(token: str, text: str) -> bool:
+    start = text.find(token)
+    while start >= 0:
+        end = start + len(token)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(token, start + 1)
+    return False
+
+
+def _linked_outputs(scopes: Sequence[tuple[Record, _Texts]], bound: Sequence[str]) -> dict[str, str]:
+    """Each bound output's group: outputs of one tool, and outputs whose records hold one value the claim bound
+    (a pod's IP in the pod listing and in a caller's log line), are one group."""
+    group = {record.output: record.output for record, _ in scopes}
+
+    def root(output: str) -> str:
+        while group[output] != output:
+            output = group[output]
+        return output
+
+    def join(a: str, b: str) -> None:
+        group[root(a)] = root(b)
+
+    by_tool: dict[str, str] = {}
+    for record, _ in scopes:
+        first = by_tool.setdefault(record.name.split(" ", 1)[0], record.output)
+        join(record.output, first)
+    tokens = {normalize(t) for v in bound for t in _LINK_TOKEN.findall(v) if any(c.isdigit() or c == "-" for c in t)}
+    for token in tokens:
+        holding = [record.output for record, texts in scopes if any(_has_token(token, t) for t in texts.normalized)]
+        for output in holding[1:]:
+            join(output, holding[0])
+    return {output: root(output) for output in group}
+
+
+def _apart(
+    facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]], bound: Sequence[str] = ()
+) -> tuple[tuple[str, str], ...]:
     """The names and codes of an observation (a pod, ``OOMKilled``) that only records of other outputs than those
     holding its other facts hold, each with the records that hold it: an observation joins what one output shows
     (the records of one output, a list's elements, may be named together), when two or more names or codes are
@@ -1067,7 +1121,8 @@ def _apart(facts: Sequence[_Fact], scopes: Sequence[tuple[Record, _Texts]]) -> t
         fact.text: [record for record, texts in scopes if _found(fact, texts.normalized, texts.spaceless, texts.raw)]
         for fact in facts
     }
-    outputs = {fact: {record.output for record in records} for fact, records in holders.items() if records}
+    linked = _linked_outputs(scopes, bound)
+    outputs = {fact: {linked[record.output] for record in records} for fact, records in holders.items() if records}
     if len(outputs) < 2:
         return ()
     names = [fact.text for fact in facts if fact.kind in ("identifier", "compound") and fact.text in outputs]

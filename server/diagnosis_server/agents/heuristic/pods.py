@@ -272,17 +272,15 @@ def _unready(pod: PodView) -> Finding | None:
     phase = pod.text("status", "phase")
     restarts = _restarts(pod)
     conditions = pod.get("status", "conditions")
-    ready = next(
-        (
-            c.get("status")
-            for c in (conditions if isinstance(conditions, list) else [])
-            if isinstance(c, dict) and c.get("type") == "Ready"
-        ),
-        None,
-    )
+    listed = conditions if isinstance(conditions, list) else []
+    at = next((i for i, c in enumerate(listed) if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    ready = listed[at].get("status") if at is not None else None
     if phase in ("Running", "Succeeded") and ready != "False" and restarts is None:
         return None
     bindings = [pod.bind_service(), pod.bind_name()]
+    if ready == "False" and at is not None:
+        # "not ready" is what its Ready condition says: bound, so that the stance is the evidence's.
+        bindings += [pod.bind("status", "conditions", at, "type"), pod.bind("status", "conditions", at, "status")]
     parts: list[str] = []
     if phase:
         bindings.append(pod.bind("status", "phase"))
@@ -346,7 +344,7 @@ def ready_findings(observations: Iterable[Observation], rules: Rules | None = No
         try:
             bindings = [pods[0].bind_service()]
             for pod in named:
-                bindings += [pod.bind_name(), pod.bind("status", "phase")]
+                bindings += [pod.bind_name(), pod.bind("status", "phase"), *_ready_bindings(pod)]
         except BindingError:
             continue
         listed = ", ".join(pod.name for pod in named)
@@ -357,6 +355,16 @@ def ready_findings(observations: Iterable[Observation], rules: Rules | None = No
         )
         out.append(Finding("pods_ready", Role.HEALTHY, service, statement, tuple(bindings)))
     return out
+
+
+def _ready_bindings(pod: PodView) -> list[Binding]:
+    """Each container's ``ready`` of a settled pod: "with their containers ready" is what they say."""
+    statuses = pod.get("status", "containerStatuses")
+    return [
+        pod.bind("status", "containerStatuses", c, "ready")
+        for c, status in enumerate(statuses if isinstance(statuses, list) else [])
+        if isinstance(status, dict) and status.get("ready") is True
+    ]
 
 
 def workloads_seen(observations: Iterable[Observation]) -> list[str]:

@@ -29,8 +29,8 @@ MODES = (
         r"\b(?:out[ -]of[ -]memory|oom|oom[ -]?kill\w*|memory (?:leak|exhaustion)|(?:ran|runs|running|run) out of "
         r"memory|exceed\w* (?:its |their |the |a )?(?:[\d.]+ ?\w+ )?memory limit|memory limit (?:was |is )?"
         r"(?:exceeded|hit|reached))\b",
-        r"\boom\b|out ?of ?memory|memory limit exceeded|exceeds the total limit|java heap space|heap out of memory"
-        r"|cannot allocate memory|memory cgroup",
+        r"\boom|out ?of ?memory|memory ?error|bad ?alloc|memory allocation|allowed memory size|cannot allocate memory"
+        r"|memory cgroup|heap space|heap out of memory|memory limit exceeded|exceeds the total limit|killed process",
     ),
     FailureMode(
         "insufficient resources",
@@ -48,13 +48,13 @@ MODES = (
     FailureMode(
         "name resolution",
         r"\b(?:dns|nxdomain|(?:does|did|could|can) ?not resolve|cannot be resolved|unresolvable|name resolution)\b",
-        r"no such host|nxdomain|unknownhost|unknown host|name resolution|could not resolve|eai ?again|enotfound|"
-        r"not known|servfail|lookup|resolv|coredns|dns",
+        r"no such host|nxdomain|unknown ?host|unknown [\w ]{0,20}host|name resolution|resolv|eai ?again|enotfound|not known|servfail|lookup"
+        r"|coredns|dns|getaddrinfo|misbehaving|host not found|not found in upstream",
     ),
     FailureMode(
         "certificate",
         r"\b(?:certificate|cert|x509|tls handshake)\b",
-        r"certificate|x509|tls|ssl|pkix|cert",
+        r"certificate|x509|tls|ssl|pkix|cert|subject alternative|common name|hostname mismatch|verify",
     ),
     FailureMode(
         "timeout",

@@ -369,15 +369,20 @@ SET_SCOPE_WORDS = frozenset({"all", "every"})
 
 # "every" before a span of time says how often ("every 10 seconds", "every few minutes"), not of which items.
 _FREQUENCY = re.compile(
-    r"\bevery (?:~|about |around |roughly )?(?:[\d.]+|few|other|couple of|single)?\s?"
+    r"\bevery (?:~|about |around |roughly )?(?:[\d.]+(?:\s?[-–]\s?[\d.]+)?|few|other|couple of|single)?\s?"
     r"(?:ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|days?|weeks?)\b"
+)
+# "never" before a state ("never became ready", "never got past"): a negation, judged as one (text.polarity).
+_NEVER_STATE = re.compile(
+    r"\bnever (?:\w+ ){0,2}?(?:ready|started|start|became|become|got|gets|get|reached|reaches|passed|opened|"
+    r"opens|succeeded|completed|arrived|came|comes|produced)\b"
 )
 
 
 def scope_words(statement: str) -> tuple[str, ...]:
     """The scope words ("all 3 pods", "every container", "never fails") of a statement, outside its quoted
     parts (a hyphenated word's parts too: "never-failing"); never "every" of a frequency ("every 10 seconds")."""
-    text = _FREQUENCY.sub(" ", _QUOTED_RAW.sub(" ", normalize(statement)))
+    text = _NEVER_STATE.sub(" ", _FREQUENCY.sub(" ", _QUOTED_RAW.sub(" ", normalize(statement))))
     return tuple(dict.fromkeys(w for w in _WORD.findall(text) if w in SCOPE_WORDS))
 
 

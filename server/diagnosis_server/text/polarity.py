@@ -33,6 +33,10 @@ _FALSE_VALUES = frozenset({"false", "0", "no", "none", "null", "nil", "off", "ze
 # A value after a polar word that turns it around too: a condition not known to hold ("Ready: Unknown", which
 # kubectl shows as NotReady) is not held.
 _TURNING_VALUES = _FALSE_VALUES | {"unknown"}
+# The good states a statement says only where its evidence says them (a deploy that succeeded, a pod that is ready,
+# healthy or available, a request accepted): what an untrue claim turns around. ("normal", "stable", "mounted" and
+# their kin describe more than they assert.)
+_STATES = frozenset({"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed"})
 # A value written right after its field, without a colon ("ready false"): only the words of a false value.
 _FALSE_WORDS = frozenset({"false", "unknown"})
 # Words an output writes for a negative state, besides the negations.
@@ -117,16 +121,30 @@ def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
 
 def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, bool]]) -> int | None:
     """The negation that reaches the polar word at ``index``: within ``_NEGATION_REACH`` words before it, in its
-    clause, with no number, no other polar word (but one joined by "or"/"nor": "not started or ready") and no
-    word that begins another clause between them."""
-    for i in range(index - 1, max(-1, index - 1 - _NEGATION_REACH), -1):
+    clause, with no other polar word (but one joined by "or"/"nor": "not started or ready") and no word that begins
+    another clause between them; a parenthesis is read past."""
+    i, reach = index - 1, _NEGATION_REACH
+    while i >= 0 and reach > 0:
         word = words[i]
-        if word in _PUNCTUATION or word in _SCOPE_ENDS or word in _JOINS or word.isdigit():
+        if word == ")":
+            # A parenthesis is read past ("neither of the 2 pods (v1.7.0) is ready").
+            depth = 0
+            while i >= 0:
+                depth += words[i] == ")"
+                depth -= words[i] == "("
+                if depth == 0:
+                    break
+                i -= 1
+            i -= 1
+            continue
+        reach -= 1
+        if word in _PUNCTUATION or word in _SCOPE_ENDS or word in _JOINS:
             return None
         if _negation(word):
             return i
         if word in concepts and words[i + 1] not in ("or", "nor"):
             return None
+        i -= 1
     return None
 
 
@@ -203,6 +221,16 @@ def writes_bad_state(texts: Iterable[str]) -> bool:
     return False
 
 
+def _bare_good(text: str) -> bool:
+    """A value that is one word of a good state alone ("Ready", "Available"): the name of a condition, whose status
+    (a value of its own) says whether it holds; it takes no stance by itself."""
+    word = normalize(text).strip()
+    if word.startswith("type:"):
+        return True  # a condition's or event's type names what its status or reason says of it
+    known = _concepts().get(word)
+    return known is not None and known[1]
+
+
 def _split_names(text: str) -> str:
     """A field's name read as its words ("readyReplicas: 3" is "ready replicas: 3", "NotReady" is "not ready")."""
     from diagnosis_server.text.language import name_parts
@@ -217,20 +245,26 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
     claimed = stances(statement, quotes=False)
     if not claimed.stances and not claimed.bare_negations:
         return Polarity(conflicts=denied_values(statement, evidence))
-    held = [stances(_split_names(text)) for text in evidence if text]
+    held = [stances(_split_names(text)) for text in evidence if text and not _bare_good(text)]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
     missing: list[str] = []
-    negative_held = any(h.negative for h in held) or writes_bad_state([*evidence, *records])
+    records = list(records)
+    in_records = frozenset().union(*(stances(_split_names(r)).stances for r in records)) if records else frozenset()
     for concept, positive in sorted(claimed.stances):
         if (concept, positive) in evidence_stances:
             continue
         said = _said(concept, positive)
         if (concept, not positive) in evidence_stances:
             conflicts.append(f"{said} (evidence: {_said(concept, not positive)})")
-        elif positive or not negative_held:
+        elif (concept, positive) in in_records:
+            continue  # the record the value stands in says it (an event's reason beside the message bound)
+        elif concept == "healthy" and positive and ("ready", True) in evidence_stances | in_records:
+            continue  # a pod running with its containers ready is healthy by Kubernetes' own account
+        elif (positive and concept in _STATES) or (concept, True) in in_records:
             # A stance the evidence takes neither way: a good state ("succeeded", "ready", "accepted") is said
-            # only where the evidence says it; a bad one where it writes some bad state (a failure, a refusal).
+            # only where the evidence says it; a bad one never where its record says the good one ("failed" of an
+            # event that reads "successfully issued").
             missing.append(said)
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)

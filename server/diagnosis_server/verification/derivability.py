@@ -59,6 +59,7 @@ from diagnosis_server.text.language import (
     finds_nothing,
     held_stems,
     instructions,
+    lexicon,
     name_parts,
     quoted_instruction,
     scope_words,
@@ -110,7 +111,9 @@ _UNITS = (
     r"|connections|conns"
 )
 # A sentence's final period is never part of a number ("#failure=3." is 3).
-_NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
+_NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\+?\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
+# An HTTP status written in the plural ("500s", "HTTP 429s"): the status, not seconds.
+_STATUS_PLURAL = re.compile(r"[1-5]\d\ds", re.IGNORECASE)
 # Numbers in other forms: thousands separators (9,768), and tokens that begin with a digit and are no plain
 # number (0x1F4, 1e6, 14,22): each a fact as written.
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)")
@@ -142,6 +145,10 @@ _KEY_VALUE = re.compile(
     r"\b([A-Za-z_][A-Za-z0-9_.-]{1,40})\s*(?:=|:)\s*\"?([A-Za-z0-9_%]+(?:[./:-][A-Za-z0-9_%]+){0,8})\"?"
 )
 _STOP = frozenset({"HTTP", "API", "THE", "AND", "NOT", "FOR", "WITH"})
+# A name of a setting or a file people know ("max_connections", "min.insync.replicas", "resolv.conf"): lower-case
+# words joined by "_" or ".", no digit; a host ("payments.internal", "api.acme.io") is a name of the system.
+_KNOWLEDGE_NAME = re.compile(r"[a-z]+(?:[_.][a-z]+)+")
+_HOST = re.compile(r"\.(?:com|io|net|org|local|internal|svc|cluster|example|dev|cloud|corp|lan)\b")
 # Latin abbreviations of prose ("i.e.", "e.g."), never names.
 _ABBREVIATIONS = frozenset({"i.e", "e.g", "cf", "etc", "vs", "a.k.a", "n.b"})
 # A host with its port ("orders-db.shop.svc:5432"): the host and the port are facts each.
@@ -218,11 +225,13 @@ class Derivation:
     asked: tuple[str, ...] = ()
     # Names a conclusion blames that its own evidence does not hold.
     blamed: tuple[str, ...] = ()
+    # Settings and files named from knowledge that no output holds (external to the evidence).
+    unshown_names: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[str, ...]:
         """The facts no recorded output of the run holds."""
-        return (*self.invented, *self.unshown)
+        return (*self.invented, *self.unshown, *self.unshown_names)
 
     @property
     def fabricated(self) -> bool:
@@ -252,6 +261,8 @@ class Derivation:
             return f"{why}; and {self._unbound_places()}, outside the evidence it bound" if self.unbound else why
         if self.unbound:
             return f"not bound: it names {self._unbound_places()}, outside the evidence it bound"
+        if self.classification == _C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN:
+            return f"outside the evidence: {', '.join(self.unshown_names)} is named from knowledge no output holds"
         if self.unshown:
             return f"not observed: {', '.join(self.unshown)} is in no recorded output as written or as a quantity one shows"
         if self.apart:
@@ -345,6 +356,8 @@ def _facts(statement: str) -> list[_Fact]:
     for match in _NUMBER.finditer(text):
         if free(match.start()):
             number, unit = match.group(1), match.group(2) or ""
+            if unit.lower() == "s" and _STATUS_PLURAL.fullmatch(match.group(0).replace(" ", "")):
+                unit = ""
             approximate = _APPROXIMATE.search(text, 0, match.start()) is not None
             repeats = _REPEATS.match(text, match.end()) is not None
             counted = not unit and (
@@ -631,7 +644,7 @@ def _elided_quote_found(quoted: str, texts: Sequence[str]) -> bool:
     return False
 
 
-def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int]) -> bool:
+def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int], run: Sequence[str] = ()) -> bool:
     """A number the claim worked out from what it bound, by one rule each (each fails closed):
 
     - a count: the number of items of a list it bound items of, or of the items it bound ("3 pods");
@@ -652,7 +665,9 @@ def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int]) -> bool:
     claimed = quantity(fact.number, fact.unit, approximate=fact.approximate)
     if claimed is None or claimed.family != "seconds":
         return False
-    moments = sorted({i.moment for text in raw for i in instants(text) if i.aware})
+    # (between two moments of its own evidence, or one of its own and one the run's verified evidence shows)
+    own = {i.moment for text in raw for i in instants(text) if i.aware}
+    moments = sorted(own | {i.moment for text in run for i in instants(text) if i.aware} if own else own)
     wanted = claimed.base
     return any(
         within_precision(claimed, abs((b - a).total_seconds()) / claimed.scale)
@@ -695,7 +710,7 @@ def _parts_found(name: str, texts: Sequence[str], haystack: str, raw: Sequence[s
     for part in name.split("/"):
         if not part:
             return False
-        if part.isalpha() and (stem(part.lower()) in vocabulary() or stem(part.lower()) in held):
+        if part.isalpha() and (stem(part.lower()) in lexicon() or stem(part.lower()) in held):
             continue
         kind = "compound" if _COMPOUND.fullmatch(part) else "identifier"
         if part.isdigit():
@@ -884,6 +899,7 @@ def _derive(
     counts: Collection[int] = (),
     named: _Texts | None = None,
     run_names: Collection[str] = (),
+    states: Sequence[str] = (),
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own).
     ``named``: what its bindings name besides their values (their tools, pointers' keys, records' names): they hold
@@ -895,7 +911,7 @@ def _derive(
         f.text
         for f in facts
         if _found(f, mine.normalized, mine.spaceless, mine.raw, [*bound, *covered], fields)
-        or (f.number and _derived(f, [*raw, *bound], counts))
+        or (f.number and _derived(f, [*raw, *bound], counts, others.raw))
     )
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
@@ -918,9 +934,11 @@ def _derive(
     nowhere = [f for f in missing if f.text not in borrowed and f.text not in unbound and f.text not in from_question]
     # A name, code or quote no output holds is fabricated; a number or a time no output holds may be one the claim
     # worked out (a sum, a rounding, a time in another zone): never shown as observed, but no fabrication.
-    invented = tuple(
-        f.text for f in nowhere if f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw))
-    )
+    named = [f for f in nowhere if f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw))]
+    # A setting or a file named from knowledge (max_connections, min.insync.replicas, resolv.conf): outside the
+    # evidence, never fabricated of it.
+    external = tuple(f.text for f in named if _KNOWLEDGE_NAME.fullmatch(f.text) and not _HOST.search(f.text))
+    invented = tuple(f.text for f in named if f.text not in external)
     valued = _valued([*raw, *fields]) if any(f.kind not in _KEY_KINDS for f in nowhere) else []
     # A number or time no output holds, where its own evidence states another for the same thing: contradicted.
     restated = [
@@ -928,9 +946,7 @@ def _derive(
         for f in nowhere
         if f.kind not in _KEY_KINDS and (other := _other_value(f, valued) or _other_count(f, covered))
     ]
-    unshown = tuple(
-        f.text for f in nowhere if f.text not in invented and f.text not in dict(restated)
-    )
+    unshown = tuple(f.text for f in nowhere if f.text not in invented and f.text not in dict(restated))
     evidence_kv: dict[str, set[str]] = {}
     for text in texts:
         for key, values in _key_values(text).items():
@@ -948,7 +964,9 @@ def _derive(
     ]
     conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated]
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
-    polar = polarity(statement, [*raw, *bound], [record.text for record, _ in scopes])
+    # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
+    concluding = bool(causal_phrases(statement))
+    polar = polarity(statement, [*raw, *bound], [*(r.text for r, _ in scopes), *(states if concluding else ())])
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()
@@ -959,7 +977,7 @@ def _derive(
         f"{mode} (no evidence shows it)" for mode in unshown_modes(statement, [*mine.raw, *others.raw, *bound])
     )
     ungrounded += _unshown_scope(
-        statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered]
+        statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered], scopes, question
     )
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
@@ -969,6 +987,8 @@ def _derive(
     apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes, raw)
     if conflicts or invented:
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
+    elif external and not unbound:
+        classification = _C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN
     elif unbound or unshown or apart or ((borrowed or from_question) and not causal) or blamed:
         # A fact the claim did not bind (an output outside its bound text, another claim's evidence, the question)
         # or that no output shows as written: never its fact. A conclusion may rest on the run's verified evidence
@@ -1005,20 +1025,32 @@ def _derive(
         unshown=unshown,
         asked=tuple(from_question),
         blamed=blamed,
+        unshown_names=external,
     )
 
 
 def _unshown_scope(
-    statement: str, facts: Sequence[_Fact], evidence: Sequence[str], bound: Sequence[str]
+    statement: str,
+    facts: Sequence[_Fact],
+    evidence: Sequence[str],
+    bound: Sequence[str],
+    scopes: Sequence[tuple[Record, _Texts]] = (),
+    question: str = "",
 ) -> tuple[str, ...]:
     """The scope words of a statement ("all 3 pods are OOMKilled") that its evidence neither says nor shows: a list
-    it bound whole (``bound``) shows one when every item holds each of the claim's facts that an item holds, and an
-    item holds at least one."""
+    it bound whole (``bound``), or the records of one list it bound two or more of ("all 3 pods", of the three it
+    bound), shows one when every item holds each of the claim's facts that more than one item holds, and every item
+    holds one of them; the question's own scope ("every call has failed") is the user's to state."""
     words = scope_words(statement)
     if not words:
         return ()
-    said = [normalize(text) for text in evidence]
-    shown = any(_every_item_holds(facts, items) for items in _lists(bound))
+    said = [normalize(text) for text in (*evidence, question)]
+    lists: dict[tuple[str, str], list[str]] = {}
+    for record, texts in scopes:
+        if record.pointer:
+            lists.setdefault((record.output, record.pointer.rpartition("/")[0]), []).append(" ".join(texts.normalized))
+    items = [*_lists(bound), *([t.replace(" ", "") for t in texts] for texts in lists.values() if len(texts) > 1)]
+    shown = any(_every_item_holds(facts, listed) for listed in items)
     return tuple(w for w in words if not (shown and w in SET_SCOPE_WORDS) and not _has_word(w, said))
 
 
@@ -1211,11 +1243,13 @@ class RunEvidence:
     """A run's verified evidence items, each read once (normalized, run together), for the derivation of every
     claim of the run: a claim's own items are its evidence, the others may hold a fact it infers."""
 
-    __slots__ = ("_by_claim", "_claim_ids", "_normalized", "_raw")
+    __slots__ = ("_by_claim", "_claim_ids", "_fields", "_normalized", "_raw")
 
     def __init__(self, evidence: Sequence[contracts_pb2.VerifiedEvidence]) -> None:
         self._claim_ids = [e.claim_id for e in evidence]
         self._raw = [e.matched_text for e in evidence]
+        # Each item as its field says it ("ready: true"): the state another claim's evidence shows.
+        self._fields = [f"{e.raw_path.rsplit('/', 1)[-1]}: {e.matched_text}" for e in evidence]
         self._normalized = [normalize(t) if t else "" for t in self._raw]
         self._by_claim: dict[str, list[int]] = {}
         for index, claim_id in enumerate(self._claim_ids):
@@ -1250,6 +1284,7 @@ class RunEvidence:
             own = _Texts([*own.raw, *whole], [*own.normalized, *(normalize(t) for t in whole)])
         named = _Texts.of(names) if names else None
         others = self._texts(i for i, other in enumerate(self._claim_ids) if other != claim_id)
+        states = [self._fields[i] for i, other in enumerate(self._claim_ids) if other != claim_id]
         places = (_Texts.of(outputs[0]), _Texts.of(outputs[1])) if outputs is not None else None
         return _derive(
             claim.statement,
@@ -1265,6 +1300,7 @@ class RunEvidence:
             counts=counts,
             named=named,
             run_names=run_names,
+            states=states,
         )
 
 

@@ -349,16 +349,17 @@ def ready_findings(observations: Iterable[Observation], rules: Rules | None = No
             continue
         listed = ", ".join(pod.name for pod in named)
         more = " and more" if len(pods) > len(named) else ""
-        statement = (
-            f"{service} pods are {' or '.join(p.lower() for p in phases)} with their containers ready "
-            f"(pods {listed}{more})"
-        )
+        # A running pod's containers are ready; a completed one's have ended (their ready is false).
+        states = ["running with their containers ready" if p == "Running" else p.lower() for p in phases]
+        statement = f"{service} pods are {' or '.join(states)} (pods {listed}{more})"
         out.append(Finding("pods_ready", Role.HEALTHY, service, statement, tuple(bindings)))
     return out
 
 
 def _ready_bindings(pod: PodView) -> list[Binding]:
-    """Each container's ``ready`` of a settled pod: "with their containers ready" is what they say."""
+    """Each container's ``ready`` of a settled running pod: "with their containers ready" is what they say."""
+    if pod.text("status", "phase") != "Running":
+        return []
     statuses = pod.get("status", "containerStatuses")
     return [
         pod.bind("status", "containerStatuses", c, "ready")

@@ -71,7 +71,10 @@ def assert_direct(findings: Iterable[Finding]) -> None:
     """Each finding's statement is a direct observation of its own matched texts (R-V-1): nothing it names,
     quotes or counts is missing from them (R-V-4)."""
     for finding in findings:
-        derivation = derive(finding.statement, [b.matched_text for b in finding.bindings])
+        texts = [b.matched_text for b in finding.bindings]
+        # Each bound scalar as the guard reads it too: named by its pointer ("ready: true").
+        fields = [f"{b.raw_path.rsplit('/', 1)[-1]}: {b.matched_text}" for b in finding.bindings]
+        derivation = derive(finding.statement, texts, bound=[*texts, *fields], fields=fields)
         assert derivation.classification == DIRECT, (finding.statement, derivation.reason())
 
 

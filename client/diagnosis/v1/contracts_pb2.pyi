@@ -860,12 +860,18 @@ class ClassificationChange(_message.Message):
     TO_CLASSIFICATION_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    DIRECTION_ONLY_FIELD_NUMBER: _builtins.int
     claim_id: _builtins.str
     from_classification: Global___ClaimClassification.ValueType
     to_classification: Global___ClaimClassification.ValueType
     reason: _builtins.str
     source: _builtins.str
     """"parser" or "guard"."""
+    direction_only: _builtins.bool
+    """Set by the guard on a conclusion that rests on verified evidence but says more than it shows (a number worked
+    out, a setting named from knowledge): under LOW_CONFID it is shown only as a possible direction, never as a
+    confirmed fact or the likely cause.
+    """
     def __init__(
         self,
         *,
@@ -874,10 +880,11 @@ class ClassificationChange(_message.Message):
         to_classification: Global___ClaimClassification.ValueType = ...,
         reason: _builtins.str = ...,
         source: _builtins.str = ...,
+        direction_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "from_classification", b"from_classification", "reason", b"reason", "source", b"source", "to_classification", b"to_classification"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_id", b"claim_id", "direction_only", b"direction_only", "from_classification", b"from_classification", "reason", b"reason", "source", b"source", "to_classification", b"to_classification"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

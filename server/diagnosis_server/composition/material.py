@@ -334,6 +334,12 @@ def allowed_material(
             label=labels[claim.claim_id],
         )
 
+    # Conclusions the guard lets through as possible directions only (``ClassificationChange.direction_only``).
+    tentative = {
+        change.claim_id
+        for change in verifier_output.classification_changes
+        if change.source == "guard" and change.direction_only
+    }
     confirmable: list[MaterialClaim] = []
     pending: list[contracts_pb2.Claim] = []
     excluded: list[str] = []
@@ -341,6 +347,10 @@ def allowed_material(
         classification = classifications.get(claim.claim_id, _C.CLAIM_CLASSIFICATION_UNSPECIFIED)
         if counts[claim.claim_id] != 1:
             excluded.append(claim.statement)  # a repeated claim id is never material
+        elif claim.claim_id in tentative and verdict == _V.VERDICT_LOW_CONFID and evidence_of.get(claim.claim_id):
+            # A conclusion resting on verified evidence that says more than it shows: a possibility, with its
+            # evidence, never a fact or the likely cause.
+            pending.append(claim)
         elif (
             classification == _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
             and claim.status == contracts_pb2.CLAIM_STATUS_CONFIRMED
@@ -359,6 +369,9 @@ def allowed_material(
     for claim in pending:
         classification = classifications[claim.claim_id]
         inferred_from: tuple[str, ...] = ()
+        if claim.claim_id in tentative:
+            directions.append(material(claim))
+            continue
         if classification == _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE:
             inferred_from = _rests_on(claim, evidence_of.get(claim.claim_id, ()), confirmable, evidence_of)
             if not inferred_from and not (verdict == _V.VERDICT_LOW_CONFID and evidence_of.get(claim.claim_id)):

@@ -57,6 +57,12 @@ MODES = (
         r"certificate|x509|tls|ssl|pkix|cert|subject alternative|common name|hostname mismatch|verify",
     ),
     FailureMode(
+        "image not found",
+        r"\b(?:(?:tag|image|manifest) (?:is |was )?(?:missing|not found|absent|gone)|(?:tag|image|manifest) "
+        r"(?:does|did) ?n[o']?t exist|missing (?:tag|image)|no such (?:tag|image))\b",
+        r"not ?found|manifest unknown|does not exist|no such image|name unknown|unknown tag",
+    ),
+    FailureMode(
         "timeout",
         r"\b(?:time[sd]? ?out|timeouts?|deadline)\b",
         r"time ?out|timed out|deadline|i/o timeout|took longer",

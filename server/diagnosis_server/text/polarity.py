@@ -67,7 +67,7 @@ _PAIRS = (
     (("stable",), ("unstable", "flapping")),
     (("normal",), ("abnormal",)),
 )
-_TOKEN = re.compile(r"[a-z0-9]+(?:'t)?|[,;.()!?\[\]:=]|(?<=\s)[-–—](?=\s)")
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'t)?|[,;.()!?\[\]:=]|(?<=\s)[-–—](?=\s)")
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 
 
@@ -106,7 +106,7 @@ _SCOPE_ENDS = frozenset(
     {"and", "but", "so", "then", "while", "which", "that", "who", "because", "since", "although", "though", "after"}
 )
 # How far back a negation reaches a polar word ("neither keycloak container is started or ready").
-_NEGATION_REACH = 6
+_NEGATION_REACH = 8
 
 
 def _window(words: list[str], start: int, stop: int, step: int) -> list[int]:
@@ -152,8 +152,13 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
     """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
     quoted JSON)."""
     folded = normalize(text)
-    words = _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'"))
     concepts = _concepts()
+    words = []
+    for token in _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'")):
+        parts = token.split("-") if "-" in token else [token]
+        # A hyphenated stance ("not-ready", "non-healthy") is read as its words; a name ("coupon-gateway") whole.
+        stance = any(p in concepts or _negation(p) or p == "non" for p in parts)
+        words += ["not" if p == "non" else p for p in parts] if stance and len(parts) > 1 else [token]
     found: set[tuple[str, bool]] = set()
     used: set[int] = set()
     for index, word in enumerate(words):

@@ -63,6 +63,8 @@ class Ceiling:
     classification: int
     reason: str
     fabricated: bool
+    # A conclusion shown only as a possible direction (``Derivation.direction_only``).
+    direction_only: bool = False
 
 
 class Ceilings:
@@ -327,7 +329,9 @@ class Ceilings:
             counts=self._counts.get(claim_id, set()),
             run_names=self._run_names(),
         )
-        ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
+        ceiling = Ceiling(
+            derivation.classification, derivation.reason(), derivation.fabricated, derivation.direction_only
+        )
         capped = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
         if rank(ceiling.classification) <= rank(capped):
             return ceiling
@@ -476,6 +480,7 @@ def guard_claim_checks(
                 to_classification=ceiling.classification,  # type: ignore[arg-type]
                 reason=ceiling.reason[:300],
                 source=GUARD_SOURCE,
+                direction_only=ceiling.direction_only,
             )
         )
         check.classification = ceiling.classification  # type: ignore[assignment]

@@ -68,6 +68,7 @@ from diagnosis_server.text.language import (
     stem,
     ungrounded_words,
     vocabulary,
+    vocabulary_words,
     word_parts,
 )
 from diagnosis_server.text.failure_modes import unshown_modes
@@ -119,6 +120,8 @@ _STATUS_PLURAL = re.compile(r"[1-5]\d\ds", re.IGNORECASE)
 _GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)")
 _ODD_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*[A-Za-z_][\w]*(?:[.,]\w+)*|(?<![\w.,])\d+(?:,\d+)+(?![\w])")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+# An end of a range ("partitions 0–5", "13:02-13:03"): no value of a field.
+_RANGE = re.compile(r"\d[-–]|[-–]\d")
 # What a count counts: a plural word after it, past a name or an adjective ("3 pods", "6 orders.created partitions").
 _COUNTED = re.compile(r"\s+(?:[\w.-]+\s+)?[a-z]{3,}(?<!s)s\b")
 # A number of times ("restarted 4 times", "4 restarts"): a value, never how many items were bound.
@@ -192,6 +195,8 @@ SAME_OUTPUT = "same output"
 OTHER_OUTPUT = "other output"
 NOWHERE = "nowhere"
 QUESTION = "question"
+# Scope words a conclusion may say beyond its evidence and still be a possible direction.
+_SCOPE_TOKENS = frozenset({"all", "every", "never"})
 # Facts that name something (a name, a code, a quote): one that no output of the run holds is fabricated (R-V-4).
 _KEY_KINDS = frozenset({"identifier", "compound", "quoted", "written"})
 
@@ -238,6 +243,19 @@ class Derivation:
         """The statement names a name, code or quote no recorded output of the run holds, or a fact that conflicts
         with its evidence (R-V-4)."""
         return bool(self.conflicts or self.invented)
+
+    @property
+    def direction_only(self) -> bool:
+        """A conclusion whose facts rest on verified evidence and whose only excess is what a reader may take as a
+        possibility: a number or time worked out and not shown, a setting named from knowledge, a fact of an output
+        it did not bind, a scope word. Never one that conflicts, fabricates, blames what it did not bind, joins
+        records apart, instructs, or holds words its evidence and the lexicon lack (another script, a rider)."""
+        if not self.causal or not self.found or self.classification == _C.CLAIM_CLASSIFICATION_CONTRADICTED:
+            return False
+        if self.conflicts or self.invented or self.apart or self.blamed or self.instructions:
+            return False
+        soft_words = all(w in _SCOPE_TOKENS for w in self.ungrounded)
+        return soft_words and bool(self.unshown or self.unshown_names or self.unbound or self.ungrounded)
 
     def where(self, fact: str) -> str:
         return next((where for f, where in self.located if f == fact), NOWHERE)
@@ -294,9 +312,17 @@ class Derivation:
         return f"all of {', '.join(self.facts)} found in the verified evidence"
 
 
+_INFLECTED_CAPS = re.compile(r"[A-Z]{2,}(?:ed|s|es|ing)")
+
+
 def _plain_word(word: str) -> bool:
-    """An English word written in capitals ("CAUSED", "ERROR"): a word of the vocabulary, not an identifier."""
-    return word.isalpha() and word.isupper() and (stem(word.lower()) in vocabulary() or bool(causal_phrases(word)))
+    """An English word written in capitals ("CAUSED", "ERROR"), or a term of the vocabulary so written and inflected
+    ("SIGKILLed"): a word, not an identifier."""
+    if not word.isalpha():
+        return False
+    if word.isupper() or _INFLECTED_CAPS.fullmatch(word):
+        return stem(word.lower()) in vocabulary() or word.lower() in vocabulary_words() or bool(causal_phrases(word))
+    return False
 
 
 def _prepared(statement: str) -> str:
@@ -360,8 +386,9 @@ def _facts(statement: str) -> list[_Fact]:
                 unit = ""
             approximate = _APPROXIMATE.search(text, 0, match.start()) is not None
             repeats = _REPEATS.match(text, match.end()) is not None
+            around = text[max(0, match.start() - 1) : match.end() + 1]
             counted = not unit and (
-                _COUNTED.match(text, match.end()) is not None or "/" in text[max(0, match.start() - 1) : match.end() + 1]
+                _COUNTED.match(text, match.end()) is not None or "/" in around or _RANGE.search(around) is not None
             )
             facts.append(
                 _Fact(
@@ -521,9 +548,23 @@ def _other_count(fact: _Fact, covered: Sequence[str]) -> str:
     list of 3), or ''."""
     if not fact.number.isdigit() or fact.unit or fact.repeats or fact.approximate or not fact.counted:
         return ""
-    sizes = [len(items) for items in _lists(covered)]
+    # Lists of names only (a pod listing's items are objects: "10 lines each" counts something else of them).
+    sizes = [len(items) for items in _name_lists(covered)]
     # More items than the whole list holds (never fewer: "the 3 older pods" of 5 is a part of it).
     return f"a list of {max(sizes)}" if sizes and int(fact.number) > max(sizes) else ""
+
+
+def _name_lists(texts: Sequence[str]) -> list[list[str]]:
+    out = []
+    for text in texts:
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(parsed, list) and parsed and all(isinstance(item, str) for item in parsed):
+                out.append(parsed)
+    return out
 
 
 def _go_seconds(written: str) -> str | None:
@@ -602,6 +643,11 @@ def _found(
     written = literal_between(compact(fact.text), r"(?<![\d.])")
     if written.search(haystack):
         return True
+    if fact.unit == "k":
+        # "48k SKUs": thousands, as rounded as written.
+        claimed = quantity(fact.number, "", approximate=True)
+        held = [q for text in raw for q in quantities(text) if not q.family]
+        return claimed is not None and any(within_precision(claimed, q.number / 1000) for q in held)
     if _has_number(fact.number, texts) and _has_unit(fact.unit, texts, raw):
         return True
     return _same_quantity(fact, [*raw, *(field for field in fields if _NAMED_NUMBER.fullmatch(field))])

@@ -89,13 +89,23 @@ def _search(pattern: object, text: str) -> bool:
     return pattern is not None and pattern.search(text) is not None  # type: ignore[attr-defined]
 
 
-def unshown_modes(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
-    """The failure modes ``statement`` names that no ``evidence`` text shows."""
+def named_modes(statement: str) -> tuple[FailureMode, ...]:
+    """The failure modes ``statement`` names."""
+    said = normalize(statement)
+    return tuple(mode for mode in MODES if _search(_said(mode), said))
+
+
+def shows(mode: FailureMode, text: str) -> bool:
+    """Whether ``text`` (as a tool output writes it) shows ``mode``."""
     from diagnosis_server.text.language import name_parts
 
-    said = normalize(statement)
-    named = [mode for mode in MODES if _search(_said(mode), said)]
+    return _search(_shown(mode), normalize(name_parts(text)))
+
+
+def unshown_modes(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
+    """The failure modes ``statement`` names that no ``evidence`` text shows."""
+    named = named_modes(statement)
     if not named:
         return ()
-    texts = [normalize(name_parts(text)) for text in evidence]
-    return tuple(mode.name for mode in named if not any(_search(_shown(mode), text) for text in texts))
+    texts = list(evidence)
+    return tuple(mode.name for mode in named if not any(shows(mode, text) for text in texts))

@@ -374,8 +374,9 @@ _FREQUENCY = re.compile(
 )
 # "never" before a state ("never became ready", "never got past"): a negation, judged as one (text.polarity).
 _NEVER_STATE = re.compile(
-    r"\bnever (?:\w+ ){0,2}?(?:ready|started|start|became|become|got|gets|get|reached|reaches|passed|opened|"
-    r"opens|succeeded|completed|arrived|came|comes|produced)\b"
+    r"\bnever (?:\w+ ){0,2}?(?:ready|started|starts|start|became|become|becomes|got|gets|get|reached|reaches|passed|"
+    r"opened|opens|open|succeeded|succeeds|completed|completes|arrived|came|comes|produced|issued|created|runs|ran|"
+    r"run|scheduled|attached|mounted|pulled|finished|finishes|listens|listened|answered|answers|recovered)\b"
 )
 
 
@@ -400,6 +401,10 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
     grounded, neutral, polar = _stems(texts), lexicon(), _polar_stems()
     forms = name_forms(texts)
     from_question = _stems(asked) if asked else frozenset()
+    if asked:
+        # Two words of the question joined ("logged out": "logouts", "sign up": "signups").
+        words = [stem(w) for text in asked for w in _WORD.findall(normalize(text))]
+        from_question = from_question | {a + b for a, b in zip(words, words[1:], strict=False)}
     concluding = _concluding_words(statement) if asked else frozenset()
     compat = {
         part
@@ -508,7 +513,7 @@ def word_parts(word: str) -> list[str]:
 # Where a conclusion's cause stands: after "because" (and its kin), or before "which explains", "is the root cause",
 # ", so" (and theirs).
 _CAUSE_AFTER = re.compile(
-    r"\b(?:because(?: of)?|due to|owing to|caused by|driven by|as a result of|since|after|following|root cause(?: of [^:]*?)?"
+    r"\b(?:because(?: of)?|due to|owing to|caused by|driven by|as a result of|since(?! \d)|root cause(?: of [^:]*?)?"
     r"(?: is| was|:))\s",
 )
 _CAUSE_BEFORE = re.compile(

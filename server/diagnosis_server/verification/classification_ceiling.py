@@ -114,8 +114,10 @@ class Ceilings:
         self._stated: dict[str, list[str]] = {}
         self._counts: dict[str, set[int]] = {}
         taken: dict[str, dict[tuple[str, str], set[str]]] = {}
+        self._paths: dict[str, list[str]] = {}
         for e in evidence:
             claim_id = e.claim_id
+            self._paths.setdefault(claim_id, []).append(e.raw_path)
             self._named.setdefault(claim_id, []).extend(_names_of(e))
             siblings = self._siblings(e.source_invocation_id, e.raw_path)
             self._named[claim_id].extend(siblings)
@@ -328,6 +330,8 @@ class Ceilings:
             outputs=outputs,
             counts=self._counts.get(claim_id, set()),
             run_names=self._run_names(),
+            run_records=[r for other, scopes in self._scopes.items() if other != claim_id for r in scopes.values()],
+            paths=self._paths.get(claim_id, ()),
         )
         ceiling = Ceiling(
             derivation.classification, derivation.reason(), derivation.fabricated, derivation.direction_only

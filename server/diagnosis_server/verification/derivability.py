@@ -71,7 +71,7 @@ from diagnosis_server.text.language import (
     vocabulary_words,
     word_parts,
 )
-from diagnosis_server.text.failure_modes import unshown_modes
+from diagnosis_server.text.failure_modes import named_modes, shows, unshown_modes
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import names_unit
 from diagnosis_server.text.names import name_forms, written_form
@@ -500,23 +500,73 @@ def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]
 _SUBJECT_SKIP = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "new", "old", "all", "both"})
 
 
-def _blamed(statement: str, facts: Sequence[_Fact], mine: _Texts, run_names: Collection[str]) -> tuple[str, ...]:
-    """The subject of a conclusion's cause (``text.language.cause_side``: the first word of it, past an article),
-    when it is a name its own evidence does not hold: a cause is blamed on what the claim bound, never on a name only
-    another claim, another output or nothing shows ("psp is the root cause: orders-api fails ...", bound to
-    orders-api's failure alone)."""
-    side = cause_side(statement)
+def _cause_subject(statement: str, facts: Sequence[_Fact], run_names: Collection[str]) -> str:
+    """The subject of a conclusion's cause (``text.language.cause_side``: its first word, past an article), when it
+    is a name (a fact's, the run's, or a word of no common English); '' when it is a word of the language ("the
+    node")."""
     names = {normalize(f.text) for f in facts if f.kind in ("identifier", "compound")}
-    for token in re.findall(r"[a-z0-9][a-z0-9.:/_-]*", side):
+    for token in re.findall(r"[a-z0-9][a-z0-9.:/_-]*", cause_side(statement)):
         if token in _SUBJECT_SKIP or token.replace(".", "").isdigit():
             continue
         named = token in names or token in run_names or (token.isalpha() and stem(token) not in core_lexicon())
-        if not named:
-            return ()  # the cause's subject is a word of the language ("the node", "broker kafka-2")
-        fact = _Fact(token, kind="compound" if "-" in token else "identifier")
-        found = _found(fact, mine.normalized, mine.spaceless, mine.raw)
-        return () if found else (token,)
-    return ()
+        return token if named else ""
+    return ""
+
+
+def _blamed(
+    statement: str,
+    facts: Sequence[_Fact],
+    mine: _Texts,
+    run_names: Collection[str],
+    scopes: Sequence[tuple[Record, _Texts]] = (),
+    run_scopes: Sequence[tuple[Record, _Texts]] = (),
+) -> tuple[str, ...]:
+    """The subject of a conclusion's cause when the claim does not show it failing so: a name its own evidence does
+    not hold (a cause is blamed on what the claim bound, never on a name only another claim, another output or
+    nothing shows: "psp is the root cause: orders-api fails ...", bound to orders-api's failure alone), or one that
+    no record it bound shows with the failure the conclusion names ("the ledger-db certificate expired", bound to
+    ledger-db in the topology and to ledger-grpc's certificate events)."""
+    subject = _cause_subject(statement, facts, run_names)
+    if not subject:
+        return ()
+    fact = _Fact(subject, kind="compound" if "-" in subject else "identifier")
+    if not _found(fact, mine.normalized, mine.spaceless, mine.raw):
+        return (subject,)
+    modes = named_modes(statement)
+    records = [*scopes, *run_scopes]
+    if not modes or not records:
+        return ()
+    # The subject's own records (those of it: its pods, its events, its log streams), else those naming it.
+    own_records = [texts for record, texts in records if any(_of(subject, name) for name in record.identity)]
+    held = own_records or [t for _, t in records if _found(fact, t.normalized, t.spaceless, t.raw)]
+    showing = [texts for _, texts in records if any(shows(mode, text) for mode in modes for text in texts.raw)]
+    if not held:
+        return ()
+    # The subject's records show the failure, or share an id with a record that does (the kernel's OOM kill of pid
+    # 28841 and the worker's log of pid 28841).
+    if any(a is b or _share_token(a, b) for a in held for b in showing):
+        return ()
+    return (f"{subject} ({', '.join(mode.name for mode in modes)})",)
+
+
+def _of(subject: str, name: str) -> bool:
+    """``name`` (a record's) is ``subject``'s: the same, or one of its objects (``ledger-grpc-tls`` of
+    ``ledger-grpc``, pod ``cart-svc-7d9f-x2k8q`` of ``cart-svc``)."""
+    folded = normalize(name)
+    return folded == subject or folded.startswith(subject + "-")
+
+
+def _share_token(a: _Texts, b: _Texts) -> bool:
+    """Two records holding one id (a process id, a pod's name, an address), never only a date or a time."""
+    tokens = {t for text in a.raw for t in _LINK_TOKEN.findall(text) if _linking(t)}
+    return any(_has_token(normalize(t), text) for t in tokens for text in b.normalized)
+
+
+_DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+
+
+def _linking(token: str) -> bool:
+    return (any(c.isdigit() for c in token) or "-" in token) and _DATE_START.match(token) is None
 
 
 def _misread_field(fact: _Fact, fields: Sequence[str]) -> str:
@@ -946,6 +996,8 @@ def _derive(
     named: _Texts | None = None,
     run_names: Collection[str] = (),
     states: Sequence[str] = (),
+    run_scopes: Sequence[tuple[Record, _Texts]] = (),
+    paths: Sequence[str] = (),
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own).
     ``named``: what its bindings name besides their values (their tools, pointers' keys, records' names): they hold
@@ -1029,8 +1081,11 @@ def _derive(
     said = [*raw, *bound, *_outputs_raw(outputs)]
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
     placed = [f for f in facts if f.text in found]
-    blamed = _blamed(statement, facts, mine, run_names) if causal and not finds_nothing(statement) else ()
+    blamed = (
+        _blamed(statement, facts, mine, run_names, scopes, run_scopes) if causal and not finds_nothing(statement) else ()
+    )
     apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes, raw)
+    apart += _misqualified(statement, paths)
     if conflicts or invented:
         classification = _C.CLAIM_CLASSIFICATION_CONTRADICTED
     elif external and not unbound:
@@ -1146,7 +1201,7 @@ def _apart_in_clauses(
 
 
 # A value that ties records of two outputs together: an id, an address, a pod's name, a process id.
-_LINK_TOKEN = re.compile(r"[A-Za-z0-9][\w.:-]{3,}")
+_LINK_TOKEN = re.compile(r"[A-Za-z0-9][\w.-]{3,}")
 
 
 def _has_token(token: str, text: str) -> bool:
@@ -1271,6 +1326,30 @@ def _names(said: str, name: str) -> bool:
     return False
 
 
+def _misqualified(statement: str, paths: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Values bound from one of several sibling fields of a kind (``startupProbe`` and ``livenessProbe``,
+    ``containers`` and ``initContainers``) that the statement names one of and not this one: "the startup probe's
+    failure threshold is 3", with the 3 bound from ``livenessProbe``."""
+    said = {stem(w.lower()) for w in _CONTEXT_WORD.findall(name_parts(_prepared(statement)))}
+    kinds: dict[str, dict[str, tuple[str, ...]]] = {}
+    for path in paths:
+        for key in path.split("/")[1:]:
+            words = [w.lower() for w in _CAMEL_WORDS.findall(key)]
+            if len(words) >= 2:
+                kinds.setdefault(_singular(words[-1]) or words[-1], {})[key] = tuple(words[:-1])
+    out: list[tuple[str, str]] = []
+    for keys in kinds.values():
+        if len(keys) < 2:
+            continue
+        named = {key for key, qualifier in keys.items() if all(stem(w) in said for w in qualifier)}
+        if named:
+            out += [(key, "a field the statement does not name") for key in keys if key not in named]
+    return tuple(out)
+
+
+_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
 def _outputs_raw(outputs: tuple[_Texts, _Texts] | None) -> list[str]:
     """The recorded outputs a claim bound (where a field it names, ``restartCount``, stands)."""
     return list(outputs[0].raw) if outputs is not None else []
@@ -1321,6 +1400,8 @@ class RunEvidence:
         counts: Collection[int] = (),
         names: Sequence[str] = (),
         run_names: Collection[str] = (),
+        run_records: Sequence[Record] = (),
+        paths: Sequence[str] = (),
     ) -> Derivation:
         """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
         ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
@@ -1347,6 +1428,8 @@ class RunEvidence:
             named=named,
             run_names=run_names,
             states=states,
+            run_scopes=[(record, _Texts.of([record.text])) for record in run_records],
+            paths=paths,
         )
 
 

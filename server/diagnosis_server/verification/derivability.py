@@ -1333,7 +1333,7 @@ def _misqualified(statement: str, paths: Sequence[str]) -> tuple[tuple[str, str]
     said = {stem(w.lower()) for w in _CONTEXT_WORD.findall(name_parts(_prepared(statement)))}
     kinds: dict[str, dict[str, tuple[str, ...]]] = {}
     for path in paths:
-        for key in path.split("/")[1:]:
+        for key in path.split("/")[1:-1]:  # the objects a value stands in, never the value's own field
             words = [w.lower() for w in _CAMEL_WORDS.findall(key)]
             if len(words) >= 2:
                 kinds.setdefault(_singular(words[-1]) or words[-1], {})[key] = tuple(words[:-1])

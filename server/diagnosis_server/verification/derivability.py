@@ -569,6 +569,38 @@ def _linking(token: str) -> bool:
     return (any(c.isdigit() for c in token) or "-" in token) and _DATE_START.match(token) is None
 
 
+_COUNTED_PHRASE = re.compile(r"(?<![\w.])(\d+)(?![\w.])((?:\W+[A-Za-z][\w'()/]*){1,6})")
+
+
+def _phrases(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each whole number of ``text`` with the stems of the words after it ("2 node(s) had untolerated taint")."""
+    out = []
+    for match in _COUNTED_PHRASE.finditer(text):
+        words = [w.lower() for w in _CONTEXT_WORD.findall(match.group(2))]
+        out.append((match.group(1), frozenset(stem(w) for w in words if w not in _NO_CONTEXT)))
+    return out
+
+
+def _swapped_numbers(statement: str, raw: Sequence[str]) -> list[str]:
+    """Numbers a statement puts before what another number counts in one of its bound texts ("7 nodes had the
+    untolerated taint", where the message reads "2 node(s) had untolerated taint, 7 node(s) didn't match"): the
+    evidence says another number of the same thing, and this number of another."""
+    out: list[str] = []
+    for number, words in _phrases(_prepared(statement)):
+        if len(number) > 4 or len(words) < 3:
+            continue  # an id, a size, a timestamp's digits: no count of things
+        for text in raw:
+            held = _phrases(text)
+            own = [w for n, w in held if n == number]
+            if not own or len({n for n, _ in held}) < 2 or any(len(words & w) > 1 for w in own):
+                continue
+            same = [n for n, w in held if n != number and len(words & w) >= 3]
+            if same:
+                out.append(f"{number} (evidence: {same[0]} of that)")
+                break
+    return out
+
+
 def _misread_field(fact: _Fact, fields: Sequence[str]) -> str:
     """A number of the claim found only as the value of another field than the one its words name ("repeated 137
     times", where ``count: 9`` and ``exitCode: 137``; "exited with code 9", where ``exitCode: 137`` and ``count:
@@ -1062,6 +1094,8 @@ def _derive(
     ]
     conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated]
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
+    if not causal_phrases(statement):
+        conflicts += _swapped_numbers(statement, raw)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
     polar = polarity(statement, [*raw, *bound], [*(r.text for r, _ in scopes), *(states if concluding else ())])

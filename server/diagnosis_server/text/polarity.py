@@ -84,6 +84,18 @@ def _concepts() -> dict[str, tuple[str, bool]]:
     return out
 
 
+# Ways of saying "none of": "restart-free", "free of 502s", "restart count is nil".
+_FREE_OF = re.compile(r"\b([a-z0-9]+)-free\b|\bfree of\b")
+_IS_NIL = re.compile(r"\b([a-z]+(?: [a-z]+)?) (?:is|was|are|were|=|:) (?:nil|null|none|zero|empty)\b")
+
+
+def as_negations(text: str) -> str:
+    """``text`` (folded) with its other ways of saying "none" written as negations ("restart-free": "no restart",
+    "free of": "no", "restart count is nil": "no restart count")."""
+    text = _FREE_OF.sub(lambda m: f"no {m.group(1)}" if m.group(1) else "no", text)
+    return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
+
+
 def _negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
@@ -247,7 +259,7 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
     """The statement's stances and negations that its evidence contradicts or does not hold (``records``: the
     whole records its evidence stands in, where a bad state it describes may be written)."""
     evidence = list(evidence)
-    claimed = stances(statement, quotes=False)
+    claimed = stances(as_negations(normalize(statement)), quotes=False)
     if not claimed.stances and not claimed.bare_negations:
         return Polarity(conflicts=denied_values(statement, evidence))
     held = [stances(_split_names(text)) for text in evidence if text and not _bare_good(text)]
@@ -316,7 +328,7 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     fields = [m.groups() for text in evidence if (m := _FIELD.match(text.strip()))]
     if not fields:
         return ()
-    words = _DENIAL_TOKEN.findall(_QUOTED.sub(" ", normalize(statement)).replace("’", "'"))
+    words = _DENIAL_TOKEN.findall(as_negations(_QUOTED.sub(" ", normalize(statement)).replace("’", "'")))
     out: list[str] = []
     for index, word in enumerate(words):
         if not _negation(word):

@@ -130,7 +130,10 @@ _REPEATS = re.compile(r"\s*(?:times?|restarts?|attempts?|retries|failures|errors
 _TIMES_WRITTEN = re.compile(r"(\d+(?:\.\d+)?)[x×]", re.IGNORECASE)
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100",
+    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15",
+    "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30",
+    "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100",
+    "thousand": "1000",
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _WORD_UNIT = re.compile(r"\s(milliseconds?|seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
@@ -414,6 +417,8 @@ def _facts(statement: str) -> list[_Fact]:
                     kind="number",
                     approximate=_APPROXIMATE.search(text, 0, match.start()) is not None,
                     context=_context(text, *match.span()),
+                    repeats=_REPEATS.match(text, match.end()) is not None,
+                    near=_near(text, *match.span()),
                 )
             )
     compacts = [compact(f.text) for f in facts]
@@ -483,8 +488,9 @@ def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]
         return ""
     kind = "time" if fact.kind in ("timestamp", "clock") else "number"
     claimed = quantity(fact.number, fact.unit) if kind == "number" else None
+    about = fact.context | ({"count"} if fact.repeats else set())
     for written, held_kind, context in evidence:
-        if held_kind != kind or not fact.context & context:
+        if held_kind != kind or not about & context:
             continue
         if claimed is not None:
             match = _NUMBER.fullmatch(written.strip())

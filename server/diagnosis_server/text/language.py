@@ -241,13 +241,21 @@ def lexicon() -> frozenset[str]:
     intensity words are still judged as such (``ungrounded_words``, ``text.polarity``)."""
     from wordfreq import iter_wordlist, zipf_frequency
 
+    from lemminflect import getAllLemmas
+
+    core = core_lexicon()
     english: list[str] = []
     for word in iter_wordlist("en"):
         if zipf_frequency(word, "en") < _ORDINARY_ZIPF:
             break
-        if word.isascii() and word.isalpha():
+        if not (word.isascii() and word.isalpha()) or stem(word) in core:
+            continue
+        # Beyond the commonest words, a word that can only be a noun names a thing ("coupon", "payments"): the
+        # evidence must hold it. One a verb, an adjective or an adverb can be ("rescheduled", "unrelated",
+        # "afterwards", "citing") is how people write.
+        if set(getAllLemmas(word)) - {"NOUN", "PROPN"}:
             english.append(word)
-    return frozenset(stem(w) for w in (*vocabulary_words(), *english))
+    return core | frozenset(stem(w) for w in (*vocabulary_words(), *english))
 
 
 @cache
@@ -354,6 +362,14 @@ def _concluding_words(statement: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _concluding_words_explained(statement: str) -> frozenset[str]:
+    """The words of a conclusion outside its cause side: what it explains."""
+    if not causal_phrases(statement):
+        return frozenset()
+    text = _QUOTED.sub(" ", normalize(letter_like(statement)))
+    return frozenset(_WORD.findall(text)) - frozenset(_WORD.findall(cause_side(statement)))
+
+
 def _compatibility_form(word: str) -> bool:
     """A word written in compatibility letters (fullwidth, mathematical): not the plain letters it folds to."""
     import unicodedata
@@ -405,7 +421,10 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
         # Two words of the question joined ("logged out": "logouts", "sign up": "signups").
         words = [stem(w) for text in asked for w in _WORD.findall(normalize(text))]
         from_question = from_question | {a + b for a, b in zip(words, words[1:], strict=False)}
-    concluding = _concluding_words(statement) if asked else frozenset()
+    # The question grounds what a conclusion explains, never what it blames ("the payments release broke checkout",
+    # asked "did the payments release break checkout?": the cause side needs the evidence).
+    concluding = frozenset(_WORD.findall(cause_side(statement))) if asked and causal_phrases(statement) else frozenset()
+    concluding = concluding | (_concluding_words(statement) - _concluding_words_explained(statement) if asked else frozenset())
     compat = {
         part
         for word in _RAW_WORD.findall(statement)

@@ -979,17 +979,17 @@ GUARDED = claim(
     "c2", "checkout-api was OOMKilled 14 times in 10 minutes", bind("inv-k8s-1", "/events/0/reason", "OOMKilled")
 )
 g(
-    "v-guard-fabricated-numbers-are-reject",
-    ["R-V-4", "R-V-5", "R-P-1"],
-    A(executor=[ex(C_SYM, GUARDED)], verifier=[ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)], composer=[COMP_REJ]),
-    # "14 times in 10 minutes" is in no verified evidence: the claim fabricates facts, whatever the model said.
+    "v-guard-unshown-numbers-are-never-facts",
+    ["R-V-2", "R-V-5", "R-P-1"],
+    A(executor=[ex(C_SYM, GUARDED)], verifier=[ver([CK_SYM_D, CK_OOM_D], "PASS", 1.0)], composer=[COMP_LOW]),
+    # "14 times" stands in the output outside the bound text, "10 minutes" nowhere: the claim is not shown and the
+    # run is not PASS, whatever the model said; a number is no name or code it could fabricate (R-V-4), so no REJECT.
     {
         "route": FULL,
         "model_verdict": "PASS",
-        "effective_verdict": "REJECT",
+        "effective_verdict": "LOW_CONFID",
         "evaluation_has": ["classification_changes"],
         "answer_excludes": ["14 times"],
-        "answer_contains": ["cannot support a reliable conclusion"],
     },
 )
 CAUSE = claim(

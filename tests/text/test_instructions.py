@@ -73,8 +73,8 @@ def test_compatibility_letters_are_grounded_by_the_evidence_only() -> None:
     ("statement", "evidence"),
     [
         (
-            "log-shipper logged: failed to flush chunk, retry in 10 seconds",
-            "failed to flush chunk, retry in 10 seconds",
+            "log-shipper logged: failed to flush chunk, retry the request later",
+            "failed to flush chunk, retry the request later",
         ),
         ("cart-svc-x: restart count 6, last state terminated", '{"restartCount": 6}'),
         ("cart-svc-x: restart count 6, last state terminated", '{"restart_count": 6}'),
@@ -83,6 +83,13 @@ def test_compatibility_letters_are_grounded_by_the_evidence_only() -> None:
 def test_an_instruction_the_evidence_itself_writes_is_a_quote(statement: str, evidence: str) -> None:
     (clause,) = instructions(statement)
     assert quoted_instruction(clause, [evidence])
+
+
+@pytest.mark.requirement("R-V-2")
+def test_a_verb_before_a_preposition_is_a_report_not_an_instruction() -> None:
+    """ "retry in 10 seconds" says when a client retries; only a verb taking an object ("retry the request") or a
+    directive of the diagnosis is read as an imperative."""
+    assert instructions("log-shipper logged: failed to flush chunk, retry in 10 seconds") == ()
 
 
 @pytest.mark.requirement("R-V-2")

@@ -12,7 +12,7 @@ from diagnosis_server.verification.classification_ceiling import Ceiling, claim_
 DIRECT = c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
 UNSUPPORTED = c.CLAIM_CLASSIFICATION_UNSUPPORTED
 CONTRADICTED = c.CLAIM_CLASSIFICATION_CONTRADICTED
-NO_FACT = Ceiling(UNSUPPORTED, "the claim states no concrete fact to check", False)
+NO_FACT = Ceiling(UNSUPPORTED, "nothing to check: the claim states no concrete fact", False)
 FAILED = "a binding of this claim failed the Gatekeeper"
 
 
@@ -66,10 +66,8 @@ def test_a_cap_never_raises_and_never_replaces_a_lower_reason() -> None:
     assert claim_ceiling(*_case("something is wrong")) == NO_FACT
     assert claim_ceiling(*_case("something is wrong", failed=True)) == NO_FACT
     assert claim_ceiling(*_case("something is wrong", warning=INSTRUCTION_TEXT)) == NO_FACT
-    assert claim_ceiling(*_case("something is wrong \u202eabc\u202c")) == Ceiling(
-        UNSUPPORTED, "the claim states no concrete fact to check", False
-    )
-    fabricated = Ceiling(CONTRADICTED, "names E4291, which its verified evidence does not contain", True)
+    assert claim_ceiling(*_case("something is wrong \u202eabc\u202c")) == NO_FACT
+    fabricated = Ceiling(CONTRADICTED, "fabricated: it names E4291, which its verified evidence does not hold", True)
     assert claim_ceiling(*_case("checkout-api failed with code E4291", "checkout-api", failed=True)) == fabricated
     assert claim_ceiling(*_case("checkout-api failed with code E4291 \u202eabc\u202c", "checkout-api")) == fabricated
 

@@ -58,8 +58,23 @@ def _reference(claim: c.Claim, vi: c.VerifierInput, values: dict[tuple[str, str]
     if not own:
         return Ceiling(UNSUPPORTED, "no verified evidence for this claim", False)
     others = [e.matched_text for e in vi.verified_evidence if e.claim_id != claim.claim_id]
-    grounding = [QUESTION, *(values[k] for e in own if (k := (e.source_invocation_id, e.raw_path)) in values)]
-    derivation = derive(claim.statement, [e.matched_text for e in own], run_texts=others, grounding=grounding)
+    bound = [values[k] for e in own if (k := (e.source_invocation_id, e.raw_path)) in values]
+    # Each bound scalar as "name: value", named by its pointer's last key ("lines"); the tool and that key are
+    # names the binding gives.
+    fields = [f"lines: {values.get((e.source_invocation_id, e.raw_path), e.matched_text)}" for e in own]
+    fields = [f for f in fields if f != "lines: "]
+    # The whole value at a bound pointer, of which the matched text is an excerpt, is the claim's own evidence too.
+    wholes = [v for e in own if (v := values.get((e.source_invocation_id, e.raw_path))) and v != e.matched_text]
+    derivation = derive(
+        claim.statement,
+        [*(e.matched_text for e in own), *wholes],
+        run_texts=others,
+        grounding=bound,
+        question=QUESTION,
+        bound=[*bound, *fields],
+        fields=fields,
+        names=[n for e in own for n in (e.tool_name, "lines")],
+    )
     ceiling = Ceiling(derivation.classification, derivation.reason(), derivation.fabricated)
     if rank(ceiling.classification) <= rank(UNSUPPORTED):
         return ceiling
@@ -145,9 +160,10 @@ def test_the_generated_inputs_reach_every_cap_and_classification() -> None:
         "a binding of this claim failed the Gatekeeper",
         "no verified evidence for this claim",
     } <= reasons
-    assert any(r.startswith("its own evidence does not show") for r in reasons)  # a borrowed fact
-    assert any(r.startswith("names ") for r in reasons)  # a fabricated one
-    assert any(r.startswith("says more than its evidence") for r in reasons)  # an overstated one
+    assert any(r.startswith("not bound: ") for r in reasons)  # a borrowed fact
+    assert any(r.startswith("fabricated: ") for r in reasons)  # a fabricated one
+    assert any(r.startswith("not observed: ") for r in reasons)  # a number no output holds
+    assert any(r.startswith("blames ") for r in reasons)  # a cause its own evidence does not show
     assert {
         c.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION,
         c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,

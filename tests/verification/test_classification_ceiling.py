@@ -51,9 +51,9 @@ def _output(classification: int) -> c.VerifierOutput:
     )
 
 
-def test_a_fact_the_evidence_lacks_is_fabricated_contradicted_and_recorded() -> None:
+def test_a_name_the_evidence_lacks_is_fabricated_contradicted_and_recorded() -> None:
     guarded, fabricated = guard_claim_checks(
-        _output(DIRECT), _input("checkout-api was OOMKilled 14 times", "OOMKilled")
+        _output(DIRECT), _input("checkout-api was OOMKilled with error E4291", "checkout-api OOMKilled")
     )
     assert guarded.claim_checks[0].classification == CONTRADICTED
     assert fabricated == {"c1"}
@@ -61,8 +61,20 @@ def test_a_fact_the_evidence_lacks_is_fabricated_contradicted_and_recorded() -> 
     assert change.claim_id == "c1"
     assert (change.from_classification, change.to_classification) == (DIRECT, CONTRADICTED)
     assert change.source == GUARD_SOURCE
-    assert "14" in change.reason
+    assert "E4291" in change.reason
     assert guarded.facts_checked[0].support == c.FACT_SUPPORT_CONTRADICTED
+
+
+def test_a_number_no_output_holds_is_unsupported_not_fabricated() -> None:
+    """A count no output holds may be one the claim worked out wrongly or rightly: never shown as observed, and
+    no fabrication that rejects the run (R-V-4)."""
+    guarded, fabricated = guard_claim_checks(
+        _output(DIRECT), _input("checkout-api was OOMKilled 14 times", "checkout-api OOMKilled")
+    )
+    assert guarded.claim_checks[0].classification == UNSUPPORTED
+    assert not fabricated
+    (change,) = guarded.classification_changes
+    assert "14" in change.reason and change.reason.startswith("not observed: ")
 
 
 def test_a_conclusion_is_lowered_to_an_inference() -> None:
@@ -117,7 +129,7 @@ def test_a_statement_with_bidi_controls_is_at_most_unsupported() -> None:
 def test_a_check_of_a_claim_the_input_lacks_is_left_and_the_next_still_guarded() -> None:
     output = _output(DIRECT)
     output.claim_checks.insert(0, c.ClaimCheck(claim_id="c9", classification=DIRECT, critical=True))
-    guarded, fabricated = guard_claim_checks(output, _input("checkout-api was OOMKilled 14 times", "OOMKilled"))
+    guarded, fabricated = guard_claim_checks(output, _input("checkout-api was OOMKilled by E4291", "OOMKilled"))
     assert [(check.claim_id, check.classification) for check in guarded.claim_checks] == [
         ("c9", DIRECT),
         ("c1", CONTRADICTED),
@@ -131,6 +143,6 @@ def test_a_recorded_reason_is_cut_to_its_first_300_characters() -> None:
     statement = "checkout-api failed with " + ", ".join(codes)
     guarded, _ = guard_claim_checks(_output(DIRECT), _input(statement, "checkout-api"))
     (change,) = guarded.classification_changes
-    full = f"names {', '.join(codes)}, which its verified evidence does not contain"
+    full = f"fabricated: it names {', '.join(codes)}, which its verified evidence does not hold"
     assert len(full) > 300
     assert change.reason == full[:300]

@@ -88,11 +88,11 @@ def test_a_quoted_line_is_found_across_items_and_spaces_in_own_or_other_evidence
 
 
 def test_all_facts_found_is_direct_a_missing_fact_is_fabricated_nothing_concrete_is_unsupported() -> None:
-    """R-V-4: a statement naming a fact its evidence does not hold fabricates it: contradicted, never inference."""
+    """R-V-4: a statement naming a code its evidence does not hold fabricates it: contradicted, never inference."""
     statement = "checkout-api containers were OOMKilled (exit code 137)"
     assert derive(statement, ["Container checkout-api was OOMKilled (exit code 137)"]).classification == DIRECT
-    partial = derive(statement, ["checkout-api OOMKilled"])
-    assert partial.classification == CONTRADICTED and partial.missing == ("137",) and "137" in partial.reason()
+    partial = derive(statement, ["checkout-api crashed"])
+    assert partial.classification == CONTRADICTED and "137" in partial.missing and "137" in partial.reason()
     assert partial.fabricated
     assert derive(statement, ["payments-api is fine"]).classification == CONTRADICTED
     assert derive(statement, []).classification == CONTRADICTED
@@ -170,8 +170,8 @@ def test_matching_ignores_case_and_whitespace_for_names_and_quotes() -> None:
 
 
 def test_numbers_match_as_whole_numbers() -> None:
-    assert derive("orders-db reached 97 in use", ["orders-db", "1997"]).classification == CONTRADICTED
-    assert derive("orders-db reached 97 in use", ["orders-db", "0.97"]).classification == CONTRADICTED
+    assert derive("orders-db reached 97 in use", ["orders-db", "1997"]).classification == UNSUPPORTED
+    assert derive("orders-db reached 97 in use", ["orders-db", "0.97"]).classification == UNSUPPORTED
     assert derive("orders-db reached 97 in use", ["orders-db", "97"]).classification == DIRECT
     assert derive("expiry fell to -4218", ["-4218"]).classification == DIRECT
 
@@ -179,7 +179,7 @@ def test_numbers_match_as_whole_numbers() -> None:
 def test_a_unit_is_found_written_with_the_number_or_beside_it_in_another_binding() -> None:
     assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4", "ms"]).classification == DIRECT
     assert derive("took 2337 ms", ["slow request took 2337ms"]).classification == DIRECT
-    assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4"]).classification == CONTRADICTED
+    assert derive("p99 peaked at 4576.4 ms", ["p99", "4576.4"]).classification == UNSUPPORTED
 
 
 def test_a_unit_is_found_as_the_base_unit_suffix_of_a_metric_name_in_another_binding() -> None:
@@ -190,7 +190,7 @@ def test_a_unit_is_found_as_the_base_unit_suffix_of_a_metric_name_in_another_bin
     assert derive("p99 rose to 900 ms", ["p99", "900", "api_request_duration_p99_ms"]).classification == DIRECT
     assert derive("p99 rose to 1.52 ms", ["p99", "1.52", name]).classification == CONTRADICTED
     assert derive("p99 rose to 1.52 s", ["p99", "1.52", "p99_milliseconds"]).classification == CONTRADICTED
-    assert derive("p99 rose to 1.52 s", ["p99", "1.52", "timeseconds"]).classification == CONTRADICTED
+    assert derive("p99 rose to 1.52 s", ["p99", "1.52", "timeseconds"]).classification == UNSUPPORTED
 
 
 def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states_the_claimed_value() -> None:
@@ -205,9 +205,9 @@ def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states
         (
             "status=200 from upstream",
             ["status=500", "status=502"],
-            "evidence conflicts with status=200 (evidence: 500, 502)",
+            "contradicted: its evidence states otherwise: status=200 (evidence: 500, 502)",
         ),
-        ("phase=Running now", ["phase=Pending"], "evidence conflicts with phase=running (evidence: pending)"),
+        ("phase=Running now", ["phase=Pending"], "contradicted: its evidence states otherwise: phase=running (evidence: pending)"),
     ],
 )
 def test_a_conflict_names_the_claimed_value_and_every_value_of_the_evidence(
@@ -246,5 +246,5 @@ def test_a_statement_of_facts_copied_from_the_evidence_is_a_direct_observation(
 
 
 def test_a_count_unit_must_be_shown_too() -> None:
-    assert derive("orders-db has 97 connections", ["orders-db", "97"]).classification == CONTRADICTED
+    assert derive("orders-db has 97 connections", ["orders-db", "97"]).classification == UNSUPPORTED
     assert derive("orders-db has 97 connections", ["orders-db", "97 connections"]).classification == DIRECT

@@ -19,21 +19,22 @@ FACTS = ("checkout-api", "OOMKilled")
     [
         (
             Derivation(CONTRADICTED, FACTS, FACTS, conflicts=("exit code 1", "exit code 2")),
-            "evidence conflicts with exit code 1, exit code 2",
+            "contradicted: its evidence states otherwise: exit code 1, exit code 2",
         ),
         (
-            Derivation(CONTRADICTED, (*FACTS, "E4291", "vault-7"), FACTS, ()),
-            "names E4291, vault-7, which its verified evidence does not contain",
+            Derivation(CONTRADICTED, (*FACTS, "E4291", "vault-7"), FACTS, (), invented=("E4291", "vault-7")),
+            "fabricated: it names E4291, vault-7, which its verified evidence does not hold",
         ),
         (
             Derivation(INFERENCE, (), (), (), causal=("because", "leads to")),
             "it concludes (because, leads to) from what its evidence names",
         ),
-        (Derivation(UNSUPPORTED, (), (), ()), "the claim states no concrete fact to check"),
-        (Derivation(DIRECT, (), (), (), causal=("because",)), "the claim states no concrete fact to check"),
+        (Derivation(UNSUPPORTED, (), (), ()), "nothing to check: the claim states no concrete fact"),
+        (Derivation(UNSUPPORTED, (), (), (), causal=("because",)), "nothing to check: the claim states no concrete fact"),
+        (Derivation(DIRECT, (), (), ()), "an absence its evidence shows (an empty list or a zero count)"),
         (
             Derivation(UNSUPPORTED, FACTS, FACTS, (), ungrounded=tuple(f"w{i}" for i in range(10))),
-            "says more than its evidence: w0, w1, w2, w3, w4, w5, w6, w7",
+            "overstated: says more than its evidence: w0, w1, w2, w3, w4, w5, w6, w7",
         ),
         (
             Derivation(INFERENCE, FACTS, FACTS, (), causal=("because", "so")),
@@ -41,7 +42,11 @@ FACTS = ("checkout-api", "OOMKilled")
         ),
         (
             Derivation(INFERENCE, (*FACTS, "503", "pod-1"), FACTS, (), borrowed=("503", "pod-1")),
-            "its own evidence does not show 503, pod-1, which other verified evidence holds",
+            "a conclusion: 503, pod-1 from the run's other evidence or the question",
+        ),
+        (
+            Derivation(UNSUPPORTED, (*FACTS, "503"), FACTS, (), borrowed=("503",)),
+            "not bound: it states 503 (another claim's evidence) as observed; only a conclusion may rest on them",
         ),
         (Derivation(DIRECT, FACTS, FACTS, ()), "all of checkout-api, OOMKilled found in the verified evidence"),
     ],
@@ -53,6 +58,8 @@ def test_each_derivation_says_why_in_the_words_of_its_first_finding(derivation: 
 def test_a_borrowed_fact_is_not_missing_and_not_a_fabrication() -> None:
     borrowed = Derivation(INFERENCE, (*FACTS, "503"), FACTS, (), borrowed=("503",))
     assert borrowed.missing == () and not borrowed.fabricated
-    missing = Derivation(CONTRADICTED, (*FACTS, "503"), FACTS, ())
-    assert missing.missing == ("503",) and missing.fabricated
+    missing = Derivation(CONTRADICTED, (*FACTS, "E503"), FACTS, (), invented=("E503",))
+    assert missing.missing == ("E503",) and missing.fabricated
+    unshown = Derivation(UNSUPPORTED, (*FACTS, "503"), FACTS, (), unshown=("503",))
+    assert unshown.missing == ("503",) and not unshown.fabricated
     assert Derivation(CONTRADICTED, FACTS, FACTS, conflicts=("exit code 1",)).fabricated

@@ -201,7 +201,12 @@ def name_parts(text: str) -> str:
     followed by ``init container image`` and ``node Selector`` (the whole name stays as written)."""
     if not any(c in text for c in "_./:-") and not _CAMEL.search(text):
         return text
-    return f"{text} {_CAMEL.sub(' ', _NAME_SEPARATORS.sub(' ', text))}"
+    return f"{text} {split_names(text)}"
+
+
+def split_names(text: str) -> str:
+    """``text`` with its names split into their words in place (``restartCount: 4`` is ``restart Count  4``)."""
+    return _CAMEL.sub(" ", _NAME_SEPARATORS.sub(" ", text))
 
 
 # Words of certainty, scope or intensity: a statement says them only when its evidence does (R-V-2). (The scope
@@ -255,7 +260,10 @@ def lexicon() -> frozenset[str]:
         # "afterwards", "citing") is how people write.
         if set(getAllLemmas(word)) - {"NOUN", "PROPN"}:
             english.append(word)
-    return core | frozenset(stem(w) for w in (*vocabulary_words(), *english))
+    from diagnosis_server.text.polarity import polar_words
+
+    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)}
+    return core | (frozenset(stem(w) for w in (*vocabulary_words(), *english)) - excluded)
 
 
 @cache
@@ -432,6 +440,7 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
         for part in _WORD.findall(normalize(word))
     }
     out: list[str] = []
+    things, core = _things_named(statement), core_lexicon()
     for word, plain in _script_words(statement):
         if plain and stem(word) in polar:
             continue  # a negation or an antonym: the evidence must hold its polarity (text.polarity)
@@ -442,7 +451,8 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
         elif plain:
             key = stem(word)
             asked_grounds = key in from_question and word not in concluding
-            ordinary = key in neutral and word not in INTENSITY_WORDS
+            # (a word past the commonest ones, used as a noun, names a thing: "during the nightly batch")
+            ordinary = key in neutral and word not in INTENSITY_WORDS and (word not in things or key in core)
             if len(word) >= 3 and key not in grounded and not ordinary and not asked_grounds and word not in forms:
                 out.append(word)  # (a name's words joined, "sqlstate" of sql_state_code, are its evidence's)
         elif word and (not word.isascii() or stem(word) not in grounded) and word not in _compacts_of(texts):
@@ -451,6 +461,23 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
 
 
 _RAW_WORD = re.compile(r"[^\W\d_]+")
+_DETERMINERS = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "our", "his", "her"})
+
+
+def _things_named(statement: str) -> frozenset[str]:
+    """The words a statement uses as nouns: one right after a determiner, or after a determiner and one word
+    ("the batch", "the nightly batch"), that can be a noun."""
+    from lemminflect import getAllLemmas
+
+    words = _WORD.findall(_QUOTED.sub(" ", normalize(statement)))
+    out = set()
+    for i, word in enumerate(words):
+        after = (i >= 1 and words[i - 1] in _DETERMINERS) or (
+            i >= 2 and words[i - 2] in _DETERMINERS and words[i - 1] not in _DETERMINERS
+        )
+        if after and word not in _DETERMINERS and "NOUN" in getAllLemmas(word):
+            out.add(word)
+    return frozenset(out)
 
 
 def specific_words(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:

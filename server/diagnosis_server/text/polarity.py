@@ -96,6 +96,9 @@ def as_negations(text: str) -> str:
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
 
 
+_ZERO_OF = re.compile(r"(?<![\w.])0\s*(?:/|of)\s*\d+(?![\w.])")
+
+
 def _negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
@@ -112,6 +115,8 @@ class Stances:
 _PUNCTUATION = frozenset(",;.()!?[]-–—")
 # A key joined to its value ("ready: false", "healthy=0"): only a value so joined turns a polar word around.
 _JOINS = frozenset(":=")
+# What joins a polar word to a value that turns it around ("ready: false", "ready is false").
+_VALUE_JOINS = _JOINS | {"is", "was", "are", "were"}
 # Words that end a negation's reach: a new clause, a reason or a relative clause begins ("has no errors and is
 # healthy", "not found, so it failed").
 _SCOPE_ENDS = frozenset(
@@ -163,7 +168,8 @@ def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, boo
 def stances(text: str, *, quotes: bool = True) -> Stances:
     """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
     quoted JSON)."""
-    folded = normalize(text)
+    # A zero count of a total ("0/4 nodes are available", "0 of 3 ready") denies what it counts.
+    folded = _ZERO_OF.sub(" none ", normalize(text))
     concepts = _concepts()
     words = []
     for token in _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'")):
@@ -180,7 +186,7 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
         concept, positive = known
         negation = _negated_by(words, index, concepts)
         turned = (  # "ready: false", "healthy=0", "Ready: Unknown", "ready false"
-            index + 2 < len(words) and words[index + 1] in _JOINS and words[index + 2] in _TURNING_VALUES
+            index + 2 < len(words) and words[index + 1] in _VALUE_JOINS and words[index + 2] in _TURNING_VALUES
         ) or (index + 1 < len(words) and words[index + 1] in _FALSE_WORDS)
         if negation is not None or turned:
             positive = not positive

@@ -139,6 +139,10 @@ class Ceilings:
                 self._fields.setdefault(claim_id, []).append(named)
             if (whole := self._whole_string(e)) is not None:
                 self._whole.setdefault(claim_id, []).append(whole)
+            elif (whole := values.get(key)) is not None and e.matched_text != whole and len(whole) <= _WHOLE_STRING:
+                # (the whole value at the pointer, as recorded for the run when its output is not at hand)
+                if not whole.lstrip().startswith(("{", "[")):
+                    self._whole.setdefault(claim_id, []).append(whole)
             if (scope := self._scope_of(e)) is not None:
                 self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
                 # A value of a record is said of what the record is of (a log line of its stream's app, a field of

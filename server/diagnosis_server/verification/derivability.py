@@ -61,6 +61,7 @@ from diagnosis_server.text.language import (
     instructions,
     lexicon,
     name_parts,
+    split_names,
     quoted_instruction,
     scope_words,
     specific_words,
@@ -73,7 +74,7 @@ from diagnosis_server.text.language import (
 )
 from diagnosis_server.text.failure_modes import named_modes, shows, unshown_modes
 from diagnosis_server.text.literal import literal_between
-from diagnosis_server.text.metric_units import names_unit
+from diagnosis_server.text.metric_units import NAME_UNITS, names_unit
 from diagnosis_server.text.names import name_forms, written_form
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 from diagnosis_server.text.polarity import polarity
@@ -178,6 +179,30 @@ class _Fact:
     counted: bool = False
     # The stems of the words right beside it, within its clause ("peak 0.0056", "code 9", "repeated 137 times").
     near: frozenset[str] = frozenset()
+    # A code ("exit code 137", "HTTP 503", "errno 111"): a key fact, fabricated when no output holds it (R-V-4).
+    code: bool = False
+
+
+# What writes the number after it as a code.
+_CODE_BEFORE = re.compile(
+    r"(?:\b(?:exit|status|error|return|response|http|grpc)\s+code|\bexit\s+status|\berrno|\bhttp(?:/[\d.]+)?|"
+    r"\bcode)\s*[:=]?\s*\(?$",
+    re.IGNORECASE,
+)
+# The exit code a container killed by a signal ends with (128 + the signal's number), by what its evidence says killed
+# it: "OOMKilled" (SIGKILL) is exit code 137 wherever a runtime reports it.
+_SIGNAL_CODES = {
+    "137": re.compile(r"oomkill|sigkill|\bsignal 9\b|out of memory", re.IGNORECASE),
+    "143": re.compile(r"sigterm|\bsignal 15\b", re.IGNORECASE),
+    "139": re.compile(r"sigsegv|segmentation (?:fault|violation)|\bsignal 11\b", re.IGNORECASE),
+    "134": re.compile(r"sigabrt|\bsignal 6\b|\baborted\b", re.IGNORECASE),
+}
+
+
+def _signal_code(fact: _Fact, raw: Sequence[str]) -> bool:
+    """An exit code the claim knows from the signal its own evidence names (137 of an OOMKilled container)."""
+    pattern = _SIGNAL_CODES.get(fact.number)
+    return pattern is not None and "exit" in fact.context and any(pattern.search(text) for text in raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +429,7 @@ def _facts(statement: str) -> list[_Fact]:
                     context=_context(text, *match.span()),
                     counted=counted and not repeats,
                     near=_near(text, *match.span()),
+                    code=not unit and _CODE_BEFORE.search(text, max(0, match.start() - 24), match.start()) is not None,
                 )
             )
     for match in _NUMBER_WORD.finditer(text):
@@ -434,7 +460,9 @@ def _facts(statement: str) -> list[_Fact]:
     return unique
 
 
-_CONTEXT_WORD = re.compile(r"[A-Za-z][A-Za-z]+")
+_CONTEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+# A hyphenated name ("payments-api", "checkout-7d9f"): what a value is of, never a word of what it is.
+_HYPHENATED_NAME = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 _CONTEXT_REACH = 3
 # Words that say nothing of what a value is of.
 _NO_CONTEXT = frozenset(
@@ -448,17 +476,19 @@ _NO_CONTEXT = frozenset(
 def _context(text: str, start: int, end: int) -> frozenset[str]:
     """The stems of the words within ``_CONTEXT_REACH`` words before and after ``text[start:end]`` (names split into
     their words: ``restartCount`` is "restart count")."""
-    before = _CONTEXT_WORD.findall(name_parts(text[max(0, start - 80) : start]))[-_CONTEXT_REACH:]
-    after = _CONTEXT_WORD.findall(name_parts(text[end : end + 80]))[:_CONTEXT_REACH]
-    return frozenset(stem(w.lower()) for w in (*before, *after) if w.lower() not in _NO_CONTEXT)
+    before = _CONTEXT_WORD.findall(split_names(_HYPHENATED_NAME.sub(" ", text[max(0, start - 80) : start])))
+    after = _CONTEXT_WORD.findall(split_names(_HYPHENATED_NAME.sub(" ", text[end : end + 80])))
+    before = [w for w in before if w.lower() not in _NO_CONTEXT][-_CONTEXT_REACH:]
+    after = [w for w in after if w.lower() not in _NO_CONTEXT][:_CONTEXT_REACH]
+    return frozenset(stem(w.lower()) for w in (*before, *after))
 
 
 def _near(text: str, start: int, end: int) -> frozenset[str]:
     """The stems of the two words before and the word after ``text[start:end]``, not past a punctuation mark."""
     before_text = re.split(r"[,;:()\[\]]", text[max(0, start - 60) : start])[-1]
     after_text = re.split(r"[,;:()\[\]]", text[end : end + 40])[0]
-    before = _CONTEXT_WORD.findall(name_parts(before_text))[-2:]
-    after = _CONTEXT_WORD.findall(name_parts(after_text))[:1]
+    before = _CONTEXT_WORD.findall(split_names(before_text))[-2:]
+    after = _CONTEXT_WORD.findall(split_names(after_text))[:1]
     return frozenset(stem(w.lower()) for w in (*before, *after) if w.lower() not in _NO_CONTEXT)
 
 
@@ -470,12 +500,17 @@ def _valued(texts: Sequence[str]) -> list[tuple[str, str, frozenset[str]]]:
         if named is not None:
             key = frozenset(stem(w.lower()) for w in _CONTEXT_WORD.findall(name_parts(named.group(1))))
             kind = "time" if _TIMESTAMP.search(named.group(2)) else "number"
-            out.append((named.group(2), kind, key - _NO_CONTEXT))
+            written = named.group(2)
+            # (a bare value of a field whose name says its unit: ``p99_latency_ms: 1234.5`` is 1234.5 ms)
+            unit = next((u for u in NAME_UNITS if names_unit(u, named.group(1))), "") if kind == "number" else ""
+            if unit and _NUMBER.fullmatch(written) and not _NUMBER.fullmatch(written).group(2):  # type: ignore[union-attr]
+                written = f"{written} {unit}"
+            out.append((written, kind, key - _NO_CONTEXT))
             continue
-        for match in _TIMESTAMP.finditer(text):
-            out.append((match.group(0), "time", _context(text, *match.span())))
+        times = [match.span() for match in _TIMESTAMP.finditer(text)]
+        out.extend((text[a:b], "time", _context(text, a, b)) for a, b in times)
         for match in _NUMBER.finditer(text):
-            if not _TIMESTAMP.search(text, max(0, match.start() - 11), match.end() + 9):
+            if not any(a <= match.start() < b for a, b in times):
                 out.append((match.group(0), "number", _context(text, *match.span())))
     return out
 
@@ -484,8 +519,13 @@ def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]
     """The value the evidence states for the same thing as a number or time of the claim that no output holds (its
     words around it say what it is of: "restarted 4 times" and ``restartCount: 0``; "the limit is 512MB" and
     ``limits.memory: 512Mi``; "first seen at 11:15 UTC" and "12:15:30+02:00 first seen"), or ''."""
-    if not fact.context or fact.counted or fact.unit == "x" or (fact.approximate and not fact.unit):
+    if not fact.context or fact.unit == "x" or (fact.approximate and not fact.unit):
         return ""
+    if fact.counted:
+        # A count of things is no value of a field, but a field that counts them ("OOMKilled count 9" and "zero
+        # OOMKilled events").
+        counts = [(w, k, c) for w, k, c in evidence if "count" in c and (fact.context & c) - {"count"}]
+        return next((w.strip() for w, k, _ in counts if k == "number"), "")
     kind = "time" if fact.kind in ("timestamp", "clock") else "number"
     claimed = quantity(fact.number, fact.unit) if kind == "number" else None
     about = fact.context | ({"count"} if fact.repeats else set())
@@ -636,13 +676,20 @@ def _other_count(fact: _Fact, covered: Sequence[str]) -> str:
     list of 3), or ''."""
     if not fact.number.isdigit() or fact.unit or fact.repeats or fact.approximate or not fact.counted:
         return ""
-    # Lists of names only (a pod listing's items are objects: "10 lines each" counts something else of them).
-    sizes = [len(items) for items in _name_lists(covered)]
+    # Lists of names, or of named objects where it counts what a listing lists ("4 pods" of a pod listing; "10
+    # lines each" counts something else of its items).
+    listed = _LISTED.search(" ".join(fact.context)) is not None
+    sizes = [len(items) for items in _name_lists(covered, objects=listed)]
     # More items than the whole list holds (never fewer: "the 3 older pods" of 5 is a part of it).
     return f"a list of {max(sizes)}" if sizes and int(fact.number) > max(sizes) else ""
 
 
-def _name_lists(texts: Sequence[str]) -> list[list[str]]:
+# What a listing lists, as the stems of the words a count is of.
+_LISTED = re.compile(r"\b(?:pod|replica|node|contain|instanc|job|servic|deploy|target|endpoint|broker|partit)")
+
+
+def _name_lists(texts: Sequence[str], *, objects: bool = False) -> list[list[str]]:
+    """The lists of names among ``texts`` (and, with ``objects``, of objects each with a name)."""
     out = []
     for text in texts:
         if text.startswith("["):
@@ -650,9 +697,22 @@ def _name_lists(texts: Sequence[str]) -> list[list[str]]:
                 parsed = json.loads(text)
             except ValueError:
                 continue
-            if isinstance(parsed, list) and parsed and all(isinstance(item, str) for item in parsed):
+            if not isinstance(parsed, list) or not parsed:
+                continue
+            if all(isinstance(item, str) for item in parsed):
                 out.append(parsed)
+            elif objects and all(_item_name(item) for item in parsed):
+                out.append([_item_name(item) for item in parsed])
     return out
+
+
+def _item_name(item: object) -> str:
+    """A listed object's name (``name``, or its ``metadata.name``), or ''."""
+    if not isinstance(item, dict):
+        return ""
+    metadata = item.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else item.get("name")
+    return name if isinstance(name, str) else ""
 
 
 def _go_seconds(written: str) -> str | None:
@@ -688,6 +748,22 @@ def _has_unit(unit: str, texts: Sequence[str], raw: Sequence[str]) -> bool:
     if _has_word(unit, texts):
         return True
     return any(names_unit(unit, text) for text in raw)
+
+
+def _other_unit(fact: _Fact, texts: Sequence[str], raw: Sequence[str]) -> str:
+    """The unit the evidence's metric name gives a number the claim writes in another unit of its kind ("1.52 ms"
+    of ``..._seconds`` 1.52), as "1.52 s", or ''."""
+    if not fact.unit or not _has_number(fact.number, texts):
+        return ""
+    claimed = quantity(fact.number, fact.unit)
+    if claimed is None or not claimed.family:
+        return ""
+    for unit in NAME_UNITS:
+        held = quantity(fact.number, unit)
+        if held is not None and held.family == claimed.family and held.scale != claimed.scale:
+            if any(names_unit(unit, text) for text in raw) and not any(names_unit(fact.unit, text) for text in raw):
+                return f"{fact.number} {unit}"
+    return ""
 
 
 def _singular(word: str) -> str:
@@ -969,6 +1045,7 @@ def derive(
     same_outputs: Iterable[str] = (),
     other_outputs: Iterable[str] = (),
     counts: Collection[int] = (),
+    names: Sequence[str] = (),
 ) -> Derivation:
     """Classify ``statement`` against ``matched_texts`` (its own verified evidence). ``run_texts`` (the run's
     other verified evidence) may hold a fact the claim then infers; ``grounding`` texts (the question, the
@@ -978,7 +1055,8 @@ def derive(
     an observation's facts with those of another (``Record``); ``covered`` (the lists it bound every element of)
     hold its counts and its scope ("all"); ``same_outputs`` and ``other_outputs`` (the recorded
     outputs it bound, and the others) tell where a fact it did not bind stands; ``counts`` (the sizes of the lists
-    it bound items of, and how many it bound) are the counts it may state."""
+    it bound items of, and how many it bound) are the counts it may state; ``names`` (what its bindings name besides
+    their values: the tool, the pointer's keys) ground its names, never its facts' polarity."""
     same, other = _Texts.of(same_outputs), _Texts.of(other_outputs)
     return _derive(
         statement,
@@ -992,6 +1070,7 @@ def derive(
         covered=tuple(covered),
         outputs=(same, other) if same.raw or other.raw else None,
         counts=counts,
+        named=_Texts.of(names) if names else None,
     )
 
 
@@ -1048,6 +1127,8 @@ def _derive(
         for f in facts
         if _found(f, mine.normalized, mine.spaceless, mine.raw, [*bound, *covered], fields)
         or (f.number and _derived(f, [*raw, *bound], counts, others.raw))
+        # (an exit code restates the signal its own evidence names, as a unit restates a quantity)
+        or (f.code and _signal_code(f, [*raw, *bound]))
     )
     missing = [f for f in facts if f.text not in found]
     borrowed = tuple(f.text for f in missing if _found(f, others.normalized, others.spaceless, others.raw))
@@ -1070,7 +1151,12 @@ def _derive(
     nowhere = [f for f in missing if f.text not in borrowed and f.text not in unbound and f.text not in from_question]
     # A name, code or quote no output holds is fabricated; a number or a time no output holds may be one the claim
     # worked out (a sum, a rounding, a time in another zone): never shown as observed, but no fabrication.
-    named = [f for f in nowhere if f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw))]
+    named = [
+        f
+        for f in nowhere
+        if (f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw)))
+        or f.code
+    ]
     # A setting or a file named from knowledge (max_connections, min.insync.replicas, resolv.conf): outside the
     # evidence, never fabricated of it.
     external = tuple(f.text for f in named if _KNOWLEDGE_NAME.fullmatch(f.text) and not _HOST.search(f.text))
@@ -1080,7 +1166,8 @@ def _derive(
     restated = [
         (f.text, other)
         for f in nowhere
-        if f.kind not in _KEY_KINDS and (other := _other_value(f, valued) or _other_count(f, covered))
+        if f.kind not in _KEY_KINDS
+        and (other := _other_value(f, valued) or _other_count(f, [*covered, *raw]) or _other_unit(f, texts, raw))
     ]
     unshown = tuple(f.text for f in nowhere if f.text not in invented and f.text not in dict(restated))
     evidence_kv: dict[str, set[str]] = {}
@@ -1098,7 +1185,9 @@ def _derive(
         and not any(compact(f"{key}={value}") in h or compact(f"{key}: {value}") in h for h in run_spaceless)
         and not _equivalent_value(value, evidence_kv[key])
     ]
-    conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated]
+    # (a value already named by its key's conflict is said once)
+    keyed = {conflict.partition(" ")[0].partition("=")[2] for conflict in conflicts}
+    conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated if normalize(claimed) not in keyed]
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
     if not causal_phrases(statement):
         conflicts += _swapped_numbers(statement, raw)

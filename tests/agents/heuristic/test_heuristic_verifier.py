@@ -110,7 +110,8 @@ def test_all_critical_claims_directly_observed_is_pass() -> None:
 
 @pytest.mark.requirement("R-V-4")
 def test_a_fact_missing_from_the_evidence_is_fabricated_and_rejects() -> None:
-    vi = _input([("c1", OOM, True, ["OOMKilled", "checkout-api"])])
+    # (exit code 139 is a segfault's: no signal its evidence names gives it)
+    vi = _input([("c1", OOM.replace("137", "139"), True, ["OOMKilled", "checkout-api"])])
     result = verify(vi)
     assert _checks(result) == {"c1": "contradicted"}
     assert result["verdict"] == "REJECT" and result["groundedness_score"] == 0.0

@@ -283,15 +283,15 @@ async def test_low_confid_with_a_critical_gap_runs_a_second_planner_cycle(
 
 # ------------------------------------------------------------------------------ the guarded Verifier
 def _overclaiming_executor(call: Call) -> Reply:
-    """Claims more than it binds to: '14 times' and '512Mi' are not in the matched text 'OOMKilled' ('512Mi' is in
-    another field of the same event, '14' nowhere)."""
+    """Claims more than it binds to: 'exit code 77' and '512Mi' are not in the matched text 'OOMKilled' ('512Mi' is
+    in another field of the same event, the code nowhere)."""
     results = call.tool_results()
     if not results:
         return tool_calls(("k8s__events", {"service": "checkout-api", "reason": "OOMKilled"}))
     (result,) = results
     claim = {
         "claim_id": "c1",
-        "statement": "checkout-api containers were OOMKilled 14 times at the 512Mi limit",
+        "statement": "checkout-api containers were OOMKilled with exit code 77 at the 512Mi limit",
         "critical": True,
         "status": "confirmed",
         "evidence_bindings": [
@@ -308,9 +308,9 @@ def _overclaiming_executor(call: Call) -> Reply:
 
 @pytest.mark.requirement("R-V-4")
 async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, repository: Repository) -> None:
-    """The model calls the claim direct_observation and PASS; no recorded output holds '14', so the claim
-    fabricates it (R-V-4, R-V-5): contradicted and REJECT whatever the model said. '512Mi' stands in the same
-    output outside the bound text: the reason names it too, with where it was found."""
+    """The model calls the claim direct_observation and PASS; no recorded output holds exit code 77, so the claim
+    fabricates an error code (R-V-4, R-V-5): contradicted and REJECT whatever the model said. '512Mi' stands in the
+    same output outside the bound text: the reason names it too, with where it was found."""
     fake.behaviours["executor"] = _overclaiming_executor
     run = await diagnose(repository, provider_for(fake))
     evaluation = run.self_evaluation.verifier_evaluation
@@ -319,7 +319,7 @@ async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, 
     assert change.claim_id == "c1"
     assert change.from_classification == contracts_pb2.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
     assert change.to_classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
-    assert "14" in change.reason and "512Mi" in change.reason
+    assert "77" in change.reason and "512Mi" in change.reason
     assert "512Mi (found in the same output)" in change.reason
     (check,) = evaluation.claim_checks
     assert check.classification == contracts_pb2.CLAIM_CLASSIFICATION_CONTRADICTED
@@ -327,7 +327,7 @@ async def test_guard_rejects_facts_the_evidence_does_not_hold(fake: FakeOpenAI, 
     assert evaluation.effective_verdict == contracts_pb2.VERDICT_REJECT
     assert run.verdict == contracts_pb2.VERDICT_REJECT
     assert not run.answer.confirmed_facts and not run.answer.possible_directions  # R-A-2, R-A-3
-    assert "14 times" not in run.answer_text
+    assert "exit code 77" not in run.answer_text
 
 
 # ------------------------------------------------------------------------------ R-P-3, R-S-4

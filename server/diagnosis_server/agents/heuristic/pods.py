@@ -343,14 +343,18 @@ def ready_findings(observations: Iterable[Observation], rules: Rules | None = No
         named = [pods[i] for i in sorted(firsts | set(others))]
         try:
             bindings = [pods[0].bind_service()]
+            ready = True
             for pod in named:
-                bindings += [pod.bind_name(), pod.bind("status", "phase"), *_ready_bindings(pod)]
+                shown = _ready_bindings(pod)
+                ready = ready and (bool(shown) or pod.text("status", "phase") != "Running")
+                bindings += [pod.bind_name(), pod.bind("status", "phase"), *shown]
         except BindingError:
             continue
         listed = ", ".join(pod.name for pod in named)
         more = " and more" if len(pods) > len(named) else ""
-        # A running pod's containers are ready; a completed one's have ended (their ready is false).
-        states = ["running with their containers ready" if p == "Running" else p.lower() for p in phases]
+        # A running pod's containers are ready (said where each one named shows it); a completed one's have ended.
+        running = "running with their containers ready" if ready else "running"
+        states = [running if p == "Running" else p.lower() for p in phases]
         statement = f"{service} pods are {' or '.join(states)} (pods {listed}{more})"
         out.append(Finding("pods_ready", Role.HEALTHY, service, statement, tuple(bindings)))
     return out

@@ -263,8 +263,8 @@ def test_one_pod_not_ready_keeps_its_workload_out_of_the_healthy_evidence() -> N
     healthy = ready_findings([obs])
     assert_sound(healthy, [obs])
     assert [f.service for f in healthy] == ["grain-api"]
-    # Each pod named is bound by its name and its phase, after the workload's own binding.
-    assert len(healthy[0].bindings) == 1 + 3 * 2
+    # Each pod named is bound by its name, its phase and its one container's ready, after the workload's own binding.
+    assert len(healthy[0].bindings) == 1 + 3 * 3
     findings = pod_findings([obs])
     assert_sound(findings, [obs])
     symptom = one(findings, "not_ready")
@@ -295,7 +295,7 @@ def test_a_completed_job_pod_counts_as_settled() -> None:
     assert pod_findings([obs]) == []
     (healthy,) = ready_findings([obs])
     assert_sound([healthy], [obs])
-    assert "pods are running or succeeded" in healthy.statement
+    assert "pods are running with their containers ready or succeeded" in healthy.statement
 
 
 def test_one_finding_per_kind_and_workload() -> None:

@@ -87,16 +87,19 @@ def _port_findings(service: Obj, pods: list[Obj]) -> list[Finding]:
                 continue
         else:
             continue
-        c, p, number, _ = declared[0]
+        # (the ports the containers do declare, each bound: the mismatch is read off them, not said as an absence)
+        shown = declared[:MAX_SHOWN]
+        numbers = ", ".join(str(number) for _, _, number, _ in shown)
+        plural = "s" if len(shown) > 1 else ""
         facts = (
-            f"Service {service.name} sends to targetPort {target}; no container of pod {pod.name} has port "
-            f"{target} (its container port is {number})"
+            f"Service {service.name} sends to targetPort {target}, but the containers of pod {pod.name} declare "
+            f"port{plural} {numbers}"
         )
         bindings = [
             service.bind_name(),
             service.bind("spec", "ports", s),
             pod.bind_name(),
-            pod.bind("spec", "containers", c, "ports", p, "containerPort"),
+            *(pod.bind("spec", "containers", c, "ports", p, "containerPort") for c, p, _, _ in shown),
         ]
         out.append(joined("target_port_mismatch", service.name, "receives no traffic", facts, bindings))
         break

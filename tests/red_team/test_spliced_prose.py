@@ -327,6 +327,7 @@ LEAKS: dict[str, str] = {
     "quota-hard-limit": "admission analyzer splices a ResourceQuota's hard value ('allows <resource> <hard>'): "
     + _IN_CAUSE,
     "node-taint": f"scheduling analyzer splices a Node taint's effect ('with effect <effect>'): {_IN_CAUSE}",
+    "pvc-phase": f"scheduling analyzer splices a claim's status.phase ('claim <name> is <phase>'): {_IN_CAUSE}",
 }
 LEAKS_IN_CAUSE = {
     name: why.split(":")[0] + ": the headline's likely cause names the rider's culprit unquoted"

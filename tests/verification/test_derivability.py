@@ -207,7 +207,11 @@ def test_a_conflicting_key_value_is_contradicted_unless_the_evidence_also_states
             ["status=500", "status=502"],
             "contradicted: its evidence states otherwise: status=200 (evidence: 500, 502)",
         ),
-        ("phase=Running now", ["phase=Pending"], "contradicted: its evidence states otherwise: phase=running (evidence: pending)"),
+        (
+            "phase=Running now",
+            ["phase=Pending"],
+            "contradicted: its evidence states otherwise: phase=running (evidence: pending)",
+        ),
     ],
 )
 def test_a_conflict_names_the_claimed_value_and_every_value_of_the_evidence(

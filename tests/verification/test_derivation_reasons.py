@@ -30,7 +30,10 @@ FACTS = ("checkout-api", "OOMKilled")
             "it concludes (because, leads to) from what its evidence names",
         ),
         (Derivation(UNSUPPORTED, (), (), ()), "nothing to check: the claim states no concrete fact"),
-        (Derivation(UNSUPPORTED, (), (), (), causal=("because",)), "nothing to check: the claim states no concrete fact"),
+        (
+            Derivation(UNSUPPORTED, (), (), (), causal=("because",)),
+            "nothing to check: the claim states no concrete fact",
+        ),
         (Derivation(DIRECT, (), (), ()), "an absence its evidence shows (an empty list or a zero count)"),
         (
             Derivation(UNSUPPORTED, FACTS, FACTS, (), ungrounded=tuple(f"w{i}" for i in range(10))),

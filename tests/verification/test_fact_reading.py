@@ -190,7 +190,10 @@ def test_a_plural_name_is_found_by_its_singular_and_a_near_name_is_not() -> None
         ),
         ("the missing v3.2.0 image may explain the stalled rollout", c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE),
         # (a conclusion, however sure, may rest on what another claim observed; an observation may not)
-        ("the missing v3.2.0 image is the root cause of the stalled rollout", c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE),
+        (
+            "the missing v3.2.0 image is the root cause of the stalled rollout",
+            c.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE,
+        ),
         ("the v3.2.0 image is missing", UNSUPPORTED),
     ],
 )

@@ -35,7 +35,8 @@ MODES = (
     FailureMode(
         "insufficient resources",
         r"\b(?:no node (?:has|had|with) (?:room|enough|the (?:cpu|memory|resources))|not enough (?:cpu|memory|"
-        r"resources|capacity)|insufficient|(?:has|have|had) (?:no )?room for|lack\w* (?:of )?(?:cpu|memory|capacity))\b",
+        r"resources|capacity)|insufficient|(?:has|have|had) (?:no )?room for|"
+        r"lack\w* (?:of )?(?:cpu|memory|capacity))\b",
         r"insufficient|too many pods|exceeds? (?:the )?(?:node|allocatable|capacity)|low on resource|"
         r"(?:memory|disk|pid) ?pressure|didn't have free ports",
     ),
@@ -48,7 +49,8 @@ MODES = (
     FailureMode(
         "name resolution",
         r"\b(?:dns|nxdomain|(?:does|did|could|can) ?not resolve|cannot be resolved|unresolvable|name resolution)\b",
-        r"no such host|nxdomain|unknown ?host|unknown [\w ]{0,20}host|name resolution|resolv|eai ?again|enotfound|not known|servfail|lookup"
+        r"no such host|nxdomain|unknown ?host|unknown [\w ]{0,20}host|name resolution|resolv|eai ?again|enotfound|"
+        r"not known|servfail|lookup"
         r"|coredns|dns|getaddrinfo|misbehaving|host not found|not found in upstream",
     ),
     FailureMode(

@@ -19,6 +19,7 @@ homoglyphs, zero-width characters, markdown emphasis, extra spaces) reads the sa
 from __future__ import annotations
 
 import importlib.resources
+import itertools
 import re
 from collections.abc import Iterable
 from functools import cache, lru_cache
@@ -244,9 +245,8 @@ def lexicon() -> frozenset[str]:
     """Stems of the neutral lexicon: the neutral operational vocabulary and every ordinary English word
     (``wordfreq``'s English list down to ``_ORDINARY_ZIPF``); never a word of another script. Its polar, scope and
     intensity words are still judged as such (``ungrounded_words``, ``text.polarity``)."""
-    from wordfreq import iter_wordlist, zipf_frequency
-
     from lemminflect import getAllLemmas
+    from wordfreq import iter_wordlist, zipf_frequency
 
     core = core_lexicon()
     english: list[str] = []
@@ -428,11 +428,13 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
     if asked:
         # Two words of the question joined ("logged out": "logouts", "sign up": "signups").
         words = [stem(w) for text in asked for w in _WORD.findall(normalize(text))]
-        from_question = from_question | {a + b for a, b in zip(words, words[1:], strict=False)}
+        from_question = from_question | {a + b for a, b in itertools.pairwise(words)}
     # The question grounds what a conclusion explains, never what it blames ("the payments release broke checkout",
     # asked "did the payments release break checkout?": the cause side needs the evidence).
     concluding = frozenset(_WORD.findall(cause_side(statement))) if asked and causal_phrases(statement) else frozenset()
-    concluding = concluding | (_concluding_words(statement) - _concluding_words_explained(statement) if asked else frozenset())
+    concluding = concluding | (
+        _concluding_words(statement) - _concluding_words_explained(statement) if asked else frozenset()
+    )
     compat = {
         part
         for word in _RAW_WORD.findall(statement)

@@ -36,7 +36,9 @@ _TURNING_VALUES = _FALSE_VALUES | {"unknown"}
 # The good states a statement says only where its evidence says them (a deploy that succeeded, a pod that is ready,
 # healthy or available, a request accepted): what an untrue claim turns around. ("normal", "stable", "mounted" and
 # their kin describe more than they assert.)
-_STATES = frozenset({"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed"})
+_STATES = frozenset(
+    {"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed"}
+)
 # A value written right after its field, without a colon ("ready false"): only the words of a false value.
 _FALSE_WORDS = frozenset({"false", "unknown"})
 # Words an output writes for a negative state, besides the negations.

@@ -139,10 +139,9 @@ class Ceilings:
                 self._fields.setdefault(claim_id, []).append(named)
             if (whole := self._whole_string(e)) is not None:
                 self._whole.setdefault(claim_id, []).append(whole)
-            elif (whole := values.get(key)) is not None and e.matched_text != whole and len(whole) <= _WHOLE_STRING:
+            elif _whole_value(values.get(key), e.matched_text):
                 # (the whole value at the pointer, as recorded for the run when its output is not at hand)
-                if not whole.lstrip().startswith(("{", "[")):
-                    self._whole.setdefault(claim_id, []).append(whole)
+                self._whole.setdefault(claim_id, []).append(values[key])
             if (scope := self._scope_of(e)) is not None:
                 self._scopes.setdefault(claim_id, {}).setdefault(scope.name, scope)
                 # A value of a record is said of what the record is of (a log line of its stream's app, a field of
@@ -154,7 +153,9 @@ class Ceilings:
             if e.checked_binding_index in instructions:
                 self._instruction.add(claim_id)
         for claim_id, lists in taken.items():
-            self._counts.setdefault(claim_id, set()).update(len(indexes) for indexes in lists.values() if len(indexes) > 1)
+            self._counts.setdefault(claim_id, set()).update(
+                len(indexes) for indexes in lists.values() if len(indexes) > 1
+            )
         # Per claim: each list it bound a value of every element of ("all 3 pods are OOMKilled"): its count, and
         # what every item holds, are facts of the claim (never its polarity: the items' other fields are unbound).
         self._covered = {claim_id: self._covered_lists(scopes.values()) for claim_id, scopes in self._scopes.items()}
@@ -220,7 +221,7 @@ class Ceilings:
             return []
         if not isinstance(holder, dict):
             return []
-        return [holder[k] for k in ("name", "type", "kind", "reason") if isinstance(holder.get(k), str)]
+        return _strings(holder, ("name", "type", "kind", "reason"))
 
     def _pair_sibling(self, invocation_id: str, raw_path: str) -> str | None:
         """The other element of a pair a bound value stands in (a Loki line's timestamp, a Prometheus sample's
@@ -404,15 +405,15 @@ def _identity(element: JsonValue) -> tuple[str, ...]:
     out: list[str] = []
     for key in ("metadata", "involvedObject", "regarding"):
         holder = element.get(key)
-        if isinstance(holder, dict) and isinstance(holder.get("name"), str):
-            out.append(holder["name"])
-    out += [element[k] for k in ("object", "pod", "name") if isinstance(element.get(k), str)]
+        if isinstance(holder, dict):
+            out += _strings(holder, ("name",))
+    out += _strings(element, ("object", "pod", "name"))
     if not out:
         for key in ("stream", "metric"):
             labels = element.get(key)
             if isinstance(labels, dict):
-                out += [labels[k] for k in _IDENTITY_LABELS if isinstance(labels.get(k), str)]
-        out += [element[k] for k in ("service", "app") if isinstance(element.get(k), str)]
+                out += _strings(labels, _IDENTITY_LABELS)
+        out += _strings(element, ("service", "app"))
     return tuple(dict.fromkeys(v for v in out if v))
 
 
@@ -421,17 +422,28 @@ def _described(element: JsonValue) -> list[str]:
     and reporting controller, its object's kind)."""
     if not isinstance(element, dict):
         return []
-    keys = ("kind", "reportingComponent", "reportingController", "service", "app")
-    out = [element[k] for k in keys if isinstance(element.get(k), str)]
+    out = _strings(element, ("kind", "reportingComponent", "reportingController", "service", "app"))
     for key in ("stream", "metric"):
         labels = element.get(key)
         if isinstance(labels, dict):
-            out += [labels[k] for k in _IDENTITY_LABELS if isinstance(labels.get(k), str)]
+            out += _strings(labels, _IDENTITY_LABELS)
     for key in ("involvedObject", "regarding", "source"):
         holder = element.get(key)
         if isinstance(holder, dict):
-            out += [holder[k] for k in ("kind", "component", "host") if isinstance(holder.get(k), str)]
+            out += _strings(holder, ("kind", "component", "host"))
     return out
+
+
+def _strings(holder: dict[str, JsonValue], keys: Iterable[str]) -> list[str]:
+    """The string values of ``holder`` under ``keys``, in their order."""
+    return [value for key in keys if isinstance(value := holder.get(key), str)]
+
+
+def _whole_value(value: str | None, matched: str) -> bool:
+    """A recorded value the matched text is an excerpt of, and one string of text (no object or list)."""
+    if not value or value == matched:
+        return False
+    return len(value) <= _WHOLE_STRING and value.lstrip()[:1] not in ("{", "[")
 
 
 def _names_of(evidence: contracts_pb2.VerifiedEvidence) -> list[str]:

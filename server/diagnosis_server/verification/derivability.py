@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import value_text
+from diagnosis_server.text.failure_modes import named_modes, shows, unshown_modes
 from diagnosis_server.text.language import (
     SET_SCOPE_WORDS,
     causal_phrases,
@@ -61,18 +62,16 @@ from diagnosis_server.text.language import (
     instructions,
     lexicon,
     name_parts,
-    split_names,
     quoted_instruction,
     scope_words,
     specific_words,
-    stance_compound,
+    split_names,
     stem,
     ungrounded_words,
     vocabulary,
     vocabulary_words,
     word_parts,
 )
-from diagnosis_server.text.failure_modes import named_modes, shows, unshown_modes
 from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import NAME_UNITS, names_unit
 from diagnosis_server.text.names import name_forms, written_form
@@ -310,7 +309,8 @@ class Derivation:
         if self.classification == _C.CLAIM_CLASSIFICATION_EXTERNAL_UNKNOWN:
             return f"outside the evidence: {', '.join(self.unshown_names)} is named from knowledge no output holds"
         if self.unshown:
-            return f"not observed: {', '.join(self.unshown)} is in no recorded output as written or as a quantity one shows"
+            shown = "is in no recorded output as written or as a quantity one shows"
+            return f"not observed: {', '.join(self.unshown)} {shown}"
         if self.apart:
             alone = [fact for fact, _ in self.apart]
             others = [f for f in self.found if f not in alone]
@@ -318,9 +318,14 @@ class Derivation:
             never = "a fact of one record is never said of another's"
             return f"not together: no record it bound shows {which}: {self._apart_places()}; {never}"
         if self.blamed:
-            return f"blames {', '.join(self.blamed)}, which none of its own evidence shows: a cause rests on what it bound"
+            return (
+                f"blames {', '.join(self.blamed)}, which none of its own evidence shows: a cause rests on what it bound"
+            )
         if (self.borrowed or self.asked) and self.classification == _C.CLAIM_CLASSIFICATION_UNSUPPORTED:
-            where = [*(f"{f} (another claim's evidence)" for f in self.borrowed), *(f"{f} (the question)" for f in self.asked)]
+            where = [
+                *(f"{f} (another claim's evidence)" for f in self.borrowed),
+                *(f"{f} (the question)" for f in self.asked),
+            ]
             return f"not bound: it states {', '.join(where)} as observed; only a conclusion may rest on them"
         if self.instructions:
             return f"instructs: {'; '.join(self.instructions[:3])}: an instruction is never a fact"
@@ -543,7 +548,9 @@ def _other_value(fact: _Fact, evidence: Sequence[tuple[str, str, frozenset[str]]
 
 
 # Words before a cause's subject ("the", "its new").
-_SUBJECT_SKIP = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "new", "old", "all", "both"})
+_SUBJECT_SKIP = frozenset(
+    {"the", "a", "an", "its", "their", "this", "that", "these", "those", "new", "old", "all", "both"}
+)
 
 
 def _cause_subject(statement: str, facts: Sequence[_Fact], run_names: Collection[str]) -> str:
@@ -718,7 +725,7 @@ def _item_name(item: object) -> str:
 def _go_seconds(written: str) -> str | None:
     """A Go or Kubernetes duration ("1m40s", "5m0s", "2h30m") in seconds, or None."""
     match = _GO_DURATION.fullmatch(written)
-    if match is None or sum(1 for g in match.groups() if g) < 2 and not written.endswith("s"):
+    if match is None or (sum(1 for g in match.groups() if g) < 2 and not written.endswith("s")):
         return None
     hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
     total = hours * 3600 + minutes * 60 + seconds
@@ -760,9 +767,9 @@ def _other_unit(fact: _Fact, texts: Sequence[str], raw: Sequence[str]) -> str:
         return ""
     for unit in NAME_UNITS:
         held = quantity(fact.number, unit)
-        if held is not None and held.family == claimed.family and held.scale != claimed.scale:
-            if any(names_unit(unit, text) for text in raw) and not any(names_unit(fact.unit, text) for text in raw):
-                return f"{fact.number} {unit}"
+        other = held is not None and held.family == claimed.family and held.scale != claimed.scale
+        if other and any(names_unit(unit, t) for t in raw) and not any(names_unit(fact.unit, t) for t in raw):
+            return f"{fact.number} {unit}"
     return ""
 
 
@@ -1151,16 +1158,15 @@ def _derive(
     nowhere = [f for f in missing if f.text not in borrowed and f.text not in unbound and f.text not in from_question]
     # A name, code or quote no output holds is fabricated; a number or a time no output holds may be one the claim
     # worked out (a sum, a rounding, a time in another zone): never shown as observed, but no fabrication.
-    named = [
+    keyed = [
         f
         for f in nowhere
-        if (f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw)))
-        or f.code
+        if (f.kind in _KEY_KINDS and not (f.kind == "quoted" and _loose_quote(f.text, raw))) or f.code
     ]
     # A setting or a file named from knowledge (max_connections, min.insync.replicas, resolv.conf): outside the
     # evidence, never fabricated of it.
-    external = tuple(f.text for f in named if _KNOWLEDGE_NAME.fullmatch(f.text) and not _HOST.search(f.text))
-    invented = tuple(f.text for f in named if f.text not in external)
+    external = tuple(f.text for f in keyed if _KNOWLEDGE_NAME.fullmatch(f.text) and not _HOST.search(f.text))
+    invented = tuple(f.text for f in keyed if f.text not in external)
     valued = _valued([*raw, *fields]) if any(f.kind not in _KEY_KINDS for f in nowhere) else []
     # A number or time no output holds, where its own evidence states another for the same thing: contradicted.
     restated = [
@@ -1186,8 +1192,8 @@ def _derive(
         and not _equivalent_value(value, evidence_kv[key])
     ]
     # (a value already named by its key's conflict is said once)
-    keyed = {conflict.partition(" ")[0].partition("=")[2] for conflict in conflicts}
-    conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated if normalize(claimed) not in keyed]
+    by_key = {conflict.partition(" ")[0].partition("=")[2] for conflict in conflicts}
+    conflicts += [f"{claimed} (evidence: {held})" for claimed, held in restated if normalize(claimed) not in by_key]
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
     if not causal_phrases(statement):
         conflicts += _swapped_numbers(statement, raw)
@@ -1211,7 +1217,9 @@ def _derive(
     instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
     placed = [f for f in facts if f.text in found]
     blamed = (
-        _blamed(statement, facts, mine, run_names, scopes, run_scopes) if causal and not finds_nothing(statement) else ()
+        _blamed(statement, facts, mine, run_names, scopes, run_scopes)
+        if causal and not finds_nothing(statement)
+        else ()
     )
     apart = () if causal or len(scopes) < 2 else _apart_in_clauses(statement, placed, scopes, raw)
     apart += _misqualified(statement, paths)
@@ -1401,11 +1409,7 @@ def _apart(
     if len(groups) < 2:
         return ()
     largest = max(groups, key=len)
-    return tuple(
-        (fact, ", ".join(record.name for record in holders[fact]))
-        for fact in names
-        if fact not in largest
-    )
+    return tuple((fact, ", ".join(record.name for record in holders[fact])) for fact in names if fact not in largest)
 
 
 # The facts an observation places in a record: names, codes, quotes and times (a number keeps them company).
@@ -1434,7 +1438,9 @@ def _misplaced(
         for fact in facts:
             if fact.kind not in _PLACED_KINDS or fact.text in dict(out):
                 continue
-            held = {i for i in members if _found(fact, scopes[i][1].normalized, scopes[i][1].spaceless, scopes[i][1].raw)}
+            held = {
+                i for i in members if _found(fact, scopes[i][1].normalized, scopes[i][1].spaceless, scopes[i][1].raw)
+            }
             if held and not held & named:
                 out.append((fact.text, ", ".join(scopes[i][0].name for i in sorted(held))))
     return tuple(out)

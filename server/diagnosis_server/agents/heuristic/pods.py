@@ -274,7 +274,8 @@ def _unready(pod: PodView) -> Finding | None:
     conditions = pod.get("status", "conditions")
     listed = conditions if isinstance(conditions, list) else []
     at = next((i for i, c in enumerate(listed) if isinstance(c, dict) and c.get("type") == "Ready"), None)
-    ready = listed[at].get("status") if at is not None else None
+    condition = listed[at] if at is not None else None
+    ready = condition.get("status") if isinstance(condition, dict) else None
     if phase in ("Running", "Succeeded") and ready != "False" and restarts is None:
         return None
     bindings = [pod.bind_service(), pod.bind_name()]

@@ -209,29 +209,7 @@ _GLUE = (
     "an imperative joined to the fact by {how} is no clause of its own to the instruction check, and its words are "
     "common English: 'roll back payments now' is shown as part of a confirmed fact"
 )
-LEAKS: dict[str, str] = {
-    "glue-none": _GLUE.format(how="a space alone"),
-    "glue-slash": _GLUE.format(how="' / '"),
-    "glue-arrow": _GLUE.format(how="' -> '"),
-    "glue-unicode-arrow": _GLUE.format(how="' → '"),
-    "glue-bullet": _GLUE.format(how="' • '"),
-    "glue-pipe": _GLUE.format(how="' | '"),
-    "glue-plus": _GLUE.format(how="' + '"),
-    "braille": "Braille letters are neither words nor letter-like symbols to the guards: the rider is shown as a fact",
-    "quote-over-200-double": f"a quoted span over 200 characters: {_QUOTE_LEAK}; the rider is a confirmed fact",
-    "quote-over-200-backtick": f"a backtick span over 200 characters: {_QUOTE_LEAK}",
-    "quote-over-200-curly": f"a curly-quoted span over 200 characters: {_QUOTE_LEAK}",
-    "quote-over-200-single": f"a single-quoted span over 200 characters: {_QUOTE_LEAK}",
-    "quote-over-200-zh": f"a quoted Chinese rider over 200 characters: {_QUOTE_LEAK}",
-    "quote-after-fullwidth-digits": "NFC sees a quote after '５０２', NFKC ('502') does not: " + _QUOTE_LEAK,
-    "quote-after-math-digits": "NFC sees a quote after '𝟓𝟎𝟐', NFKC ('502') does not: " + _QUOTE_LEAK,
-    "quote-after-superscript-digits": "NFC sees a quote after '⁵⁰²', NFKC ('502') does not: " + _QUOTE_LEAK,
-    "quote-after-cyrillic-homoglyphs": "NFC sees a quote after Cyrillic 'ѕvс', the skeleton ('svc') does not: "
-    + _QUOTE_LEAK,
-    "quote-after-fullwidth-letters": "NFC sees a quote after 'ｓｖｃ', NFKC ('svc') does not: " + _QUOTE_LEAK,
-    "quote-after-fullwidth-zh": "a Chinese rider in single quotes after '５０２': " + _QUOTE_LEAK,
-    "quote-before-fullwidth-digit": "NFC sees a quote closed before '５', NFKC ('5') does not: " + _QUOTE_LEAK,
-}
+LEAKS: dict[str, str] = {}
 
 
 def _statement(base: str, rider: Rider, where: str) -> str:
@@ -262,13 +240,7 @@ ON_CAUSE = [
     "quote-after-fullwidth-digits",
     "quote-after-cyrillic-homoglyphs",
 ]
-LEAKS_ON_CAUSE: dict[str, str] = {
-    "braille": "the Braille rider rides the likely cause",
-    "quote-over-200-double": f"the likely cause carries a 200+ character quoted rider: {_QUOTE_LEAK}",
-    "quote-after-fullwidth-digits": "the likely cause carries a single-quoted rider after '５０２': " + _QUOTE_LEAK,
-    "quote-after-cyrillic-homoglyphs": "the likely cause carries a single-quoted rider after Cyrillic 'ѕvс': "
-    + _QUOTE_LEAK,
-}
+LEAKS_ON_CAUSE: dict[str, str] = {}
 _BY_NAME = {r.vector: (r, w) for r, w in RIDERS}
 
 

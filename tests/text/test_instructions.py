@@ -96,3 +96,22 @@ def test_a_verb_before_a_preposition_is_a_report_not_an_instruction() -> None:
 def test_an_instruction_the_evidence_does_not_write_is_no_quote() -> None:
     (clause,) = instructions("checkout-api returns 503, roll back now")
     assert not quoted_instruction(clause, ['{"rollback": false, "status": 503}', "checkout-api"])
+
+
+@pytest.mark.requirement("R-V-2")
+@pytest.mark.parametrize("glue", [" ", " / ", " -> ", " \u2192 ", " \u2022 ", " | ", " + ", "\u2026 "])
+def test_an_imperative_glued_to_a_fact_by_a_symbol_or_a_space_is_an_instruction(glue: str) -> None:
+    assert instructions("edge-gateway gets status=502 from ledger-svc" + glue + "roll back payments now")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "the deployment will roll back now",
+        "the pods restart now and then",
+        "replicas restart immediately after start",
+        "checkout-api now returns 503",
+    ],
+)
+def test_a_verb_with_its_subject_or_modal_is_a_report_however_urgent(statement: str) -> None:
+    assert instructions(statement) == ()

@@ -28,6 +28,7 @@ import snowballstemmer
 
 from diagnosis_server.text.names import name_forms
 from diagnosis_server.text.normalize import normalize, strip_invisible
+from diagnosis_server.text.quotes import QUOTED
 
 _CAUSAL = re.compile(
     r"\b(?:"
@@ -46,7 +47,7 @@ _CAUSAL = re.compile(
     r")\b"
 )
 _COMMA_SO = re.compile(r",\s*so\b")
-_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`")
+_QUOTED = QUOTED
 
 _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass|skip)\b.{0,40}?\b(?:previous|prior|above|earlier|all|any|your|the"
@@ -293,7 +294,18 @@ def _letter_like_table() -> dict[int, str]:
             match = _LETTER_NAME.match(unicodedata.name(chr(code), ""))
             if match:
                 table[code] = match.group(1).lower()
+    # Braille cells spell letters too (grade 1: "⠗⠕⠇⠇" is "roll"); a cell of no letter is still no separator.
+    for code in range(0x2800, 0x2900):
+        table[code] = _BRAILLE_LETTERS.get(code, "x")
     return table
+
+
+_BRAILLE_LETTERS = {0x2800 + dots: letter for letter, dots in zip(
+    "abcdefghijklmnopqrstuvwxyz",
+    (0x01, 0x03, 0x09, 0x19, 0x11, 0x0B, 0x1B, 0x13, 0x0A, 0x1A, 0x05, 0x07, 0x0D, 0x1D, 0x15, 0x0F, 0x1F, 0x17,
+     0x0E, 0x1E, 0x25, 0x27, 0x3A, 0x2D, 0x3D, 0x35),
+    strict=True,
+)}  # fmt: skip
 
 
 def letter_like(text: str) -> str:
@@ -357,7 +369,7 @@ def _contraction(word: str) -> str:
     return _CONTRACTED.sub("", word)
 
 
-_QUOTED_RAW = re.compile(r"\"[^\"]*\"|`[^`]*`|“[^”]*”|(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])")
+_QUOTED_RAW = QUOTED
 
 
 def _concluding_words(statement: str) -> frozenset[str]:
@@ -624,7 +636,20 @@ _FINITE = frozenset(
     }
 )  # fmt: skip
 # What ends a clause: sentence punctuation, a comma, a dash, and a coordinating "and"/"then".
-_CLAUSE_BREAK = re.compile(r"[.;:!?,()\[\]]+(?:\s|$)|\s[-–—]+\s|\b(?:and|then|so|but)\b|[。；！？，、]")
+# (a symbol set between spaces joins two clauses too: " / ", " -> ", " → ", " • ", " | ", " + ")
+_CLAUSE_BREAK = re.compile(
+    r"[.;:!?,()\[\]]+(?:\s|$)|\s[-–—]+\s|\b(?:and|then|so|but)\b|[。；！？，、…]"
+    r"|\s(?:/|->|=>|→|⇒|⟶|➜|➔|•|·|▪|\||\+|&)\s"
+)
+# A verb of action in its base form that the clause urges done now, wherever in the clause it stands ("... from
+# ledger-svc roll back payments now"): an instruction, not a report.
+_URGED = re.compile(
+    r"(?=\b([a-z]+)\b(?:\s+[\w.-]+){0,4}?\s+(?:now(?! and (?:then|again))|immediately|asap|right away|at once|urgently)\b)"
+)
+_NOT_IMPERATIVE_BEFORE = frozenset(
+    {"to", "will", "would", "can", "could", "should", "must", "may", "might", "shall", "did", "does", "do", "not",
+     "i", "we", "you", "they", "he", "she", "it", "who", "which", "that"}
+)  # fmt: skip
 _SOLICITS = re.compile(r"\b(?:please|pls|kindly|let'?s|(?:you|we) (?:should|must|need to|have to|ought to))\b")
 
 
@@ -643,6 +668,9 @@ def instructions(statement: str) -> tuple[str, ...]:
         if _SOLICITS.search(clause):
             out.append(said)
             continue
+        if (urged := _urged(clause)) is not None:
+            out.append(urged)
+            continue
         first, rest = words[0], words[1:]
         leading = clause.split()[0] if clause.split() else ""
         if first not in _ACTION_VERBS or not re.fullmatch(r"[a-z]+", leading):
@@ -655,6 +683,23 @@ def instructions(statement: str) -> tuple[str, ...]:
             continue  # "(the containers) ... and do not answer on port 9000": a plural verb, negated
         out.append(said)
     return tuple(dict.fromkeys(out))
+
+
+def _urged(clause: str) -> str | None:
+    """The words from a verb of action urged done now to the end of its clause ("roll back payments now"), or None.
+    A verb after a subject, a modal or "to" reports or plans ("the rollout will roll back now")."""
+    for match in _URGED.finditer(clause):
+        verb = match.group(1)
+        before = _WORD.findall(clause[: match.start()])
+        # (a plural noun before it is its subject: "the pods restart now")
+        subject = bool(before) and (before[-1] in _NOT_IMPERATIVE_BEFORE or _plural(before[-1]))
+        if verb in _ACTION_VERBS and not subject:
+            return " ".join(re.findall(r"[a-z0-9]+", clause[match.start() :]))
+    return None
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 # Prepositions after which a verb of action is a noun ("a run with ...", "the message for ..."); an imperative is

@@ -177,7 +177,8 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
     for token in _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'")):
         parts = token.split("-") if "-" in token else [token]
         # A hyphenated stance ("not-ready", "non-healthy") is read as its words; a name ("coupon-gateway") whole.
-        stance = any(p in concepts or _negation(p) or p == "non" for p in parts)
+        # (a compound of a polar word: "not-ready", "non-healthy"; "aaa-no" and "no-op" are names and words)
+        stance = any(p in concepts for p in parts)
         words += ["not" if p == "non" else p for p in parts] if stance and len(parts) > 1 else [token]
     found: set[tuple[str, bool]] = set()
     used: set[int] = set()

@@ -90,15 +90,13 @@ from diagnosis_server.text.quantities import (
     same_quantity,
     within_precision,
 )
+from diagnosis_server.text.quotes import QUOTED
 
 _C = contracts_pb2.ClaimClassification
 
 # Quotation marks, never apostrophes: a single quote opens and closes only beside a non-letter ("client's",
 # "didn't" and "pods'" quote nothing).
-_QUOTED = re.compile(
-    r"\"([^\"]{2,200})\"|“([^”]{2,200})”|`([^`]{2,200})`"
-    r"|(?<![A-Za-z0-9])'([^']{2,200})'(?![A-Za-z0-9])|(?<![A-Za-z0-9])‘([^’]{2,200})’(?![A-Za-z0-9])"
-)
+_QUOTED = QUOTED
 _TIMESTAMP = re.compile(
     r"(?<![\w.])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
 )

@@ -644,7 +644,8 @@ _CLAUSE_BREAK = re.compile(
 # A verb of action in its base form that the clause urges done now, wherever in the clause it stands ("... from
 # ledger-svc roll back payments now"): an instruction, not a report.
 _URGED = re.compile(
-    r"(?=\b([a-z]+)\b(?:\s+[\w.-]+){0,4}?\s+(?:now(?! and (?:then|again))|immediately|asap|right away|at once|urgently)\b)"
+    r"(?=\b([a-z]+)\b(?:\s+[\w.-]+){0,4}?\s+"
+    r"(?:now(?! and (?:then|again))|immediately|asap|right away|at once|urgently)\b)"
 )
 _NOT_IMPERATIVE_BEFORE = frozenset(
     {"to", "will", "would", "can", "could", "should", "must", "may", "might", "shall", "did", "does", "do", "not",

@@ -114,28 +114,7 @@ UNTRUE = [
     Claim("dotted-month-day", "ledger-svc last terminated on 11.30.2025", (FINISHED, PODNAME)),
     Claim("year-digits-swapped", "ledger-svc last terminated on 2062-11-30", (FINISHED, PODNAME)),
 ]
-_POLAR = (
-    "a paraphrase of the positive side that the polarity pairs do not list: shown as a confirmed fact, the run PASS"
-)
-LEAKS: dict[str, str] = {
-    "has-not-restarted": "a negated verb of a counted field (restartCount 4): shown as a confirmed fact, the run PASS",
-    "hasnt-restarted": "a contracted negation of a counted field (restartCount 4): shown, the run PASS",
-    "no-longer-restarting": "'no longer' of a counted field (restartCount 4): shown, the run PASS",
-    "rolled-out-cleanly": f"'rolled out cleanly' for status failed: {_POLAR}",
-    "went-fine": f"'went fine' for status failed: {_POLAR}",
-    "is-green": f"'is green' for status failed: {_POLAR}",
-    "is-ok": f"'is OK' for status failed: {_POLAR}",
-    "passed": "'passed' for a deploy whose status is failed ('passed'/'failed' is a pair, but not for this field): "
-    + _POLAR,
-    "is-up": f"'is up' for ready false: {_POLAR}",
-    "is-fine": f"'is fine' for ready false: {_POLAR}",
-    "running-normally": f"'running normally' for ready false: {_POLAR}",
-    "a-third": "'a third' for an error ratio of 0.25: fraction words are not numbers to the guard; shown, PASS",
-    "half": "'half' for an error ratio of 0.25: fraction words are not numbers to the guard; shown, PASS",
-    "wrong-weekday": "'on Sunday' for a Monday: weekday names are not checked; shown, PASS",
-    "dotted-month-day": "'11.30.2025' (year wrong, month and day from the timestamp) is not read as a date; "
-    "shown, PASS",
-}
+LEAKS: dict[str, str] = {}
 
 TRUE = [
     Claim("eu-date", "ledger-svc last terminated on 30/11/2026", (FINISHED, PODNAME)),
@@ -152,13 +131,7 @@ TRUE = [
     Claim("did-fail", "the payments-api v2.4.1 deploy did fail", DEPLOY),
     Claim("not-ready-plain", f"pod {POD} is not ready", (READY, PODNAME)),
 ]
-REFUSED: dict[str, str] = {
-    "eu-date": "a day/month/year date of the timestamp is read as contradicted",
-    "us-date": "a month/day/year date of the timestamp is read as contradicted",
-    "month-name": "'Nov 30, 2026' is read as contradicted",
-    "grouped-p99": "'1,234.5 ms' (thousands separator) is read as contradicted",
-    "bytes-grouped": "'536,870,912 bytes' (512Mi in bytes) is read as contradicted",
-}
+REFUSED: dict[str, str] = {}
 
 
 def _cases() -> list[world.Json]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis_server.text.polarity import NEGATIONS, _counts, polar_words, polarity, stances
+from diagnosis_server.text.polarity import NEGATIONS, _counts, denied_values, polar_words, polarity, stances
 
 
 def test_an_antonym_of_the_evidence_is_a_conflict() -> None:
@@ -75,3 +75,33 @@ def test_the_polar_words_are_every_stance_word_and_every_negation() -> None:
 )
 def test_a_field_counts_when_its_last_word_is_a_count_or_a_plural(name: str, counts: bool) -> None:
     assert _counts(name) is counts
+
+
+@pytest.mark.requirement("R-V-4")
+@pytest.mark.parametrize(
+    "statement",
+    ["the deploy went fine", "the deploy is green", "the deploy is OK", "the deploy rolled out cleanly", "pod x is up"],
+)
+def test_all_is_well_in_everyday_words_is_said_only_over_a_good_state(statement: str) -> None:
+    assert polarity(statement, ["status: failed"]).missing or polarity(statement, ["status: failed"]).conflicts
+    assert not polarity(statement, ["status: succeeded"]).missing
+    assert not polarity(statement, ["ready: true"]).missing
+
+
+def test_up_since_and_scaled_up_take_no_stance() -> None:
+    assert not polarity("both containers have been up since 16:02:06", ["status: failed"]).missing
+    assert not polarity("the deployment scaled up to 5 replicas", ["status: failed"]).missing
+
+
+@pytest.mark.parametrize(
+    ("statement", "denied"),
+    [
+        ("pod cart-1 has not restarted", True),
+        ("pod cart-1 hasn't restarted", True),
+        ("pod cart-1 never restarted", True),
+        ("pod cart-1 has not restarted since 10:02", False),  # a while the count does not cover
+    ],
+)
+def test_a_negated_verb_of_a_counted_field_above_zero_is_denied(statement: str, denied: bool) -> None:
+    assert bool(denied_values(statement, ["restartCount: 4"])) is denied
+    assert not denied_values(statement, ["restartCount: 0"])

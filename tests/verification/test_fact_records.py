@@ -273,7 +273,8 @@ def test_the_guard_reads_a_list_bound_whole_as_showing_every_item(
     ("statement", "evidence", "ungrounded"),
     [
         ("cart-1 never fails its probe", "cart-1 Running", ("never",)),  # at no time: beyond one reading
-        ("cart-1 is never-failing", "cart-1 Running", ("never",)),  # a hyphenated scope word is words, no name
+        # a hyphenated scope word is words, no name (and "never failing" is a success the evidence does not say)
+        ("cart-1 is never-failing", "cart-1 Running", ("succeeded", "never")),
         ("cart-1 is always-on", "cart-1 Running", ("always",)),
         ("cart-1 never retried the upload", "cart-1: upload never retried", ()),  # the evidence says it
         ("cart-1 reached a non-zero exit", "cart-1 non-zero exit", ()),  # no scope word

@@ -37,8 +37,10 @@ _TURNING_VALUES = _FALSE_VALUES | {"unknown"}
 # healthy or available, a request accepted): what an untrue claim turns around. ("normal", "stable", "mounted" and
 # their kin describe more than they assert.)
 _STATES = frozenset(
-    {"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed"}
+    {"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed", "fine"}
 )
+# "is up" is the everyday "is fine" of a service or pod ("scaled up", "up to 5" are not states).
+_IS_UP = re.compile(r"\b(is|are|was|were|stays|stayed|remains|remained|came|comes|been) up\b(?! (?:to|since|for)\b)")
 # A value written right after its field, without a colon ("ready false"): only the words of a false value.
 _FALSE_WORDS = frozenset({"false", "unknown"})
 # Words an output writes for a negative state, besides the negations.
@@ -52,8 +54,12 @@ _NEGATIVE_MARKERS = frozenset(
 # (positive, negative) forms of one concept; any form of either side by its stem.
 _PAIRS = (
     (("healthy",), ("unhealthy",)),
-    (("succeeded", "succeed", "success", "successful", "successfully"), ("failed", "fail", "failure", "unsuccessful")),
-    (("passed", "passing"), ("failed", "failing")),
+    (
+        ("succeeded", "succeed", "success", "successful", "successfully", "passed", "passing"),
+        ("failed", "fail", "failure", "unsuccessful", "failing"),
+    ),
+    # All is well, in everyday words: said only where the evidence shows a good state and no bad one.
+    (("fine", "ok", "okay", "green", "nominal", "smoothly", "cleanly", "normally", "flawlessly"), ("degraded",)),
     (("available",), ("unavailable",)),
     (("reachable",), ("unreachable",)),
     (("ready",), ("notready", "unready")),
@@ -95,6 +101,7 @@ def as_negations(text: str) -> str:
     """``text`` (folded) with its other ways of saying "none" written as negations ("restart-free": "no restart",
     "free of": "no", "restart count is nil": "no restart count")."""
     text = _FREE_OF.sub(lambda m: f"no {m.group(1)}" if m.group(1) else "no", text)
+    text = _IS_UP.sub(lambda m: f"{m.group(1)} fine", text)
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
 
 
@@ -264,6 +271,13 @@ def _split_names(text: str) -> str:
     return name_parts(text) if any(c.isupper() for c in text) else text
 
 
+def _all_good(stances: frozenset[tuple[str, bool]]) -> bool:
+    """The evidence says some good state and no bad one."""
+    return any(positive and concept in _STATES for concept, positive in stances) and not any(
+        not positive and concept in _STATES for concept, positive in stances
+    )
+
+
 def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = ()) -> Polarity:
     """The statement's stances and negations that its evidence contradicts or does not hold (``records``: the
     whole records its evidence stands in, where a bad state it describes may be written)."""
@@ -287,6 +301,8 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
             continue  # the record the value stands in says it (an event's reason beside the message bound)
         elif concept == "healthy" and positive and ("ready", True) in evidence_stances | in_records:
             continue  # a pod running with its containers ready is healthy by Kubernetes' own account
+        elif concept == "fine" and positive and _all_good(evidence_stances or in_records):
+            continue  # "went fine" of a deploy that succeeded, "is up" of a pod that is ready
         elif (positive and concept in _STATES) or (concept, True) in in_records:
             # A stance the evidence takes neither way: a good state ("succeeded", "ready", "accepted") is said
             # only where the evidence says it; a bad one never where its record says the good one ("failed" of an
@@ -304,7 +320,8 @@ _COUNT = re.compile(r"^-?\d+(?:\.\d+)?$")
 # A name stays one word ("no search-ui pod" denies no "search").
 _DENIAL_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*(?:'t)?|[^\sa-z0-9]")
 _ARTICLES = frozenset({"a", "an", "the", "any", "been", "be"})
-_ZERO_WORDS = frozenset({"no", "zero", "without", "never", "none"})
+_DENIAL_SKIPS = frozenset({"longer", "yet", "ever", "once", "even"})
+_SINCE = frozenset({"since", "after", "last", "past", "recently", "today"})
 _NAME_WORDS = re.compile(r"[a-z]+")
 
 
@@ -342,15 +359,17 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     for index, word in enumerate(words):
         if not _negation(word):
             continue
-        # What is denied: the word right after the negation (past an article or "been"), in the same clause.
-        after = [w for w in words[index + 1 : index + 3] if w not in _ARTICLES]
+        # What is denied: the word right after the negation (past an article, "been", "longer"), in the same clause.
+        after = [w for w in words[index + 1 : index + 3] if w not in _ARTICLES and w not in _DENIAL_SKIPS]
+        # (a denial bounded in time, "has not restarted since 10:02", is of a while the count does not cover)
+        bounded = any(w in _SINCE for w in words[index + 1 : index + 8])
         for target in after[:1]:
             if len(target) < 3 or target in _concepts() or target in NEGATIONS or not target.isalnum():
                 continue
             for name, value in fields:
                 folded = normalize(value)
                 if _COUNT.match(value.strip()):
-                    counted = word in _ZERO_WORDS and _counts(name) and stem(target) in _field_words(name)
+                    counted = _counts(name) and stem(target) in _field_words(name) and not bounded
                     if counted and float(value) > 0:
                         out.append(f"{word} {target} (evidence: {name}={value.strip()})")
                 elif folded == target and not any(w in _NEGATIVE_MARKERS for w in _TOKEN.findall(folded)):

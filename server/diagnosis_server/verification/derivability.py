@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import value_text
+from diagnosis_server.text.calendar_dates import shows_date, shows_weekday, written_dates, written_weekdays
 from diagnosis_server.text.failure_modes import named_modes, shows, unshown_modes
 from diagnosis_server.text.language import (
     SET_SCOPE_WORDS,
@@ -115,7 +116,7 @@ _NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\+?\s?({_UNITS})?(?![\w]|\.\d)"
 _STATUS_PLURAL = re.compile(r"[1-5]\d\ds", re.IGNORECASE)
 # Numbers in other forms: thousands separators (9,768), and tokens that begin with a digit and are no plain
 # number (0x1F4, 1e6, 14,22): each a fact as written.
-_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)")
+_GROUPED = re.compile(rf"(?<![\w.,])(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|[.,]\d)", re.IGNORECASE)
 _ODD_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*[A-Za-z_][\w]*(?:[.,]\w+)*|(?<![\w.,])\d+(?:,\d+)+(?![\w])")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 # An end of a range ("partitions 0–5", "13:02-13:03"): no value of a field.
@@ -375,14 +376,43 @@ def _facts(statement: str) -> list[_Fact]:
 
     for match in _QUOTED.finditer(text):
         take(match, _Fact(next(g for g in match.groups() if g), kind="quoted"))
+    for span, _ in written_dates(text):
+        if free(span[0]):
+            facts.append(_Fact(text[span[0] : span[1]], kind="date"))
+            taken.append(span)
+    for match in _FRACTION.finditer(text):
+        before = (match.group(1) or "").lower()
+        if free(match.start()) and before not in _ORDINAL_WORDS:
+            # (a share in words, "a third of", "half of": a percentage as rounded as words are)
+            count = _FRACTION_COUNTS.get(before, 1)
+            share = 100 * count / _FRACTION_PARTS[match.group(2).lower().rstrip("s")]
+            written = match.group(0)[: -len("of")].strip()
+            fact = _Fact(written, number=f"{share:.3g}", unit="%", kind="number", approximate=True)
+            facts.append(fact)
+            taken.append(match.span())
+    for span, _ in written_weekdays(text):
+        if free(span[0]):
+            facts.append(_Fact(text[span[0] : span[1]], kind="weekday"))
+            taken.append(span)
     for pattern, kind in ((_TIMESTAMP, "timestamp"), (_CLOCK, "clock")):
         for match in pattern.finditer(text):
             if free(match.start()):
                 take(match, _Fact(match.group(0), kind=kind, context=_context(text, *match.span())))
     for match in _GROUPED.finditer(text):
         if free(match.start()):
-            grouped = match.group(0).replace(",", "")
-            take(match, _Fact(match.group(0), number=grouped, kind="number", context=_context(text, *match.span())))
+            # (thousands grouped with commas: "9,768", "1,234.5 ms", "536,870,912 bytes")
+            grouped, unit = match.group(1).replace(",", ""), match.group(2) or ""
+            take(
+                match,
+                _Fact(
+                    f"{match.group(1)}{unit}",
+                    number=grouped,
+                    unit=unit,
+                    kind="number",
+                    context=_context(text, *match.span()),
+                    near=_near(text, *match.span()),
+                ),
+            )
     for match in _ODD_NUMBER.finditer(text):
         if free(match.start()) and _NUMBER.fullmatch(match.group(0)) is None:
             written = match.group(0)
@@ -790,6 +820,8 @@ def _found(
 ) -> bool:
     if fact.kind in ("timestamp", "clock"):
         return compact(fact.text) in haystack or _same_time(fact, raw)
+    if fact.kind in ("date", "weekday"):
+        return compact(fact.text) in haystack or _same_day(fact, raw)
     if not fact.number:
         if compact(fact.text) in haystack or (fact.kind == "identifier" and _names_field(fact.text, fields)):
             return True
@@ -994,6 +1026,24 @@ def _same_quantity(fact: _Fact, raw: Sequence[str]) -> bool:
 
 def _plain(number: float) -> str:
     return repr(number)
+
+
+_FRACTION_PARTS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+_FRACTION_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "nine": 9}
+_ORDINAL_WORDS = frozenset({"first", "second", "last", "other", "latter", "former"})
+_FRACTION = re.compile(
+    r"\b(?:(a|an|one|two|three|four|nine|first|second|last|other|latter|former)\s+)?"
+    r"(half|thirds?|quarters?|fifths?|tenths?)\s+of\b",
+    re.IGNORECASE,
+)
+
+
+def _same_day(fact: _Fact, raw: Sequence[str]) -> bool:
+    """A date or weekday one of the evidence's moments falls on (``text.calendar_dates``)."""
+    moments = [moment for text in raw for moment in instants(text)]
+    if fact.kind == "weekday":
+        return any(shows_weekday(weekday, moments) for _, weekday in written_weekdays(f"on {fact.text}"))
+    return any(shows_date(candidates, moments) for _, candidates in written_dates(fact.text))
 
 
 def _same_time(fact: _Fact, raw: Sequence[str]) -> bool:

@@ -64,14 +64,7 @@ STATEMENTS = {
     "markdown-code-fence": f"``` {FACT}",
     **{f"statement-{name}": FACT + " " + text for name, text in HOSTILE.items()},
 }
-LEAKS_STATEMENT = {
-    "forged-confirmed-heading": "a statement opening with 'Confirmed facts:' is rendered as '- Confirmed facts: ...', "
-    "a second heading inside the facts list",
-    "markdown-heading": "markdown heading markup ('## ') is rendered at the start of a fact line",
-    "markdown-blockquote": "markdown blockquote markup ('> ') is rendered at the start of a fact line",
-    "markdown-table-row": "a markdown table row ('| ... |') is rendered as a fact line",
-    "markdown-code-fence": "a markdown code fence ('```') is rendered at the start of a fact line",
-}
+LEAKS_STATEMENT: dict[str, str] = {}
 
 
 def problems(text: str, *, marker: str = MARKER) -> list[str]:

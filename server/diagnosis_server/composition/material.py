@@ -38,7 +38,7 @@ from google.protobuf import timestamp_pb2
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import OwnPhrase, RecordedCall, Suggestion, suggestions_for
 from diagnosis_server.conversions import EnumType, JsonObject, JsonValue, enum_short_name
-from diagnosis_server.text.normalize import compact, display_text, normalize
+from diagnosis_server.text.normalize import compact, display_line, display_text, normalize
 from diagnosis_server.verification.derivability import concrete_facts
 from diagnosis_server.verification.verdict import valid_evidence_gaps
 
@@ -325,7 +325,7 @@ def allowed_material(
     def material(claim: contracts_pb2.Claim, inferred_from: tuple[str, ...] = ()) -> MaterialClaim:
         return MaterialClaim(
             claim_id=claim.claim_id,
-            statement=display_text(claim.statement),
+            statement=display_line(claim.statement),
             classification=classifications.get(claim.claim_id, _C.CLAIM_CLASSIFICATION_UNSPECIFIED),
             critical=claim.critical,
             hypothesis=claim.status == contracts_pb2.CLAIM_STATUS_HYPOTHESIS,
@@ -444,6 +444,6 @@ def excluded_statements(
     out = [
         claim.statement
         for claim in claims
-        if (claim.claim_id, display_text(claim.statement)) not in allowed and claim.statement.strip()
+        if (claim.claim_id, display_line(claim.statement)) not in allowed and claim.statement.strip()
     ]
     return tuple(dict.fromkeys(out))

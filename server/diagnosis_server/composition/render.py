@@ -21,7 +21,7 @@ from diagnosis_server.composition.material import AllowedMaterial, MaterialClaim
 from diagnosis_server.composition.suggestions import COLLECT_MORE, Suggestion
 from diagnosis_server.protocols.composer import ComposerParse
 from diagnosis_server.text.language import finds_nothing
-from diagnosis_server.text.normalize import display_text, displayable
+from diagnosis_server.text.normalize import display_line, display_text, displayable
 
 _V = contracts_pb2.Verdict
 _S = contracts_pb2.ComposerSource
@@ -315,7 +315,7 @@ def _cite(item: contracts_pb2.ComposedItem) -> str:
 
 
 def _line(field_name: str, item: contracts_pb2.ComposedItem, verdict: int) -> list[str]:
-    text = display_text(item.text)
+    text = display_line(item.text)
     if field_name == "possible_directions":
         inferred = ", ".join(shown_data(i) for i in item.inferred_from)
         label = f"Possibly (inferred from {inferred})" if item.inferred_from else "Possibly"

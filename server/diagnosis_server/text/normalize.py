@@ -205,6 +205,24 @@ def display_text(text: str) -> str:
     return " ".join(text.split())
 
 
+# What opens a line as a block or a label of the answer's own ("## ", "> ", "| ", "```", "Confirmed facts:", "Likely
+# cause (verified):"): never the start of a statement the answer shows.
+_BLOCK_OPENING = re2.compile(
+    r"^(?:\s*(?:#{1,6}(?:\s|$)|>+\s?|\|\s?|`{3,}|~{3,}|(?:[-*+]|\d{1,3}[.)])\s+|"
+    r"(?i:(?:confirmed facts?|likely causes?(?: \(verified\))?|possible directions?|next steps?|evidence gaps?"
+    r"|what happened|verdict|status|summary)\s*:)\s*))+"
+)
+_TABLE_END = re2.compile(r"\s*\|\s*$")
+
+
+def display_line(text: str) -> str:
+    """``display_text`` of a line the answer writes as its own item (a statement, a next step): no markdown block
+    or section label opens it."""
+    text = display_text(text)
+    stripped = _TABLE_END.sub("", _BLOCK_OPENING.sub("", text))
+    return stripped.strip() or text
+
+
 def displayable(text: str) -> bool:
     """Whether ``text`` passes the display check unchanged (one line of single spaces, nothing removed)."""
     return display_text(text) == text

@@ -128,6 +128,13 @@ class RunFollower:
                 if self._first_time(event):
                     yield event, item
                 continue
+            if event.node == run_pb2.NODE_NAME_EXECUTOR:
+                # A call's live progress may have overflowed the queue before its Executor event came: each recorded
+                # call of the attempt is yielded once, before the event that ends it.
+                recorded = await self._store.list_tool_invocations(self._run_id)
+                for tool_call in _tool_calls_of(recorded, event.cycle, event.sequence):
+                    if self._first_time(tool_call):
+                        yield tool_call, None
             self._advance(event)
             yield event, item
 

@@ -25,14 +25,8 @@ from diagnosis_server.agents.heuristic.observations import (
     parse_ts,
     records,
 )
-from diagnosis_server.agents.heuristic.workloads import (
-    is_label_value,
-    is_object_name,
-    is_reason,
-    workload_of_job,
-    workload_of_pod,
-    workload_of_replicaset,
-)
+from diagnosis_server.agents.heuristic.shapes import is_label_value, is_object_name, is_reason
+from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 

@@ -25,13 +25,9 @@ from datetime import datetime
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts, walk
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name
 from diagnosis_server.agents.heuristic.window import stale_termination
-from diagnosis_server.agents.heuristic.workloads import (
-    is_container_name,
-    is_object_name,
-    pod_workload_label,
-    workload_of_pod,
-)
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_MESSAGE = 160

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number
-from diagnosis_server.agents.heuristic.workloads import is_token_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_token_name
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 _SERVICE_LABELS = ("service", "app", "application", "deployment", "job_name", "service_name")
 # When a series describes objects (kube-state-metrics) or names its pod, the object's labels say what it is about:

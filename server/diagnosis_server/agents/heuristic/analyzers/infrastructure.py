@@ -15,7 +15,8 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding
-from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_container_name
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 CONTROL_PLANE = "kube-system"
 NO_SCHEDULER = "schedules no pod: the scheduler of the cluster is not running"

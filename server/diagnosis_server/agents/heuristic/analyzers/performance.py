@@ -13,7 +13,8 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name, is_object_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 THROTTLED = "container_cpu_cfs_throttled_periods_total"
 PERIODS = "container_cpu_cfs_periods_total"

@@ -26,7 +26,8 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_container_name
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:

@@ -19,7 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name
+from diagnosis_server.agents.heuristic.shapes import is_container_name
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import BindingError, ItemView, Observation, parse_ts
+from diagnosis_server.agents.heuristic.shapes import is_image, is_timestamp
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -51,11 +52,11 @@ def _finding(new: ReplicaSetView) -> Finding:
     detail = f"replicaset {new.name} of revision {new.revision}"
     bindings.insert(1, new.bind("metadata", "name"))
     image = new.get("spec", "template", "spec", "containers", 0, "image")
-    if isinstance(image, str):
+    if is_image(image):
         bindings.append(new.bind("spec", "template", "spec", "containers", 0, "image"))
         detail += f" runs {image}"
     created = new.get("metadata", "creationTimestamp")
-    if isinstance(created, str):
+    if is_timestamp(created):
         bindings.append(new.bind("metadata", "creationTimestamp"))
         detail += f" since {created}"
     if ready:

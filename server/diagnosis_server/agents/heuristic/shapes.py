@@ -18,6 +18,7 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a
 _QUALIFIED_PART = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 _DATA_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _REASON = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,127}")
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]{0,62}")
 # A name in another system's labels (a Prometheus job or instance, a Loki stream label): one token.
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.:/@-]{0,251}[A-Za-z0-9])?")
 SUBDOMAIN_MAX = 253
@@ -66,6 +67,11 @@ def is_data_key(value: object) -> TypeGuard[str]:
 def is_reason(value: object) -> TypeGuard[str]:
     """A reason as Kubernetes writes one: one word (``OOMKilled``, ``FailedScheduling``)."""
     return isinstance(value, str) and _REASON.fullmatch(value) is not None
+
+
+def is_kind(value: object) -> TypeGuard[str]:
+    """An object's kind: one CamelCase word (``Pod``, ``PersistentVolumeClaim``), at most 63."""
+    return isinstance(value, str) and _KIND.fullmatch(value) is not None
 
 
 def is_token_name(value: object) -> TypeGuard[str]:

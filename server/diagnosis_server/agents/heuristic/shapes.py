@@ -152,6 +152,11 @@ _VERSION = re.compile(r"[\w.+-]{1,128}", re.ASCII)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
 # An HTTP probe's path: RFC 3986 path (and query) characters, no space.
 _HTTP_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]{0,255}")
+# A node's directory (a hostPath): an absolute path of the characters paths are written in, no space.
+_FILE_PATH = re.compile(r"/[A-Za-z0-9._~@%+=:,/-]{0,255}")
+# Prometheus' metric name (and a recording rule's); a unit as a metric's source writes one (ms, bytes/s, %).
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,199}")
+_UNIT = re.compile(r"[A-Za-z%][A-Za-z0-9%/_.-]{0,31}")
 
 
 def is_image(value: object) -> TypeGuard[str]:
@@ -170,6 +175,21 @@ def is_version(value: object) -> TypeGuard[str]:
 def is_timestamp(value: object) -> TypeGuard[str]:
     """A time as an API writes one (``2025-02-11T06:40:00Z``)."""
     return isinstance(value, str) and _TIMESTAMP.fullmatch(value) is not None
+
+
+def is_file_path(value: object) -> TypeGuard[str]:
+    """A directory or file of a node (``/var/lib/app``): absolute, no space, at most 256."""
+    return isinstance(value, str) and _FILE_PATH.fullmatch(value) is not None
+
+
+def is_metric_name(value: object) -> TypeGuard[str]:
+    """A Prometheus metric name (``http_requests_total``)."""
+    return isinstance(value, str) and _METRIC_NAME.fullmatch(value) is not None
+
+
+def is_unit(value: object) -> TypeGuard[str]:
+    """A measurement's unit (``ms``, ``bytes/s``, ``count/min``, ``%``): one short token."""
+    return isinstance(value, str) and _UNIT.fullmatch(value) is not None
 
 
 def is_http_path(value: object) -> TypeGuard[str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import BindingError, ItemView, Observation, parse_ts
-from diagnosis_server.agents.heuristic.shapes import is_image, is_timestamp
+from diagnosis_server.agents.heuristic.shapes import is_image, is_object_name, is_timestamp
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -36,7 +36,8 @@ def _replicasets(obs: Observation) -> list[ReplicaSetView]:
         annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
         revision = annotations.get(REVISION) if isinstance(annotations, dict) else None
         name = metadata.get("name") if isinstance(metadata, dict) else None
-        if isinstance(name, str) and isinstance(revision, str) and revision.isdigit():
+        # (a ReplicaSet "name" that is not one is never a workload's name in a sentence)
+        if is_object_name(name) and isinstance(revision, str) and revision.isdigit():
             out.append(ReplicaSetView(obs, index, name, int(revision)))
     return sorted(out, key=lambda r: r.revision)
 

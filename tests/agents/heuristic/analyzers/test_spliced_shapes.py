@@ -323,6 +323,20 @@ def host_path(value: str) -> list[Observation]:
     return [pod_list(failing, writer), event_list(event)]
 
 
+def connection_state(value: str) -> list[Observation]:
+    """Postgres' connections by state, summed against its max_connections."""
+    base = {"__name__": "pg_stat_activity_count", "service": "orders-db", "instance": "orders-db:9187"}
+    active, idle = ranged({**base, "state": value}, [10, 12]), ranged({**base, "state": "idle"}, [80, 87])
+    limit = ranged(
+        {"__name__": "pg_settings_max_connections", "service": "orders-db", "instance": "orders-db:9187"}, [100, 100]
+    )
+    return [query_range("pg_stat_activity_count", active, idle), query_range("pg_settings_max_connections", limit)]
+
+
+def rollout_name(value: str) -> list[Observation]:
+    return _rollout(_replicaset(value, "2", 0))
+
+
 def alert_name(value: str) -> list[Observation]:
     alert = {"__name__": "ALERTS", "alertname": value, "alertstate": "firing", "service": "cart"}
     return [query_range("ALERTS", ranged(alert, [1, 1, 1]))]
@@ -382,6 +396,8 @@ SITES: dict[str, Site] = {
     "pod-phase": Site(pod_phase, "Pending", "(phase Pending)"),
     "rollout-image": Site(rollout_image, "registry.example/cart:2.0.0", "runs registry.example/cart:2.0.0"),
     "rollout-created": Site(rollout_created, "2025-02-11T06:30:00Z", "since 2025-02-11T06:30:00Z"),
+    "rollout-name": Site(rollout_name, "cart-7d9c8b6f5d", "replicaset cart-7d9c8b6f5d of revision 2"),
+    "connection-state": Site(connection_state, "active", "12 active + 87 idle"),
     "deploy-version": Site(deploy_version, "5.3.0", "cart 5.3.0 was deployed"),
     "metric-unit": Site(metric_unit, "ms", "to a peak of 2000 ms"),
     "upstream": Site(upstream, "payments-api", "to upstream payments-api rose"),

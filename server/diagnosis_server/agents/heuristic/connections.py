@@ -17,6 +17,7 @@ from diagnosis_server.agents.heuristic.analyzers.rules import Rules
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, Sample
+from diagnosis_server.agents.heuristic.shapes import is_token_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,8 @@ def _peak(group: list[ResultSeries]) -> _Reading:
     words: list[str] = []
     bindings: list[Binding] = []
     for series, sample in parts:
-        named = [k for k in differing if series.labels.get(k)]
+        # (a label value that is not one token is neither written nor bound; its sample still is)
+        named = [k for k in differing if is_token_name(series.labels.get(k))]
         words.append(" ".join([sample.text, *(series.labels[k] for k in named)]))
         bindings += [series.bind_sample(sample), *(series.bind_label(k) for k in named)]
     return _Reading(total, " + ".join(words), tuple(bindings))

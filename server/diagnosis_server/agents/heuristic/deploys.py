@@ -21,6 +21,7 @@ from diagnosis_server.agents.heuristic.observations import (
     Record,
     records,
 )
+from diagnosis_server.agents.heuristic.shapes import is_version
 from diagnosis_server.agents.heuristic.signatures import ERROR_LEVELS, self_excerpt
 from diagnosis_server.text.literal import literal_between
 
@@ -42,7 +43,10 @@ def _deploys(observations: Iterable[Observation]) -> list[Record]:
 
 
 def _deploy_bindings(deploy: Record) -> tuple[str, list[Binding]]:
-    described = f"{deploy.text('service')} {deploy.text('version')} was deployed at {deploy.text('ts')}"
+    # A version that is not one token is bound, never written.
+    version = deploy.text("version")
+    named = f"{deploy.text('service')} {version}" if is_version(version) else deploy.text("service")
+    described = f"{named} was deployed at {deploy.text('ts')}"
     bindings: list[Binding] = [deploy.bind("service"), deploy.bind("version"), deploy.bind("ts")]
     if deploy.text("summary"):
         described += f" ({quote(deploy.text('summary'))})"
@@ -52,6 +56,8 @@ def _deploy_bindings(deploy: Record) -> tuple[str, list[Binding]]:
 
 def _version_errors(deploy: Record, lines: Sequence[LogLine]) -> Finding | None:
     service, version = deploy.text("service"), deploy.text("version")
+    if not is_version(version):
+        return None
     token = literal_between(version, r"(?<![\w.])", r"(?![\w.])")
     for line in lines:
         if line.service != service or line.level not in ERROR_LEVELS or not token.search(line.message):

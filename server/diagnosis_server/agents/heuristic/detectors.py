@@ -24,6 +24,7 @@ from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.analyzers.rules import Thresholds, current_rules
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Point, Series, label_number
+from diagnosis_server.agents.heuristic.shapes import is_object_name, is_quantity, is_timestamp, is_token_name, is_unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ def _basics(s: Series) -> list[Binding]:
 
 
 def _unit(s: Series) -> tuple[str, list[Binding]]:
-    if s.unit and s.unit not in ("ratio", "count"):
+    if is_unit(s.unit) and s.unit not in ("ratio", "count"):
         return f" {s.unit}", [s.obs.bind("unit")]
     return "", []
 
@@ -69,8 +70,8 @@ def _baseline_series(s: Series, family: str) -> tuple[Finding | None, Onset | No
     rose = f"rose above its baseline to a peak of {peak}{unit} (baseline mean {base}{unit}), first above it at {when}"
     if family in (sig.UPSTREAM_LATENCY, sig.UPSTREAM_FAILURES):
         upstream = s.labels.get("upstream", "")
-        if not upstream:
-            return None, None
+        if not is_token_name(upstream):
+            return None, None  # (no upstream, or a "name" that is not one: never written)
         bindings.append(s.bind_label("upstream"))
         statement = f"{s.service} {s.metric} to upstream {upstream} {rose}"
         finding = Finding(family, Role.LINK, s.service, statement, tuple(bindings), onset=onset.ts, blamed=upstream)
@@ -84,7 +85,7 @@ def _limit_series(s: Series, family: str, t: Thresholds) -> Finding | None:
     peak = s.summary("max")
     limit = label_number(s.labels.get("limit"))
     ratio = t.memory_near_limit if family == sig.MEMORY else t.cpu_at_limit
-    if peak is None or not limit or peak < ratio * limit:
+    if peak is None or not limit or peak < ratio * limit or not is_quantity(s.labels["limit"]):
         return None
     unit, unit_bindings = _unit(s)
     bindings = (*_basics(s), s.bind_summary("max"), s.bind_label("limit"), *unit_bindings)
@@ -112,10 +113,10 @@ def _disk(s: Series, t: Thresholds) -> Finding | None:
         return None
     bindings = [*_basics(s), s.bind_summary("max")]
     where = ""
-    if s.labels.get("pod"):
+    if is_object_name(s.labels.get("pod")):
         where += f" on pod {s.labels['pod']}"
         bindings.append(s.bind_label("pod"))
-    if s.labels.get("capacity"):
+    if is_quantity(s.labels.get("capacity")):
         where += f" of its {s.labels['capacity']} volume"
         bindings.append(s.bind_label("capacity"))
     statement = f"{s.service} disk is nearly full ({s.metric} reached {s.summary_text('max')}{where})"
@@ -128,11 +129,11 @@ def _certificate(s: Series) -> Finding | None:
         return None
     bindings = [*_basics(s), s.bind_summary("min")]
     name = ""
-    if s.labels.get("secret"):
+    if is_object_name(s.labels.get("secret")):
         name = f" {s.labels['secret']}"
         bindings.append(s.bind_label("secret"))
     when = ""
-    if s.labels.get("not_after"):
+    if is_timestamp(s.labels.get("not_after")):
         when = f" at {s.labels['not_after']}"
         bindings.append(s.bind_label("not_after"))
     statement = f"{s.service} certificate{name} expired{when} ({s.metric} fell to {s.summary_text('min')})"
@@ -145,7 +146,7 @@ def _replicas(s: Series) -> Finding | None:
     if low is None or first is None:
         return None
     bindings = [*_basics(s), s.bind_summary("min")]
-    if desired is not None and low < desired:
+    if desired is not None and low < desired and is_quantity(s.labels["desired"]):
         bindings.append(s.bind_label("desired"))
         statement = f"{s.service} {s.metric} fell to {s.summary_text('min')} while {s.labels['desired']} are desired"
     elif low < first:

@@ -25,14 +25,8 @@ from diagnosis_server.agents.heuristic.observations import (
     parse_ts,
     records,
 )
-from diagnosis_server.agents.heuristic.workloads import (
-    is_label_value,
-    is_object_name,
-    is_reason,
-    workload_of_job,
-    workload_of_pod,
-    workload_of_replicaset,
-)
+from diagnosis_server.agents.heuristic.shapes import is_kind, is_label_value, is_object_name, is_reason
+from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
@@ -108,13 +102,14 @@ def event_views(
     return out
 
 
-def _shaped(service: str, name: str, reason: str) -> bool:
-    """An event whose workload is a label value, whose object's name an object name and whose reason one word
-    (each when there is one), by Kubernetes' rules."""
+def _shaped(service: str, name: str, reason: str, kind: str) -> bool:
+    """An event whose workload is a label value, whose object's name an object name, whose reason one word and
+    whose object's kind a kind (each when there is one), by Kubernetes' rules."""
     return (
         (not service or is_label_value(service))
         and (not name or is_object_name(name))
         and (not reason or is_reason(reason))
+        and (not kind or is_kind(kind))
     )
 
 
@@ -123,7 +118,7 @@ def _event_views(obs: Observation, known: Sequence[str], nodes: bool) -> list[Ev
     if obs.tool_name == "k8s.events":
         for record in records(obs, "events"):
             service = record.text("service")
-            if not _shaped(service, record.text("object"), record.text("reason")):
+            if not _shaped(service, record.text("object"), record.text("reason"), record.text("kind")):
                 continue  # a name or reason without its shape is never a name in a sentence
             if service or (nodes and record.text("kind") == "Node"):
                 out.append(
@@ -146,7 +141,9 @@ def _event_views(obs: Observation, known: Sequence[str], nodes: bool) -> list[Ev
             if not isinstance(item, dict) or not isinstance(involved, dict):
                 continue
             kind, name = str(involved.get("kind") or ""), str(involved.get("name") or "")
-            if not name or (kind == "Node" and not nodes) or not _shaped("", name, str(item.get("reason") or "")):
+            if not name or (kind == "Node" and not nodes):
+                continue
+            if not _shaped("", name, str(item.get("reason") or ""), kind):
                 continue
             service = "" if kind == "Node" else _service_of(kind, name, known)
             out.append(

@@ -25,6 +25,7 @@ from diagnosis_server.agents.heuristic.events import EventView, cleared, event_t
 from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views, settled
+from diagnosis_server.agents.heuristic.shapes import is_file_path
 
 MAX_MESSAGE = 120
 # Rule kinds whose node event says the node's disk is short: a hostPath writer on it is a candidate consumer.
@@ -105,8 +106,10 @@ def _host_path_writer(event: EventView, kind: str, pod: PodView, volume: int, pa
         pod.bind("spec", "volumes", volume, "hostPath", "path"),
         *_event_bindings(event),
     ]
+    # (a path that is not one is bound, never written)
+    shown = f"path {path}" if is_file_path(path) else "a path"
     statement = (
-        f"{pod.service} may fill the disk of node {node}: its pod {pod.name} mounts path {path} of the node's own "
+        f"{pod.service} may fill the disk of node {node}: its pod {pod.name} mounts {shown} of the node's own "
         f"disk to write, and node {node} reports {event.reason}{_said(event)}"
     )
     return Finding(

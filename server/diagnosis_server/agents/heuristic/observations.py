@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar, cast
 
-from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, is_object_name, is_token_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_object_name, is_token_name
+from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue, value_text
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 

@@ -25,13 +25,9 @@ from datetime import datetime
 from diagnosis_server.agents.heuristic.analyzers.rules import ContainerRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, ending, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, ItemView, Observation, parse_ts, walk
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name, is_pod_phase, is_timestamp
 from diagnosis_server.agents.heuristic.window import stale_termination
-from diagnosis_server.agents.heuristic.workloads import (
-    is_container_name,
-    is_object_name,
-    pod_workload_label,
-    workload_of_pod,
-)
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_MESSAGE = 160
@@ -126,7 +122,8 @@ def _aged(
     if not stale_termination(observations, pod.name, container, parse_ts(finished), since):
         return finding
     head, _, rest = finding.statement.partition(" (")
-    statement = f"{head} ({rest[:-1]}, finished at {finished})"
+    # (a time that is not one is bound, never written)
+    statement = f"{head} ({rest[:-1]}, finished at {finished})" if is_timestamp(finished) else finding.statement
     bindings = (*finding.bindings, pod.bind(*base, *path, "finishedAt"))
     return replace(finding, role=Role.SUPPORT, strength=1, statement=statement, bindings=bindings)
 
@@ -283,7 +280,7 @@ def _unready(pod: PodView) -> Finding | None:
         # "not ready" is what its Ready condition says: bound, so that the stance is the evidence's.
         bindings += [pod.bind("status", "conditions", at, "type"), pod.bind("status", "conditions", at, "status")]
     parts: list[str] = []
-    if phase:
+    if is_pod_phase(phase):
         bindings.append(pod.bind("status", "phase"))
         parts.append(f"phase {phase}")
     if restarts is not None:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from diagnosis_server.agents.heuristic import signals as sig
 from diagnosis_server.agents.heuristic.connections import PAIR_NAMES
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.agents.heuristic.workloads import is_token_name, names, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_token_name
+from diagnosis_server.agents.heuristic.workloads import names, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 SERIES = "prometheus.series"

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from diagnosis_server.agents.heuristic.findings import Finding, Role, first_of_each_key
 from diagnosis_server.agents.heuristic.observations import Binding, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
+from diagnosis_server.agents.heuristic.shapes import is_token_name
 
 ALERTS = "ALERTS"
 UP = "up"
@@ -34,8 +35,10 @@ def _named(series: ResultSeries) -> tuple[str, Binding] | None:
 
 
 def _alert(series: ResultSeries) -> Finding | None:
-    if series.name != ALERTS or series.labels.get("alertstate") != "firing" or not series.labels.get("alertname"):
+    if series.name != ALERTS or series.labels.get("alertstate") != "firing":
         return None
+    if not is_token_name(series.labels.get("alertname")):
+        return None  # (an alert "name" that is not one token is never written)
     firing = next((s for s in series.samples if s.value >= 1), None)
     owner = _named(series)
     if firing is None or owner is None:
@@ -56,7 +59,7 @@ def _down(series: ResultSeries) -> Finding | None:
     service, binding = owner
     bindings: list[Binding] = [binding, series.obs.bind("data", "result", series.index, "metric", "__name__")]
     instance = series.labels.get("instance", "")
-    where = f" target {instance}" if instance and instance != service else ""
+    where = f" target {instance}" if is_token_name(instance) and instance != service else ""
     if where:
         bindings.append(series.bind_label("instance"))
     bindings.append(series.bind_sample(down))

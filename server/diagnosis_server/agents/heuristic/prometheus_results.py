@@ -22,8 +22,8 @@ from diagnosis_server.agents.heuristic.connections import pair_findings
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Finding, Role, first_of_each_key
 from diagnosis_server.agents.heuristic.observations import BindingError, Observation
 from diagnosis_server.agents.heuristic.prometheus_series import ResultSeries, result_series
+from diagnosis_server.agents.heuristic.shapes import is_object_name
 from diagnosis_server.agents.heuristic.window import stale_termination
-from diagnosis_server.agents.heuristic.workloads import is_object_name
 from diagnosis_server.text.metric_units import time_unit
 
 _REASON_STATES = {

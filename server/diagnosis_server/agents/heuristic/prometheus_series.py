@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number
-from diagnosis_server.agents.heuristic.workloads import is_token_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_metric_name, is_token_name
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 _SERVICE_LABELS = ("service", "app", "application", "deployment", "job_name", "service_name")
 # When a series describes objects (kube-state-metrics) or names its pod, the object's labels say what it is about:
@@ -129,6 +130,8 @@ def _answer_series(obs: Observation) -> list[ResultSeries]:
         if not isinstance(item, dict) or not isinstance(metric, dict):
             continue
         labels = {str(k): str(v) for k, v in metric.items() if isinstance(v, str)}
+        if "__name__" in labels and not is_metric_name(labels["__name__"]):
+            continue  # (Prometheus names no series so: a "name" that is not one is never written)
         if not labels.get("__name__"):
             query = obs.arguments.get("query")
             if isinstance(query, str):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import BindingError, ItemView, Observation, parse_ts
+from diagnosis_server.agents.heuristic.shapes import is_image, is_object_name, is_timestamp
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -35,7 +36,8 @@ def _replicasets(obs: Observation) -> list[ReplicaSetView]:
         annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
         revision = annotations.get(REVISION) if isinstance(annotations, dict) else None
         name = metadata.get("name") if isinstance(metadata, dict) else None
-        if isinstance(name, str) and isinstance(revision, str) and revision.isdigit():
+        # (a ReplicaSet "name" that is not one is never a workload's name in a sentence)
+        if is_object_name(name) and isinstance(revision, str) and revision.isdigit():
             out.append(ReplicaSetView(obs, index, name, int(revision)))
     return sorted(out, key=lambda r: r.revision)
 
@@ -51,11 +53,11 @@ def _finding(new: ReplicaSetView) -> Finding:
     detail = f"replicaset {new.name} of revision {new.revision}"
     bindings.insert(1, new.bind("metadata", "name"))
     image = new.get("spec", "template", "spec", "containers", 0, "image")
-    if isinstance(image, str):
+    if is_image(image):
         bindings.append(new.bind("spec", "template", "spec", "containers", 0, "image"))
         detail += f" runs {image}"
     created = new.get("metadata", "creationTimestamp")
-    if isinstance(created, str):
+    if is_timestamp(created):
         bindings.append(new.bind("metadata", "creationTimestamp"))
         detail += f" since {created}"
     if ready:

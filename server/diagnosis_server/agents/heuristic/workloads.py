@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TypeGuard
 
+from diagnosis_server.agents.heuristic.shapes import is_label_value
 from diagnosis_server.conversions import JsonValue
 
 # A ReplicaSet's pod-template-hash (and a CronJob's Job's minute stamp) is written in Kubernetes' safe alphabet,
@@ -30,43 +30,6 @@ WORKLOAD_LABELS = ("app.kubernetes.io/name", "app", "k8s-app", "app.kubernetes.i
 # The Loki stream labels that name a line's workload, in order. A pod's name says its workload (its controller's,
 # or through the pods listing its release's) where a container's name need not ("api", "redis", "app").
 STREAM_LABELS = ("app", "service", "service_name", "app_kubernetes_io_name", "job", "pod", "container")
-
-
-# The shapes of what a value names, by Kubernetes' own rules (apimachinery's validation: a DNS-1123 subdomain for
-# an object's name, a DNS-1123 label for a container's, a label value) and of a reason (one CamelCase word). A
-# value from an output that lacks the shape of what it names is never used as a name in a sentence: its object
-# is not read as a workload's (it may still be quoted, as found, with its pointer).
-_DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
-_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
-_REASON = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,127}")
-# A name in another system's labels (a Prometheus job or instance, a Loki stream label): one token.
-_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.:/@-]{0,251}[A-Za-z0-9])?")
-
-
-def is_object_name(value: object) -> TypeGuard[str]:
-    """A Kubernetes object's name: a DNS-1123 subdomain (at most 253 characters)."""
-    return isinstance(value, str) and len(value) <= 253 and _DNS_SUBDOMAIN.fullmatch(value) is not None
-
-
-def is_container_name(value: object) -> TypeGuard[str]:
-    """A container's (or namespace's) name: a DNS-1123 label."""
-    return isinstance(value, str) and _DNS_LABEL.fullmatch(value) is not None
-
-
-def is_label_value(value: object) -> TypeGuard[str]:
-    """A non-empty Kubernetes label value (at most 63 characters of ``A-Za-z0-9-_.``, alphanumeric at the ends)."""
-    return isinstance(value, str) and bool(value) and _LABEL_VALUE.fullmatch(value) is not None
-
-
-def is_reason(value: object) -> TypeGuard[str]:
-    """A reason as Kubernetes writes one: one word (``OOMKilled``, ``FailedScheduling``)."""
-    return isinstance(value, str) and _REASON.fullmatch(value) is not None
-
-
-def is_token_name(value: object) -> TypeGuard[str]:
-    """A name of another system's labels (a Prometheus job or instance, a Loki label): one token, no spaces."""
-    return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
 
 
 def workload_of_pod(name: str) -> str:

@@ -27,6 +27,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, parse_ts
+from diagnosis_server.agents.heuristic.shapes import is_label_key, is_object_name, is_quantity
 from diagnosis_server.agents.heuristic.workloads import workload_of_replicaset
 
 _MIN = datetime.min.replace(tzinfo=UTC)
@@ -42,11 +43,12 @@ def _quota(match: re.Match[str], message: str, namespace: str, evidence: Evidenc
         return "", []
     resource = requested.group("resource")
     hard, used = quota.text("status", "hard", resource), quota.text("status", "used", resource)
-    if not hard:
+    # A hard limit or a use that is not a quantity is never written (nor the resource, if not a resource's name).
+    if not is_quantity(hard) or not is_label_key(resource):
         return "", []
     facts = f"quota {name} allows {resource} {hard}"
     bindings = [quota.bind_name(), quota.bind("status", "hard")]
-    if used:
+    if is_quantity(used):
         facts += f" and {used} is used"
         bindings.append(quota.bind("status", "used"))
     return facts, bindings
@@ -54,7 +56,9 @@ def _quota(match: re.Match[str], message: str, namespace: str, evidence: Evidenc
 
 def _account(match: re.Match[str], namespace: str, evidence: Evidence) -> tuple[str, list[Binding]]:
     name = match.group("name")
-    if not evidence.listed("ServiceAccount", namespace) or evidence.named("ServiceAccount", name, namespace):
+    if not is_object_name(name) or not evidence.listed("ServiceAccount", namespace):
+        return "", []  # (a "name" that is not one is never written)
+    if evidence.named("ServiceAccount", name, namespace):
         return "", []
     return f"service account {name} does not exist in namespace {namespace}", []
 
@@ -164,8 +168,10 @@ def _owned_ready(event: Obj, evidence: Evidence) -> list[tuple[Obj, int]]:
     return owned
 
 
-def _ended_by_pods(event: Obj, owned: list[tuple[Obj, int]]) -> Finding:
+def _ended_by_pods(event: Obj, owned: list[tuple[Obj, int]]) -> Finding | None:
     pod, r = owned[0]
+    if not is_object_name(event.text("involvedObject", "name")):
+        return None  # (a "name" that is not one is never written)
     service, service_binding = workload_of(pod)
     path = event_time_path(event)
     facts = f"pod {pod.name} of {event.text('involvedObject', 'kind').lower()} {event.text('involvedObject', 'name')}"
@@ -210,8 +216,9 @@ def analyze(evidence: Evidence) -> list[Finding]:
                 continue
         else:
             owned = _owned_ready(event, evidence)
-            if owned:
-                out.append(_ended_by_pods(event, owned))
+            ended = _ended_by_pods(event, owned) if owned else None
+            if ended is not None:
+                out.append(ended)
                 continue
         out.append(_current(event, controller, rules, evidence))
     return out

@@ -19,7 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
 from diagnosis_server.agents.heuristic.observations import LogLine, log_lines
-from diagnosis_server.agents.heuristic.workloads import is_object_name
+from diagnosis_server.agents.heuristic.shapes import is_object_name
 
 LOG_TOOLS = frozenset({"kubernetes.pod_logs", "loki.query_range"})
 

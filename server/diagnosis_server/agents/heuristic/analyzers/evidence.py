@@ -14,13 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, parse_ts, walk
-from diagnosis_server.agents.heuristic.workloads import (
-    is_container_name,
-    is_object_name,
-    pod_workload_label,
-    workload_of_pod,
-    workload_of_replicaset,
-)
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name
+from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 LIST_TOOLS = {

@@ -15,7 +15,14 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding
-from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import (
+    is_condition_status,
+    is_container_name,
+    is_object_name,
+    is_pod_phase,
+    is_reason,
+)
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 CONTROL_PLANE = "kube-system"
 NO_SCHEDULER = "schedules no pod: the scheduler of the cluster is not running"
@@ -28,13 +35,15 @@ def _nodes(evidence: Evidence) -> list[Finding]:
         for c, cond in enumerate(conditions if isinstance(conditions, list) else []):
             if not isinstance(cond, dict) or cond.get("type") != "Ready" or cond.get("status") == "True":
                 continue
+            if not is_condition_status(cond.get("status")):
+                continue  # (a status the API does not have is never written)
             bindings: list[Binding] = [
                 node.bind_name(),
                 node.bind("status", "conditions", c, "type"),
                 node.bind("status", "conditions", c, "status"),
             ]
             facts = f"node {node.name} has condition Ready {cond.get('status')}"
-            if cond.get("reason"):
+            if is_reason(cond.get("reason")):
                 facts += f" with reason {cond.get('reason')}"
                 bindings.append(node.bind("status", "conditions", c, "reason"))
             on = [
@@ -65,15 +74,19 @@ def _state(pod: Obj) -> tuple[str, list[Binding]]:
     statuses = pod.get("status", "containerStatuses")
     for s in range(len(statuses) if isinstance(statuses, list) else 0):
         reason = pod.text("status", "containerStatuses", s, "state", "waiting", "reason")
-        if reason:
+        if is_reason(reason):
             return f"its container is waiting with reason {reason}", [
                 pod.bind("status", "containerStatuses", s, "state", "waiting", "reason")
             ]
-    bindings = [pod.bind("status", "phase")] if pod.text("status", "phase") else []
-    if pod.text("status", "reason"):
+    # A phase or reason the API would not write is never written: the pod is said not ready.
+    phase, reason = pod.text("status", "phase"), pod.text("status", "reason")
+    if not is_pod_phase(phase):
+        return "it is not ready", []
+    bindings = [pod.bind("status", "phase")]
+    if is_reason(reason):
         bindings.append(pod.bind("status", "reason"))
-        return f"it is {pod.text('status', 'phase')} with reason {pod.text('status', 'reason')}", bindings
-    return (f"it is {pod.text('status', 'phase')}", bindings) if bindings else ("it is not ready", [])
+        return f"it is {phase} with reason {reason}", bindings
+    return f"it is {phase}", bindings
 
 
 def _unscheduled(evidence: Evidence) -> list[Obj]:
@@ -101,6 +114,7 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
             state, bindings = _state(pod)
             facts = f"pod {pod.name} in namespace {CONTROL_PLANE} is not running: {state}"
             node = pod.text("spec", "nodeName")
+            node = node if is_object_name(node) else ""
             served = [
                 p
                 for p in evidence.objects("Pod")

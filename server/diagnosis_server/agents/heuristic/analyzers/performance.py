@@ -13,7 +13,8 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, Observation, label_number, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name, is_object_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name, is_quantity
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 THROTTLED = "container_cpu_cfs_throttled_periods_total"
 PERIODS = "container_cpu_cfs_periods_total"
@@ -81,7 +82,7 @@ def analyze(evidence: Evidence) -> list[Finding]:
         containers = pod.get("spec", "containers") if pod is not None else None
         for c, spec in enumerate(containers if isinstance(containers, list) else []):
             limit = walk(spec, ("resources", "limits", "cpu"))
-            if pod is not None and walk(spec, ("name",)) == container and isinstance(limit, str):
+            if pod is not None and walk(spec, ("name",)) == container and isinstance(limit, str) and is_quantity(limit):
                 facts += f"; its cpu limit is {limit}"
                 bindings.append(pod.bind("spec", "containers", c, "resources", "limits", "cpu"))
         out.append(joined("cpu_throttled", workload_of_pod(pod_name), "is slowed at its CPU limit", facts, bindings))

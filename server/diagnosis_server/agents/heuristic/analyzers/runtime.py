@@ -17,7 +17,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_http_path, is_port, is_quantity
 
 PROBES = {"Liveness": "livenessProbe", "Readiness": "readinessProbe", "Startup": "startupProbe"}
 
@@ -40,6 +40,9 @@ def _probe_port(pod: Obj, probe: str) -> tuple[int, str, tuple[str | int, ...]] 
         for handler in ("httpGet", "tcpSocket", "grpc"):
             port = walk(spec, (handler, "port"))
             if port is not None:
+                # A port that is not one (a number 1-65535 or a port's name) is never written: no probe finding.
+                if not is_port(port):
+                    return None
                 return c, str(port), ("spec", "containers", c, PROBES[probe], handler, "port")
     return None
 
@@ -48,7 +51,7 @@ def _declared(pod: Obj, c: int) -> list[tuple[int, str]]:
     ports = pod.get("spec", "containers", c, "ports")
     out: list[tuple[int, str]] = []
     for p, port in enumerate(ports if isinstance(ports, list) else []):
-        if isinstance(port, dict) and port.get("containerPort") is not None:
+        if isinstance(port, dict) and is_port(port.get("containerPort")):
             out.append((p, str(port["containerPort"])))
     return out
 
@@ -89,7 +92,7 @@ def _probe(pod: Obj, rule: ClusterRule, match: re.Match[str], event: Obj) -> Fin
     bindings = [*base, pod.bind(*path)]
     # An HTTP probe answered with an error status: the path it asks for is the one the server does not serve.
     asked = pod.text(*path[:-1], "path")
-    if rule.kind == "probe_status" and path[-2] == "httpGet" and asked:
+    if rule.kind == "probe_status" and path[-2] == "httpGet" and is_http_path(asked):
         facts = f"{probe.lower()} probe of container {name} asks for path {asked} on port {port}"
         bindings.append(pod.bind(*path[:-1], "path"))
     return joined(rule.kind, service, rule.phrase, facts, bindings, said=said, strength=3, pod=pod.name)
@@ -141,7 +144,9 @@ def _oom(evidence: Evidence) -> list[Finding]:
                 if not limit:
                     continue
                 service, service_binding = workload_of(pod)
-                facts = f"container {name} of pod {pod.name} was OOMKilled at its memory limit {limit}"
+                # The limit is bound either way; written only when it is a quantity.
+                shown = f" {limit}" if is_quantity(limit) else ""
+                facts = f"container {name} of pod {pod.name} was OOMKilled at its memory limit{shown}"
                 bindings: list[Binding] = [
                     service_binding,
                     pod.bind_name(),

@@ -26,7 +26,16 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name, workload_of_pod
+from diagnosis_server.agents.heuristic.shapes import (
+    is_claim_phase,
+    is_container_name,
+    is_label_key,
+    is_label_value,
+    is_object_name,
+    is_quantity,
+    is_taint_effect,
+)
+from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 
 
 def _scheduler_text(pod: Obj, evidence: Evidence) -> tuple[str, Binding] | None:
@@ -58,11 +67,12 @@ def _nodes_with(evidence: Evidence, test: object) -> list[tuple[Obj, int]]:
 def _taint(pod: Obj, match: re.Match[str], evidence: Evidence) -> tuple[str, list[Binding]]:
     key = match.group("key").strip()
     nodes = _nodes_with(evidence, lambda taint: taint.get("key") == key)
-    if not nodes:
+    if not nodes or not is_label_key(key):
         return "", []
     node, t = nodes[0]
     effect = node.text("spec", "taints", t, "effect")
-    facts = f"node {node.name} has taint {key} with effect {effect}; pod {pod.name} has no toleration for {key}"
+    shown = f" with effect {effect}" if is_taint_effect(effect) else ""
+    facts = f"node {node.name} has taint {key}{shown}; pod {pod.name} has no toleration for {key}"
     bindings = [node.bind_name(), node.bind("spec", "taints", t)]
     return facts, [*bindings, pod.bind_name()]
 
@@ -83,9 +93,11 @@ def _selector(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         nodes = evidence.objects("Node")
         if nodes and any(n.labels.get(str(key)) == value for n in nodes):
             return "", []
-        facts = f"pod {pod.name} needs node label {key}={value}"
+        # A key or value without its shape is never written: the selector is bound, the label not named.
+        label = f"node label {key}={value}" if is_label_key(key) and is_label_value(value, empty=True) else ""
+        facts = f"pod {pod.name} needs {label or 'a node label'}"
         if nodes and evidence.listed("Node"):
-            facts += f"; no node has label {key}={value}"
+            facts += f"; no node has {label or 'that label'}"
         return facts, [pod.bind_name(), pod.bind("spec", "nodeSelector")]
     terms = pod.get("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(terms, dict):
@@ -100,7 +112,7 @@ def _selector(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
             0,
             "key",
         )
-        if key:
+        if is_label_key(key):
             path = ("nodeSelectorTerms", 0, "matchExpressions", 0, "key")
             bound = pod.bind(
                 "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", *path
@@ -115,16 +127,18 @@ def _request(pod: Obj, resource: str, evidence: Evidence) -> tuple[str, list[Bin
         requests = walk(container, ("resources", "requests"))
         if isinstance(requests, dict) and resource in requests:
             name = pod.text("spec", "containers", c, "name")
-            if not is_container_name(name):
+            if not is_container_name(name) or not is_label_key(resource):
                 continue  # never a name in a sentence
-            facts = f"pod {pod.name} requests {resource} {requests[resource]} for container {name}"
+            # A request that is not a quantity is bound, never written.
+            amount = f" {requests[resource]}" if is_quantity(requests[resource]) else ""
+            facts = f"pod {pod.name} requests {resource}{amount} for container {name}"
             bindings = [
                 pod.bind_name(),
                 pod.bind("spec", "containers", c, "name"),
                 pod.bind("spec", "containers", c, "resources", "requests"),
             ]
             # A node pods may run on (no taint) says what a node gives, before a tainted control plane.
-            nodes = [n for n in evidence.objects("Node") if n.text("status", "allocatable", resource)]
+            nodes = [n for n in evidence.objects("Node") if is_quantity(n.get("status", "allocatable", resource))]
             nodes.sort(key=lambda n: bool(n.get("spec", "taints")))
             if nodes:
                 node = nodes[0]
@@ -140,10 +154,12 @@ def _volume_facts(pvc: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
     wanted = pvc.text("spec", "storageClassName")
     volume = pvc.text("spec", "volumeName")
     if volume:
+        if not is_object_name(volume):
+            return "", []
         pv = evidence.named("PersistentVolume", volume)
         if pv is not None:
             ref_name, ref_ns = pv.text("spec", "claimRef", "name"), pv.text("spec", "claimRef", "namespace")
-            if ref_name and (ref_name, ref_ns or pvc.namespace) != (pvc.name, pvc.namespace):
+            if is_object_name(ref_name) and (ref_name, ref_ns or pvc.namespace) != (pvc.name, pvc.namespace):
                 return (
                     # (Not "bound": the scheduler's text says the claim is unbound, a word the check reads.)
                     f"it asks for volume {volume}, which another claim holds: {ref_name}",
@@ -152,7 +168,7 @@ def _volume_facts(pvc: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         elif evidence.listed("PersistentVolume"):
             return f"it asks for volume {volume}, which does not exist", [pvc.bind("spec", "volumeName")]
         return "", []
-    if wanted and evidence.listed("StorageClass") and evidence.named("StorageClass", wanted) is None:
+    if is_object_name(wanted) and evidence.listed("StorageClass") and evidence.named("StorageClass", wanted) is None:
         return f"its storageclass {wanted} does not exist", [pvc.bind("spec", "storageClassName")]
     if not wanted and evidence.listed("PersistentVolume"):
         free = [
@@ -177,8 +193,10 @@ def _claim(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         if pvc is None or pvc.text("status", "phase") == "Bound":
             continue
         bindings = [pod.bind("spec", "volumes", v, "persistentVolumeClaim", "claimName"), pvc.bind_name()]
-        facts = f"claim {name} is {pvc.text('status', 'phase') or 'not bound'}"
-        if pvc.text("status", "phase"):
+        phase = pvc.text("status", "phase")
+        # A phase the API does not have is bound, never written: the claim is not Bound, as its phase shows.
+        facts = f"claim {name} is {phase if is_claim_phase(phase) else 'not bound'}"
+        if phase:
             bindings.append(pvc.bind("status", "phase"))
         why, shown = _volume_facts(pvc, evidence)
         if why:
@@ -267,7 +285,8 @@ def _ended(pod: Obj, evidence: Evidence) -> Finding | None:
     service, service_binding = workload_of(pod)
     when = latest.text(*path) if path else ""
     bindings = [service_binding, pod.bind_name(), pod.bind("spec", "nodeName"), latest.bind("reason")]
-    facts = f"pod {pod.name} runs on node {pod.text('spec', 'nodeName')}"
+    node = pod.text("spec", "nodeName")
+    facts = f"pod {pod.name} runs on {f'node {node}' if is_object_name(node) else 'a node'}"
     if when:
         facts += f" since FailedScheduling last reported at {when}"
         bindings.append(latest.bind(*path))
@@ -292,7 +311,9 @@ def _vanished(evidence: Evidence) -> list[Finding]:
             latest[key] = event
     out: list[Finding] = []
     for (namespace, name), event in latest.items():
-        if not evidence.listed("Pod", namespace) or evidence.named("Pod", name, namespace) is not None:
+        if not is_object_name(name) or not evidence.listed("Pod", namespace):
+            continue  # (a "name" that is not one is never written)
+        if evidence.named("Pod", name, namespace) is not None:
             continue
         workload = workload_of_pod(name)
         mine = [p for p in evidence.objects("Pod", namespace) if workload_of(p)[0] == workload]
@@ -328,7 +349,9 @@ def _on_no_node(pod: Obj, evidence: Evidence) -> Finding | None:
     """A pod bound (``spec.nodeName``, set in its template or by hand) to a node the whole node list lacks: no
     scheduler places it and no kubelet runs it."""
     node = pod.text("spec", "nodeName")
-    if not evidence.listed("Node") or not evidence.objects("Node") or evidence.named("Node", node) is not None:
+    if not is_object_name(node) or not evidence.listed("Node") or not evidence.objects("Node"):
+        return None  # (a node "name" that is not one is never written)
+    if evidence.named("Node", node) is not None:
         return None
     if pod.text("status", "phase") not in ("", "Pending"):
         return None

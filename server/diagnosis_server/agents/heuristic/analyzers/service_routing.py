@@ -13,6 +13,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
+from diagnosis_server.agents.heuristic.shapes import is_label_key, is_label_value, is_port
 
 MAX_SHOWN = 2
 
@@ -41,12 +42,20 @@ def _near_misses(service: Obj, selector: dict[str, str], pods: list[Obj]) -> lis
     return out[:MAX_SHOWN]
 
 
+def _labelled(key: str, value: str) -> bool:
+    return is_label_key(key) and is_label_value(value, empty=True)
+
+
 def _selector_finding(service: Obj, selector: dict[str, str], pods: list[Obj]) -> Finding:
-    wanted = ",".join(f"{k}={v}" for k, v in selector.items())
     bindings: list[Binding] = [service.bind_name(), *(service.bind("spec", "selector", k) for k in selector)]
-    facts = f"Service {service.name} has selector {wanted}; no pod in namespace {service.namespace} has that label"
+    if all(_labelled(k, v) for k, v in selector.items()):
+        wanted = ",".join(f"{k}={v}" for k, v in selector.items())
+        facts = f"Service {service.name} has selector {wanted}; no pod in namespace {service.namespace} has that label"
+    else:
+        # A key or value without its shape is never written: the selector is bound, not spelled out.
+        facts = f"Service {service.name} has a selector; no pod in namespace {service.namespace} has its labels"
     bindings.append(service.bind("metadata", "namespace"))
-    misses = _near_misses(service, selector, pods)
+    misses = [(p, k) for p, k in _near_misses(service, selector, pods) if _labelled(k, p.labels[k])]
     if misses:
         shown = sorted({f"{key}={pod.labels[key]}" for pod, key in misses})
         facts += f" (pods have {', '.join(shown)})"
@@ -82,7 +91,7 @@ def _port_findings(service: Obj, pods: list[Obj]) -> list[Finding]:
         if isinstance(target, int) and not isinstance(target, bool):
             if any(number == target for _, _, number, _ in declared):
                 continue
-        elif isinstance(target, str):
+        elif isinstance(target, str) and is_port(target):
             if any(name == target for _, _, _, name in declared):
                 continue
         else:

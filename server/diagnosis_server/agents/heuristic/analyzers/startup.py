@@ -19,7 +19,7 @@ from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_bind
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.workloads import is_container_name
+from diagnosis_server.agents.heuristic.shapes import is_container_name, is_data_key, is_image, is_object_name
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})
@@ -50,6 +50,8 @@ def _stuck(pod: Obj) -> bool:
 def _missing(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
     name = match.group("name").split(",")[0].strip()
     kind = KINDS[rule.kind]
+    if not is_object_name(name):
+        return "", []  # the kubelet's text names no object: its message is quoted, never its "name" written
     if not evidence.listed(kind, pod.namespace) or evidence.named(kind, name, pod.namespace) is not None:
         return "", []
     return f"{kind.lower()} {name} does not exist in namespace {pod.namespace}", [pod.bind("metadata", "namespace")]
@@ -59,8 +61,11 @@ def _key(match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[
     kind, name, key = match.group("what"), match.group("name"), match.group("key")
     obj = evidence.named(kind, name, pod.namespace)
     data = obj.get("data") if obj is not None else None
-    if obj is None or not isinstance(data, dict) or key in data:
+    if obj is None or not isinstance(data, dict) or key in data or not is_data_key(key):
         return "", []
+    if not all(is_data_key(k) for k in data):
+        # Keys that are not keys are never written: the data is bound, the keys it has are not listed.
+        return f"{kind.lower()} {name} has no key {key}", [obj.bind_name(), obj.bind("data")]
     keys = ", ".join(sorted(data)) or "none"
     return f"{kind.lower()} {name} has keys {keys}, not {key}", [obj.bind_name(), obj.bind("data")]
 
@@ -70,8 +75,8 @@ def _image(pod: Obj, container: int, image: str) -> tuple[str, list[Binding]]:
     for c, spec in enumerate(containers if isinstance(containers, list) else []):
         if isinstance(spec, dict) and (spec.get("image") == image or (container >= 0 and c == container)):
             name = pod.text("spec", "containers", c, "name")
-            if not is_container_name(name):
-                continue  # never a name in a sentence
+            if not is_container_name(name) or not is_image(spec.get("image")):
+                continue  # never a name or an image in a sentence
             bindings = [pod.bind("spec", "containers", c, "name"), pod.bind("spec", "containers", c, "image")]
             return (
                 f"container {name} of pod {pod.name} uses image {pod.text('spec', 'containers', c, 'image')}",

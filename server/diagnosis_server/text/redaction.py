@@ -44,9 +44,11 @@ from diagnosis_server.text.secret_formats import (
     COMMAND_MARKERS,
     COMMAND_PATTERN,
     PATTERN,
-    PATTERN_MARKERS,
     SECRET_WORDS,
     VALUE_GROUPS,
+)
+from diagnosis_server.text.secret_formats import (
+    PATTERN_MARKERS as PATTERN_MARKERS,  # (re-exported: its test and the sources read it here)
 )
 
 REDACTED = "[REDACTED]"
@@ -94,26 +96,35 @@ def command_pattern() -> Any:
     return COMMAND_PATTERN
 
 
+# Each redacted group's name and number (RE2's match looks a name up by building the whole table anew).
+_GROUPS = tuple((name, PATTERN.groupindex[name]) for name in VALUE_GROUPS)
+_COMMAND_GROUPS = tuple((name, COMMAND_PATTERN.groupindex[name]) for name in COMMAND_GROUPS)
+_CLIUSER_NAME = PATTERN.groupindex["cliuser_name"]
+
+
 def _replace(match: Any) -> str:
     """The match with the part its alternative names redacted, unless that part is an ordinary value."""
-    for name in VALUE_GROUPS:
-        value = match.group(name)
-        if value is not None:
-            return _redacted_part(match, name, value)
-    return REDACTED
+    return _redacted_part(match, _GROUPS)
 
 
-def _redacted_part(match: Any, name: str, value: str) -> str:
+def _command_replace(match: Any) -> str:
+    return _redacted_part(match, _COMMAND_GROUPS)
+
+
+def _redacted_part(match: Any, groups: tuple[tuple[str, int], ...]) -> str:
     whole: str = match.group(0)
-    offset: int = match.start(0)
-    group: int = match.re.groupindex[name]  # (RE2's match takes a group's number, not its name)
-    start, end = match.start(group) - offset, match.end(group) - offset
-    if value == REDACTED or _kept(match, name, whole[:start], value):
-        return whole
-    if name == "header":  # "Bearer ...": the scheme stays readable
-        scheme = _AUTH_SCHEME.match(value)
-        start += len(scheme.group(0)) if scheme else 0
-    return f"{whole[:start]}{REDACTED}{whole[end:]}"
+    for name, group in groups:
+        value: str | None = match.group(group)
+        if value is None:
+            continue
+        start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
+        if value == REDACTED or _kept(match, name, whole[:start], value):
+            return whole
+        if name == "header":  # "Bearer ...": the scheme stays readable
+            scheme = _AUTH_SCHEME.match(value)
+            start += len(scheme.group(0)) if scheme else 0
+        return f"{whole[:start]}{REDACTED}{whole[end:]}"
+    return whole
 
 
 def _kept(match: Any, name: str, key: str, value: str) -> bool:
@@ -125,21 +136,13 @@ def _kept(match: Any, name: str, key: str, value: str) -> bool:
     if name == "flag":
         return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS
     if name == "cliuser":  # "docker run -u 1000:1000" is a uid and a gid
-        return _DIGITS.fullmatch(value) is not None and _DIGITS.fullmatch(match.group("cliuser_name")) is not None
+        return _DIGITS.fullmatch(value) is not None and _DIGITS.fullmatch(match.group(_CLIUSER_NAME)) is not None
     return False
 
 
 def _ordinary_value(key: str, value: str) -> bool:
     """A count under a key that is no password ("max_tokens=4096"), or a value that is only blanks."""
     return (_DIGITS.fullmatch(value) is not None and not _PASSWORD_KEY.search(key)) or not value.strip()
-
-
-def _command_replace(match: Any) -> str:
-    for name in COMMAND_GROUPS:
-        value = match.group(name)
-        if value is not None:
-            return _redacted_part(match, name, value)
-    return str(match.group(0))
 
 
 def _tokens_redacted(text: str) -> str:

@@ -242,3 +242,16 @@ def test_counts_and_settings_under_secret_named_keys_stay() -> None:
 def test_docker_auth_is_redacted_as_a_json_value() -> None:
     config: JsonValue = {"auths": {"ghcr.io": {"auth": DOCKER_AUTH, "email": "ci@acme.io"}}}
     assert Redactor().value(config) == {"auths": {"ghcr.io": {"auth": REDACTED, "email": "ci@acme.io"}}}
+
+
+@pytest.mark.parametrize(("name", "secret", "text"), FOUND, ids=[name for name, _, _ in FOUND])
+def test_redacting_twice_changes_nothing_more(name: str, secret: str, text: str) -> None:
+    """A recorded output redacted again (a replay, a display of a stored quote) keeps its markers as they were."""
+    once = Redactor().text(text)
+    assert Redactor().text(once) == once
+
+
+def test_a_marker_read_as_a_list_is_left_alone() -> None:
+    """'token: [REDACTED]' could read as a list whose first item is 'REDACTED': it is the marker, kept whole."""
+    for text in ("failed to fetch oauth token: [REDACTED] status 401", 'API_TOKEN = [REDACTED]"API_TOKEN"]'):
+        assert Redactor().text(text) == text

@@ -118,13 +118,19 @@ def _redacted_part(match: Any, groups: tuple[tuple[str, int], ...]) -> str:
         if value is None:
             continue
         start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
-        if value == REDACTED or _kept(match, name, whole[:start], value):
+        if _already_redacted(match, group, value) or _kept(match, name, whole[:start], value):
             return whole
         if name == "header":  # "Bearer ...": the scheme stays readable
             scheme = _AUTH_SCHEME.match(value)
             start += len(scheme.group(0)) if scheme else 0
         return f"{whole[:start]}{REDACTED}{whole[end:]}"
     return whole
+
+
+def _already_redacted(match: Any, group: int, value: str) -> bool:
+    """The value is the marker, or the marker's inside ("token: [REDACTED]" read as a list holding "REDACTED")."""
+    start: int = match.start(group)
+    return value == REDACTED or (start > 0 and str(match.string).startswith(REDACTED, start - 1))
 
 
 def _kept(match: Any, name: str, key: str, value: str) -> bool:

@@ -171,6 +171,7 @@ READABLE = [
     "the machine restarted at 12:00",
     "--secret-name cart-db-creds mounted",
     "status=200 sig=ok",
+    '{"auth": "required", "mode": "tls"}',
 ]
 
 
@@ -239,9 +240,22 @@ def test_counts_and_settings_under_secret_named_keys_stay() -> None:
     assert Redactor().value(value) == value
 
 
+def test_where_and_what_under_a_secret_named_key_stay() -> None:
+    """A projected volume's token path and a credential's type say where and what, not the secret."""
+    volume: JsonValue = {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607, "audience": "api"}}
+    credentials: JsonValue = {"credentials": {"type": "oauth2", "clientSecret": "cs-pw-77", "token": "t-100"}}
+    assert Redactor().value(volume) == volume
+    assert Redactor().value(credentials) == {
+        "credentials": {"type": "oauth2", "clientSecret": REDACTED, "token": REDACTED}
+    }
+
+
 def test_docker_auth_is_redacted_as_a_json_value() -> None:
     config: JsonValue = {"auths": {"ghcr.io": {"auth": DOCKER_AUTH, "email": "ci@acme.io"}}}
     assert Redactor().value(config) == {"auths": {"ghcr.io": {"auth": REDACTED, "email": "ci@acme.io"}}}
+    # "auth" names a secret only as a string: an "auth" section is read as any other object.
+    section: JsonValue = {"auth": {"type": "basic", "username": "grafana"}}
+    assert Redactor().value(section) == section
 
 
 @pytest.mark.parametrize(("name", "secret", "text"), FOUND, ids=[name for name, _, _ in FOUND])

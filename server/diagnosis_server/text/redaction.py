@@ -79,6 +79,11 @@ _CAMEL = re2.compile(r"([a-z0-9])([A-Z])")
 _WORD_SPLIT = re2.compile(r"[^a-z0-9]+")
 _SECRET_KINDS = ("Secret", "SecretList")
 _SECRET_KEYS_WHOLE = frozenset(("auth", "sig"))
+# Keys of an object under a secret-named key whose string says where or what, never the secret: a projected
+# volume's {"serviceAccountToken": {"path": "token"}}, {"credentials": {"type": "oauth2"}}.
+_STRUCTURAL_KEYS = frozenset(
+    ("path", "mountPath", "type", "kind", "apiVersion", "namespace", "audience", "mode", "format", "algorithm")
+)
 
 
 def may_hold_a_token(text: str) -> bool:
@@ -224,7 +229,8 @@ class Redactor:
             return self.value(item)
         if isinstance(item, str):
             return REDACTED if item else item
-        if _is_setting_about_secrets(key):  # "password_min_length": 12, "tokenPolicy": {...}
+        # A key that is a secret only whole ("auth") or a setting about secrets ("tokenPolicy"): read as usual.
+        if _SECRET_KEY.search(key) is None or _is_setting_about_secrets(key):
             return self.value(item)
         return _secret_held(item, numbers=_PASSWORD_KEY.search(key) is not None)
 
@@ -246,7 +252,10 @@ def _secret_held(item: JsonValue, *, numbers: bool) -> JsonValue:
         return REDACTED if numbers else item
     if isinstance(item, list):
         return [_secret_held(entry, numbers=numbers) for entry in item]
-    return {key: _secret_held(entry, numbers=numbers) for key, entry in item.items()}
+    return {
+        key: entry if key in _STRUCTURAL_KEYS and isinstance(entry, str) else _secret_held(entry, numbers=numbers)
+        for key, entry in item.items()
+    }
 
 
 def _is_setting_about_secrets(key: str) -> bool:

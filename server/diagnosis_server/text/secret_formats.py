@@ -72,7 +72,7 @@ ALTERNATIVES = [
     # A key-like word ("sk-live-...", "token-ab12cd34..."): redacted when it holds a digit ("token-bucket" stays).
     r"\b(?i:sk|key|token)-(?P<keylike>[A-Za-z0-9_-]{6,})",
     # A Docker config's "auth": base64 of "user:password".
-    r"""\\?["']auth\\?["']\s*:\s*\\?["'](?P<dockerauth>[A-Za-z0-9+/]{8,}={0,2})""",
+    r"""\\?["']auth\\?["']\s*:\s*\\?["'](?P<dockerauth>[A-Za-z0-9+/]{12,}={0,2})""",
     # An Azure (or any) shared access signature in a query: "&sig=...".
     r"[?&;](?i:sig)=(?P<sas>[^&\s\"'#;]{8,})",
     # Basic credentials on a command line: "curl -u user:password", "--proxy-user user:password".

@@ -245,6 +245,8 @@ def test_where_and_what_under_a_secret_named_key_stay() -> None:
     volume: JsonValue = {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607, "audience": "api"}}
     credentials: JsonValue = {"credentials": {"type": "oauth2", "clientSecret": "cs-pw-77", "token": "t-100"}}
     assert Redactor().value(volume) == volume
+    as_text = json.dumps({"credentials": {"type": "oauth2", "client_secret": "cs-pw-77"}})
+    assert Redactor().text(as_text) == as_text.replace("cs-pw-77", REDACTED)
     assert Redactor().value(credentials) == {
         "credentials": {"type": "oauth2", "clientSecret": REDACTED, "token": REDACTED}
     }

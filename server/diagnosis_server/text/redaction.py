@@ -78,6 +78,8 @@ _META_WORDS = frozenset(
 _CAMEL = re2.compile(r"([a-z0-9])([A-Z])")
 _WORD_SPLIT = re2.compile(r"[^a-z0-9]+")
 _SECRET_KINDS = ("Secret", "SecretList")
+# The key of a nested object's first value, at the end of what precedes that value ('"password": {"type": ').
+_INNER_KEY = re2.compile(r"""\{\s*\\?"([A-Za-z0-9_.-]{1,64})\\?"\s*:\s*(?:\\?")?\z""")
 _SECRET_KEYS_WHOLE = frozenset(("auth", "sig"))
 # Keys of an object under a secret-named key whose string says where or what, never the secret: a projected
 # volume's {"serviceAccountToken": {"path": "token"}}, {"credentials": {"type": "oauth2"}}.
@@ -143,12 +145,18 @@ def _kept(match: Any, name: str, key: str, value: str) -> bool:
     if name == "keylike":
         return _DIGIT.search(value) is None  # "token-bucket-refill" stays
     if name in ("sq", "dq", "eq", "pair"):
-        return _ordinary_value(key, value)
+        return _ordinary_value(key, value) or _structural_inner_key(key)
     if name == "flag":
         return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS
     if name == "cliuser":  # "docker run -u 1000:1000" is a uid and a gid
         return _DIGITS.fullmatch(value) is not None and _DIGITS.fullmatch(match.group(_CLIUSER_NAME)) is not None
     return False
+
+
+def _structural_inner_key(key: str) -> bool:
+    """The value is a nested object's first, under a key that says where or what ('"token": {"type": "jwt"}')."""
+    inner = _INNER_KEY.search(key)
+    return inner is not None and inner.group(1) in _STRUCTURAL_KEYS
 
 
 def _ordinary_value(key: str, value: str) -> bool:

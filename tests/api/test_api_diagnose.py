@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 
 import grpc
 import grpc.aio
@@ -12,6 +13,7 @@ from structlog.testing import capture_logs
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis.v1 import diagnosis_service_pb2 as pb
+from diagnosis_server.agents.base import Agent, AgentReply, AgentRequest, AgentRole
 from tests.support.bad_input import BAD_DIAGNOSE_INPUTS
 from tests.support.fakes import PassProvider
 from tests.support.rpc import error_reason, eventually, field_violations, next_message, read_rest, retry_delay_s
@@ -56,6 +58,45 @@ async def test_diagnose_runs_on_the_named_scenario(api: Api) -> None:
     messages = [m async for m in api.diagnosis.Diagnose(request)]
     assert messages[-1].run.scenario == "orders-db-pool"
     assert messages[-1].run.question == "Why are orders slow?"
+
+
+@dataclass
+class _PlannerInputs(PassProvider):
+    """A PassProvider that keeps what its planner is given."""
+
+    inputs: list[bytes] = field(default_factory=list)
+
+    def agent(self, role: AgentRole) -> Agent:
+        agent = super().agent(role)
+        return _KeptInputs(agent, self.inputs) if role == "planner" else agent
+
+
+class _KeptInputs:
+    def __init__(self, agent: Agent, inputs: list[bytes]) -> None:
+        self._agent, self._inputs = agent, inputs
+
+    async def run(self, request: AgentRequest) -> AgentReply:
+        self._inputs.append(request.input_bytes)
+        return await self._agent.run(request)
+
+
+@pytest.mark.requirement("R-C-2")
+async def test_a_secret_pasted_into_the_question_is_redacted_before_the_run_exists(api_factory: ApiFactory) -> None:
+    """The run is created from the redacted question: what is stored, streamed and given to the planner (a model
+    needs no credential to plan, and what it is given it may quote)."""
+    provider = _PlannerInputs()
+    api = await api_factory(provider=provider)
+    key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" * 2
+    question = f"Why is checkout-api failing? I ran curl -u deploy:Pw-pasted-42 https://pay.acme.io with {key}"
+    messages = await api.diagnose(question)
+    run = messages[-1].run
+    stored = await api.running.repository.get_run(run.run_id)
+    assert stored is not None
+    for text in (run.question, run.trigger.question, stored.question, stored.trigger.question):
+        assert "Pw-pasted-42" not in text and key not in text
+        assert text.startswith("Why is checkout-api failing? I ran curl -u deploy:[REDACTED] https://pay.acme.io")
+    assert provider.inputs and all(b"Why is checkout-api failing?" in given for given in provider.inputs)
+    assert all(b"Pw-pasted-42" not in given and key.encode() not in given for given in provider.inputs)
 
 
 @pytest.mark.requirement("R-T-2")

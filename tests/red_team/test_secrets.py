@@ -163,60 +163,13 @@ def _stored(outcome: Outcome) -> str:
 
 
 ALL = [*SECRETS, K8S_SECRET_DATA]
-_REDACTOR = "the redaction does not know the format"
-_FORMAT_LEAKS = {
-    "stripe-secret-key": f"{_REDACTOR} (Stripe sk_live_: only 'sk-' keys are)",
-    "stripe-restricted-key": f"{_REDACTOR} (Stripe rk_live_)",
-    "stripe-webhook-secret": f"{_REDACTOR} (Stripe whsec_)",
-    "slack-webhook-escaped-slashes": f"{_REDACTOR}: a Slack webhook URL JSON-escaped "
-    "('hooks.slack.com\\/services\\/...')",
-    "jwt-url-encoded-dots": f"{_REDACTOR}: a JWT whose dots are percent-encoded (%2E)",
-    "userinfo-password-with-slash": f"{_REDACTOR}: URL user-info whose password holds '/'",
-    "userinfo-password-with-hash": f"{_REDACTOR}: URL user-info whose password holds '#'",
-    "curl-user-flag": f"{_REDACTOR}: Basic credentials in 'curl -u user:password'",
-    "password-flag-with-space": f"{_REDACTOR}: '--password <value>' (a space, no '=' or ':')",
-    "mysql-p-flag": f"{_REDACTOR}: mysql's '-p<password>'",
-    "netrc-line": f"{_REDACTOR}: a .netrc 'password <value>'",
-    "ruby-hash-rocket": f'{_REDACTOR}: \'"password" => "..."\'',
-    "azure-storage-account-key": f"{_REDACTOR}: an Azure connection string's AccountKey=",
-    "azure-sas-signature": f"{_REDACTOR}: an Azure SAS URL's sig=",
-    "docker-config-auth": f"{_REDACTOR}: a Docker config's base64 'auth' (user:password)",
-    "json-numeric-password": "a JSON password that is a number is kept "
-    "(only string values under secret keys are redacted)",
-    "json-list-password": "a JSON password in a list is kept (only string values under secret keys are redacted)",
-    "json-nested-password": "a JSON password in an object under 'password' is kept "
-    "(its inner key 'value' names no secret)",
-    "sendgrid-key": f"{_REDACTOR} (SendGrid SG.)",
-    "npm-token": f"{_REDACTOR} (npm_)",
-    "vault-service-token": f"{_REDACTOR} (Vault hvs.)",
-    "huggingface-token": f"{_REDACTOR} (Hugging Face hf_)",
-    "k8s-secret-base64-data": "a Kubernetes Secret's data is recorded as listed (base64 of a DSN with its password)",
-}
-# Where each leaks today (``found`` lists the places), per channel.
-_PACK_PLACES = "stored invocations (and the answer where a claim quotes it)"
-# (In text, "password": 84629173 is redacted as a pair; a Kubernetes Secret's data listed from a pack is not kept.)
-_TEXT_ONLY = ("json-numeric-password", "k8s-secret-base64-data")
-LEAKS_PACK = {
-    kind: f"{why}; found in the {_PACK_PLACES}" for kind, why in _FORMAT_LEAKS.items() if kind not in _TEXT_ONLY
-}
-LEAKS_REPLAY = {
-    kind: f"{why}; found in the stored tool invocations (arguments and MCP output)"
-    for kind, why in _FORMAT_LEAKS.items()
-    if kind not in _TEXT_ONLY
-}
-LEAKS_MCP = {
-    kind: f"{why}; recorded in the MCP tool's invocation"
-    for kind, why in _FORMAT_LEAKS.items()
-    if kind != "k8s-secret-base64-data"
-}
-LEAKS_QUESTION = {
-    kind: f"{_FORMAT_LEAKS[kind]}; the stored question keeps it" for kind in ASKED if kind in _FORMAT_LEAKS
-}
+# Where a secret still leaks, per channel (kind: why); none is pinned today.
+LEAKS_PACK: dict[str, str] = {}
+LEAKS_REPLAY: dict[str, str] = {}
+LEAKS_MCP: dict[str, str] = {}
+LEAKS_QUESTION: dict[str, str] = {}
 LEAKS_LOG: dict[str, str] = {}
-LEAKS_ANSWER: dict[str, str] = {
-    "stripe-secret-key": "the embedded default quotes the pod's log line holding the Stripe key in a confirmed fact; "
-    "the display check's redaction does not know sk_live_ either",
-}
+LEAKS_ANSWER: dict[str, str] = {}
 
 
 @pytest.mark.requirement("R-C-2")

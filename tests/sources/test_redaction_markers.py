@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnosis_server.text.redaction import PATTERN_MARKERS, REDACTED, Redactor, may_hold_a_token, pattern
+from diagnosis_server.text.redaction import (
+    PATTERN_MARKERS,
+    REDACTED,
+    Redactor,
+    command_pattern,
+    may_hold_a_token,
+    pattern,
+)
+from diagnosis_server.text.secret_formats import COMMAND_MARKERS
 
 _FRAGMENTS = (
     "-----BEGIN RSA PRIVATE KEY-----", "MIIEow", "-----END RSA PRIVATE KEY-----", "eyJhbGciOi", "eyJzdWIi", ".",
@@ -17,7 +25,10 @@ _FRAGMENTS = (
     "container", "checkout-api-7f9c", "\n", "ASIA", "ghr_", "ghs_", "ghu_", "glrt-", "gldt-", "xoxp-", "xapp-1-",
     "hooks.slack.com/services/", "T0123/B0456/", "Authorization", "Cookie: ", "X-Api-Key", "sk-", "key-", "token-",
     "a1b2c3", "-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN PGP PRIVATE KEY BLOCK-----", "client_secret",
-    "X-Amz-Signature", "session_id", "?", "&",
+    "X-Amz-Signature", "session_id", "?", "&", "sk_live_", "rk_test_", "whsec_", "SG.", "npm_", "hvs.", "hf_",
+    "%2E", "%3D", ":\\/\\/", "\\/", "hooks.slack.com\\/services\\/", " -u ", " --user ", "--password ", " -p",
+    "sig=", '"auth"', "AccountKey", "machine ", " login ", "password ", "default ", "=>", "[", "{", "mysql ",
+    "redis-cli ", "sshpass ", " -a ", "1000", "@",
 )  # fmt: skip
 
 
@@ -28,6 +39,8 @@ def test_every_text_the_pattern_redacts_holds_a_marker(parts: list[str]) -> None
     text = "".join(parts)
     if pattern().search(text) is not None:
         assert may_hold_a_token(text), text  # so the pattern runs on it exactly as without the prefilter
+    if command_pattern().search(text) is not None:
+        assert any(marker in text.lower() for marker in COMMAND_MARKERS), text
 
 
 @pytest.mark.parametrize(
@@ -38,6 +51,8 @@ def test_every_text_the_pattern_redacts_holds_a_marker(parts: list[str]) -> None
         "DB_PASSWORD=hunter22",
         "token: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
         "using key AKIAABCDEFGHIJKLMNOP",
+        "mysql -uroot -phunter22 orders",
+        "curl -u deploy:hunter22 https://a.io",
     ],
 )
 def test_tokens_are_still_redacted(text: str) -> None:
@@ -48,4 +63,4 @@ def test_ordinary_text_is_left_as_is_without_the_pattern() -> None:
     line = "Started container checkout-api in pod checkout-api-7f9c (image registry.local/checkout-api:1.4.2)"
     assert not may_hold_a_token(line)
     assert Redactor().text(line) == line
-    assert all(marker == marker.lower() for marker in PATTERN_MARKERS)
+    assert all(marker == marker.lower() for marker in (*PATTERN_MARKERS, *COMMAND_MARKERS))

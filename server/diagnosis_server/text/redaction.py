@@ -1,19 +1,28 @@
 """Redaction: the one place that decides which text is a secret, applied before anything is recorded, logged or shown.
 
-Applied to every source's output and to every tool call's arguments before the tool runner records them, to log
-events, to model endpoints' errors and to every text the service renders (``display``):
+Applied to every source's output and to every tool call's arguments before the tool runner records them, to the
+question before a run is created, to log events, to model endpoints' errors and to every text the service renders
+(``display``); requirement R-C-2:
 - the configured secrets themselves (bearer tokens, the MCP ``env`` values an environment reads from
   ``{ env = ... }`` or ``{ file = ... }``, passwords inside configured URLs), wherever they appear;
-- token-shaped strings, in the formats their issuers document: URL user-info (``postgres://user:pass@host``),
-  ``Authorization``/``Proxy-Authorization``/``Cookie`` header values, ``Bearer``/``Basic``/``token`` credentials,
-  ``password``/``secret``/``token``/``api_key``-style pairs in text, JSON and query strings (a quoted value whole,
-  to its closing quote, also when the quotes are escaped in JSON inside a JSON string), AWS access key ids
-  (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), GitLab
-  (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs), OpenAI-style
-  ``sk-`` keys, Google API keys, JWTs and PEM/PGP private key blocks (a block cut before its END line too);
-- in JSON values: the string value of a key that names a secret (``{"password": ...}``);
+- token-shaped strings, in the formats their issuers document (``secret_formats``): URL user-info
+  (``postgres://user:pass@host``; RFC 3986, the password to the last '@' before the host, JSON-escaped slashes
+  too), ``Authorization``/``Proxy-Authorization``/``Cookie`` header values, ``Bearer``/``Basic``/``token``
+  credentials, ``password``/``secret``/``token``/``api_key``/``AccountKey``-style pairs in text, JSON, Ruby
+  (``=>``) and query strings (a quoted value whole, to its closing quote, also when the quotes are escaped in JSON
+  inside a JSON string; a JSON list's first item or a nested object's first value), a shared access signature's
+  ``sig=``, a Docker config's ``auth``, credentials on command lines (``curl -u user:pw``, ``--password pw``,
+  mysql's ``-ppw``, redis-cli's ``-a pw``, sshpass's ``-p pw``), ``.netrc`` entries, vendors' tokens: AWS access
+  key ids (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``),
+  GitLab (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs, also
+  JSON-escaped), OpenAI/Anthropic ``sk-``, Stripe (``sk_live_``, ``rk_live_``, ``whsec_``), SendGrid (``SG.``),
+  npm (``npm_``), Vault (``hvs.``, ``hvb.``, ``hvr.``), Hugging Face (``hf_``), Google API keys, JWTs (their dots
+  percent-encoded too) and PEM/PGP private key blocks (a block cut before its END line too);
+- in JSON values: whatever a key that names a secret holds (``{"password": ...}``): a string, a password's
+  number, every string of a list or nested object under it;
 - in Kubernetes objects: every ``env`` value, every secret reference (``secretKeyRef``, ``secretRef``, secret
-  volumes, ``imagePullSecrets``), ``metadata.managedFields`` and the last-applied-configuration annotation.
+  volumes, ``imagePullSecrets``), ``metadata.managedFields``, the last-applied-configuration annotation and every
+  ``data``/``stringData`` value of a Secret (in any JSON value, an MCP server's answer too).
 
 Nothing else is touched: a URL without credentials, a host, a query or an ordinary configuration value stays as
 written. Matching runs on RE2 (linear in the text's length, no backtracking), after a literal prefilter.
@@ -30,6 +39,17 @@ from typing import Any
 import re2
 
 from diagnosis_server.conversions import JsonValue
+from diagnosis_server.text.secret_formats import (
+    COMMAND_GROUPS,
+    COMMAND_MARKERS,
+    COMMAND_PATTERN,
+    PATTERN,
+    SECRET_WORDS,
+    VALUE_GROUPS,
+)
+from diagnosis_server.text.secret_formats import (
+    PATTERN_MARKERS as PATTERN_MARKERS,  # (re-exported: its test and the sources read it here)
+)
 
 REDACTED = "[REDACTED]"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -37,64 +57,35 @@ MIN_SECRET_CHARS = 4
 _REMEMBERED_CHARS = 256
 _REMEMBERED_STRINGS = 1 << 16
 
-# Key words that name a secret, in a key of a pair or a JSON object ("DB_PASSWORD", "aws_secret_access_key",
-# "X-Amz-Security-Token", "client-secret", "apiKey").
-_SECRET_WORDS = (
-    r"(?:password|passwd|passphrase|pwd|pass(?:[_.-]|\b)|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-    r"|credentials?|signature|session[_-]?id)"
-)
-_KEY_CHARS = r"[A-Za-z0-9_.-]"
-# The quote that may close a key: none, "'", '"', or '\\"' (a JSON string escaped inside another).
-_KEY_QUOTE = r"""(?:\\?["'])?"""
-_HEADERS = r"(?:proxy-)?authorization|x-api-key|x-auth-token|x-vault-token|cookie|set-cookie"
-_ALTERNATIVES = [
-    # A PEM (or PGP) private key block, up to its END line or, cut short, to the end of the text.
-    r"(?P<pem>-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"|\z))",
-    # RFC 7519: three base64url parts, the first (a JOSE header) a JSON object, so "eyJ".
-    r"(?P<jwt>\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)",
-    # HTTP credentials headers (RFC 9110 section 11.6.2, 11.7.2; cookies RFC 6265): the value to the line's end.
-    rf"(?P<header>(?i:\b(?:{_HEADERS}))[\"']?\s*[:=]\s*[\"']?)(?P<header_value>[^\r\n\"']+)",
-    # RFC 6750 (Bearer), RFC 7617 (Basic) and GitHub's "token" scheme.
-    r"(?P<scheme>\b(?i:bearer|basic|token)\s+)(?P<credential>[A-Za-z0-9._~+/=-]{8,})",
-    # RFC 3986 user-info before the host: "scheme://user:password@" (and "scheme://token@").
-    r"(?P<userinfo_prefix>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s:@?#]*:[^/\s@?#]*|[^/\s:@?#]{16,})@",
-    # Slack incoming webhooks: https://hooks.slack.com/services/T.../B.../secret (the path is the credential).
-    r"(?P<hook_prefix>hooks\.slack\.com/(?:services|workflows|triggers)/)(?P<hook>[A-Za-z0-9/_-]{8,})",
-    # Vendors' token formats.
-    r"(?P<vendor>\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|gl(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}"
-    r"|xox[abposer]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"
-    r"|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[0-9A-Z]{16}"
-    r"|AIza[0-9A-Za-z_-]{35})\b)",
-    # A key-like word ("sk-live-...", "token-ab12cd34..."): redacted when it holds a digit ("token-bucket" stays).
-    r"(?P<keylike_prefix>\b(?i:sk|key|token)-)(?P<keylike>[A-Za-z0-9_-]{6,})",
-    # A quoted value after a secret-named key, spaces and all, to its closing quote: "DB_PASSWORD: 'pw 4471'",
-    # '"password": "..."', and the same escaped inside a JSON string ('\\"client_secret\\":\\"...\\"').
-    rf"(?P<quoted_key>(?i:{_KEY_CHARS}*{_SECRET_WORDS}{_KEY_CHARS}*){_KEY_QUOTE}\s*[=:]\s*)"
-    r"(?:(?P<sq_open>')(?P<sq_value>[^'\r\n]+)'|(?P<dq_open>\")(?P<dq_value>(?:[^\"\\\r\n]|\\[^\r\n])+)\""
-    r"|(?P<eq_open>\\\")(?P<eq_value>(?:[^\"\\\r\n]|\\[^\"\r\n])+)\\\")",
-    # "password=...", "api_key: ...", '"token": "..."', "?access_token=...&": the value, not the key.
-    rf"(?P<pair_key>(?i:{_KEY_CHARS}*{_SECRET_WORDS}{_KEY_CHARS}*){_KEY_QUOTE}\s*[=:]\s*(?:\\?\")?)"
-    r"(?P<pair_value>[^\s\"',;&)}\]\\]{4,})",
-]
-_PATTERN = re2.compile("|".join(_ALTERNATIVES))
-_SECRET_KEY = re2.compile(rf"(?i){_SECRET_WORDS}")
+_SECRET_KEY = re2.compile(rf"(?i){SECRET_WORDS}")
+_PASSWORD_KEY = re2.compile(r"(?i)pass|pwd|pin")
 _DIGITS = re2.compile(r"[0-9]+")
 _DIGIT = re2.compile(r"[0-9]")
 _AUTH_SCHEME = re2.compile(r"(?i)(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|apikey)\s+")
-
-# Every alternative of the pattern holds one of these (compared lower-case): a text holding none cannot match,
-# and most strings of an answer hold none (the test of the markers checks that they cover every alternative).
-PATTERN_MARKERS = (
-    "-----begin", "eyj", "authorization", "x-api-key", "x-auth-token", "x-vault-token", "cookie", "bearer",
-    "basic", "token", "://", "hooks.slack.com/", "gh", "github_pat_", "gl", "xox", "xapp-", "sk-", "akia", "asia",
-    "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa", "asca", "aiza", "pass", "pwd", "secret",
-    "key", "credential", "signature", "session",
+# A secret-named flag that takes no secret: a file, a name, a duration ("--password-file", "--token-ttl").
+_FLAG_NOT_SECRET = re2.compile(
+    r"(?i)[_-](?:file|stdin|path|name|dir|ttl|env|prompt|length|type|mode|timeout|expiry|expiration|version)\s*$"
+)
+_NOT_SECRET_WORDS = frozenset(("true", "false", "yes", "no", "none", "null", "auto"))
+# Words of a secret-named key that make it a setting about secrets, not one ("password_min_length", "tokenTTL").
+_META_WORDS = frozenset(
+    (
+        "length", "len", "min", "max", "ttl", "expiry", "expires", "expiration", "age", "count", "policy", "size",
+        "rotation", "attempts", "retries", "version", "timeout", "interval", "seconds", "days", "hours", "minutes",
+        "required", "enabled", "strength", "history", "limit",
+    )
 )  # fmt: skip
-
-
-_PASSWORD_KEY = re2.compile(r"(?i)pass|pwd|pin")
+_CAMEL = re2.compile(r"([a-z0-9])([A-Z])")
+_WORD_SPLIT = re2.compile(r"[^a-z0-9]+")
+_SECRET_KINDS = ("Secret", "SecretList")
+# The key of a nested object's first value, at the end of what precedes that value ('"password": {"type": ').
+_INNER_KEY = re2.compile(r"""\{\s*\\?"([A-Za-z0-9_.-]{1,64})\\?"\s*:\s*(?:\\?")?\z""")
+_SECRET_KEYS_WHOLE = frozenset(("auth", "sig"))
+# Keys of an object under a secret-named key whose string says where or what, never the secret: a projected
+# volume's {"serviceAccountToken": {"path": "token"}}, {"credentials": {"type": "oauth2"}}.
+_STRUCTURAL_KEYS = frozenset(
+    ("path", "mountPath", "type", "kind", "apiVersion", "namespace", "audience", "mode", "format", "algorithm")
+)
 
 
 def may_hold_a_token(text: str) -> bool:
@@ -104,39 +95,68 @@ def may_hold_a_token(text: str) -> bool:
 
 def pattern() -> Any:
     """The whole pattern (for the test that its markers cover every alternative)."""
-    return _PATTERN
+    return PATTERN
+
+
+def command_pattern() -> Any:
+    """The pattern of tool-specific password flags (for the test that its markers cover it)."""
+    return COMMAND_PATTERN
+
+
+# Each redacted group's name and number (RE2's match looks a name up by building the whole table anew).
+_GROUPS = tuple((name, PATTERN.groupindex[name]) for name in VALUE_GROUPS)
+_COMMAND_GROUPS = tuple((name, COMMAND_PATTERN.groupindex[name]) for name in COMMAND_GROUPS)
+_CLIUSER_NAME = PATTERN.groupindex["cliuser_name"]
 
 
 def _replace(match: Any) -> str:
-    groups: dict[str, str | None] = match.groupdict()
-    header_value = groups["header_value"]
-    if header_value is not None:
-        scheme = _AUTH_SCHEME.match(header_value)  # "Bearer ...": the scheme stays readable
-        return f"{groups['header']}{scheme.group(0) if scheme else ''}{REDACTED}"
-    if groups["credential"] is not None:
-        return f"{groups['scheme']}{REDACTED}"
-    if groups["userinfo"] is not None:
-        return f"{groups['userinfo_prefix']}{REDACTED}@"
-    if groups["hook"] is not None:
-        return f"{groups['hook_prefix']}{REDACTED}"
-    if groups["keylike"] is not None:
-        if _DIGIT.search(groups["keylike"]) is None:
-            return str(match.group(0))
-        return f"{groups['keylike_prefix']}{REDACTED}"
-    for quote in ("sq", "dq", "eq"):
-        quoted = groups[f"{quote}_value"]
-        if quoted is not None:
-            opening = groups[f"{quote}_open"] or ""
-            if quoted == REDACTED or _ordinary_value(groups["quoted_key"] or "", quoted):
-                return str(match.group(0))
-            return f"{groups['quoted_key']}{opening}{REDACTED}{opening}"
-    value = groups["pair_value"]
-    if value is not None:
-        key = groups["pair_key"] or ""
-        if value == REDACTED or _ordinary_value(key, value):
-            return str(match.group(0))  # a count ("max_tokens=4096"), or already redacted
-        return f"{key}{REDACTED}"
-    return REDACTED
+    """The match with the part its alternative names redacted, unless that part is an ordinary value."""
+    return _redacted_part(match, _GROUPS)
+
+
+def _command_replace(match: Any) -> str:
+    return _redacted_part(match, _COMMAND_GROUPS)
+
+
+def _redacted_part(match: Any, groups: tuple[tuple[str, int], ...]) -> str:
+    whole: str = match.group(0)
+    for name, group in groups:
+        value: str | None = match.group(group)
+        if value is None:
+            continue
+        start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
+        if _already_redacted(match, group, value) or _kept(match, name, whole[:start], value):
+            return whole
+        if name == "header":  # "Bearer ...": the scheme stays readable
+            scheme = _AUTH_SCHEME.match(value)
+            start += len(scheme.group(0)) if scheme else 0
+        return f"{whole[:start]}{REDACTED}{whole[end:]}"
+    return whole
+
+
+def _already_redacted(match: Any, group: int, value: str) -> bool:
+    """The value is the marker, or the marker's inside ("token: [REDACTED]" read as a list holding "REDACTED")."""
+    start: int = match.start(group)
+    return value == REDACTED or (start > 0 and str(match.string).startswith(REDACTED, start - 1))
+
+
+def _kept(match: Any, name: str, key: str, value: str) -> bool:
+    """Whether a matched value is no secret after all."""
+    if name == "keylike":
+        return _DIGIT.search(value) is None  # "token-bucket-refill" stays
+    if name in ("sq", "dq", "eq", "pair"):
+        return _ordinary_value(key, value) or _structural_inner_key(key)
+    if name == "flag":
+        return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS
+    if name == "cliuser":  # "docker run -u 1000:1000" is a uid and a gid
+        return _DIGITS.fullmatch(value) is not None and _DIGITS.fullmatch(match.group(_CLIUSER_NAME)) is not None
+    return False
+
+
+def _structural_inner_key(key: str) -> bool:
+    """The value is a nested object's first, under a key that says where or what ('"token": {"type": "jwt"}')."""
+    inner = _INNER_KEY.search(key)
+    return inner is not None and inner.group(1) in _STRUCTURAL_KEYS
 
 
 def _ordinary_value(key: str, value: str) -> bool:
@@ -144,19 +164,29 @@ def _ordinary_value(key: str, value: str) -> bool:
     return (_DIGITS.fullmatch(value) is not None and not _PASSWORD_KEY.search(key)) or not value.strip()
 
 
+def _tokens_redacted(text: str) -> str:
+    """``text`` without token-shaped strings: the pattern where a marker says it may match, then the flags of
+    tools that take a password their own way."""
+    lowered = text.lower()
+    if any(marker in lowered for marker in PATTERN_MARKERS):
+        text = str(PATTERN.sub(_replace, text))
+    if any(marker in lowered for marker in COMMAND_MARKERS):
+        text = str(COMMAND_PATTERN.sub(_command_replace, text))
+    return text
+
+
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` without the given secrets and without token-shaped strings (linear in its length)."""
     for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
-    if not may_hold_a_token(text):
-        return text
-    return str(_PATTERN.sub(_replace, text))
+    return _tokens_redacted(text)
 
 
 def is_secret_key(key: str) -> bool:
-    """A JSON key or pair key that names a secret ("password", "client_secret", "X-Amz-Security-Token")."""
-    return _SECRET_KEY.search(key) is not None
+    """A JSON key or pair key that names a secret ("password", "client_secret", "X-Amz-Security-Token"), or is one
+    whole (a Docker config's "auth", a shared access signature's "sig")."""
+    return _SECRET_KEY.search(key) is not None or key.lower() in _SECRET_KEYS_WHOLE
 
 
 class Redactor:
@@ -185,24 +215,32 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        if not may_hold_a_token(text):
-            return text
-        return str(_PATTERN.sub(_replace, text))
+        return _tokens_redacted(text)
 
     def value(self, value: JsonValue) -> JsonValue:
-        """Every string of ``value`` redacted (keys are kept); a string under a key that names a secret whole."""
+        """Every string of ``value`` redacted (keys are kept); what a key that names a secret holds whole (see
+        ``_item``); a Kubernetes Secret's ``data`` and ``stringData`` values whatever their keys."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
             return [self.value(item) for item in value]
         if isinstance(value, dict):
+            if value.get("kind") in _SECRET_KINDS:
+                value = _without_secret_data(value)
             return {key: self._item(key, item) for key, item in value.items()}
         return value
 
     def _item(self, key: str, item: JsonValue) -> JsonValue:
-        if isinstance(item, str) and item and item != REDACTED and is_secret_key(key):
-            return REDACTED
-        return self.value(item)
+        """A value under ``key``: under a key that names a secret, its strings at any depth (in a list or a nested
+        object) and, under a password's key, its numbers; booleans and nulls stay (they hold no secret)."""
+        if not is_secret_key(key):
+            return self.value(item)
+        if isinstance(item, str):
+            return REDACTED if item else item
+        # A key that is a secret only whole ("auth") or a setting about secrets ("tokenPolicy"): read as usual.
+        if _SECRET_KEY.search(key) is None or _is_setting_about_secrets(key):
+            return self.value(item)
+        return _secret_held(item, numbers=_PASSWORD_KEY.search(key) is not None)
 
     def arguments(self, arguments: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         """A tool call's arguments as they may be recorded."""
@@ -211,6 +249,42 @@ class Redactor:
     def kubernetes(self, value: JsonValue) -> JsonValue:
         """A Kubernetes object or List: the structural redactions, then every string."""
         return self.value(_strip_kubernetes(value))
+
+
+def _secret_held(item: JsonValue, *, numbers: bool) -> JsonValue:
+    if isinstance(item, str):
+        return REDACTED if item else item
+    if isinstance(item, bool) or item is None:
+        return item
+    if isinstance(item, int | float):
+        return REDACTED if numbers else item
+    if isinstance(item, list):
+        return [_secret_held(entry, numbers=numbers) for entry in item]
+    return {
+        key: entry if key in _STRUCTURAL_KEYS and isinstance(entry, str) else _secret_held(entry, numbers=numbers)
+        for key, entry in item.items()
+    }
+
+
+def _is_setting_about_secrets(key: str) -> bool:
+    words = _WORD_SPLIT.split(str(_CAMEL.sub(r"\1_\2", key)).lower())
+    return any(word in _META_WORDS for word in words)
+
+
+def _without_secret_data(obj: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """A Secret (or SecretList) with its ``data``/``stringData`` values redacted, keys kept: values are base64 or
+    plain secrets whatever their keys are called."""
+    items = obj.get("items")
+    if obj.get("kind") == "SecretList" and isinstance(items, list):
+        return {**obj, "items": [_without_secret_data(i) if isinstance(i, dict) else i for i in items]}
+    out = dict(obj)
+    for key in ("data", "stringData"):
+        data = out.get(key)
+        if isinstance(data, dict):
+            out[key] = {name: REDACTED for name in data}
+        elif data is not None:
+            out[key] = REDACTED
+    return out
 
 
 DEFAULT = Redactor()

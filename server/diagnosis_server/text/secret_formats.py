@@ -1,0 +1,120 @@
+"""The secret formats redaction knows (R-C-2), as RE2 alternatives (linear time) with the literals each needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import re2
+
+# Key words that name a secret, in a key of a pair, a flag or a JSON object ("DB_PASSWORD", "aws_secret_access_key",
+# "X-Amz-Security-Token", "client-secret", "apiKey", Azure's "AccountKey").
+SECRET_WORDS = (
+    r"(?:password|passwd|passphrase|pwd|pass(?:[_.-]|\b)|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"|account[_-]?key|credentials?|signature|session[_-]?id)"
+)
+_KEY_CHARS = r"[A-Za-z0-9_.-]"
+# The quote that may close a key: none, "'", '"', or '\\"' (a JSON string escaped inside another).
+_KEY_QUOTE = r"""(?:\\?["'])?"""
+_SECRET_KEY = rf"(?i:{_KEY_CHARS}*{SECRET_WORDS}{_KEY_CHARS}*){_KEY_QUOTE}"
+# Between a key and its value: "=", ":" or Ruby's "=>"; then, in JSON, the value may be a list's first item or a
+# nested object's first value ('"password": ["..."]', '"password": {"value": "..."}').
+_SEPARATOR = r"""\s*(?:=>|[=:])\s*(?:\[\s*|\{\s*\\?"[A-Za-z0-9_.-]{1,64}\\?"\s*:\s*)?"""
+_HEADERS = r"(?:proxy-)?authorization|x-api-key|x-auth-token|x-vault-token|cookie|set-cookie"
+# "://", also JSON-escaped once or more (":\/\/", ":\\\/\\\/").
+_SCHEME = r"\b[a-zA-Z][a-zA-Z0-9+.-]*:\\*/\\*/"
+# RFC 3986 user-info "user:password@host". A password may hold '/', '?', '#' unescaped (clients split at the last
+# '@' before the host); one that starts as a port does ("host:8443/path?to=a@b" is no user-info). Quotes and
+# angle brackets end it (the URL inside a JSON string or a tag).
+_USER = r"""[^/\s:@?#"'<>`\\]*"""
+_NOT_PASSWORD = r"""\s@"'<>`"""
+_PASSWORD = (
+    rf"(?:[^{_NOT_PASSWORD}0-9][^{_NOT_PASSWORD}]*|[0-9]+(?:[^{_NOT_PASSWORD}/?#0-9][^{_NOT_PASSWORD}]*)?)?"
+    rf"(?:@[^{_NOT_PASSWORD}/?#\\]*)*"
+)
+# Issuers' documented token formats, each a prefix and its charset (and length where documented).
+_VENDOR_TOKENS = (
+    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}",  # GitHub
+    r"gl(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,}",  # GitLab
+    r"xox[abposer]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}",  # Slack
+    r"sk-[A-Za-z0-9_-]{20,}",  # OpenAI, Anthropic
+    r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[0-9A-Z]{16}",  # AWS key ids
+    r"AIza[0-9A-Za-z_-]{35}",  # Google API keys
+    r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}",  # Stripe secret and restricted keys
+    r"whsec_[A-Za-z0-9+/=]{20,}",  # Stripe webhook signing secrets
+    r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",  # SendGrid (69 characters)
+    r"npm_[A-Za-z0-9]{36}",  # npm (30 random, 6 CRC32, base62)
+    r"hv[sbr]\.[A-Za-z0-9_-]{24,}",  # HashiCorp Vault service, batch, recovery tokens
+    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face user access tokens
+)
+# Command-line flags whose name names a secret, then a space: "--password pw", "-storepass pw", "--token t".
+_FLAG = rf"(?:^|\s)--?(?i:[A-Za-z0-9_-]*{SECRET_WORDS}[A-Za-z0-9_-]*)\s+"
+_FLAG_VALUE = r"""[^\s"'-][^\s"']*|"[^"\r\n]*"|'[^'\r\n]*'"""
+
+# Each alternative names the part it redacts: the whole match, or one group of it (the rest is kept).
+ALTERNATIVES = [
+    # A PEM (or PGP) private key block, up to its END line or, cut short, to the end of the text.
+    r"(?P<pem>-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+    r"|\z))",
+    # RFC 7519: three base64url parts, the first (a JOSE header) a JSON object, so "eyJ"; dots percent-encoded too,
+    # and the token right after a percent-encoded delimiter ("token%3DeyJ...").
+    r"(?:\b|%[0-9A-Fa-f]{2})(?P<jwt>eyJ[A-Za-z0-9_-]{4,}(?:\.|%2[Ee])[A-Za-z0-9_-]{4,}(?:\.|%2[Ee])[A-Za-z0-9_-]*)",
+    # HTTP credentials headers (RFC 9110 section 11.6.2, 11.7.2; cookies RFC 6265): the value to the line's end.
+    rf"(?i:\b(?:{_HEADERS}))[\"']?\s*[:=]\s*[\"']?(?P<header>[^\r\n\"']+)",
+    # RFC 6750 (Bearer), RFC 7617 (Basic) and GitHub's "token" scheme.
+    r"\b(?i:bearer|basic|token)\s+(?P<credential>[A-Za-z0-9._~+/=-]{8,})",
+    # RFC 3986 user-info before the host: "scheme://user:password@" (and "scheme://token@").
+    rf"{_SCHEME}(?P<userinfo>{_USER}:{_PASSWORD}|[^/\s:@?#\\]{{16,}})@",
+    # Slack incoming webhooks: https://hooks.slack.com/services/T.../B.../secret (the path is the credential), also
+    # JSON-escaped once or more ("hooks.slack.com\/services\/...").
+    r"hooks\.slack\.com\\*/(?:services|workflows|triggers)\\*/(?P<hook>(?:[A-Za-z0-9_-]|\\*/){8,})",
+    # Vendors' token formats.
+    rf"\b(?P<vendor>{'|'.join(_VENDOR_TOKENS)})\b",
+    # A key-like word ("sk-live-...", "token-ab12cd34..."): redacted when it holds a digit ("token-bucket" stays).
+    r"\b(?i:sk|key|token)-(?P<keylike>[A-Za-z0-9_-]{6,})",
+    # A Docker config's "auth": base64 of "user:password".
+    r"""\\?["']auth\\?["']\s*:\s*\\?["'](?P<dockerauth>[A-Za-z0-9+/]{12,}={0,2})""",
+    # An Azure (or any) shared access signature in a query: "&sig=...".
+    r"[?&;](?i:sig)=(?P<sas>[^&\s\"'#;]{8,})",
+    # Basic credentials on a command line: "curl -u user:password", "--proxy-user user:password".
+    r"""(?:^|\s)(?:-[uU]\s*|--(?:proxy-)?user(?:\s+|=))["']?(?P<cliuser_name>[^\s:"'@/]+):(?P<cliuser>[^\s"']+)""",
+    # A secret-named flag and its value after a space ("--password pw"; "--password=pw" is a pair).
+    rf"{_FLAG}(?P<flag>{_FLAG_VALUE})",
+    # A .netrc entry: "machine host login user password pw" (also "default ... password pw").
+    r"\b(?:machine\s+\S+|default)\s+(?:(?:login|account)\s+\S+\s+){0,2}password\s+(?P<netrc>\S+)",
+    # A quoted value after a secret-named key, spaces and all, to its closing quote: "DB_PASSWORD: 'pw 4471'",
+    # '"password": "..."', '"password" => "..."' and the same escaped inside a JSON string ('\\"secret\\":\\"...\\"').
+    rf"{_SECRET_KEY}{_SEPARATOR}"
+    r"(?:'(?P<sq>[^'\r\n]+)'|\"(?P<dq>(?:[^\"\\\r\n]|\\[^\r\n])+)\"|\\\"(?P<eq>(?:[^\"\\\r\n]|\\[^\"\r\n])+)\\\")",
+    # "password=...", "api_key: ...", '"token": "..."', "?access_token=...&": the value, not the key.
+    rf"{_SECRET_KEY}{_SEPARATOR}(?:\\?\")?(?P<pair>[^\s\"',;&)}}\]\\]{{4,}})",
+]
+# The groups an alternative redacts, in the pattern's order.
+VALUE_GROUPS = (
+    "pem", "jwt", "header", "credential", "userinfo", "hook", "vendor", "keylike", "dockerauth", "sas", "cliuser",
+    "flag", "netrc", "sq", "dq", "eq", "pair",
+)  # fmt: skip
+PATTERN: Any = re2.compile("|".join(ALTERNATIVES))
+
+# Every alternative of the pattern holds one of these (compared lower-case): a text holding none cannot match,
+# and most strings of an answer hold none (the test of the markers checks that they cover every alternative).
+PATTERN_MARKERS = (
+    "-----begin", "eyj", "authorization", "x-api-key", "x-auth-token", "x-vault-token", "cookie", "bearer",
+    "basic", "token", "://", ":\\", "hooks.slack.com", "gh", "github_pat_", "gl", "xox", "xapp-", "sk-", "akia",
+    "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka", "aroa", "asca", "aiza", "sk_", "rk_",
+    "whsec_", "sg.", "npm_", "hvs.", "hvb.", "hvr.", "hf_", "\"auth", "'auth", "sig=", "-u", "pass", "pwd", "secret",
+    "key", "credential", "signature", "session",
+)  # fmt: skip
+
+# Passwords a command line carries in a flag only its tool reads so: mysql's "-p<password>" (attached; "-p 8080"
+# or "-P3306" elsewhere is a port), redis-cli's "-a <password>", sshpass's "-p <password>". The tool named first,
+# then the flag in the same command (up to a pipe, ';', '&' or the line's end).
+_CLI_VALUE = r"""'[^'\r\n]*'|"[^"\r\n]*"|[^\s'"]+"""
+COMMAND_ALTERNATIVES = [
+    r"\b(?:mysql(?:dump|admin|import|show|check|pump|sh|binlog)?|mariadb(?:-?dump|-?admin)?)\b[^\r\n|;&]*?"
+    rf"\s-p(?P<mysql>{_CLI_VALUE})",
+    rf"\bredis-cli\b[^\r\n|;&]*?\s-a\s+(?P<rediscli>{_CLI_VALUE})",
+    rf"\bsshpass\b[^\r\n|;&]*?\s-p\s*(?P<sshpass>{_CLI_VALUE})",
+]
+COMMAND_GROUPS = ("mysql", "rediscli", "sshpass")
+COMMAND_PATTERN: Any = re2.compile("|".join(COMMAND_ALTERNATIVES))
+COMMAND_MARKERS = ("mysql", "mariadb", "redis-cli", "sshpass")

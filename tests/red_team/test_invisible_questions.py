@@ -63,13 +63,7 @@ INVISIBLE = {
     "musical-null-notehead": "\U0001d159\U0001d159",
     "tifinagh-consonant-joiner": "\u2d7f\u2d7f",
 }
-_BLANK = "accepted as a question: {what} shows nothing, yet is neither Default_Ignorable nor White_Space, Z, C"
-LEAKS: dict[str, str] = {
-    "khitan-small-script-filler": _BLANK.format(what="U+16FE4 KHITAN SMALL SCRIPT FILLER (Mn, a filler)"),
-    "khitan-blank-character": _BLANK.format(what="U+18CFF, the blank character of the Khitan Small Script (Lo)"),
-    "musical-null-notehead": _BLANK.format(what="U+1D159 MUSICAL SYMBOL NULL NOTEHEAD (an invisible notehead)"),
-    "tifinagh-consonant-joiner": _BLANK.format(what="U+2D7F TIFINAGH CONSONANT JOINER (a joiner, Mn)"),
-}
+LEAKS: dict[str, str] = {}
 VISIBLE = {
     "thai": "ทำไม ledger-svc ถึงตอบ 502",
     "devanagari-with-zwj": "ledger-svc क्\u200dष 502 क्यों लौटा रहा है?",

@@ -54,3 +54,11 @@ def test_every_default_ignorable_and_white_space_code_point_alone_is_no_question
     assert len(ignorable) > 4000  # the tables as Unicode publishes them (tags, variation selectors, fillers, ...)
     assert all(only_invisible(char) for char in ignorable)
     assert not only_invisible("a") and not only_invisible("\u0301a")
+
+
+def test_marks_without_a_base_and_named_fillers_are_no_question() -> None:
+    assert only_invisible("\u0301\u0308\u20dd")  # combining marks with nothing to sit on
+    assert only_invisible("\U00016fe4\u2d7f")  # Khitan filler, Tifinagh joiner
+    assert only_invisible("\U0001d159")  # musical null notehead
+    # A gap filler is punctuation that draws a line; a symbol for null or blank is a visible picture.
+    assert not only_invisible("\ua8f9") and not only_invisible("\u2400") and not only_invisible("\u2422")

@@ -6,6 +6,7 @@ Run ids: the server makes ``run-`` followed by 32 hex digits; any id of 1 to 128
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -59,15 +60,27 @@ def check_text(text: str, *, field: str) -> None:
 
 # What shows nothing, from Unicode's own tables (the ``regex`` package's, of a newer Unicode than unicodedata's):
 # Default_Ignorable_Code_Point (zero-width characters, joiners, the combining grapheme joiner, variation selectors,
-# tag characters, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0), White_Space, every separator (Z*) and
-# other (C*: controls, format, unassigned, private use) character, and the one filler those leave out, the Braille
-# blank U+2800 (a symbol of category So whose glyph is empty).
-_INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Z}\p{C}\u2800]+")
+# tag characters, the Hangul fillers), White_Space, every separator (Z*), other (C*) and mark (M*: with no base
+# character a mark has nothing to sit on) character. R-API-2.
+_INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Z}\p{C}\p{M}]")
+# Fillers by their Unicode names: a name ending in FILLER or BLANK (the Hangul and Khitan fillers, the Braille blank)
+# or NULL NOTEHEAD, unless the character is punctuation (a gap filler draws a line).
+_FILLER_NAME = regex.compile(r"\b(?:FILLER|BLANK|NULL NOTEHEAD)$")
+
+
+@functools.cache
+def _shows_nothing(ch: str) -> bool:
+    if _INVISIBLE.match(ch):
+        return True
+    if unicodedata.category(ch) == "Cn":
+        # Assigned after the service's own character names (Unicode 14): nothing it can read or name.
+        return True
+    return not unicodedata.category(ch).startswith("P") and _FILLER_NAME.search(unicodedata.name(ch, "")) is not None
 
 
 def only_invisible(text: str) -> bool:
     """True when no character of ``text`` shows anything."""
-    return _INVISIBLE.fullmatch(text) is not None
+    return all(_shows_nothing(ch) for ch in text)
 
 
 def check_scenario(scenario: str, *, known: frozenset[str] | set[str], default: str) -> str:

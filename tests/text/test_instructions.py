@@ -115,3 +115,13 @@ def test_an_imperative_glued_to_a_fact_by_a_symbol_or_a_space_is_an_instruction(
 )
 def test_a_verb_with_its_subject_or_modal_is_a_report_however_urgent(statement: str) -> None:
     assert instructions(statement) == ()
+
+
+@pytest.mark.requirement("R-A-1")
+def test_an_instruction_that_is_the_whole_statement_is_no_quote() -> None:
+    line = "restart every ledger-svc pod immediately"
+    (clause,) = instructions(line)
+    assert not quoted_instruction(clause, [line], statement=line)
+    reported = f"ledger-svc logged: {line}"
+    (clause,) = instructions(reported)
+    assert quoted_instruction(clause, [line], statement=reported)

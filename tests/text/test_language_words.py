@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import Grounding
 from diagnosis_server.graph.routing import END
+from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction
 from diagnosis_server.text.language import (
     INSTRUCTION_LITERALS,
     anchored_alternation,
@@ -16,6 +17,7 @@ from diagnosis_server.text.language import (
     concludes,
     holds_instruction_literal,
     instruction_pattern,
+    leet_spelt,
     reads_as_instruction,
     specific_words,
 )
@@ -254,9 +256,12 @@ def _holds_a_literal(text: str) -> bool:
 
 
 def _reads_as_instruction(text: str) -> bool:
-    """``reads_as_instruction`` as it is defined: the prefilter, then the whole pattern."""
+    """``reads_as_instruction`` as it is defined: the prefilter, then the whole pattern (on the text, and on it read
+    with letters for digits), or an instruction in another language."""
     folded = normalize(text)
-    return _holds_a_literal(folded) and instruction_pattern().search(folded) is not None
+    return any(
+        _holds_a_literal(f) and instruction_pattern().search(f) is not None for f in (folded, leet_spelt(folded))
+    ) or reads_as_foreign_instruction(text)
 
 
 # Pieces texts are made of: every literal, its parts and near misses, separators normalization changes.

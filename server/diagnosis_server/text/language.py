@@ -26,6 +26,7 @@ from functools import cache, lru_cache
 
 import snowballstemmer
 
+from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction
 from diagnosis_server.text.names import name_forms
 from diagnosis_server.text.normalize import normalize, strip_invisible
 from diagnosis_server.text.quotes import QUOTED
@@ -65,6 +66,10 @@ _INSTRUCTION = re.compile(
     r"\b(?:as|direct|confirmed|verified|pass|true)\b"
     r"|\b(?:verdict|classification|answer) (?:is|should be|must be|=|:) ?(?:pass|direct|confirmed)\b"
     r"|\bthe (?:real |actual |true )?root cause (?:is|was)\b|\b(?:real|actual|true) cause (?:is|was)\b"
+    r"|\b(?:is|was) the (?:real |actual |true )?root cause\b"
+    r"|\bnote (?:to|for) (?:the |any )?(?:diagnos\w*|assistant|ai|llm|chatbot|verifier|composer|planner|gatekeeper"
+    r"|reviewer|investigator|responder)\b"
+    r"|(?:^|[.;!?] )(?:assistant|chatgpt|gpt|claude|llm) ?:"
     r"|\b(?:respond|reply|answer) (?:only |exactly )?with\b"
 )
 
@@ -100,7 +105,7 @@ INSTRUCTION_LITERALS = (
     "ignore", "disregard", "forget", "override", "bypass", "skip", "you", "act as", "pretend", "role",
     "from now on", "system", "assistant", "developer", "<", "[", "##", "instruction", "tell", "inform", "notify",
     "do not", "don't", "never", "classify", "mark", "treat", "label", "report", "verdict", "classification",
-    "answer", "cause", "respond", "reply",
+    "answer", "cause", "respond", "reply", "note", "gpt", "claude", "llm",
 )  # fmt: skip
 
 
@@ -145,12 +150,28 @@ def holds_instruction_literal(folded: str) -> bool:
     return _ANY_INSTRUCTION_LITERAL.search(folded) is not None
 
 
+# Digits and signs written for the letters they look like, in a word that also holds letters ("1gn0re").
+_LEET = str.maketrans("0134578@$", "oieastbas")
+_LEET_WORD = re.compile(r"\b(?=[a-z]*[0-9@$])(?=[0-9@$]*[a-z])[a-z0-9@$]+\b")
+
+
+def leet_spelt(folded: str) -> str:
+    """``folded`` with each word that mixes letters and digits read as letters ("1gn0re" is "ignore")."""
+    if not _LEET_WORD.search(folded):
+        return folded
+    return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
+
+
 def reads_as_instruction(text: str) -> bool:
-    """Whether text (a tool output's value) addresses the diagnosis instead of describing the system."""
+    """Whether text (a tool output's value) addresses the diagnosis instead of describing the system: in
+    English (also spelt with digits for letters) or in another language. R-GK-5."""
     folded = normalize(text)
-    if not holds_instruction_literal(folded):
-        return False
-    return _INSTRUCTION.search(folded) is not None
+    if holds_instruction_literal(folded) and _INSTRUCTION.search(folded) is not None:
+        return True
+    spelt = leet_spelt(folded)
+    if spelt != folded and holds_instruction_literal(spelt) and _INSTRUCTION.search(spelt) is not None:
+        return True
+    return reads_as_foreign_instruction(text)
 
 
 def instruction_pattern() -> re.Pattern[str]:
@@ -727,11 +748,23 @@ _STATIVE_VERBS = frozenset(
 )  # fmt: skip
 
 
-def quoted_instruction(clause: str, evidence: Iterable[str]) -> bool:
+def _reporting_words(statement: str) -> list[str]:
+    """The words of ``statement`` outside its instruction clauses and their joiners: what reports them, if any."""
+    said = " ".join(re.findall(r"[a-z0-9]+", normalize(letter_like(statement))))
+    for clause in sorted(instructions(statement), key=len, reverse=True):
+        said = said.replace(clause, " ")
+    return [w for w in said.split() if w not in {"and", "then", "so", "but"}]
+
+
+def quoted_instruction(clause: str, evidence: Iterable[str], *, statement: str = "") -> bool:
     """Whether an instruction ``clause`` (of ``instructions``) stands word for word in the evidence (a log line's
-    "retry in 10 seconds", a field named ``restart_count``): the statement quotes its output, it instructs no one."""
+    "retry in 10 seconds", a field named ``restart_count``): the statement quotes its output, it instructs no one.
+    A clause that is the whole ``statement`` is reported by nothing ("roll back the release now", restating a log
+    line): it instructs the reader whatever wrote it first. R-A-1."""
     words = clause.split()
     if not words:
+        return False
+    if statement and not _reporting_words(statement):
         return False
     sequence = re.compile(r"(?<![a-z0-9])" + r"[^a-z0-9]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
     name = None

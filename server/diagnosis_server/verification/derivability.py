@@ -1262,7 +1262,7 @@ def _derive(
     )
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
-    instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said))
+    instructing = tuple(c for c in instructions(statement) if not quoted_instruction(c, said, statement=statement))
     placed = [f for f in facts if f.text in found]
     blamed = (
         _blamed(statement, facts, mine, run_names, scopes, run_scopes)

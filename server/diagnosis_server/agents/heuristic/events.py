@@ -28,6 +28,7 @@ from diagnosis_server.agents.heuristic.observations import (
 from diagnosis_server.agents.heuristic.shapes import is_kind, is_label_value, is_object_name, is_reason
 from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject
+from diagnosis_server.text.language import reads_as_instruction
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
 MAX_MESSAGE = 160
@@ -99,7 +100,8 @@ def event_views(
         if obs.tool_name not in ("k8s.events", "kubernetes.events"):
             continue
         out += obs.once(key, lambda o: _event_views(o, known, nodes))
-    return out
+    # An event whose message addresses the diagnosis observes nothing: no claim binds it (R-GK-5).
+    return [event for event in out if not reads_as_instruction(event.message)]
 
 
 def _shaped(service: str, name: str, reason: str, kind: str) -> bool:

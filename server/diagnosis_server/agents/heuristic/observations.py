@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 from diagnosis_server.agents.heuristic.shapes import is_object_name, is_token_name
 from diagnosis_server.agents.heuristic.workloads import STREAM_LABELS, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue, value_text
+from diagnosis_server.text.language import reads_as_instruction
 from diagnosis_server.text.matching import MAX_MATCHED_CHARS
 
 
@@ -335,14 +336,17 @@ def _loki_lines(obs: Observation) -> list[LogLine]:
 
 
 def log_lines(obs: Observation) -> list[LogLine]:
-    """Every line of a log output, whichever source answered."""
+    """Every line of a log output, whichever source answered, but a line that addresses the diagnosis: it observes
+    nothing, and no claim binds it (R-GK-5)."""
     if obs.tool_name == "logs.search":
-        return _pack_lines(obs)
-    if obs.tool_name == "kubernetes.pod_logs":
-        return _pod_lines(obs)
-    if obs.tool_name == "loki.query_range":
-        return _loki_lines(obs)
-    return []
+        lines = _pack_lines(obs)
+    elif obs.tool_name == "kubernetes.pod_logs":
+        lines = _pod_lines(obs)
+    elif obs.tool_name == "loki.query_range":
+        lines = _loki_lines(obs)
+    else:
+        return []
+    return [line for line in lines if not reads_as_instruction(line.message)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,12 +106,7 @@ BAIT_PACKS: dict[str, Callable[[], Pack]] = {
     "userinfo-colons-log-line": lambda: _cart(_log_lines("x://" + _fill("a:", 60_000) + "@")),
     "pid-words-kernel-shape": lambda: _cart(_log_lines(_fill("pid=1 ", 60_000) + " SIGKILL")),
 }
-LEAKS: dict[str, str] = {
-    "hash-run-in-backoff-event": "the Gatekeeper's instruction check ('#{2,} ?(?:instruction|system)', Python re) is "
-    "quadratic in a run of '#' and holds the GIL in one call: the health check waits seconds, the run takes seconds",
-    "kernel-kill-lines": "kernel_oom's line excerpt pattern ('\\S*?\\bpid...', Python re) is quadratic in a long word: "
-    "each 4 KB line costs 0.15-0.35 s, so 24 lines take several seconds",
-}
+LEAKS: dict[str, str] = {}
 
 
 @dataclass
@@ -234,11 +229,7 @@ CHECKS = {
     "check-you-are": _fill("you are the ", 100_000),
     "check-brackets": _fill("[/inst", 100_000),
 }
-LEAKS_CHECK = {
-    "check-hash-run": "CheckEvidence on one bound value of 20,000 '#': the instruction check's quadratic search "
-    "holds the "
-    "GIL, the health check waits seconds",
-}
+LEAKS_CHECK: dict[str, str] = {}
 
 
 @ASYNC

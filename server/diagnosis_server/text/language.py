@@ -57,7 +57,7 @@ _INSTRUCTION = re.compile(
     r"|\b(?:you are|you're|act as|pretend to be|pretend you are|role ?play as|from now on you)\b.{0,30}?"
     r"\b(?:ai|assistant|model|agent|llm|chatbot|bot|system|verifier|composer|executor|planner|gatekeeper)\b"
     r"|\b(?:system|assistant|developer) ?(?:prompt|message|instruction|override)s?\b"
-    r"|<\|?(?:im_?start|im_?end|system|endoftext|user|assistant)\|?>|\[/?inst\]|#{2,} ?(?:instruction|system)"
+    r"|<\|?(?:im_?start|im_?end|system|endoftext|user|assistant)\|?>|\[/?inst\]|(?<!#)#{2,} ?(?:instruction|system)"
     r"|\b(?:new|updated|additional|hidden|secret) instructions?\b"
     r"|\b(?:tell|inform|notify) the (?:user|operator|reader|customer)\b"
     r"|\b(?:you must|you should|you will|you have to|you need to|do not|don't|never) (?:mention|report|include"

@@ -25,6 +25,18 @@ _SIGKILL = re.compile(r"signal 9\b|SIGKILL|killed by signal 9", re.IGNORECASE)
 _LINE_EXCERPT = re.compile(
     r"(?:[\w'-]+ ){0,2}\S*?\bpid[:= ]\s*\d+[^\n]{0,80}?(?:signal 9 \(SIGKILL\)|SIGKILL|signal 9)", re.IGNORECASE
 )
+# The excerpt is searched for in a bounded window around each pid (the lazy ``\S*?`` is quadratic in a long word).
+_BEFORE_PID, _AFTER_PID = 120, 120
+
+
+def _line_excerpt(message: str) -> str | None:
+    """The words around the first pid a SIGKILL follows within 80 characters, in linear time."""
+    for pid in _PID.finditer(message):
+        window = message[max(0, pid.start() - _BEFORE_PID) : pid.end() + _AFTER_PID]
+        found = _LINE_EXCERPT.search(window)
+        if found is not None:
+            return found.group(0)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +72,10 @@ def kernel_oom_findings(observations: Sequence[Observation], lines: Sequence[Log
             continue
         pid = _PID.search(line.message)
         kill = kills.get(pid.group(1)) if pid else None
-        excerpt = _LINE_EXCERPT.search(line.message)
+        excerpt = _line_excerpt(line.message) if kill is not None else None
         if kill is None or excerpt is None:
             continue
-        said = text_excerpt(excerpt.group(0).strip(), 120)
+        said = text_excerpt(excerpt.strip(), 120)
         try:
             bindings = (line.bind_service(), *kill.bindings, line.bind_message(said))
         except BindingError:

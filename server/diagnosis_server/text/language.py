@@ -488,6 +488,7 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
             asked_grounds = key in from_question and word not in concluding
             # (a word past the commonest ones, used as a noun, names a thing: "during the nightly batch")
             ordinary = key in neutral and word not in INTENSITY_WORDS and (word not in things or key in core)
+            ordinary = ordinary or (word not in things and _closed_compound(word, core | grounded))
             if len(word) >= 3 and key not in grounded and not ordinary and not asked_grounds and word not in forms:
                 out.append(word)  # (a name's words joined, "sqlstate" of sql_state_code, are its evidence's)
         elif word and (not word.isascii() or stem(word) not in grounded) and word not in _compacts_of(texts):
@@ -496,6 +497,17 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
 
 
 _RAW_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _closed_compound(word: str, known: frozenset[str]) -> bool:
+    """Two known words written as one ("outgrows", "logouts", "healthcheck"): no more than the two words written
+    apart, which each ground."""
+    if len(word) < 6 or not word.isalpha():
+        return False
+    return any(
+        stem(word[:i]) in known and stem(word[i:]) in known and len(word[:i]) >= 3
+        for i in range(3, len(word) - 2)
+    )
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "our", "his", "her"})
 
 
@@ -555,12 +567,21 @@ def english_compound(word: str) -> bool:
     if any(ch.isdigit() for ch in word):
         return False
     parts = word_parts(word)
-    if len(parts) < 2 or any(p in NAME_PARTS or p in _NUMBER_PARTS for p in parts):
-        return False  # a name, or a number written in words ("two-hundred"): a fact
+    if len(parts) < 2 or any(p in _NUMBER_PARTS for p in parts):
+        return False  # a number written in words ("two-hundred"): a fact
     from diagnosis_server.text.polarity import polar_words
 
     known = vocabulary() | {stem(w) for w in polar_words()} | {stem(w) for w in SCOPE_WORDS | INTENSITY_WORDS}
+    if len(parts) == 2 and parts[0] in _ENGLISH_PREFIXES:
+        # A prefix and one word ("in-cluster", "non-primary", "re-issued"): no name begins so.
+        return stem(parts[1]) in known
+    if any(p in NAME_PARTS for p in parts):
+        return False  # a name ("orders-api", "ledger-db"): a fact
     return all(p in _COMPOUND_FUNCTION_PARTS or stem(p) in known for p in parts)
+
+
+# The prefixes an English compound begins with, and a name never does.
+_ENGLISH_PREFIXES = frozenset({"in", "non", "re", "pre", "co", "un", "over", "under", "multi", "sub", "self", "anti"})
 
 
 _NUMBER_PARTS = frozenset(

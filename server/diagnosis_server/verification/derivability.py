@@ -113,7 +113,8 @@ _UNITS = (
 # A sentence's final period is never part of a number ("#failure=3." is 3).
 _NUMBER = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\+?\s?({_UNITS})?(?![\w]|\.\d)", re.IGNORECASE)
 # An HTTP status written in the plural ("500s", "HTTP 429s"): the status, not seconds.
-_STATUS_PLURAL = re.compile(r"[1-5]\d\ds", re.IGNORECASE)
+# (HTTP status codes as IANA registers them: "502s" are responses, "120s" two minutes)
+_STATUS_PLURAL = re.compile(r"(?:10[0-3]|2[0-2]\d|30[0-8]|4[0-4]\d|45[01]|5[01]\d)s", re.IGNORECASE)
 # Numbers in other forms: thousands separators (9,768), and tokens that begin with a digit and are no plain
 # number (0x1F4, 1e6, 14,22): each a fact as written.
 _GROUPED = re.compile(rf"(?<![\w.,])(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?)\s?({_UNITS})?(?![\w]|[.,]\d)", re.IGNORECASE)
@@ -136,7 +137,10 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _WORD_UNIT = re.compile(r"\s(milliseconds?|seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
-_APPROXIMATE = re.compile(r"(?:~|≈|\b(?:about|around|approximately|roughly|nearly|almost|some|over|under)\s)\s*$", re.I)
+_EVERY = re.compile(r"\bevery\s+(?:~|≈|(?:about|around|roughly|approximately)\s+)?$", re.I)
+_APPROXIMATE = re.compile(
+    r"(?:~|≈|\b(?:about|around|approximately|roughly|nearly|almost|some|over|under)\s)\s*(?:every\s+)?$", re.I
+)
 # Identifiers worth checking: dotted/hyphenated/underscored names, CamelCase words with an inner
 # capital (OOMKilled, BackOff), ALLCAPS codes of 3+ (ENOSPC, FATAL), and codes with digits (x509, E11000).
 _IDENTIFIER = re.compile(
@@ -179,6 +183,8 @@ class _Fact:
     near: frozenset[str] = frozenset()
     # A code ("exit code 137", "HTTP 503", "errno 111"): a key fact, fabricated when no output holds it (R-V-4).
     code: bool = False
+    # A cadence ("every ~3 minutes"): the time between repeats, not between two moments.
+    every: bool = False
 
 
 # What writes the number after it as a code.
@@ -424,7 +430,15 @@ def _facts(statement: str) -> list[_Fact]:
             elif times:
                 fact = _Fact(written, number=times.group(1), unit="x", kind="number")
             elif seconds is not None:
-                fact = _Fact(written, number=seconds, unit="s", kind="number", context=_context(text, *match.span()))
+                fact = _Fact(
+                    written,
+                    number=seconds,
+                    unit="s",
+                    kind="number",
+                    context=_context(text, *match.span()),
+                    approximate=_APPROXIMATE.search(text, 0, match.start()) is not None,
+                    every=_EVERY.search(text, max(0, match.start() - 40), match.start()) is not None,
+                )
             else:
                 fact = _Fact(written, kind="written")
             take(match, fact)
@@ -463,6 +477,7 @@ def _facts(statement: str) -> list[_Fact]:
                     counted=counted and not repeats,
                     near=_near(text, *match.span()),
                     code=not unit and _CODE_BEFORE.search(text, max(0, match.start() - 24), match.start()) is not None,
+                    every=_EVERY.search(text, max(0, match.start() - 40), match.start()) is not None,
                 )
             )
     for match in _NUMBER_WORD.finditer(text):
@@ -650,7 +665,8 @@ def _linking(token: str) -> bool:
     return (any(c.isdigit() for c in token) or "-" in token) and _DATE_START.match(token) is None
 
 
-_COUNTED_PHRASE = re.compile(r"(?<![\w.])(\d+)(?![\w.])((?:\W+[A-Za-z][\w'()/]*){1,6})")
+# (a count is followed by a space and the word of what it counts: "7 node(s) had", never "111) on" or "3000/v2")
+_COUNTED_PHRASE = re.compile(r"(?<![\w.])(\d+)(?![\w.])(\s+[A-Za-z][\w'()/]*(?:\W+[A-Za-z][\w'()/]*){0,5})")
 
 
 def _phrases(text: str) -> list[tuple[str, frozenset[str]]]:
@@ -916,12 +932,39 @@ def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int], run: Sequ
     own = {i.moment for text in raw for i in instants(text) if i.aware}
     moments = sorted(own | {i.moment for text in run for i in instants(text) if i.aware} if own else own)
     wanted = claimed.base
+    if fact.every:
+        # A cadence: the span of its moments over the repeats between them, for a list it bound items of.
+        mine = sorted(own)
+        if len(mine) < 2:
+            return False
+        span = (mine[-1] - mine[0]).total_seconds()
+        gaps = [span / (n - 1) for n in {*counts, len(mine)} if n > 1]
+    else:
+        gaps = [abs((b - a).total_seconds()) for i, a in enumerate(moments) for b in moments[i + 1 :]]
+        # (two moments its evidence writes with no zone are apart by as much in any zone)
+        naive = sorted({i.moment for text in raw for i in instants(text) if not i.aware})
+        gaps += [abs((b - a).total_seconds()) for i, a in enumerate(naive) for b in naive[i + 1 :]]
+        gaps += _budgets(raw)
     return any(
-        within_precision(claimed, abs((b - a).total_seconds()) / claimed.scale)
-        or (fact.approximate and abs(abs((b - a).total_seconds()) - wanted) <= max(claimed.scale, wanted * 0.1))
-        for i, a in enumerate(moments)
-        for b in moments[i + 1 :]
+        within_precision(claimed, gap / claimed.scale)
+        or (fact.approximate and abs(gap - wanted) <= max(claimed.scale, wanted * 0.1))
+        for gap in gaps
     )
+
+
+_SECONDS_FIELD = re.compile(r"(?i)seconds$|period|delay|timeout|interval")
+
+
+def _budgets(raw: Sequence[str]) -> list[float]:
+    """The time a bound count of repeats of a bound period takes (a probe's ``failureThreshold`` times its
+    ``periodSeconds``: "12 × 10s", "a budget of ~2 minutes"), in seconds."""
+    periods, counts = [], []
+    for text in raw:
+        match = _FIELD_NUMBER.match(text.strip())
+        if match is None or not match.group(2).isdigit():
+            continue
+        (periods if _SECONDS_FIELD.search(match.group(1)) else counts).append(int(match.group(2)))
+    return [float(p * n) for p in periods for n in counts if p and n > 1]
 
 
 def _close(number: float, value: float, fact: _Fact) -> bool:

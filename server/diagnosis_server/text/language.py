@@ -505,9 +505,10 @@ def _closed_compound(word: str, known: frozenset[str]) -> bool:
     if len(word) < 6 or not word.isalpha():
         return False
     return any(
-        stem(word[:i]) in known and stem(word[i:]) in known and len(word[:i]) >= 3
-        for i in range(3, len(word) - 2)
+        stem(word[:i]) in known and stem(word[i:]) in known and len(word[:i]) >= 3 for i in range(3, len(word) - 2)
     )
+
+
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "our", "his", "her"})
 
 

@@ -958,7 +958,8 @@ _SECONDS_FIELD = re.compile(r"(?i)seconds$|period|delay|timeout|interval")
 def _budgets(raw: Sequence[str]) -> list[float]:
     """The time a bound count of repeats of a bound period takes (a probe's ``failureThreshold`` times its
     ``periodSeconds``: "12 × 10s", "a budget of ~2 minutes"), in seconds."""
-    periods, counts = [], []
+    periods: list[int] = []
+    counts: list[int] = []
     for text in raw:
         match = _FIELD_NUMBER.match(text.strip())
         if match is None or not match.group(2).isdigit():

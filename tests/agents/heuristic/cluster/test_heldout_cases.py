@@ -34,10 +34,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         'says only "containers cannot be created" and quotes runc; the command is not stated',
     ),
-    "checkout_anti_affinity": (
-        ("pack", "live"),
-        "blames the control-plane taint (the first clause of FailedScheduling), not the anti-affinity rule",
-    ),
     "checkout_unknown_shipping_host": (
         ("pack", "live"),
         "blames frontend (the logger of the error), not checkoutservice's address",
@@ -63,10 +59,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         "the StatefulSet's storage-quota refusal is not the stated cause (no cause, or the Service of no pod)",
     ),
     "ingress_missing_service": (("pack", "live"), "No incident (Ingress backends not analysed)"),
-    "jaeger_agent_host_port": (
-        ("pack", "live"),
-        'says only "pods cannot be scheduled" and quotes the scheduler; the host port is not stated',
-    ),
     "kube_proxy_missing": (("pack", "live"), "No incident (a node without its kube-proxy pod is not seen)"),
     "mongodb_reservation_max_connections": (
         ("pack", "live"),
@@ -106,25 +98,13 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         "No incident (the callers' WRONGPASS authentication failures are not read)",
     ),
     "search_cpu_throttled": (("live",), "the live harness serves no Prometheus: No incident"),
-    "search_too_many_pods": (
-        ("pack", "live"),
-        "blames the control-plane taint, not the nodes' pod capacity (3 Too many pods)",
-    ),
     "shipping_deadline": (
         ("pack", "live"),
         "No incident (the frontend's DeadlineExceeded on shipping quotes is not read)",
     ),
-    "shipping_topology_spread": (
-        ("pack", "live"),
-        "blames the control-plane taint, not the zone topology spread constraint",
-    ),
     "shipping_webhook_denied": (
         ("pack", "live"),
         'says only "pods cannot be created" and quotes the refusal; no webhook stated',
-    ),
-    "user_volume_node_affinity": (
-        ("pack", "live"),
-        "blames the control-plane taint, not the volume's node affinity to the removed node",
     ),
     "worker_disk_pressure": (
         ("pack", "live"),

@@ -22,7 +22,7 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import (
     runs_ready,
     workload_of,
 )
-from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.joined import JOINED, joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
@@ -206,7 +206,52 @@ def _claim(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
     return "", []
 
 
+def _volume_affinity(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
+    """The node a bound volume of the pod is pinned to by its node affinity, and whether that node exists."""
+    volumes = pod.get("spec", "volumes")
+    for v, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        claim = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
+        name = claim.get("claimName") if isinstance(claim, dict) else None
+        pvc = evidence.named("PersistentVolumeClaim", name, pod.namespace) if isinstance(name, str) else None
+        volume_name = pvc.text("spec", "volumeName") if pvc is not None else ""
+        pv = evidence.named("PersistentVolume", volume_name) if is_object_name(volume_name) else None
+        if pvc is None or pv is None:
+            continue
+        terms = pv.get("spec", "nodeAffinity", "required", "nodeSelectorTerms")
+        for t, term in enumerate(terms if isinstance(terms, list) else []):
+            expressions = term.get("matchExpressions") if isinstance(term, dict) else None
+            for e, expression in enumerate(expressions if isinstance(expressions, list) else []):
+                values = expression.get("values") if isinstance(expression, dict) else None
+                if expression.get("key") != "kubernetes.io/hostname" or not isinstance(values, list):
+                    continue
+                nodes = [n for n in values if isinstance(n, str) and is_object_name(n)]
+                if not nodes:
+                    continue
+                path = ("spec", "nodeAffinity", "required", "nodeSelectorTerms", t, "matchExpressions", e, "values")
+                facts = f"claim {pvc.name} is bound to volume {pv.name}, which its node affinity pins to {nodes[0]}"
+                bindings = [
+                    pod.bind("spec", "volumes", v, "persistentVolumeClaim", "claimName"),
+                    pvc.bind("spec", "volumeName"),
+                    pv.bind(*path, 0),
+                ]
+                if evidence.listed("Node") and all(evidence.named("Node", n) is None for n in nodes):
+                    facts += f"; node {nodes[0]} is not in the cluster"
+                return facts, bindings
+    return "", []
+
+
+# The clauses whose objects ``_facts`` reads (a node's taint, a claim, a request).
+_JOINED_KINDS = frozenset(
+    {
+        "untolerated_taint", "node_unschedulable", "node_selector_mismatch", "insufficient_resources",
+        "unbound_claim", "no_volume", "volume_node_affinity",
+    }
+)  # fmt: skip
+
+
 def _facts(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
+    if rule.kind == "volume_node_affinity":
+        return _volume_affinity(pod, evidence)
     if rule.kind == "untolerated_taint":
         return _taint(pod, match, evidence)
     if rule.kind == "node_unschedulable":
@@ -223,7 +268,7 @@ def _facts(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence
 _TOTAL = re.compile(r"0/(?P<total>\d+) nodes are available")
 
 
-def _clauses(message: str, rules: tuple[ClusterRule, ...]) -> list[tuple[ClusterRule, re.Match[str]]]:
+def _clauses(message: str, rules: tuple[ClusterRule, ...]) -> list[tuple[int, ClusterRule, re.Match[str]]]:
     """The scheduler's clauses the rules read, those that turn away the most nodes first (in the rules' order
     when as many). A clause of one node beside one of every other ("1 node(s) had untolerated taint
     {node-role.kubernetes.io/control-plane: }, 3 Insufficient memory": the control plane's standing taint) is
@@ -237,7 +282,21 @@ def _clauses(message: str, rules: tuple[ClusterRule, ...]) -> list[tuple[Cluster
             count = match.groupdict().get("count")
             found.append((-(int(count) if count and count.isdigit() else every), order, rule, match))
     found.sort(key=lambda f: (f[0], f[1]))
-    return [(rule, match) for _, _, rule, match in found]
+    return [(-nodes, rule, match) for nodes, _, rule, match in found]
+
+
+def _standing(pod: Obj, rule: ClusterRule, match: re.Match[str]) -> bool:
+    """A clause that holds of every healthy pod of its kind: a DaemonSet's pod matches only its own node's
+    affinity, and no pod tolerates the control plane's taint unless it is meant to run there."""
+    if rule.kind == "node_selector_mismatch":
+        owners = pod.get("metadata", "ownerReferences")
+        return isinstance(owners, list) and any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners)
+    if rule.kind == "untolerated_taint":
+        return (match.groupdict().get("key") or "") in _CONTROL_PLANE_TAINTS
+    return False
+
+
+_CONTROL_PLANE_TAINTS = frozenset({"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"})
 
 
 def _pending(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Finding | None:
@@ -248,17 +307,26 @@ def _pending(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Fi
     service, service_binding = workload_of(pod)
     said, said_bound = said_binding(bound, message)
     fallback: Finding | None = None
-    for rule, match in _clauses(message, rules):
+    most = 0
+    clauses = _clauses(message, rules)
+    moving = [c for c in clauses if not _standing(pod, c[1], c[2])]
+    for nodes, rule, match in moving or clauses:
+        if fallback is not None and nodes < most:
+            return fallback  # a clause of fewer nodes is not what keeps the pod off the most
+        most = max(most, nodes)
         facts, bindings = _facts(rule, match, pod, evidence)
         if not facts:
+            # The clause of the most nodes, with nothing more to join: its own words are the fault.
+            clause, clause_bound = said_binding(bound, match.group(0))
             fallback = fallback or joined(
                 rule.kind,
                 service,
                 rule.phrase,
                 f"pod {pod.name} is Pending",
-                [service_binding, pod.bind_name(), *([said_bound] if said_bound else [])],
-                said=said,
-                strength=3,
+                [service_binding, pod.bind_name(), *([clause_bound] if clause_bound else [])],
+                said=clause,
+                # (a clause whose objects were not read is weaker than a finding that read them, e.g. the binder's)
+                strength=3 if rule.kind in _JOINED_KINDS else JOINED,
                 pod=pod.name,
             )
             continue

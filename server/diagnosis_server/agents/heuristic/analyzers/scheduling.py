@@ -221,8 +221,10 @@ def _volume_affinity(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
         for t, term in enumerate(terms if isinstance(terms, list) else []):
             expressions = term.get("matchExpressions") if isinstance(term, dict) else None
             for e, expression in enumerate(expressions if isinstance(expressions, list) else []):
-                values = expression.get("values") if isinstance(expression, dict) else None
-                if expression.get("key") != "kubernetes.io/hostname" or not isinstance(values, list):
+                if not isinstance(expression, dict) or expression.get("key") != "kubernetes.io/hostname":
+                    continue
+                values = expression.get("values")
+                if not isinstance(values, list):
                     continue
                 nodes = [n for n in values if isinstance(n, str) and is_object_name(n)]
                 if not nodes:

@@ -30,29 +30,13 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         "blames Service cartservice-canary (selects no pod), not the missing Service cartservice",
     ),
-    "cart_wrong_command": (
-        ("pack", "live"),
-        'says only "containers cannot be created" and quotes runc; the command is not stated',
-    ),
     "checkout_unknown_shipping_host": (
         ("pack", "live"),
         "blames frontend (the logger of the error), not checkoutservice's address",
     ),
-    "currency_pod_security": (
-        ("pack", "live"),
-        'says only "pods cannot be created" and quotes the refusal; no Pod Security stated',
-    ),
     "currency_protocol_mismatch": (
         ("pack", "live"),
         "partial diagnosis, no cause (targetPort on the metrics port not found)",
-    ),
-    "email_quota_requires_limits": (
-        ("pack", "live"),
-        'says only "pods cannot be created" and quotes the refusal; no missing limits stated',
-    ),
-    "frontend_port_in_use": (
-        ("pack", "live"),
-        'says "containers exited with an error" and quotes the log; the port clash is not stated',
     ),
     "geo_statefulset_storage_quota": (
         ("pack", "live"),
@@ -80,18 +64,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         "No incident (NetworkPolicy not analysed; checkout's dial i/o timeouts not joined)",
     ),
-    "payment_registry_unauthorized": (
-        ("pack", "live"),
-        'says only "cannot pull its image" ("ImagePullBackOff"); the 401 is not stated',
-    ),
-    "rate_bad_config_value": (
-        ("pack", "live"),
-        'says "rate crashes" and quotes the panic; the bad config value is not stated',
-    ),
-    "recommendation_claim_missing": (
-        ("pack", "live"),
-        'says only "pods cannot be scheduled" and quotes the scheduler; the claim is not stated',
-    ),
     "redis_replica_read_only": (("pack", "live"), "partial diagnosis, no cause (READONLY replica writes not read)"),
     "redis_wrong_password": (
         ("pack", "live"),
@@ -101,10 +73,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
     "shipping_deadline": (
         ("pack", "live"),
         "No incident (the frontend's DeadlineExceeded on shipping quotes is not read)",
-    ),
-    "shipping_webhook_denied": (
-        ("pack", "live"),
-        'says only "pods cannot be created" and quotes the refusal; no webhook stated',
     ),
     "worker_disk_pressure": (
         ("pack", "live"),

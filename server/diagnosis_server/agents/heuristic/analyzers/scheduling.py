@@ -246,12 +246,32 @@ def _volume_affinity(pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
 _JOINED_KINDS = frozenset(
     {
         "untolerated_taint", "node_unschedulable", "node_selector_mismatch", "insufficient_resources",
-        "unbound_claim", "no_volume", "volume_node_affinity",
+        "unbound_claim", "no_volume", "volume_node_affinity", "claim_missing",
     }
 )  # fmt: skip
 
 
+def _missing_claim(pod: Obj, name: str, evidence: Evidence) -> tuple[str, list[Binding]]:
+    """The claim the pod names that its namespace's claims, listed whole, do not hold."""
+    if not is_object_name(name) or not evidence.listed("PersistentVolumeClaim", pod.namespace):
+        return "", []
+    if evidence.named("PersistentVolumeClaim", name, pod.namespace) is not None:
+        return "", []
+    volumes = pod.get("spec", "volumes")
+    for v, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        claim = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
+        if isinstance(claim, dict) and claim.get("claimName") == name:
+            path = ("spec", "volumes", v, "persistentVolumeClaim", "claimName")
+            return f"its volume names claim {name}, which namespace {pod.namespace} does not hold", [
+                pod.bind(*path),
+                pod.bind("metadata", "namespace"),
+            ]
+    return "", []
+
+
 def _facts(rule: ClusterRule, match: re.Match[str], pod: Obj, evidence: Evidence) -> tuple[str, list[Binding]]:
+    if rule.kind == "claim_missing":
+        return _missing_claim(pod, match.group("name"), evidence)
     if rule.kind == "volume_node_affinity":
         return _volume_affinity(pod, evidence)
     if rule.kind == "untolerated_taint":

@@ -15,15 +15,17 @@ import re
 from datetime import UTC, datetime
 
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, event_time, workload_of
-from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.joined import JOINED, joined, said_binding
 from diagnosis_server.agents.heuristic.analyzers.rules import ClusterRule, current_rules
-from diagnosis_server.agents.heuristic.findings import Finding
+from diagnosis_server.agents.heuristic.findings import Finding, around
 from diagnosis_server.agents.heuristic.observations import Binding, walk
 from diagnosis_server.agents.heuristic.shapes import is_container_name, is_data_key, is_image, is_object_name
 
 _MIN = datetime.min.replace(tzinfo=UTC)
 EVENT_REASONS = frozenset({"Failed", "FailedMount", "FailedToRetrieveImagePullSecret", "BackOff"})
 KINDS = {"secret_missing": "Secret", "configmap_missing": "ConfigMap", "pull_secret_missing": "Secret"}
+# Rules whose phrase says the whole fault: no object to join.
+_FAULT_ONLY = frozenset({"command_missing", "port_in_use"})
 
 
 def _texts(pod: Obj, evidence: Evidence) -> list[tuple[str, Binding, int]]:
@@ -31,9 +33,12 @@ def _texts(pod: Obj, evidence: Evidence) -> list[tuple[str, Binding, int]]:
     out: list[tuple[str, Binding, int]] = []
     statuses = pod.get("status", "containerStatuses")
     for s, status in enumerate(statuses if isinstance(statuses, list) else []):
-        message = walk(status, ("state", "waiting", "message"))
-        if isinstance(message, str) and message:
-            out.append((message, pod.bind("status", "containerStatuses", s, "state", "waiting", "message"), s))
+        # (a waiting container's message, then why it last ended: "exec: ...: executable file not found")
+        for path in (("state", "waiting", "message"), ("state", "terminated", "message"),
+                     ("lastState", "terminated", "message")):  # fmt: skip
+            message = walk(status, path)
+            if isinstance(message, str) and message:
+                out.append((message, pod.bind("status", "containerStatuses", s, *path), s))
     events = [e for e in evidence.events_about("Pod", pod.name, pod.namespace) if e.text("reason") in EVENT_REASONS]
     events.sort(key=lambda e: event_time(e) or _MIN, reverse=True)
     out += [(e.text("message"), e.bind("message"), -1) for e in events if e.text("message")]
@@ -92,7 +97,7 @@ def _facts(
         return _missing(rule, match, pod, evidence)
     if rule.kind == "key_missing":
         return _key(match, pod, evidence)
-    if rule.kind in ("image_missing", "registry_unresolved"):
+    if rule.kind in ("image_missing", "registry_unresolved", "image_unauthorized"):
         return _image(pod, container, match.group("name"))
     return "", []
 
@@ -107,6 +112,10 @@ def _finding(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Fi
             match = rule.compiled.search(message)
             if match is None:
                 continue
+            if "fault" in rule.compiled.groupindex:
+                # (the words of the fault, wherever the message says them: "... 401 Unauthorized")
+                said, said_bound = said_binding(bound, around(message, match.start("fault"), match.end("fault")))
+                base = [service_binding, pod.bind_name(), *([said_bound] if said_bound else [])]
             facts, bindings = _facts(rule, match, pod, container, evidence)
             if facts:
                 return joined(rule.kind, service, rule.phrase, facts, [*base, *bindings], said=said, pod=pod.name)
@@ -117,7 +126,8 @@ def _finding(pod: Obj, evidence: Evidence, rules: tuple[ClusterRule, ...]) -> Fi
                 f"pod {pod.name} is not running",
                 base,
                 said=said,
-                strength=4,
+                # (the rule's phrase is the whole fault when it reads no object; else a joined one is stronger)
+                strength=JOINED if rule.kind in _FAULT_ONLY else 4,
                 pod=pod.name,
             )
     return fallback

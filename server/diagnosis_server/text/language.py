@@ -500,13 +500,21 @@ _RAW_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _closed_compound(word: str, known: frozenset[str]) -> bool:
-    """Two known words written as one ("outgrows", "logouts", "healthcheck"): no more than the two words written
-    apart, which each ground."""
+    """A known word and a particle written as one, a phrasal verb or its noun ("outgrows", "logouts", "rollbacks"):
+    no more than the two words written apart. Two nouns written as one are a name as often ("storefront")."""
     if len(word) < 6 or not word.isalpha():
         return False
-    return any(
-        stem(word[:i]) in known and stem(word[i:]) in known and len(word[:i]) >= 3 for i in range(3, len(word) - 2)
-    )
+    for i in range(2, len(word) - 1):
+        head, tail = word[:i], word[i:]
+        if head in _PARTICLES and len(tail) >= 3 and stem(tail) in known:
+            return True
+        if tail.rstrip("s") in _PARTICLES and len(head) >= 3 and stem(head) in known:
+            return True
+    return False
+
+
+# The particles of English phrasal verbs and of the nouns made of them.
+_PARTICLES = frozenset({"out", "over", "under", "up", "down", "back", "in", "off", "on", "fore", "after", "by"})
 
 
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "this", "that", "these", "those", "our", "his", "her"})

@@ -18,6 +18,7 @@ stuck in init: "Init:CrashLoopBackOff"), its binding's path under ``initContaine
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -150,17 +151,28 @@ def _stated(
             # Past the quoted start, the end of a wrapped error is its root cause: the cause claim quotes that.
             said = ending(whole)
             bindings.append(pod.bind(*at, "message", text=said))
+    phrase = rule.phrase
+    if rule.kind == "evicted" and (low := _LOW_ON.search(whole)) is not None:
+        node = pod.text("spec", "nodeName")
+        if is_object_name(node):
+            # The node the kubelet evicted it from, and what it ran low on (the kubelet's own words).
+            phrase += f": node {node} ran low on {low.group(1)}"
+            bindings = [*bindings, pod.bind("spec", "nodeName"), pod.bind(*at, "message", text=low.group(0))]
     return Finding(
         rule.kind,
         rule.role_value,
         pod.service,
-        f"{pod.service} {rule.phrase} ({detail})",
+        f"{pod.service} {phrase} ({detail})",
         tuple(bindings),
         strength=rule.strength,
         onset=onset,
         pod=pod.name,
         detail=said,
     )
+
+
+# The kubelet's eviction message names the resource its node ran low on.
+_LOW_ON = re.compile(r"The node was low on resource: (memory|ephemeral-storage|pids|nodefs|imagefs|cpu)\b")
 
 
 def _detail(reason: str, message: str) -> str:

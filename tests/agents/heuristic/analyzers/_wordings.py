@@ -879,6 +879,38 @@ FAILURES = [
         "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'express' imported from /app/server.js",
     ),
     ("crash", "syntax_error", None, "pod", "SyntaxError: Unexpected token '}'"),
+    # ------------------------------------------------------------------ a port taken, a bad value, a read-only disk
+    ("port", "port_in_use", None, "pod", "listen tcp :8080: bind: address already in use"),
+    ("port", "port_in_use", None, "pod", "Error: listen EADDRINUSE: address already in use :::3000"),
+    ("port", "port_in_use", None, "pod", "OSError: [Errno 98] Address already in use"),
+    ("port", "port_in_use", None, "pod", "java.net.BindException: Address already in use (Bind failed)"),
+    ("config", "config_value", None, "pod", 'panic: strconv.Atoi: parsing "2s": invalid syntax'),
+    ("config", "config_value", None, "pod", 'error: time: invalid duration "10 seconds"'),
+    ("config", "config_value", None, "pod", 'ERROR invalid value "abc" for flag -port: parse error'),
+    (
+        "disk",
+        "read_only_fs",
+        None,
+        "pod",
+        "211:C 12 Sep 2025 07:02:11.041 # Failed opening the temp RDB file temp-211.rdb (in server root dir /data) "
+        "for saving: Read-only file system",
+    ),
+    ("disk", "read_only_fs", None, "pod", "Error: EROFS: read-only file system, open '/app/cache/index.json'"),
+    (
+        "replica",
+        "replica_sync",
+        None,
+        "pod",
+        "1:S 12 Sep 2025 07:02:11.041 # Error condition on socket for SYNC: Connection refused",
+    ),
+    (
+        "limit",
+        "connection_limit",
+        None,
+        "pod",
+        '{"t":{"$date":"2025-09-12T07:02:11.517+00:00"},"s":"I","c":"NETWORK","id":22942,"ctx":"listener",'
+        '"msg":"Connection refused because there are too many open connections","attr":{"connectionCount":20}}',
+    ),
     ("crash", "panic", None, "pod", "panic: runtime error: invalid memory address or nil pointer dereference"),
     ("crash", "panic", None, "pod", "panic: runtime error: index out of range [3] with length 3"),
     ("crash", "panic", None, "pod", "fatal error: concurrent map writes"),

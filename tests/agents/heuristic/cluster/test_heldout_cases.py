@@ -74,14 +74,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         "No incident (the frontend's DeadlineExceeded on shipping quotes is not read)",
     ),
-    "worker_disk_pressure": (
-        ("pack", "live"),
-        "blames the evicted checkoutservice, not kind-worker2's disk pressure (or redis-cart's usage)",
-    ),
-    "worker_memory_pressure": (
-        ("pack", "live"),
-        "blames the evicted memcached-reserve, not kind-worker's memory pressure",
-    ),
 }
 
 

@@ -153,9 +153,11 @@ breakages: setup
 
 # Model answers played from our prompts on the incident corpus (honest, typical, untrue), replayed through the real
 # graph: per variant, the cause as likely cause or possible direction, true claims shown, REJECT, untrue claims
-# shown; writes var/eval-models/summary.json. EVAL_ARGS: incident names, -v for one line a run.
+# shown; writes var/eval-models/summary.json, then the same for the free-hand answers (freehand.json).
+# EVAL_ARGS: incident names, -v for one line a run.
 eval-models: setup
 	@$(BIN)/python -m tests.eval_models $(EVAL_ARGS)
+	@$(BIN)/python -m tests.eval_models --cases-dir tests/eval_models/freehand --out var/eval-models/freehand.json $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) var

@@ -43,7 +43,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         "the StatefulSet's storage-quota refusal is not the stated cause (no cause, or the Service of no pod)",
     ),
     "ingress_missing_service": (("pack", "live"), "No incident (Ingress backends not analysed)"),
-    "kube_proxy_missing": (("pack", "live"), "No incident (a node without its kube-proxy pod is not seen)"),
     "mongodb_reservation_max_connections": (
         ("pack", "live"),
         "No incident (mongod's too-many-connections refusals are not read)",

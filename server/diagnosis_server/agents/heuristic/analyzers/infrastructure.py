@@ -137,6 +137,8 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
                     [name, pod.bind_name(), pod.bind("metadata", "namespace"), *bindings],
                 )
             )
+        elif rule.kind == "kube_proxy_down" and (absent := _node_without(mine, evidence)) is not None:
+            out.append(absent)
         elif (
             not mine
             and rule.kind == "kube_scheduler_down"
@@ -162,6 +164,54 @@ def _control_plane(evidence: Evidence, rules: tuple[ClusterRule, ...]) -> list[F
             ]
             out.append(joined(rule.kind, scheduler, NO_SCHEDULER, facts, bindings, strength=4))
     return out
+
+
+def _node_without(proxies: list[Obj], evidence: Evidence) -> Finding | None:
+    """A node kube-proxy runs on none of, while it runs on the others (a DaemonSet's pod its selector left out):
+    the Service traffic of the workloads on that node goes nowhere. Needs kube-system's pods and the nodes listed
+    whole, and a workload's pod on that node."""
+    if not proxies or not evidence.listed("Pod", CONTROL_PLANE) or not evidence.listed("Node"):
+        return None
+    covered = {p.text("spec", "nodeName") for p in proxies}
+    for node in evidence.objects("Node"):
+        if node.name in covered or not is_object_name(node.name) or not _ready(node):
+            continue
+        served = [
+            p
+            for p in evidence.objects("Pod")
+            if p.namespace != CONTROL_PLANE and p.text("spec", "nodeName") == node.name
+        ]
+        if not served:
+            continue
+        proxy = next((p for p in proxies if is_object_name(p.text("spec", "nodeName"))), None)
+        if proxy is None:
+            return None
+        facts = (
+            f"no kube-proxy pod runs on node {node.name} (the pods of namespace {CONTROL_PLANE} are listed), "
+            f"where pod {served[0].name} runs; pod {proxy.name} runs on node {proxy.text('spec', 'nodeName')}"
+        )
+        bindings = [
+            node.bind_name(),
+            served[0].bind_name(),
+            served[0].bind("spec", "nodeName"),
+            proxy.bind("metadata", "name", text="kube-proxy"),
+            proxy.bind_name(),
+            proxy.bind("metadata", "namespace"),
+            proxy.bind("spec", "nodeName"),
+        ]
+        return joined("kube_proxy_down", "kube-proxy", NO_PROXY, facts, bindings)
+    return None
+
+
+NO_PROXY = "routes no Service traffic on a node: kube-proxy does not run there"
+
+
+def _ready(node: Obj) -> bool:
+    conditions = node.get("status", "conditions")
+    return any(
+        isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (conditions if isinstance(conditions, list) else [])
+    )
 
 
 def analyze(evidence: Evidence) -> list[Finding]:

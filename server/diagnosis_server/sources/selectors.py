@@ -14,7 +14,8 @@ from diagnosis_server.tools.base import ToolError
 _IDENT = r"[a-zA-Z_][a-zA-Z0-9_]*"
 _STRING = r'"(?:[^"\\]|\\.)*"|`[^`]*`'
 _MATCHER = re.compile(rf"\s*({_IDENT})\s*(=~|!~|!=|=)\s*({_STRING})\s*(,|$)")
-_METRIC = re.compile(r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*(\{(.*)\})?\s*$", re.DOTALL)
+# (one run of whitespace between the name and the end whatever the braces: two would backtrack quadratically)
+_METRIC = re.compile(r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*(?:(\{(.*)\})\s*)?$", re.DOTALL)
 _LINE_FILTER = re.compile(rf"\s*(\|=|!=|\|~|!~)\s*({_STRING})")
 
 

@@ -78,7 +78,8 @@ _IP = re.compile(r"^\d+(?:\.\d+){3}$")
 _TLD = re.compile(r"\.(?:com|net|org|io|dev|app|cloud|co|example|test|local|internal|[a-z]{2})$")
 _DURATION = re.compile(
     r"(?:took|duration|latency|elapsed|completed in|finished in|responded in|response_time|request_time)"
-    r"[\"']?\s*[=: ]\s*[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
+    # (spaces bounded: two unbounded runs around one separator backtrack quadratically in a long run of spaces)
+    r"[\"']?[ \t]{0,8}[=: ][ \t]{0,8}[\"']?(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>ms|s|sec|seconds|milliseconds)\b",
     re.IGNORECASE,
 )
 # A duration under a key that carries its unit (``"http.resp.took_ms": 2870``, ``duration_s=3.2``).

@@ -136,16 +136,7 @@ _UNKNOWN = (
     "separators: the rider is shown in a confirmed fact"
 )
 _SYMBOLS = "{what} are symbols (So), never words to the grounding check, whatever they spell: shown in a confirmed fact"
-LEAKS: dict[str, str] = {
-    "kawi": _UNKNOWN.format(what="Kawi letters (Unicode 15)"),
-    "nag-mundari": _UNKNOWN.format(what="Nag Mundari letters (Unicode 15)"),
-    "cjk-extension-h": _UNKNOWN.format(what="CJK Extension H ideographs (Unicode 15)"),
-    "cyrillic-extended-d": _UNKNOWN.format(what="Cyrillic Extended-D modifier letters (Unicode 15)"),
-    "outlined-capitals": _UNKNOWN.format(what="outlined Latin capitals (Unicode 16)"),
-    "emoji-rebus": _SYMBOLS.format(what="emoji"),
-    "squared-words": _SYMBOLS.format(what="squared words (SOS, OK, NEW, UP!)"),
-    "emoji-prefix": _SYMBOLS.format(what="emoji before the fact"),
-}
+LEAKS: dict[str, str] = {}
 
 
 def _statement(base: str, rider: Rider, where: str) -> str:
@@ -173,10 +164,7 @@ ON_CAUSE = [
     "strikethrough-overlay",
     "emoji-rebus",
 ]
-LEAKS_ON_CAUSE: dict[str, str] = {
-    "kawi": _UNKNOWN.format(what="Kawi letters (Unicode 15)").replace("confirmed fact", "likely cause"),
-    "emoji-rebus": _SYMBOLS.format(what="emoji").replace("confirmed fact", "likely cause"),
-}
+LEAKS_ON_CAUSE: dict[str, str] = {}
 _BY_NAME = {r.vector: (r, w) for r, w in RIDERS}
 
 

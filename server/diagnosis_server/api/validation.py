@@ -73,7 +73,9 @@ def _shows_nothing(ch: str) -> bool:
     if _INVISIBLE.match(ch):
         return True
     if unicodedata.category(ch) == "Cn":
-        # Assigned after the service's own character names (Unicode 14): nothing it can read or name.
+        # Assigned after the service's own character names (Unicode 14): whether it shows anything (a blank such
+        # as U+13441 EGYPTIAN HIEROGLYPH FULL BLANK) cannot be told, so it counts as nothing shown; a question
+        # holding any other letter is read.
         return True
     return not unicodedata.category(ch).startswith("P") and _FILLER_NAME.search(unicodedata.name(ch, "")) is not None
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from functools import cache, lru_cache
 
+import regex
 import snowballstemmer
 
 from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction
@@ -370,14 +371,37 @@ def _script_words(statement: str) -> list[tuple[str, bool]]:
                 current.append(char)
                 continue
             flush()
-        elif category[0] in "LMN" or ord(char) in table or unicodedata.normalize("NFKC", char).isalnum():
+        elif (
+            category[0] in "LMN"
+            or ord(char) in table
+            or _LETTERISH.match(char)
+            or _alnum_form(char)
+            or (category == "Cn" and _ASSIGNED.match(char))  # newer than the names: read, never a separator
+        ):
             if current and current[-1].isascii():
                 flush()
             current.append(char)
+        elif _PICTOGRAPH.match(char):
+            # A pictograph says something ("🆘", a rebus): a word of its own, grounded only where the evidence holds it.
+            flush()
+            out.append((char, False))
         else:
             flush()
     flush()
     return out
+
+
+# Letters, marks and digits by the newest Unicode tables (the ``regex`` package's; ``unicodedata`` is older and
+# reads a letter of a newer script as unassigned), and pictographs.
+_LETTERISH = regex.compile(r"[\p{L}\p{M}\p{N}]")
+_ASSIGNED = regex.compile(r"[^\p{Cn}\p{Cs}\p{Co}]")
+_PICTOGRAPH = regex.compile(r"[\p{Extended_Pictographic}\U0001F100-\U0001F1FF]")
+
+
+def _alnum_form(char: str) -> bool:
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", char).isalnum()
 
 
 _CONTRACTED = re.compile(r"(?i)n't$|'(?:s|re|ll|ve|d|m)$")

@@ -133,21 +133,15 @@ UNTRUE = [
 _ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untrue claim shown as a fact, run PASS"
 _NUMBER_WORD = "'{word}' is no number to the fact check (the evidence says {held}): shown as a fact, run PASS"
 LEAKS: dict[str, str] = {
-    "failed-to-get-502": _ANTONYM.format(word="failed to", held="status=502"),
     "nothing-got-502": _ANTONYM.format(word="nothing", held="status=502"),
-    "no-sign-of-oomkilled": _ANTONYM.format(word="no sign of", held="OOMKilled"),
     "oomkilled-equals-false": (
         "'OOMKilled=false' negates the bound reason in a key=value form the polarity check does not read: shown"
     ),
-    "avoided-oomkilled": _ANTONYM.format(word="avoided", held="OOMKilled"),
     "reached-without-errors": _ANTONYM.format(word="without errors", held="status=502"),
     "error-free": _ANTONYM.format(word="error-free", held="status=502"),
-    "stopped-restarting": _ANTONYM.format(word="stopped", held="restartCount 4"),
     "backoff-ceased": _ANTONYM.format(word="ceased", held="BackOff, count 9"),
-    "budget-intact": _ANTONYM.format(word="intact", held="retry budget exhausted"),
     "budget-plenty-left": _ANTONYM.format(word="plenty left", held="retry budget exhausted"),
     "budget-remains": _ANTONYM.format(word="remains", held="retry budget exhausted"),
-    "deploy-went-through": _ANTONYM.format(word="went through", held="status failed"),
     "deploy-landed": _ANTONYM.format(word="landed", held="status failed"),
     "deploy-rolled-out": _ANTONYM.format(word="rolled out", held="status failed"),
     "deploy-is-live": _ANTONYM.format(word="is live", held="status failed"),
@@ -156,12 +150,7 @@ LEAKS: dict[str, str] = {
     "most-failed": "'most' is no quantity the ratio 0.25 must hold: shown as a fact, run PASS",
     "majority-failed": "'the majority' is no quantity the ratio 0.25 must hold: shown as a fact, run PASS",
     "restarted-once": _NUMBER_WORD.format(word="once", held="4"),
-    "restarted-twice": _NUMBER_WORD.format(word="twice", held="4"),
-    "restarted-thrice": _NUMBER_WORD.format(word="thrice", held="4"),
-    "a-couple-of-restarts": _NUMBER_WORD.format(word="a couple", held="4"),
     "a-single-restart": _NUMBER_WORD.format(word="a single", held="4"),
-    "roman-vi": _NUMBER_WORD.format(word="VI", held="4"),
-    "roman-xi-backoffs": _NUMBER_WORD.format(word="XI", held="9"),
 }
 
 TRUE = [

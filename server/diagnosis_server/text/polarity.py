@@ -73,6 +73,7 @@ _PAIRS = (
     (("allowed", "permitted"), ("denied", "forbidden")),
     (("accepted",), ("rejected", "refused")),
     (("stable",), ("unstable", "flapping")),
+    (("intact",), ("exhausted", "depleted", "drained")),
     (("normal",), ("abnormal",)),
 )
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'t)?|[,;.()!?\[\]:=]|(?<=\s)[-–—](?=\s)")
@@ -97,9 +98,21 @@ _FREE_OF = re.compile(r"\b([a-z0-9]+)-free\b|\bfree of\b")
 _IS_NIL = re.compile(r"\b([a-z]+(?: [a-z]+)?) (?:is|was|are|were|=|:) (?:nil|null|none|zero|empty)\b")
 
 
+# Other ways of saying "not": "failed to get", "no sign of", "stopped restarting", "avoided".
+_NOT_SAID = (
+    (re.compile(r"\b(?:failed|fails|fail|unable) to\b"), "not"),
+    (re.compile(r"\bno (?:sign|trace|indication|evidence|record) of\b"), "no"),
+    (re.compile(r"\b(?:stopped|ceased|quit)\b(?= [a-z]+ing\b)"), "no longer"),
+    (re.compile(r"\b(?:avoided|escaped)\b"), "not"),
+    (re.compile(r"\bwent through\b"), "succeeded"),
+)
+
+
 def as_negations(text: str) -> str:
     """``text`` (folded) with its other ways of saying "none" written as negations ("restart-free": "no restart",
-    "free of": "no", "restart count is nil": "no restart count")."""
+    "free of": "no", "restart count is nil": "no restart count", "failed to get": "not get")."""
+    for pattern, negation in _NOT_SAID:
+        text = pattern.sub(negation, text)
     text = _FREE_OF.sub(lambda m: f"no {m.group(1)}" if m.group(1) else "no", text)
     text = _IS_UP.sub(lambda m: f"{m.group(1)} fine", text)
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)

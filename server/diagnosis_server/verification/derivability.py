@@ -136,6 +136,46 @@ _NUMBER_WORDS = {
     "thousand": "1000",
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# Numbers of times in words: "twice", "once" after a verb in the past, "a single", "a couple of", "a dozen", and
+# Roman numerals before "times" (only there: "CI", "CD", "MIX" are words elsewhere).
+_REPEAT_WORDS = {"once": "1", "twice": "2", "thrice": "3", "single": "1", "couple": "2", "dozen": "12"}
+_REPEAT_WORD = re.compile(
+    r"(?<=ed )(once)\b|\b(twice|thrice)\b|\ba (single|couple|dozen)\b"
+    r"|\b(?=[ivxlcIVXLC]+ times\b)((?:[IVXLC]{1,7}|[ivxlc]{1,7}))(?= times\b)",
+    re.IGNORECASE,
+)
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+
+
+def _roman(written: str) -> str:
+    """A Roman numeral's value ("VI": "6", "xi": "11"), or '' when it is not one written the usual way."""
+    values = [_ROMAN[ch] for ch in written.lower() if ch in _ROMAN]
+    if len(values) != len(written):
+        return ""
+    total = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    canonical = _to_roman(total)
+    return str(total) if total > 0 and canonical == written.lower() else ""
+
+
+def _to_roman(number: int) -> str:
+    out = ""
+    for value, letters in (
+        (100, "c"),
+        (90, "xc"),
+        (50, "l"),
+        (40, "xl"),
+        (10, "x"),
+        (9, "ix"),
+        (5, "v"),
+        (4, "iv"),
+        (1, "i"),
+    ):
+        while number >= value:
+            out += letters
+            number -= value
+    return out
+
+
 _WORD_UNIT = re.compile(r"\s(milliseconds?|seconds?|minutes?|hours?|days?)\b", re.IGNORECASE)
 _EVERY = re.compile(r"\bevery\s+(?:~|≈|(?:about|around|roughly|approximately)\s+)?$", re.I)
 _APPROXIMATE = re.compile(
@@ -480,6 +520,23 @@ def _facts(statement: str) -> list[_Fact]:
                     every=_EVERY.search(text, max(0, match.start() - 40), match.start()) is not None,
                 )
             )
+    for match in _REPEAT_WORD.finditer(text):
+        # "restarted twice", "a dozen times", "XI times": a number of times, however written
+        written = next(g for g in match.groups() if g)
+        number = _REPEAT_WORDS.get(written.lower()) or _roman(written)
+        if number and free(match.start()):
+            facts.append(
+                _Fact(
+                    match.group(0),
+                    number=number,
+                    kind="number",
+                    approximate=written.lower() == "couple",
+                    context=_context(text, *match.span()),
+                    repeats=True,
+                    near=_near(text, *match.span()),
+                )
+            )
+            taken.append(match.span())
     for match in _NUMBER_WORD.finditer(text):
         if free(match.start()):
             unit = _WORD_UNIT.match(text, match.end())

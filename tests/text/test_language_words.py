@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import Grounding
 from diagnosis_server.graph.routing import END
-from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction
+from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction, without_accents
 from diagnosis_server.text.language import (
     INSTRUCTION_LITERALS,
     anchored_alternation,
@@ -18,10 +18,11 @@ from diagnosis_server.text.language import (
     holds_instruction_literal,
     instruction_pattern,
     leet_spelt,
+    letters_spelt,
     reads_as_instruction,
     specific_words,
 )
-from diagnosis_server.text.normalize import normalize
+from diagnosis_server.text.normalize import capital_skeleton, invisible_as_space, normalize
 from diagnosis_server.verification.classification_ceiling import lowest_classification
 
 C = contracts_pb2.ClaimClassification
@@ -256,11 +257,20 @@ def _holds_a_literal(text: str) -> bool:
 
 
 def _reads_as_instruction(text: str) -> bool:
-    """``reads_as_instruction`` as it is defined: the prefilter, then the whole pattern (on the text, and on it read
-    with letters for digits), or an instruction in another language."""
+    """``reads_as_instruction`` as it is defined: the prefilter, then the whole pattern (on each of the text's
+    readings: normalized, with letters for digits, without accents, letters spelt apart joined, homoglyphs read
+    before case-folding, invisible characters as spaces), or an instruction in another language."""
     folded = normalize(text)
+    readings = (
+        folded,
+        leet_spelt(folded),
+        without_accents(folded),
+        normalize(letters_spelt(text)),
+        normalize(capital_skeleton(text)),
+        normalize(invisible_as_space(text)),
+    )
     return any(
-        _holds_a_literal(f) and instruction_pattern().search(f) is not None for f in (folded, leet_spelt(folded))
+        _holds_a_literal(f) and instruction_pattern().search(f) is not None for f in readings
     ) or reads_as_foreign_instruction(text)
 
 

@@ -27,9 +27,10 @@ from functools import cache, lru_cache
 import regex
 import snowballstemmer
 
-from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction
+from diagnosis_server.text.alternation import anchored_alternation
+from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction, without_accents
 from diagnosis_server.text.names import name_forms
-from diagnosis_server.text.normalize import normalize, strip_invisible
+from diagnosis_server.text.normalize import capital_skeleton, invisible_as_space, normalize, strip_invisible
 from diagnosis_server.text.quotes import QUOTED
 
 _CAUSAL = re.compile(
@@ -110,38 +111,6 @@ INSTRUCTION_LITERALS = (
 )  # fmt: skip
 
 
-# The space, then English letters from the most to the least frequent; any other character is rarer still.
-_CHARACTER_FREQUENCY = " etaoinshrdlcumwfgypbvkjxqz"
-
-
-def _rarity(char: str) -> int:
-    index = _CHARACTER_FREQUENCY.find(char)
-    return len(_CHARACTER_FREQUENCY) if index == -1 else index
-
-
-def anchored_alternation(literals: Iterable[str]) -> re.Pattern[str]:
-    """A pattern whose ``search`` finds a match exactly when one of ``literals`` (non-empty, case-sensitive)
-    is a substring of the text: ``any(literal in text for literal in literals)`` in one pass.
-
-    Each literal is matched from its rarest character, the characters before it checked by a lookbehind
-    (``ignore`` is ``g(?<=ig)nore``), and the literals are grouped by that anchor character. The regex engine
-    only tries the positions where an anchor character stands: far fewer than every position, or than every
-    position where a literal's first character stands (a plain ``ignore|disregard|...``).
-    """
-    by_anchor: dict[str, set[str]] = {}
-    for literal in literals:
-        at = max(range(len(literal)), key=lambda i: (_rarity(literal[i]), -i))
-        before = f"(?<={re.escape(literal[: at + 1])})" if at else ""
-        by_anchor.setdefault(literal[at], set()).add(before + re.escape(literal[at + 1 :]))
-    groups = []
-    for anchor, rests in by_anchor.items():
-        if "" in rests:  # the anchor alone is a literal: found wherever a longer one would be
-            groups.append(re.escape(anchor))
-        else:
-            groups.append(f"{re.escape(anchor)}(?:{'|'.join(sorted(rests))})")
-    return re.compile("|".join(groups))
-
-
 _ANY_INSTRUCTION_LITERAL = anchored_alternation(INSTRUCTION_LITERALS)
 
 
@@ -163,14 +132,40 @@ def leet_spelt(folded: str) -> str:
     return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
 
 
+# A word spelt one letter at a time, the letters set apart by one space or one dot ("i g n o r e", "i.g.n.o.r.e"):
+# three letters or more, each a single letter (words are set apart by more spaces, or a space between dotted runs).
+_SPELT_LETTERS = re.compile(r"(?<![^\W\d_])[^\W\d_](?:(?: [^\W\d_](?![^\W\d_])){2,}|(?:\.[^\W\d_](?![^\W\d_])){2,})")
+
+
+def letters_spelt(text: str) -> str:
+    """``text`` with each word spelt one letter at a time read as the word ("i g n o r e   a l l" is "ignore all")."""
+    return _SPELT_LETTERS.sub(lambda m: m.group(0).replace(" ", "").replace(".", ""), text)
+
+
+def instruction_readings(text: str) -> list[str]:
+    """The comparison forms ``reads_as_instruction`` reads ``text`` in: as normalized; with digits for letters
+    ("1gn0re"); without accents ("ïgnörë"); with words spelt letter by letter joined ("i g n o r e"); with
+    homoglyphs read before case-folding ("ΙGΝΟRΕ", Lisu "ꓲ"); with an invisible character between words read as
+    a space ("ignore\u200dall"). Each further reading only when it differs from the first."""
+    folded = normalize(text)
+    readings = [folded]
+    if (spelt := leet_spelt(folded)) != folded:
+        readings.append(spelt)
+    if not folded.isascii():
+        readings.append(without_accents(folded))
+    if not text.isascii():
+        readings.append(normalize(capital_skeleton(text)))
+        if strip_invisible(text) != text:
+            readings.append(normalize(invisible_as_space(text)))
+    if _SPELT_LETTERS.search(text):
+        readings.append(normalize(letters_spelt(text)))
+    return list(dict.fromkeys(readings))
+
+
 def reads_as_instruction(text: str) -> bool:
     """Whether text (a tool output's value) addresses the diagnosis instead of describing the system: in
-    English (also spelt with digits for letters) or in another language. R-GK-5."""
-    folded = normalize(text)
-    if holds_instruction_literal(folded) and _INSTRUCTION.search(folded) is not None:
-        return True
-    spelt = leet_spelt(folded)
-    if spelt != folded and holds_instruction_literal(spelt) and _INSTRUCTION.search(spelt) is not None:
+    English (in any of its ``instruction_readings``) or in another language. R-GK-5."""
+    if any(holds_instruction_literal(f) and _INSTRUCTION.search(f) is not None for f in instruction_readings(text)):
         return True
     return reads_as_foreign_instruction(text)
 

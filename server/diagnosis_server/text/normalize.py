@@ -230,3 +230,42 @@ def displayable(text: str) -> bool:
 
 def has_bidi_control(text: str) -> bool:
     return not BIDI_CONTROLS.isdisjoint(text)  # (a generator over the characters costs 20 times more)
+
+
+@cache
+def _capital_table() -> dict[int, str]:
+    """Each non-ASCII letter as the ASCII letter it looks like, read before case-folding: Greek capital nu is
+    "N" (its small form, "v"), and a capital or Lisu letter the confusables read as "l" is the capital "I"."""
+    raw = importlib.resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    data: dict[str, list[dict[str, str]]] = json.loads(raw)
+    graph: dict[str, list[str]] = {key: [item["c"] for item in items] for key, items in data.items()}
+    table: dict[int, str] = {}
+    for key in graph:
+        if len(key) != 1 or key.isascii() or not unicodedata.category(key).startswith("L"):
+            continue
+        target = _ascii_homoglyph(key, graph)
+        if target is None:
+            continue
+        if target == "l" and unicodedata.category(key) != "Ll":
+            target = "I"
+        table[ord(key)] = target
+    return table
+
+
+def capital_skeleton(text: str) -> str:
+    """``text`` with its homoglyphs read as ASCII letters before case-folding ("ΙGΝΟRΕ", "ꓲGNORE": "IGNORE");
+    ``normalize`` folds case first (Greek capital nu is then small nu, read "v")."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_capital_table())
+
+
+@cache
+def _invisible_space_table() -> dict[int, str]:
+    return {code: " " for code, replacement in _invisible_table().items() if replacement is None}
+
+
+def invisible_as_space(text: str) -> str:
+    """``text`` with each format character (a zero-width joiner, a word joiner) read as a space: a word break some
+    text hides ("ignore\\u200dall"); ``strip_invisible`` reads it as nothing ("ig\\u200bnore")."""
+    return text.translate(_invisible_space_table())

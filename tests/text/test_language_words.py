@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.composition.suggestions import Grounding
 from diagnosis_server.graph.routing import END
+from diagnosis_server.text.alternation import anchored_alternation
 from diagnosis_server.text.instruction_languages import reads_as_foreign_instruction, without_accents
 from diagnosis_server.text.language import (
     INSTRUCTION_LITERALS,
-    anchored_alternation,
     causal_phrases,
     concludes,
     holds_instruction_literal,

@@ -346,8 +346,6 @@ _DROPPED = (
     " beside the order: the embedded default no longer finds the cause"
 )
 HIDDEN_PACK: dict[str, str] = {
-    "cart-waiting-fr": _DROPPED.format(value="container's waiting message"),
-    "catalog-probe-pt": _DROPPED.format(value="Unhealthy probe event"),
     "catalog-loki-importer-pt": _DROPPED.format(value="catalog-importer Loki line"),
 }
 

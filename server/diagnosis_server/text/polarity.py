@@ -108,11 +108,18 @@ _NOT_SAID = (
 )
 
 
+def said_as_not(text: str) -> str:
+    """``text`` with its other ways of saying "not" written as negations: read so in a statement and in its
+    evidence alike ("failed to become ready" of a quoted message is the message's own stance)."""
+    for pattern, negation in _NOT_SAID:
+        text = pattern.sub(negation, text)
+    return text
+
+
 def as_negations(text: str) -> str:
     """``text`` (folded) with its other ways of saying "none" written as negations ("restart-free": "no restart",
     "free of": "no", "restart count is nil": "no restart count", "failed to get": "not get")."""
-    for pattern, negation in _NOT_SAID:
-        text = pattern.sub(negation, text)
+    text = said_as_not(text)
     text = _FREE_OF.sub(lambda m: f"no {m.group(1)}" if m.group(1) else "no", text)
     text = _IS_UP.sub(lambda m: f"{m.group(1)} fine", text)
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
@@ -298,12 +305,16 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
     claimed = stances(as_negations(normalize(statement)), quotes=False)
     if not claimed.stances and not claimed.bare_negations:
         return Polarity(conflicts=denied_values(statement, evidence))
-    held = [stances(_split_names(text)) for text in evidence if text and not _bare_good(text)]
+    held = [stances(said_as_not(normalize(_split_names(text)))) for text in evidence if text and not _bare_good(text)]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
     missing: list[str] = []
     records = list(records)
-    in_records = frozenset().union(*(stances(_split_names(r)).stances for r in records)) if records else frozenset()
+    in_records = (
+        frozenset().union(*(stances(said_as_not(normalize(_split_names(r)))).stances for r in records))
+        if records
+        else frozenset()
+    )
     for concept, positive in sorted(claimed.stances):
         if (concept, positive) in evidence_stances:
             continue

@@ -100,8 +100,7 @@ def event_views(
         if obs.tool_name not in ("k8s.events", "kubernetes.events"):
             continue
         out += obs.once(key, lambda o: _event_views(o, known, nodes))
-    # An event whose message addresses the diagnosis observes nothing: no claim binds it (R-GK-5).
-    return [event for event in out if not reads_as_instruction(event.message)]
+    return out
 
 
 def _shaped(service: str, name: str, reason: str, kind: str) -> bool:
@@ -231,11 +230,14 @@ def _finding(event: EventView, rule: EventRule) -> Finding:
             bindings.insert(2, event.bind(*event.kind_path))
     else:
         detail = f"{event.reason}"
-    message = excerpt(event.message, MAX_MESSAGE)
+    # A message that addresses the diagnosis observes nothing: the event's reason and object stand alone, the message
+    # is neither quoted nor bound (R-GK-5).
+    ordered = reads_as_instruction(event.message)
+    message = "" if ordered else excerpt(event.message, MAX_MESSAGE)
     if message:
         bindings.append(event.bind("message", text=message))
         detail += f", {quote(one_line(message))}"
-    said = _detail(event, rule)
+    said = event.reason if ordered else _detail(event, rule)
     if said and said != event.reason and said not in message:
         bindings.append(event.bind("message", text=said))
     return Finding(

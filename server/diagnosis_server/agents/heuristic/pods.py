@@ -30,6 +30,7 @@ from diagnosis_server.agents.heuristic.shapes import is_container_name, is_objec
 from diagnosis_server.agents.heuristic.window import stale_termination
 from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod
 from diagnosis_server.conversions import JsonObject, JsonValue
+from diagnosis_server.text.language import reads_as_instruction
 
 MAX_MESSAGE = 160
 
@@ -142,6 +143,8 @@ def _stated(
 ) -> Finding:
     """The rule's finding about the pod, with the message at ``at`` (when there is one) quoted and bound."""
     whole = pod.text(*at, "message")
+    if reads_as_instruction(whole):
+        whole = ""  # a message that addresses the diagnosis observes nothing: neither quoted nor bound (R-GK-5)
     message = excerpt(whole, MAX_MESSAGE)
     said = _detail(reason, message)
     if message:

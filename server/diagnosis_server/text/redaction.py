@@ -140,11 +140,15 @@ def _already_redacted(match: Any, group: int, value: str) -> bool:
     return value == REDACTED or (start > 0 and str(match.string).startswith(REDACTED, start - 1))
 
 
+# The groups that hold what a secret-named key, element or setting holds ("password=12" under "max_tokens" stays).
+_VALUE_OF_A_KEY = frozenset(("sq", "dq", "eq", "pair", "xml", "xmlcdata", "appsetting", "appsetting_sq"))
+
+
 def _kept(match: Any, name: str, key: str, value: str) -> bool:
     """Whether a matched value is no secret after all."""
     if name == "keylike":
         return _DIGIT.search(value) is None  # "token-bucket-refill" stays
-    if name in ("sq", "dq", "eq", "pair"):
+    if name in _VALUE_OF_A_KEY:
         return _ordinary_value(key, value) or _structural_inner_key(key)
     if name == "flag":
         return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS

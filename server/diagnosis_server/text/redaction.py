@@ -16,8 +16,14 @@ question before a run is created, to log events, to model endpoints' errors and 
   key ids (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``),
   GitLab (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs, also
   JSON-escaped), OpenAI/Anthropic ``sk-``, Stripe (``sk_live_``, ``rk_live_``, ``whsec_``), SendGrid (``SG.``),
-  npm (``npm_``), Vault (``hvs.``, ``hvb.``, ``hvr.``), Hugging Face (``hf_``), Google API keys, JWTs (their dots
-  percent-encoded too) and PEM/PGP private key blocks (a block cut before its END line too);
+  npm (``npm_``), Vault (``hvs.``, ``hvb.``, ``hvr.``), Hugging Face (``hf_``), Google API keys, OAuth client
+  secrets (``GOCSPX-``) and access tokens (``ya29.``), Firebase server keys (``...:APA91b...``), Entra ID client
+  secrets (``xxx8Q~...``), PyPI (``pypi-AgE...``), Docker Hub (``dckr_pat_``), Shopify (``shpat_``), Atlassian
+  (``ATATT3``), DigitalOcean (``dop_v1_``), Grafana (``glsa_``, ``glc_``), New Relic (``NRAK-``, ``NRII-``),
+  Discord webhook and Telegram bot tokens, redis-cli's ``REDISCLI_AUTH`` and Redis ``AUTH``, Go MySQL DSNs
+  (``user:pw@tcp(...)``), Oracle EZConnect (``user/pw@//host``) and JDBC thin strings, secret-named XML elements and
+  .NET ``<add key=... value=...>`` settings, JWTs (their dots percent-encoded too) and PEM/PGP, SSH2 and PuTTY
+  private keys (a block cut before its END line too);
 - in JSON values: whatever a key that names a secret holds (``{"password": ...}``): a string, a password's
   number, every string of a list or nested object under it;
 - in Kubernetes objects: every ``env`` value, every secret reference (``secretKeyRef``, ``secretRef``, secret

@@ -54,7 +54,7 @@ _VENDOR_TOKENS = (
     r"ATATT3[A-Za-z0-9_-]{20,}(?:=[A-Fa-f0-9]{8})?",  # Atlassian API tokens (their CRC32 after "=")
     r"do[opr]_v1_[a-f0-9]{64}",  # DigitalOcean personal, OAuth and refresh tokens
     r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9_+/-]{32,}",  # Grafana service account, Cloud tokens
-    r"NRAK-[A-Z0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}",  # New Relic user keys, insights insert and query keys
+    r"NRAK-[A-Z0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{28,}",  # New Relic user keys, insights insert and query keys
 )
 # Command-line flags whose name names a secret, then a space: "--password pw", "-storepass pw", "--token t".
 _FLAG = rf"(?:^|\s)--?(?i:[A-Za-z0-9_-]*{SECRET_WORDS}[A-Za-z0-9_-]*)\s+"
@@ -91,7 +91,7 @@ ALTERNATIVES = [
     # JSON-escaped.
     r"discord(?:app)?\.com\\*/api\\*/(?:v[0-9]{1,2}\\*/)?webhooks\\*/[0-9]{15,21}\\*/(?P<discord>[A-Za-z0-9_-]{20,})",
     # Telegram bot tokens: "<bot id>:AA<33 characters>", in a Bot API path ("/bot<id>:<token>/sendMessage") too.
-    r"(?:/bot|\b)[0-9]{6,12}:(?P<telegram>AA[A-Za-z0-9_-]{33})\b",
+    r"(?:/bot|\b)[0-9]{6,12}:(?P<telegram>AA[A-Za-z0-9_-]{33})(?:\z|[^A-Za-z0-9_-])",
     # Microsoft Entra ID client secrets: "xxx8Q~..." (no word boundary: '~', '.' and '-' are in its charset).
     rf"(?:\A|[^{_ENTRA}])(?P<entra>[{_ENTRA}]{{3}}[0-9]Q~[{_ENTRA}]{{31,34}})(?:\z|[^{_ENTRA}])",
     # Go's MySQL DSN, without a scheme: "user:password@tcp(host:3306)/db" (the password to the last '@').

@@ -142,43 +142,12 @@ def _places(secret: Secret, **texts: str) -> list[str]:
     return [name for name, text in texts.items() if secret.needle in text]
 
 
-_FORMAT = "redaction knows no {what}: the {where} holds it"
-_UNKNOWN_FORMATS = {
-    "google-oauth-client-secret": "Google OAuth client secret (GOCSPX-)",
-    "google-oauth-access-token": "Google OAuth access token (ya29.)",
-    "firebase-server-key": "Firebase Cloud Messaging server key (AAAA...:APA91b)",
-    "azure-entra-client-secret": "Microsoft Entra client secret (its '~' at the fourth character)",
-    "pypi-upload-token": "PyPI token (pypi-AgEI...)",
-    "docker-hub-pat-stdin": "Docker Hub personal access token (dckr_pat_)",
-    "discord-webhook": "Discord webhook URL (its path is the credential)",
-    "telegram-bot-token-url": "Telegram bot token in a Bot API path (/bot<id>:<token>/)",
-    "shopify-admin-token": "Shopify access token (shpat_)",
-    "atlassian-api-token": "Atlassian API token (ATATT)",
-    "digitalocean-token": "DigitalOcean token (dop_v1_)",
-    "grafana-service-account-token": "Grafana service account token (glsa_)",
-    "newrelic-user-key": "New Relic user key (NRAK-)",
-    "rediscli-auth-env": "REDISCLI_AUTH assignment ('auth' is a secret only as a JSON string)",
-    "go-mysql-dsn-no-scheme": "Go MySQL DSN user:password@tcp(host) (user-info without '://')",
-    "oracle-ezconnect": "Oracle EZConnect user/password@//host",
-    "putty-private-key": "PuTTY private key file (Private-Lines: ...)",
-    "ssh2-encrypted-private-key": "SSH2 (RFC 4716) private key block ('---- BEGIN SSH2 ...')",
-    "xml-password-element": "XML <password>...</password> element",
-    "dotnet-appsetting": '.NET <add key="...ApiKey" value="..."/> setting',
-}
-
-
-def _leaks(where: str) -> dict[str, str]:
-    return {kind: _FORMAT.format(what=what, where=where) for kind, what in _UNKNOWN_FORMATS.items()}
-
-
-LEAKS_PACK = _leaks("store (the pack's recorded outputs)")
+# Formats that leak today, by vector, and where (a strict xfail each; none left).
+LEAKS_PACK: dict[str, str] = {}
 LEAKS_ANSWER: dict[str, str] = {}
-LEAKS_REPLAY = _leaks("store (tool arguments and the MCP-named output)")
-LEAKS_MCP = _leaks("MCP invocation as recorded")
-LEAKS_QUESTION = {
-    k: _FORMAT.format(what=_UNKNOWN_FORMATS[k], where="stored question")
-    for k in ("go-mysql-dsn-no-scheme", "telegram-bot-token-url", "oracle-ezconnect")
-}
+LEAKS_REPLAY: dict[str, str] = {}
+LEAKS_MCP: dict[str, str] = {}
+LEAKS_QUESTION: dict[str, str] = {}
 LEAKS_LOG: dict[str, str] = {}
 
 

@@ -48,6 +48,32 @@ JWT = ".".join(
 AZURE_KEY = base64.b64encode(bytes(_RNG.randrange(256) for _ in range(64))).decode()
 SAS_SIGNATURE = base64.b64encode(bytes(_RNG.randrange(256) for _ in range(32))).decode().replace("=", "%3D")
 DOCKER_AUTH = base64.b64encode(b"ci-bot:r3g1stry-pw-20").decode()
+_HEX = "0123456789abcdef"
+_UPPER_ALNUM = string.ascii_uppercase + string.digits
+# Google: OAuth client secrets "GOCSPX-" and 28 base64url; access tokens "ya29." and base64url (dots in some).
+GOOGLE_CLIENT_SECRET = f"GOCSPX-{_chars(_B64URL, 28)}"
+GOOGLE_ACCESS_TOKEN = f"ya29.c.b0{_chars(_B64URL, 120)}.{_chars(_BASE62, 40)}"
+# Firebase Cloud Messaging legacy server key: "AAAA", 7 characters, ":APA91b", then base64url.
+FIREBASE = f"AAAA{_chars(_B64URL, 7)}:APA91b{_chars(_B64URL, 134)}"
+# Microsoft Entra ID client secret (40 characters): 3, a digit, "Q~", 34 of base64url, '~' and '.'.
+ENTRA = f"{_chars(_BASE62, 3)}{_RNG.randrange(10)}Q~{_chars(_B64URL + '~.', 33)}{_chars(_BASE62, 1)}"
+# PyPI: "pypi-" and a base64url macaroon whose first bytes make "AgEIcHlwaS5vcmc" (pypi.org).
+PYPI = f"pypi-AgEIcHlwaS5vcmc{_chars(_B64URL, 160)}"
+# Docker Hub personal access tokens: "dckr_pat_" and 27 base64url characters.
+DOCKER_PAT = f"dckr_pat_{_chars(_B64URL, 27)}"
+# Discord webhook: a snowflake id and a 68-character token; Telegram bot token: id, ":", "AA" and 33 more.
+DISCORD_TOKEN = _chars(_B64URL, 68)
+TELEGRAM_TOKEN = f"AA{_chars(_B64URL, 32)}-"
+# Shopify "shpat_" (admin API) and 32 hex; DigitalOcean "dop_v1_" and 64 hex.
+SHOPIFY = f"shpat_{_chars(_HEX, 32)}"
+DIGITALOCEAN = f"dop_v1_{_chars(_HEX, 64)}"
+# Atlassian API tokens: "ATATT3" and base64url, "=" and an 8-hex checksum.
+ATLASSIAN = f"ATATT3{_chars(_B64URL, 180)}={_chars(_HEX.upper(), 8)}"
+# Grafana service account tokens: "glsa_", 32 base62, "_", an 8-hex checksum; New Relic user keys "NRAK-" and 27.
+GRAFANA = f"glsa_{_chars(_BASE62, 32)}_{_chars(_HEX, 8)}"
+NEW_RELIC = f"NRAK-{_chars(_UPPER_ALNUM, 27)}"
+PUTTY_PRIVATE = _chars(_BASE62 + "+/", 64)
+SSH2_LINE = _chars(_BASE62 + "+/", 64)
 
 # (name, secret, text carrying it).
 FOUND = [
@@ -116,6 +142,55 @@ FOUND = [
     ("json numeric password", "73920415", json.dumps({"db": {"password": 73920415}})),
     ("json list password", "list-pw-95", json.dumps({"db_password": ["list-pw-95"]})),
     ("json nested password", "nest-pw-96", json.dumps({"password": {"value": "nest-pw-96"}})),
+    ("google oauth client secret", GOOGLE_CLIENT_SECRET, f"oauth2: invalid_client for {GOOGLE_CLIENT_SECRET}"),
+    ("google access token", GOOGLE_ACCESS_TOKEN, f"storage 401 with {GOOGLE_ACCESS_TOKEN}."),
+    ("firebase server key", FIREBASE, json.dumps({"fcm": {"key": FIREBASE}})),
+    ("entra client secret", ENTRA, f"AADSTS7000215: Invalid client secret provided: '{ENTRA}'"),
+    ("pypi token", PYPI, f"twine upload -u __token__ -p {PYPI} dist/*"),
+    ("docker hub pat", DOCKER_PAT, f"echo {DOCKER_PAT} | docker login -u ci --password-stdin"),
+    (
+        "discord webhook",
+        DISCORD_TOKEN,
+        f"POST https://discord.com/api/webhooks/1122334455667788990/{DISCORD_TOKEN} 429",
+    ),
+    (
+        "discord webhook escaped",
+        DISCORD_TOKEN,
+        json.dumps({"hook": f"https:\\/\\/discordapp.com\\/api\\/webhooks\\/112233445566778899\\/{DISCORD_TOKEN}"}),
+    ),
+    ("telegram bot url", TELEGRAM_TOKEN, f"GET https://api.telegram.org/bot7012345678:{TELEGRAM_TOKEN}/getUpdates 409"),
+    ("telegram bot token", TELEGRAM_TOKEN, f"TELEGRAM={'123456789'}:{TELEGRAM_TOKEN} rejected"),
+    ("shopify", SHOPIFY, f"shopify 401 for {SHOPIFY}"),
+    ("atlassian", ATLASSIAN, f"jira: basic auth failed with {ATLASSIAN}"),
+    ("digitalocean", DIGITALOCEAN, f"doctl auth init -t {DIGITALOCEAN}"),
+    ("grafana", GRAFANA, f"grafana api 401 for {GRAFANA}"),
+    ("new relic", NEW_RELIC, f"newrelic graphql 403 for {NEW_RELIC}"),
+    ("rediscli_auth env", "r3dis-env-71", "env REDISCLI_AUTH=r3dis-env-71 redis-cli -h cache ping"),
+    ("redis-cli AUTH", "r3dis-auth-72", "redis-cli -h cache AUTH default r3dis-auth-72 | grep OK"),
+    ("redis prompt AUTH", "r3dis-auth-73", "127.0.0.1:6379> auth r3dis-auth-73"),
+    ("go mysql dsn", "g0-dsn-pw-74", "sql: open ledger:g0-dsn-pw-74@tcp(ledger-db:3306)/ledger?parseTime=true"),
+    ("go mysql dsn at sign", "g0@dsn-75", "dsn=app:g0@dsn-75@unix(/run/mysqld/mysqld.sock)/app"),
+    ("oracle ezconnect", "0ra-ez-pw-76", "sqlplus -s ledger/0ra-ez-pw-76@//ledger-ora:1521/LEDGER"),
+    ("oracle ezconnect quoted", "0ra p@ss 77", 'connect ledger/"0ra p@ss 77"@//ledger-ora/LEDGER'),
+    ("oracle jdbc thin", "jdbc-pw-78", "url=jdbc:oracle:thin:ledger/jdbc-pw-78@ledger-ora:1521:ORCL"),
+    (
+        "putty private key",
+        PUTTY_PRIVATE,
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ops\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+        f"Private-Lines: 1\n{PUTTY_PRIVATE}\nPrivate-MAC: {_chars(_HEX, 64)}",
+    ),
+    (
+        "ssh2 private key",
+        SSH2_LINE,
+        f'---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "ops"\n{SSH2_LINE}\n'
+        "---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+    ),
+    ("xml password element", "xml-pw-79", "<datasource><user>app</user><password>xml-pw-79</password></datasource>"),
+    ("xml secret element attrs", "xml-key-80", '<ClientSecret encrypted="false">xml-key-80</ClientSecret>'),
+    ("xml cdata", "xml p&w 81", "<db:password><![CDATA[xml p&w 81]]></db:password>"),
+    ("dotnet appsetting", "n3t-key-82", '<add key="Payments:ApiKey" value="n3t-key-82" />'),
+    ("dotnet appsetting single", "n3t-pw-83", "<add key='Smtp.Password' value='n3t-pw-83'/>"),
+    ("dotnet appsetting escaped", "n3t-tk-84", json.dumps({"cfg": '<add key="Bot:Token" value="n3t-tk-84"/>'})),
 ]
 
 
@@ -172,6 +247,25 @@ READABLE = [
     "--secret-name cart-db-creds mounted",
     "status=200 sig=ok",
     '{"auth": "required", "mode": "tls"}',
+    # The new formats' negatives: a prefix without its token, a public part, a carrier without a password.
+    "client secrets start with GOCSPX- and access tokens with ya29.",
+    "fcm registration token prefix APA91b rotated on reinstall",
+    "cd ~/ledger && echo 8Q~ is no secret",
+    "pypi-AgE tokens are scoped per project",
+    "dckr_pat_ tokens expire after 90 days",
+    "see https://discord.com/api/webhooks for the docs",
+    "bot 7012345678:offline since noon",
+    "shpat_ and dop_v1_ and glsa_ and NRAK- are prefixes",
+    "the ATATT3 prefix marks Atlassian API tokens",
+    "redis-cli -h cache --no-auth-warning ping",
+    "AUTH failed: WRONGPASS invalid username-password pair",
+    "dial tcp(10.0.0.7:3306): connection refused for app@tcp(db:3306)/app",
+    "docker pull library/nginx@sha256:" + "b" * 64,
+    "npm i @acme/ui@1.4.2",
+    "PuTTY-User-Key-File-3: ssh-ed25519",
+    "---- BEGIN SSH2 PUBLIC KEY ----",
+    "<user>ledger</user><tokenTTL>300</tokenTTL><passwordPolicy/>",
+    '<add key="LogLevel" value="Debug" />',
 ]
 
 

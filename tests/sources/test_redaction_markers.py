@@ -29,6 +29,12 @@ _FRAGMENTS = (
     "%2E", "%3D", ":\\/\\/", "\\/", "hooks.slack.com\\/services\\/", " -u ", " --user ", "--password ", " -p",
     "sig=", '"auth"', "AccountKey", "machine ", " login ", "password ", "default ", "=>", "[", "{", "mysql ",
     "redis-cli ", "sshpass ", " -a ", "1000", "@",
+    "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----", "---- END SSH2 ENCRYPTED PRIVATE KEY ----", "PuTTY-User-Key-File-3:",
+    "Private-Lines: 1", "Private-MAC: 5f1c", "discord.com/api/webhooks/", "112233445566778899/", "/bot", "7012345678",
+    ":AA", "Xk28Q~", "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "@tcp(", "@unix(", "@//", "jdbc:oracle:thin:", "/",
+    "GOCSPX-", "ya29.", ":APA91b", "pypi-AgE", "dckr_pat_", "shpat_", "0a1b2c3d4e5f60718293a4b5c6d7e8f9", "ATATT3",
+    "dop_v1_", "glsa_", "glc_", "NRAK-", "NRII-", "REDISCLI_AUTH=", "AUTH ", "127.0.0.1:6379> ", "<password>",
+    "</password>", "<![CDATA[", "]]>", '<add key="', 'ApiKey" ', 'value="', '"/>', "<", ">",
 )  # fmt: skip
 
 

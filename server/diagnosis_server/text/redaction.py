@@ -16,8 +16,14 @@ question before a run is created, to log events, to model endpoints' errors and 
   key ids (``AKIA``/``ASIA``/...), GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``),
   GitLab (``glpat-`` and its other prefixes), Slack (``xoxb-``, ``xoxp-``, ``xapp-``, incoming-webhook URLs, also
   JSON-escaped), OpenAI/Anthropic ``sk-``, Stripe (``sk_live_``, ``rk_live_``, ``whsec_``), SendGrid (``SG.``),
-  npm (``npm_``), Vault (``hvs.``, ``hvb.``, ``hvr.``), Hugging Face (``hf_``), Google API keys, JWTs (their dots
-  percent-encoded too) and PEM/PGP private key blocks (a block cut before its END line too);
+  npm (``npm_``), Vault (``hvs.``, ``hvb.``, ``hvr.``), Hugging Face (``hf_``), Google API keys, OAuth client
+  secrets (``GOCSPX-``) and access tokens (``ya29.``), Firebase server keys (``...:APA91b...``), Entra ID client
+  secrets (``xxx8Q~...``), PyPI (``pypi-AgE...``), Docker Hub (``dckr_pat_``), Shopify (``shpat_``), Atlassian
+  (``ATATT3``), DigitalOcean (``dop_v1_``), Grafana (``glsa_``, ``glc_``), New Relic (``NRAK-``, ``NRII-``),
+  Discord webhook and Telegram bot tokens, redis-cli's ``REDISCLI_AUTH`` and Redis ``AUTH``, Go MySQL DSNs
+  (``user:pw@tcp(...)``), Oracle EZConnect (``user/pw@//host``) and JDBC thin strings, secret-named XML elements and
+  .NET ``<add key=... value=...>`` settings, JWTs (their dots percent-encoded too) and PEM/PGP, SSH2 and PuTTY
+  private keys (a block cut before its END line too);
 - in JSON values: whatever a key that names a secret holds (``{"password": ...}``): a string, a password's
   number, every string of a list or nested object under it;
 - in Kubernetes objects: every ``env`` value, every secret reference (``secretKeyRef``, ``secretRef``, secret
@@ -140,11 +146,15 @@ def _already_redacted(match: Any, group: int, value: str) -> bool:
     return value == REDACTED or (start > 0 and str(match.string).startswith(REDACTED, start - 1))
 
 
+# The groups that hold what a secret-named key, element or setting holds ("password=12" under "max_tokens" stays).
+_VALUE_OF_A_KEY = frozenset(("sq", "dq", "eq", "pair", "xml", "xmlcdata", "appsetting", "appsetting_sq"))
+
+
 def _kept(match: Any, name: str, key: str, value: str) -> bool:
     """Whether a matched value is no secret after all."""
     if name == "keylike":
         return _DIGIT.search(value) is None  # "token-bucket-refill" stays
-    if name in ("sq", "dq", "eq", "pair"):
+    if name in _VALUE_OF_A_KEY:
         return _ordinary_value(key, value) or _structural_inner_key(key)
     if name == "flag":
         return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS

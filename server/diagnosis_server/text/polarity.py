@@ -291,6 +291,15 @@ def _split_names(text: str) -> str:
     return name_parts(text) if any(c.isupper() for c in text) else text
 
 
+# A CamelCase value of an API's enums ("OrderedReady", "MinimumReplicasAvailable"): one word, no stance, unless it
+# opens with a negation ("NotReady", "Unschedulable" is one word already).
+_ENUM_VALUE = re.compile(r"\b(?!Not[A-Z])[A-Z][a-z]+(?:[A-Z][a-z]+)+\b")
+
+
+def _enum_values(record: str) -> str:
+    return _ENUM_VALUE.sub(lambda m: m.group(0).lower(), record)
+
+
 def _all_good(stances: frozenset[tuple[str, bool]]) -> bool:
     """The evidence says some good state and no bad one."""
     return any(positive and concept in _STATES for concept, positive in stances) and not any(
@@ -298,9 +307,12 @@ def _all_good(stances: frozenset[tuple[str, bool]]) -> bool:
     )
 
 
-def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = ()) -> Polarity:
+def polarity(
+    statement: str, evidence: Iterable[str], records: Iterable[str] = (), grounds: Iterable[str] = ()
+) -> Polarity:
     """The statement's stances and negations that its evidence contradicts or does not hold (``records``: the
-    whole records its evidence stands in, where a bad state it describes may be written)."""
+    whole records its evidence stands in, where a bad state it describes may be written; ``grounds``: states other
+    verified evidence shows, which may hold a stance a conclusion takes but never deny one)."""
     evidence = list(evidence)
     claimed = stances(as_negations(normalize(statement)), quotes=False)
     if not claimed.stances and not claimed.bare_negations:
@@ -310,8 +322,11 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
     conflicts: list[str] = []
     missing: list[str] = []
     records = list(records)
+    grounded = frozenset().union(
+        *(stances(said_as_not(normalize(_split_names(_enum_values(g))))).stances for g in grounds)
+    )
     in_records = (
-        frozenset().union(*(stances(said_as_not(normalize(_split_names(r)))).stances for r in records))
+        frozenset().union(*(stances(said_as_not(normalize(_split_names(_enum_values(r))))).stances for r in records))
         if records
         else frozenset()
     )
@@ -321,11 +336,11 @@ def polarity(statement: str, evidence: Iterable[str], records: Iterable[str] = (
         said = _said(concept, positive)
         if (concept, not positive) in evidence_stances:
             conflicts.append(f"{said} (evidence: {_said(concept, not positive)})")
-        elif (concept, positive) in in_records:
+        elif (concept, positive) in in_records | grounded:
             continue  # the record the value stands in says it (an event's reason beside the message bound)
-        elif concept == "healthy" and positive and ("ready", True) in evidence_stances | in_records:
+        elif concept == "healthy" and positive and ("ready", True) in evidence_stances | in_records | grounded:
             continue  # a pod running with its containers ready is healthy by Kubernetes' own account
-        elif concept == "fine" and positive and _all_good(evidence_stances or in_records):
+        elif concept == "fine" and positive and _all_good(evidence_stances or (in_records | grounded)):
             continue  # "went fine" of a deploy that succeeded, "is up" of a pod that is ready
         elif (positive and concept in _STATES) or (concept, True) in in_records:
             # A stance the evidence takes neither way: a good state ("succeeded", "ready", "accepted") is said

@@ -1348,7 +1348,7 @@ def _derive(
         conflicts += _swapped_numbers(statement, raw)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
-    polar = polarity(statement, [*raw, *bound], [*(r.text for r, _ in scopes), *(states if concluding else ())])
+    polar = polarity(statement, [*raw, *bound], [r.text for r, _ in scopes], states if concluding else ())
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()

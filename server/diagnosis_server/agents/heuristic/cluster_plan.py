@@ -26,6 +26,7 @@ NAMESPACED = (
     "endpoints",
     "deployments",
     "replicasets",
+    "statefulsets",
     "persistentvolumeclaims",
     "resourcequotas",
     "serviceaccounts",

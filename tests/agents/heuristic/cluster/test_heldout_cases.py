@@ -38,10 +38,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         "partial diagnosis, no cause (targetPort on the metrics port not found)",
     ),
-    "geo_statefulset_storage_quota": (
-        ("pack", "live"),
-        "the StatefulSet's storage-quota refusal is not the stated cause (no cause, or the Service of no pod)",
-    ),
     "ingress_missing_service": (("pack", "live"), "No incident (Ingress backends not analysed)"),
     "mongodb_reservation_max_connections": (
         ("pack", "live"),
@@ -54,10 +50,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
     "old_oom_beside_bad_port": (
         ("pack", "live"),
         'says "containers exited with an error" quoting "Traceback"; the port value not stated',
-    ),
-    "old_quota_beside_webhook_down": (
-        ("pack", "live"),
-        'says only "pods cannot be created" and quotes the refusal; no webhook stated',
     ),
     "payment_network_policy": (
         ("pack", "live"),

@@ -24,6 +24,7 @@ MAX_NAMESPACES = 2
 NAMESPACED = (
     "services",
     "endpoints",
+    "ingresses",
     "deployments",
     "replicasets",
     "statefulsets",

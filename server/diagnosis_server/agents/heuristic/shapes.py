@@ -29,6 +29,13 @@ def is_object_name(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and len(value) <= SUBDOMAIN_MAX and _DNS_SUBDOMAIN.fullmatch(value) is not None
 
 
+def is_host_name(value: object) -> TypeGuard[str]:
+    """An Ingress rule's host: a DNS-1123 subdomain, or one under a leading wildcard label (``*.example.com``)."""
+    if not isinstance(value, str) or len(value) > SUBDOMAIN_MAX:
+        return False
+    return is_object_name(value[2:] if value.startswith("*.") else value)
+
+
 def is_container_name(value: object) -> TypeGuard[str]:
     """A container's (or namespace's) name: a DNS-1123 label (at most 63 characters)."""
     return isinstance(value, str) and _DNS_LABEL.fullmatch(value) is not None

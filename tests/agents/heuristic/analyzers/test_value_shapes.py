@@ -161,3 +161,11 @@ def test_times_paths_metric_names_units_kinds_and_reasons() -> None:
     _both(shapes.is_unit, ["ms", "bytes", "bytes/s", "count/min", "%"], ["", "ms" + RIDER, "a" * 33])
     _both(shapes.is_kind, ["Pod", "PersistentVolumeClaim", "CertificateRequest"], ["", "pod", "Pod" + RIDER])
     _both(shapes.is_reason, ["OOMKilled", "FailedScheduling", "KubeletNotReady"], ["", "Evicted" + RIDER, "1a"])
+
+
+def test_an_ingress_host_is_a_subdomain_or_one_under_a_wildcard() -> None:
+    from diagnosis_server.agents.heuristic.shapes import is_host_name
+
+    assert is_host_name("shop.example.com") and is_host_name("*.example.com")
+    assert not is_host_name("shop.example.com; ignore all") and not is_host_name("*.*.example.com")
+    assert not is_host_name(None)

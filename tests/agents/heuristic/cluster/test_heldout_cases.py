@@ -38,7 +38,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         "partial diagnosis, no cause (targetPort on the metrics port not found)",
     ),
-    "ingress_missing_service": (("pack", "live"), "No incident (Ingress backends not analysed)"),
     "mongodb_reservation_max_connections": (
         ("pack", "live"),
         "No incident (mongod's too-many-connections refusals are not read)",

@@ -41,6 +41,7 @@ _PLURAL_KINDS = {
     "replicasets": "ReplicaSet",
     "statefulsets": "StatefulSet",
     "daemonsets": "DaemonSet",
+    "ingresses": "Ingress",
 }
 
 

@@ -13,7 +13,13 @@ from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
 from diagnosis_server.agents.heuristic.analyzers.joined import joined
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Binding, walk
-from diagnosis_server.agents.heuristic.shapes import is_label_key, is_label_value, is_port
+from diagnosis_server.agents.heuristic.shapes import (
+    is_host_name,
+    is_label_key,
+    is_label_value,
+    is_object_name,
+    is_port,
+)
 
 MAX_SHOWN = 2
 
@@ -137,8 +143,39 @@ def _templated(service: Obj, selector: dict[str, str], evidence: Evidence) -> bo
     return False
 
 
-def analyze(evidence: Evidence) -> list[Finding]:
+def _ingress_backends(evidence: Evidence) -> list[Finding]:
+    """An Ingress rule whose backend names a Service its namespace, with its Services listed whole, does not hold:
+    the ingress controller has nowhere to send the host's requests."""
     out: list[Finding] = []
+    for ingress in evidence.objects("Ingress"):
+        if not evidence.listed("Service", ingress.namespace):
+            continue
+        rules = ingress.get("spec", "rules")
+        for r, rule in enumerate(rules if isinstance(rules, list) else []):
+            paths = walk(rule, ("http", "paths"))
+            for i, path in enumerate(paths if isinstance(paths, list) else []):
+                name = walk(path, ("backend", "service", "name"))
+                if not is_object_name(name) or evidence.named("Service", str(name), ingress.namespace) is not None:
+                    continue
+                at = ("spec", "rules", r, "http", "paths", i, "backend", "service", "name")
+                host = walk(rule, ("host",))
+                facts = f"Ingress {ingress.name} sends requests to Service {name}"
+                bindings = [ingress.bind_name(), ingress.bind(*at)]
+                if is_host_name(host):
+                    facts += f" for host {host}"
+                    bindings.append(ingress.bind("spec", "rules", r, "host"))
+                facts += f"; namespace {ingress.namespace} holds no Service {name} (its Services are listed)"
+                bindings.append(ingress.bind("metadata", "namespace"))
+                out.append(
+                    joined(
+                        "ingress_backend_missing", str(name), "does not exist: an Ingress routes to it", facts, bindings
+                    )
+                )
+    return out
+
+
+def analyze(evidence: Evidence) -> list[Finding]:
+    out: list[Finding] = _ingress_backends(evidence)
     for service in evidence.objects("Service"):
         selector = _selector(service)
         if not selector or not evidence.listed("Pod", service.namespace):

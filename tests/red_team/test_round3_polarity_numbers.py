@@ -134,6 +134,9 @@ _ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untr
 _NUMBER_WORD = "'{word}' is no number to the fact check (the evidence says {held}): shown as a fact, run PASS"
 LEAKS: dict[str, str] = {
     "nothing-got-502": _ANTONYM.format(word="nothing", held="status=502"),
+    "oomkilled-equals-false": (
+        "'OOMKilled=false' negates the bound reason in a key=value form the polarity check does not read: shown"
+    ),
     "reached-without-errors": _ANTONYM.format(word="without errors", held="status=502"),
     "error-free": _ANTONYM.format(word="error-free", held="status=502"),
     "backoff-ceased": _ANTONYM.format(word="ceased", held="BackOff, count 9"),

@@ -38,10 +38,3 @@ def test_a_denial_of_a_bound_field_is_a_conflict(statement: str, field: str) -> 
 )
 def test_a_denial_the_field_does_not_contradict_is_no_conflict(statement: str, field: str) -> None:
     assert denied_values(statement, [field]) == ()
-
-
-def test_a_bound_value_written_as_a_key_set_false_is_denied() -> None:
-    assert denied_values("ledger-svc has OOMKilled=false", ["reason: OOMKilled"]) == (
-        "OOMKilled=false (evidence: reason=OOMKilled)",
-    )
-    assert denied_values("ledger-svc has ready=false", ["ready: false"]) == ()

@@ -362,7 +362,6 @@ _ARTICLES = frozenset({"a", "an", "the", "any", "been", "be"})
 _DENIAL_SKIPS = frozenset({"longer", "yet", "ever", "once", "even"})
 _SINCE = frozenset({"since", "after", "last", "past", "recently", "today"})
 _NAME_WORDS = re.compile(r"[a-z]+")
-_KEY_FALSE = re.compile(r"\b([A-Za-z][\w.-]{1,60})\s?[=:]\s?(false|False|FALSE|no|none|0)\b")
 
 
 def _field_words(name: str) -> frozenset[str]:
@@ -394,13 +393,8 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     fields = [m.groups() for text in evidence if (m := _FIELD.match(text.strip()))]
     if not fields:
         return ()
-    out: list[str] = []
-    # A bound value written as a key set false ("OOMKilled=false" where the bound reason is OOMKilled).
-    for key, value in _KEY_FALSE.findall(_QUOTED.sub(" ", statement)):
-        held = [(n, v) for n, v in fields if normalize(v) == normalize(key) and not _COUNT.match(v.strip())]
-        if held:
-            out.append(f"{key}={value} (evidence: {held[0][0]}={held[0][1].strip()})")
     words = _DENIAL_TOKEN.findall(as_negations(_QUOTED.sub(" ", normalize(statement)).replace("’", "'")))
+    out: list[str] = []
     for index, word in enumerate(words):
         if not _negation(word):
             continue

@@ -10,16 +10,12 @@ limit; accepted: questions in twenty scripts, joiners inside words (Persian ZWNJ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
 import grpc.aio
 import pytest
-import pytest_asyncio
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from tests.support import settings as support_settings
-from tests.support.api import Api, api_servers
+from tests.support.api import Api
 
 from .common import vector
 
@@ -88,15 +84,6 @@ VISIBLE = {
     "hangul-jamo-sequence": "\u1112\u1161\u11ab ledger-svc",
     "ideographic-variation-sequence": "葛\U000e0100 ledger-svc?",
 }
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Api]:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        support_settings.clean_environment(monkeypatch)
-        folder = tmp_path_factory.mktemp("red-invisible")
-        async with api_servers(lambda _: folder / "api.db") as factory:
-            yield await factory()
 
 
 async def _diagnose(api: Api, question: str) -> list[pb.DiagnoseResponse]:

@@ -12,18 +12,15 @@ Myanmar, Syriac, Thaana, N'Ko, syllabics, Tifinagh, Adlam, emoji, and in scripts
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
 import grpc.aio
 import pytest
-import pytest_asyncio
 
 from diagnosis.v1 import diagnosis_service_pb2 as pb
-from tests.support import settings as support_settings
-from tests.support.api import Api, api_servers
+from tests.support.api import Api
 
 from .common import vector
+from .test_invisible_questions import _diagnose
 
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 
@@ -91,20 +88,6 @@ REFUSED: dict[str, str] = {
     "garay-only": _NEWER.format(what="Garay (Unicode 16)"),
     "cjk-extension-h-only": _NEWER.format(what="CJK Extension H (Unicode 15)"),
 }
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Api]:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        support_settings.clean_environment(monkeypatch)
-        folder = tmp_path_factory.mktemp("r3-invisible")
-        async with api_servers(lambda _: folder / "api.db") as factory:
-            yield await factory()
-
-
-async def _diagnose(api: Api, question: str) -> list[pb.DiagnoseResponse]:
-    request = pb.DiagnoseRequest(question=question)
-    return [m async for m in api.diagnosis.Diagnose(request, timeout=15)]
 
 
 @ASYNC

@@ -365,3 +365,25 @@ def test_a_marker_read_as_a_list_is_left_alone() -> None:
     """'token: [REDACTED]' could read as a list whose first item is 'REDACTED': it is the marker, kept whole."""
     for text in ("failed to fetch oauth token: [REDACTED] status 401", 'API_TOKEN = [REDACTED]"API_TOKEN"]'):
         assert Redactor().text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "kept"),
+    [
+        ("CART_SERVICE_ADDR", "cartservice:7070", True),
+        ("DB_HOST", "orders-db.shop.svc", True),
+        ("LEDGER_URL", "http://ledger-api.payments:8080/api/v1", True),
+        ("DB_PASSWORD", "orders-db.shop.svc:5432", False),  # a name that names a secret
+        ("DATABASE_URL", "postgres://app:s3cret@orders-db:5432/orders", False),  # user-info
+        ("WEBHOOK", "hooks.example/T0AB12CD/B9XY87ZW/C1AXJpVLfMdQsXybI43Iplut", False),  # a token-like path
+        ("CALLBACK", "http://notify:8080/hook?key=abc123", False),  # a query
+        ("LOG_LEVEL", "debug", False),  # not an address: every other value stays hidden
+    ],
+)
+def test_a_pods_env_keeps_a_plain_address_and_nothing_else(name: str, value: str, kept: bool) -> None:
+    """Where a workload sends its calls is evidence (a caller configured with another service's address); any
+    other env value is redacted."""
+    pod: JsonValue = {"kind": "Pod", "spec": {"containers": [{"name": "app", "env": [{"name": name, "value": value}]}]}}
+    out = Redactor().kubernetes(pod)
+    shown = json.dumps(out)
+    assert (value in shown) is kept and (REDACTED in shown) is not kept

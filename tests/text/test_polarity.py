@@ -105,3 +105,10 @@ def test_up_since_and_scaled_up_take_no_stance() -> None:
 def test_a_negated_verb_of_a_counted_field_above_zero_is_denied(statement: str, denied: bool) -> None:
     assert bool(denied_values(statement, ["restartCount: 4"])) is denied
     assert not denied_values(statement, ["restartCount: 0"])
+
+
+def test_a_urls_path_and_query_take_no_stance() -> None:
+    """Consul's ``?passing=1`` is a parameter's name, not a call that succeeded."""
+    line = 'consul: Get "http://consul:8500/v1/health/service/srv-geo?passing=1": dial tcp: connection refused'
+    assert polarity("search calls to consul fail", [line]).conflicts == ()
+    assert polarity("search calls to consul fail", ["GET /orders passed"]).conflicts != ()

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from diagnosis.v1 import contracts_pb2 as c
+from diagnosis_server.conversions import value_text
 from diagnosis_server.verification.classification_ceiling import guard_claim_checks
 from diagnosis_server.verification.derivability import NOWHERE, OTHER_OUTPUT, SAME_OUTPUT, concrete_facts, derive
 
@@ -263,3 +266,35 @@ def test_a_fields_unit_is_its_own_values_never_anothers() -> None:
     assert derive("p99 latency is 0.25 s", ["1234.5", "250"], fields=fields).classification == CONTRADICTED
     # A whole bound value is no field: its first word names nothing.
     assert derive("latency is 1.2 s", ["1234.5"], bound=["latency_ms: 1234.5"]).classification == UNSUPPORTED
+
+
+def test_a_claim_bound_to_one_log_line_takes_no_stance_from_the_other_lines_of_its_output() -> None:
+    """The caller's log holds both a payment that "went through" and the refused call the claim bound: another
+    line's success neither contradicts nor outweighs this line's failure; a whole-output field (the pod) is the
+    output's own field, not its lines'; two lines are not a [time, value] pair."""
+    lines = [
+        '{"message": "payment went through (transaction_id: 5a9d3c1e)", "severity": "info"}',
+        '{"message": "failed to get quote: dial tcp 10.96.195.29:50051: connect: connection refused"}',
+    ]
+    output = {"pod": "checkoutservice-6b5c4d7f8-pqrst", "lines": lines}
+    statement = 'checkoutservice calls fail with "dial tcp 10.96.195.29:50051: connect: connection refused"'
+    bound = {
+        "/pod": "checkoutservice",
+        "/lines/1": "dial tcp 10.96.195.29:50051: connect: connection refused",
+    }
+    evidence = [
+        c.VerifiedEvidence(claim_id="c1", source_invocation_id="inv-1", raw_path=path, matched_text=text)
+        for path, text in bound.items()
+    ]
+    vi = c.VerifierInput(
+        verified_executor_output=c.VerifiedExecutorOutput(
+            claims=[c.Claim(claim_id="c1", statement=statement, critical=True)]
+        ),
+        verified_evidence=evidence,
+        gatekeeper_audit=c.GatekeeperResult(checked_bindings=[c.CheckedBinding(claim_id="c1", passed=True)]),
+    )
+    values = {("inv-1", ""): json.dumps(output), ("inv-1", "/pod"): "checkoutservice-6b5c4d7f8-pqrst"}
+    values[("inv-1", "/lines/1")] = value_text(lines[1])
+    checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
+    guarded, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
+    assert guarded.claim_checks[0].classification == DIRECT, guarded.classification_changes

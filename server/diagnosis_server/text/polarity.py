@@ -125,6 +125,8 @@ def as_negations(text: str) -> str:
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
 
 
+# A URL's words are its path and query ("/health?passing=1"): names, not what the text says.
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s\"'`<>]*")
 _ZERO_OF = re.compile(r"(?<![\w.])0\s*(?:/|of)\s*\d+(?![\w.])")
 
 
@@ -198,7 +200,7 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
     """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
     quoted JSON)."""
     # A zero count of a total ("0/4 nodes are available", "0 of 3 ready") denies what it counts.
-    folded = _ZERO_OF.sub(" none ", normalize(text))
+    folded = _ZERO_OF.sub(" none ", _URL.sub(" ", normalize(text)))
     concepts = _concepts()
     words = []
     for token in _TOKEN.findall((folded if quotes else _QUOTED.sub(" ", folded)).replace("’", "'")):
@@ -288,6 +290,7 @@ def _split_names(text: str) -> str:
     """A field's name read as its words ("readyReplicas: 3" is "ready replicas: 3", "NotReady" is "not ready")."""
     from diagnosis_server.text.language import name_parts
 
+    text = _URL.sub(" ", text)
     return name_parts(text) if any(c.isupper() for c in text) else text
 
 

@@ -26,9 +26,11 @@ question before a run is created, to log events, to model endpoints' errors and 
   private keys (a block cut before its END line too);
 - in JSON values: whatever a key that names a secret holds (``{"password": ...}``): a string, a password's
   number, every string of a list or nested object under it;
-- in Kubernetes objects: every ``env`` value, every secret reference (``secretKeyRef``, ``secretRef``, secret
-  volumes, ``imagePullSecrets``), ``metadata.managedFields``, the last-applied-configuration annotation and every
-  ``data``/``stringData`` value of a Secret (in any JSON value, an MCP server's answer too).
+- in Kubernetes objects: every ``env`` value but a plain address under a name that names no secret
+  (``CART_SERVICE_ADDR=cartservice:7070`` stays: where a workload sends its calls), every secret reference
+  (``secretKeyRef``, ``secretRef``, secret volumes, ``imagePullSecrets``), ``metadata.managedFields``, the
+  last-applied-configuration annotation and every ``data``/``stringData`` value of a Secret (in any JSON value,
+  an MCP server's answer too).
 
 Nothing else is touched: a URL without credentials, a host, a query or an ordinary configuration value stays as
 written. Matching runs on RE2 (linear in the text's length, no backtracking), after a literal prefilter.
@@ -329,11 +331,29 @@ def _strip_kubernetes(value: JsonValue) -> JsonValue:
     return out
 
 
+# An env value that is only an address: a lower-case host (a name or an IP), a port, a scheme and a path of a few
+# plain words (``/api/v1``); no user-info, no query, no path segment that could be a token.
+_PLAIN_ADDRESS = re2.compile(
+    r"(?:[a-z][a-z0-9+.-]{0,15}://)?[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?(?::[0-9]{1,5})?"
+    r"(?:/(?:[a-z]{1,20}|v[0-9]{1,2})){0,4}/?"
+)
+
+
+def _plain_address(name: JsonValue, value: JsonValue) -> bool:
+    """Whether an env variable holds an address and nothing else, under a name that names no secret: where a
+    workload sends its calls (``CART_SERVICE_ADDR=cartservice:7070``) is evidence, not a secret."""
+    if not isinstance(name, str) or not isinstance(value, str) or is_secret_key(name):
+        return False
+    if not any(c in value for c in ".:/") or _PLAIN_ADDRESS.fullmatch(value) is None:
+        return False
+    return redact_text(value) == value
+
+
 def _env_var(entry: JsonValue) -> JsonValue:
     if not isinstance(entry, dict):
         return REDACTED
     out = dict(entry)
-    if "value" in out:
+    if "value" in out and not _plain_address(out.get("name"), out["value"]):
         out["value"] = REDACTED
     if "valueFrom" in out:
         out["valueFrom"] = _strip_kubernetes(out["valueFrom"])

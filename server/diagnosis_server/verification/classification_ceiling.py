@@ -98,6 +98,7 @@ class Ceilings:
         self._bound_outputs: dict[str, set[str]] = {}
         # The list each bound array element stands in (a count of its items is a fact of the claim).
         self._lists: dict[str, list[str]] = {}
+        self._conditions: dict[str, list[str]] = {}
         self._instruction: set[str] = set()
         # Per claim, per (invocation, condition's path): the condition's type and status it bound.
         conditions: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
@@ -163,7 +164,7 @@ class Ceilings:
         for claim_id, bound in conditions.items():
             for fields in bound.values():
                 if "type" in fields and "status" in fields:
-                    self._lists.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
+                    self._conditions.setdefault(claim_id, []).append(f"{fields['type']}: {fields['status']}")
 
     def _run_names(self) -> frozenset[str]:
         """The names of the run's things: what its outputs' name fields hold (services, apps, pods, containers,
@@ -235,6 +236,9 @@ class Ceilings:
             return None
         if not isinstance(pair, list) or len(pair) != 2 or any(isinstance(v, (dict, list)) for v in pair):
             return None
+        # A pair opens with its time (Loki's nanoseconds as a string, Prometheus' seconds): two log lines are not one.
+        if not _TIME_OF_PAIR.fullmatch(value_text(pair[0])):
+            return None
         return value_text(pair[1 - int(last)])
 
     def _list_of(self, invocation_id: str, raw_path: str) -> str | None:
@@ -287,11 +291,21 @@ class Ceilings:
         keys = evidence.raw_path.split("/")
         index = next((i for i, key in enumerate(keys) if i and is_array_index(key)), None)
         tool = evidence.tool_name or "tool"
+        document = self._document(invocation_id)
+        # A value outside any list stands in the output's own fields (a log output's pod and container), not in
+        # the records its lists hold (each of its lines is a record of its own).
+        own: str | None = None
+        if isinstance(document, dict) and any(isinstance(v, list) for v in document.values()):
+            # A value outside any list stands in the output's own fields (a log output's pod and container): its
+            # stances are theirs, not those of the records its lists hold (each log line is a record of its own).
+            header: JsonValue = {k: v for k, v in document.items() if not isinstance(v, list)}
+            own = _leaves(header)
         whole = Record(
             invocation_id,
             f"the whole {tool} output ({invocation_id})",
             self._outputs[invocation_id],
-            identity=_identity(self._document(invocation_id)),
+            identity=_identity(document),
+            stated=own,
         )
         if index is None:
             return whole
@@ -323,10 +337,11 @@ class Ceilings:
             question=self._question,
             bound=[
                 *values,
-                *self._lists.get(claim_id, ()),
+                *self._conditions.get(claim_id, ()),
                 *self._fields.get(claim_id, ()),
                 *self._stated.get(claim_id, ()),
             ],
+            lists=self._lists.get(claim_id, ()),
             fields=self._fields.get(claim_id, ()),
             scopes=list(self._scopes.get(claim_id, {}).values()),
             whole=self._whole.get(claim_id, ()),
@@ -353,6 +368,10 @@ class Ceilings:
         if claim_id in self._failed:
             return Ceiling(capped, "a binding of this claim failed the Gatekeeper", False)
         return ceiling
+
+
+# The first element of a [time, value] pair: seconds or nanoseconds since the epoch, or an RFC 3339 time.
+_TIME_OF_PAIR = re.compile(r"\d{9,20}(?:\.\d{1,9})?|\d{4}-\d\d-\d\d[T ][\d:.]{5,18}(?:Z|[+-]\d\d:?\d\d)?")
 
 
 # The labels of a log stream or a series that name what it is of.

@@ -260,6 +260,9 @@ class Record:
     pointer: str = ""  # the element's pointer ("/items/2"); "" for the whole output
     # The names the record is of (a pod's or event's object, a log stream's or series' pod, app or service).
     identity: tuple[str, ...] = ()
+    # What the record itself states, when that is less than its text (a whole output's own fields, not its lists'
+    # records): the states it takes.
+    stated: str | None = None
 
 
 BOUND_TEXT = "bound text"
@@ -1271,11 +1274,15 @@ def _derive(
     states: Sequence[str] = (),
     run_scopes: Sequence[tuple[Record, _Texts]] = (),
     paths: Sequence[str] = (),
+    lists: Sequence[str] = (),
 ) -> Derivation:
     """``derive`` on texts already read (the others' run together only when a fact is not in the claim's own).
     ``named``: what its bindings name besides their values (their tools, pointers' keys, records' names): they hold
     its facts and words, never its stances or values."""
     texts, raw = own.normalized, own.raw
+    # What it bound, and the lists its items stand in: their polarity is the bound values' alone.
+    stanced = [*raw, *bound]
+    bound = [*bound, *lists]
     facts = _facts(statement)
     mine = own if named is None else _Texts([*own.raw, *named.raw], [*own.normalized, *named.normalized])
     found = tuple(
@@ -1348,7 +1355,9 @@ def _derive(
         conflicts += _swapped_numbers(statement, raw)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
-    polar = polarity(statement, [*raw, *bound], [r.text for r, _ in scopes], states if concluding else ())
+    polar = polarity(
+        statement, stanced, [r.text if r.stated is None else r.stated for r, _ in scopes], states if concluding else ()
+    )
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()
@@ -1686,9 +1695,12 @@ class RunEvidence:
         run_names: Collection[str] = (),
         run_records: Sequence[Record] = (),
         paths: Sequence[str] = (),
+        lists: Sequence[str] = (),
     ) -> Derivation:
         """``derive_claim`` of one claim of the run (``outputs``: the recorded outputs it bound, and the others;
-        ``whole``: the whole strings its evidence is excerpts of, read as its own evidence)."""
+        ``whole``: the whole strings its evidence is excerpts of, read as its own evidence; ``lists``: the lists
+        its bound items stand in, which hold its counts and words but never its stances: another log line's
+        "went through" is not this one's)."""
         claim_id = claim.claim_id
         own = self._texts(self._by_claim.get(claim_id, ()))
         if whole:
@@ -1714,6 +1726,7 @@ class RunEvidence:
             states=states,
             run_scopes=[(record, _Texts.of([record.text])) for record in run_records],
             paths=paths,
+            lists=lists,
         )
 
 

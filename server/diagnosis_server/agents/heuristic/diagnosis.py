@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, workload_of
 from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
 from diagnosis_server.agents.heuristic.deploys import deploy_findings
@@ -234,6 +235,24 @@ def known_addresses(observations: Sequence[Observation]) -> Addresses:
     return out
 
 
+def blamed_workloads(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[str]:
+    """The workloads the error lines read so far blame (a caller's calls to them fail), in reading order: whose
+    own logs say why."""
+    lines = _as_listed([line for obs in observations for line in log_lines(obs)], observations)
+    known = sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
+    found = log_findings(
+        lines,
+        known,
+        namespaces=workload_namespaces(observations, lines),
+        addresses=known_addresses(observations),
+        dependencies=dependencies(observations),
+    )
+    logged = {line.service for line in lines}
+    # A caller's link names whom it blames; a cause read from a caller's line is about a workload not yet heard.
+    blamed = [f.blamed if f.blamed else f.service for f in found if f.blamed or f.service not in logged]
+    return [b for b in dict.fromkeys(blamed) if b and b not in logged]
+
+
 def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[Finding]:
     """Every detector over this cycle's outputs, in a fixed order. The question's workloads are known names too:
     an object named after one (a Certificate ``ledger-grpc-tls``) is about it even where no pod of it is listed."""
@@ -256,6 +275,7 @@ def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) ->
             known,
             namespaces=workload_namespaces(observations, lines),
             addresses=known_addresses(observations),
+            dependencies=dependencies(observations),
         ),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),

@@ -14,12 +14,14 @@ from collections.abc import Collection, Sequence
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
-from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
+from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess, blamed_workloads
 from diagnosis_server.agents.heuristic.follow_ups import (
     EVENTS,
     NODE_EVENTS_NAMESPACE,
     cluster_dns_calls,
+    dependency_log_calls,
     follow_up_calls,
+    quiet_log_calls,
 )
 from diagnosis_server.agents.heuristic.gaps import for_run_tools, live_key
 from diagnosis_server.agents.heuristic.inputs import load_input, plan_steps
@@ -34,6 +36,8 @@ from diagnosis_server.offload import off_loop
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
 _MAX_ERROR = 160
+# Waves of dependency logs after the callers' (``follow_ups.dependency_log_calls``).
+DEPENDENCY_HOPS = 2
 # An answer that the object asked for does not exist (HTTP 404, Kubernetes' NotFound): the source answered.
 _NOT_FOUND = re.compile(r"\b404\b|\bNotFound\b|\bnot found\b")
 # Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
@@ -124,6 +128,13 @@ def _tool_names(payload: JsonObject) -> list[str]:
     return [str(t["name"]) for t in raw if isinstance(t, dict) and "name" in t] if isinstance(raw, list) else []
 
 
+def _workloads(observations: list[Observation], subjects: Sequence[str], question: str) -> list[str]:
+    """The question's pods, releases and controllers as the workloads the listings know them by."""
+    return list(
+        dict.fromkeys([*resolve_subjects(subjects, observations), *subjects, *named_workloads(question, observations)])
+    )
+
+
 def _follow_ups(
     observations: list[Observation],
     subjects: Sequence[str],
@@ -132,12 +143,15 @@ def _follow_ups(
     *,
     node_events: bool,
 ) -> list[tuple[str, JsonObject]]:
-    """The follow-up calls of what the plan's outputs show, for the question's pods, releases and controllers
-    as the workloads the listings know them by."""
-    workloads = list(
-        dict.fromkeys([*resolve_subjects(subjects, observations), *subjects, *named_workloads(question, observations)])
-    )
+    """The follow-up calls of what the plan's outputs show, for the question's workloads."""
+    workloads = _workloads(observations, subjects, question)
     return list(follow_up_calls(observations, workloads, tools, node_events=node_events))
+
+
+def _quiet(
+    observations: list[Observation], subjects: Sequence[str], question: str, tools: list[str]
+) -> list[tuple[str, JsonObject]]:
+    return quiet_log_calls(observations, _workloads(observations, subjects, question), tools)
 
 
 def _evidence_text(
@@ -177,6 +191,8 @@ class HeuristicExecutor:
         # Calls whose source failed (not those that asked for an object it does not hold): while any did, no
         # conclusion that nothing is wrong.
         source_failures = 0
+        # Previous-container log reads that failed (the container never terminated in this pod's life).
+        no_previous: list[JsonObject] = []
 
         async def call_all(first: int, calls: list[tuple[str, JsonObject]]) -> None:
             # The calls of one step are independent: run together, their results read in plan order.
@@ -199,6 +215,8 @@ class HeuristicExecutor:
                         )
                     )
                 else:
+                    if tool_name == "kubernetes.pod_logs" and arguments.get("previous"):
+                        no_previous.append(arguments)
                     error = (result.error or "no JSON object output")[:_MAX_ERROR]
                     source_failures += not _NOT_FOUND.search(error)
                     failures.append(f"{tool_name} {json.dumps(arguments, sort_keys=True)} gave no output: {error}")
@@ -218,9 +236,26 @@ class HeuristicExecutor:
         # The RED series of what the Prometheus series listings show for the question's workloads.
         follow_ups = [*follow_ups, *discovered_calls(observations, _tool_names(payload))]
         await call_all(len(steps), list(follow_ups))
+        made = len(steps) + len(follow_ups)
+        # A pod whose previous container's log cannot be read: its current one (``kubectl logs`` without
+        # ``--previous``), which says what it meets now.
+        current = [("kubernetes.pod_logs", {k: v for k, v in a.items() if k != "previous"}) for a in no_previous]
+        await call_all(made, current)
+        made += len(current)
+        # Nothing wrong seen and no workload named: every running pod's own log.
+        quiet = await off_loop(_quiet, observations, subjects, text, _tool_names(payload))
+        await call_all(made, quiet)
+        made += len(quiet)
+        # The dependencies the callers' error lines blame: their own logs, two hops deep (frontend -> checkout ->
+        # shipping).
+        for _ in range(DEPENDENCY_HOPS):
+            blamed = await off_loop(blamed_workloads, observations, subjects)
+            calls = await off_loop(dependency_log_calls, observations, blamed, _tool_names(payload))
+            await call_all(made, calls)
+            made += len(calls)
         # Names the callers could not resolve: the cluster DNS server's own logs, read after the callers' logs.
         dns = await off_loop(cluster_dns_calls, observations, _tool_names(payload))
-        await call_all(len(steps) + len(follow_ups), dns)
+        await call_all(made, dns)
         carried = _carried(payload)
         text = await off_loop(
             _evidence_text,

@@ -34,10 +34,13 @@ from diagnosis_server.agents.heuristic.events import event_views, rule_for
 from diagnosis_server.agents.heuristic.live_plan import NAMESPACE_ERRORS, WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
 from diagnosis_server.agents.heuristic.pods import PodView, pod_views
+from diagnosis_server.agents.heuristic.signatures import reads_as_error
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 MAX_PODS = 3
+# Running pods whose logs are read when nothing read shows a fault and the question names no workload.
+MAX_QUIET_PODS = 24
 TAIL_LINES = 100
 MAX_EVENT_OBJECTS = 4
 MAX_NODES = 2
@@ -75,6 +78,21 @@ def _failing_container(pod: PodView) -> tuple[str, bool] | None:
         if terminated_before or waiting or restarted or status.get("ready") is False:
             return str(status["name"]), terminated_before
     return None
+
+
+def _failing_now(pod: PodView) -> bool:
+    """A container of the pod waits (CrashLoopBackOff, ErrImagePull, ...) or is not ready, or the pod is Pending."""
+    if pod.get("status", "phase") == "Pending":
+        return True
+    for key in ("initContainerStatuses", "containerStatuses"):
+        listed = pod.get("status", key)
+        for status in listed if isinstance(listed, list) else []:
+            if not isinstance(status, dict) or (key == "initContainerStatuses" and _completed(status)):
+                continue
+            state = status.get("state")
+            if (isinstance(state, dict) and isinstance(state.get("waiting"), dict)) or status.get("ready") is False:
+                return True
+    return False
 
 
 def _first_container(pod: PodView) -> tuple[str, bool] | None:
@@ -190,7 +208,9 @@ def follow_up_calls(
     made = {(o.tool_name, str(sorted(o.arguments.items()))) for o in observations}
     calls: list[tuple[str, JsonObject]] = []
     pods = 0
-    for pod in pod_views(observations):
+    # Pods failing now (a container waiting or not ready) before those that only restarted once: the three read
+    # are the ones that explain today.
+    for pod in sorted(pod_views(observations), key=lambda p: not _failing_now(p)):
         if targets and not any(names(t, pod.service) or names(t, pod.name) for t in targets):
             continue
         failing = _failing_container(pod)
@@ -240,6 +260,71 @@ def follow_up_calls(
             made.add(key)
             out.append((tool, arguments))
     return out
+
+
+def quiet_log_calls(
+    observations: Sequence[Observation], targets: Sequence[str], tools: Sequence[str]
+) -> list[tuple[str, JsonObject]]:
+    """When the question names no workload and what was read shows nothing wrong (no pod failing, no error line
+    in the logs read), the current logs of the other running pods listed, at most ``MAX_QUIET_PODS``: a fault
+    that no status shows (a database refusing connections past its limit) is in some workload's own log, and
+    reading them is what a person would do next (``kubectl logs`` of each)."""
+    if targets or "kubernetes.pod_logs" not in tools:
+        return []
+    pods = pod_views(observations)
+    if any(_failing_container(pod) is not None for pod in pods):
+        return []
+    if any(reads_as_error(line) for obs in observations for line in log_lines(obs)):
+        return []
+    read = {line.service for obs in observations for line in log_lines(obs)}
+    calls: list[tuple[str, JsonObject]] = []
+    for pod in pods:
+        first = _first_container(pod)
+        if first is None or pod.service in read or len(calls) >= MAX_QUIET_PODS:
+            continue
+        read.add(pod.service)
+        calls.append(
+            (
+                "kubernetes.pod_logs",
+                {
+                    "namespace": pod.text("metadata", "namespace"),
+                    "pod": pod.name,
+                    "container": first[0],
+                    "tail_lines": TAIL_LINES,
+                },
+            )
+        )
+    return calls
+
+
+def dependency_log_calls(
+    observations: Sequence[Observation], blamed: Sequence[str], tools: Sequence[str]
+) -> list[tuple[str, JsonObject]]:
+    """The current logs of the workloads callers' error lines blame (``blamed``, in order), whose logs were not
+    read: a dependency that runs ready says in its own log why its callers fail (a database refusing its
+    password, a replica refusing writes). At most ``MAX_PODS``, one pod per workload."""
+    if "kubernetes.pod_logs" not in tools:
+        return []
+    read = {line.service for obs in observations for line in log_lines(obs)}
+    made = {(o.tool_name, str(sorted(o.arguments.items()))) for o in observations}
+    pods = pod_views(observations)
+    calls: list[tuple[str, JsonObject]] = []
+    for workload in blamed:
+        if len(calls) >= MAX_PODS or workload in read:
+            continue
+        pod = next((p for p in pods if p.service == workload and _first_container(p) is not None), None)
+        first = _first_container(pod) if pod is not None else None
+        if pod is None or first is None:
+            continue
+        arguments: JsonObject = {
+            "namespace": pod.text("metadata", "namespace"),
+            "pod": pod.name,
+            "container": first[0],
+            "tail_lines": TAIL_LINES,
+        }
+        if ("kubernetes.pod_logs", str(sorted(arguments.items()))) not in made:
+            calls.append(("kubernetes.pod_logs", arguments))
+    return calls
 
 
 # The cluster's DNS server: the namespace it runs in, and the names its pods and log streams carry.

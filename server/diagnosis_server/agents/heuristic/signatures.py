@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from diagnosis_server.agents.heuristic.addresses import Dependencies
 from diagnosis_server.agents.heuristic.analyzers.rules import LogRule, Rules, current_rules
 from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
 from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
@@ -70,7 +71,10 @@ _SERVICE_HOST = re.compile(
 _HOST_AT = re.compile(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*", re.IGNORECASE)
 # Words of a library's message where a host may stand ("could not connect to server: Connection refused"): no host
 # unless a workload has that name.
-_NOT_HOSTS = frozenset({"server", "host"})
+# Words after "connect to" that are English, not a host ("connect to the redis server(s)").
+_NOT_HOSTS = frozenset(
+    {"server", "host", "the", "a", "an", "any", "all", "some", "this", "that", "its", "their", "our", "your", "remote"}
+)
 _NOT_ALSO_TIMEOUTS = frozenset({"dns", "app_pool"})
 _IP = re.compile(r"^\d+(?:\.\d+){3}$")
 # A two-label host is a public name when it ends in a common top-level domain (``api.sendgrid.com``), else
@@ -199,7 +203,8 @@ class _Hit:
     # Set when the finding is about the caller after all (``unknown_host_phrase``, or no target named).
     phrase: str = ""
     role: Role | None = None
-    # The target named by an address the line dials: that address (as the line writes it) and what shows whose it is.
+    # The target named by an address the line dials, or by the words of the caller's variable that addresses it:
+    # those (as the line writes them) and what shows whose it is.
     ip: str = ""
     shown_by: tuple[Binding, ...] = ()
 
@@ -226,7 +231,13 @@ def message_parts(message: str) -> list[str]:
     return [text_excerpt(message, _MAX_EXCERPT)]
 
 
-def _hits(line: LogLine, names: ServiceNames, rules: Rules, addresses: Addresses | None = None) -> list[_Hit]:
+def _hits(
+    line: LogLine,
+    names: ServiceNames,
+    rules: Rules,
+    addresses: Addresses | None = None,
+    dependencies: Dependencies | None = None,
+) -> list[_Hit]:
     message = line.message
     erroring = reads_as_error(line) or _ACCESS_5XX.search(message) is not None
     out: list[_Hit] = []
@@ -247,11 +258,21 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules, addresses: Addresses
         target = names.first_other(message, line.service)
         host = "" if target else named_host(message, line.service, names)
         misplaced = rule.misplaced_host_phrase or rule.unknown_host_phrase
+        wrong = ""
         if host and misplaced and names.misplaced(host):
-            out.append(_Hit(rule, rule.kind, line.service, "", excerpt, misplaced))
-            continue
-        if host and rule.unknown_host_phrase and not names.knows(host):
-            out.append(_Hit(rule, rule.kind, line.service, "", excerpt, rule.unknown_host_phrase))
+            wrong = misplaced
+        elif host and rule.unknown_host_phrase and not names.knows(host):
+            wrong = rule.unknown_host_phrase
+        if wrong:
+            # The workload configured with that host is the one whose setting is wrong (the caller of the line
+            # may only relay its failure).
+            holder = dependencies.holder(host) if dependencies is not None else None
+            if holder is not None and holder.workload != line.service:
+                out.append(
+                    _Hit(rule, rule.kind, holder.workload, "", excerpt, wrong, ip=host, shown_by=holder.bindings())
+                )
+            else:
+                out.append(_Hit(rule, rule.kind, line.service, "", excerpt, wrong))
             continue
         target = target or host
         ip = ""
@@ -260,6 +281,10 @@ def _hits(line: LogLine, names: ServiceNames, rules: Rules, addresses: Addresses
             found = addressed(message, line.service, addresses)
             if found is not None:
                 ip, target, shown_by = found
+        if not target and dependencies is not None and erroring:
+            dependency = dependencies.named(" ".join(message_parts(message)), line.service)
+            if dependency is not None:
+                ip, target, shown_by = dependency
         if not target:
             # The line does not say what it called: its calls fail, the rule's phrase about a target aside.
             if rule.kind != "access_5xx":
@@ -299,6 +324,21 @@ def _own_finding(line: LogLine, hit: _Hit, role: Role, phrase: str, strength: in
 def _finding(line: LogLine, hit: _Hit) -> Finding:
     rule = hit.rule
     quoted = quote(one_line(hit.excerpt))
+    if hit.phrase and hit.service != line.service:
+        # About the workload configured with the host the line names (``hit.shown_by``: its variable and value).
+        variable, value = (b.matched_text for b in hit.shown_by[:2])
+        return Finding(
+            kind=hit.kind,
+            role=hit.role or rule.role_value,
+            service=hit.service,
+            statement=(
+                f"{hit.service} {hit.phrase}: its {variable} is {value} ({line.service} calls fail with {quoted})"
+            ),
+            bindings=(*hit.shown_by, line.bind_service(), line.bind_message(hit.excerpt)),
+            strength=rule.strength,
+            onset=line.ts,
+            detail=hit.excerpt,
+        )
     if hit.phrase:
         return _own_finding(line, hit, hit.role or rule.role_value, hit.phrase, rule.strength)
     if rule.about == "self":
@@ -371,19 +411,26 @@ def log_findings(
     rules: Rules | None = None,
     namespaces: Mapping[str, Iterable[str]] | None = None,
     addresses: Addresses | None = None,
+    dependencies: Dependencies | None = None,
 ) -> list[Finding]:
     """Findings of every line, first occurrence of each (kind, service, blamed) only. ``namespaces``: where each
     workload was seen, so that a Service host of another namespace is not taken for it; ``addresses``: the IPs
-    known to be a workload's, so that a line dialing one names it."""
+    known to be a workload's, so that a line dialing one names it; ``dependencies``: each workload's configured
+    addresses and the workloads, so that an error line calling a dependency by its own word ("failed to get
+    cart", "shipping quote failure") names it."""
     rules = rules or current_rules()
     out: list[Finding] = []
     seen: set[tuple[str, str, str]] = set()
     names = ServiceNames(services, namespaces)
+    # (kind, caller) of every cause a caller's own line puts on another workload: the caller only relays it.
+    relayed: set[tuple[str, str]] = set()
     for line in lines:
         if not line.service:
             continue
-        hits = _hits(line, names, rules, addresses)
+        hits = _hits(line, names, rules, addresses, dependencies)
         for hit in hits:
+            if hit.rule.role == "cause" and hit.blamed:
+                relayed.add((hit.kind, hit.blamed))
             if hit.key in seen:
                 continue
             try:
@@ -400,7 +447,9 @@ def log_findings(
         if generic is not None and generic.key not in seen:
             out.append(generic)
             seen.add(generic.key)
-    return out
+    # A cause put on a workload whose own log puts the same fault on its dependency (the frontend relays
+    # cartservice's error, which is Redis's): the dependency's, not the relay's.
+    return [f for f in out if not (f.role is Role.CAUSE and f.blamed == "" and (f.kind, f.service) in relayed)]
 
 
 def self_excerpt(message: str, rules: Rules | None = None) -> str | None:

@@ -22,48 +22,23 @@ RUNNERS = {"pack": run_pack, "live": run_live}
 
 # case -> (how it misses, on which runners): what the answer says instead today (its failure mode).
 NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
-    "cart_redis_read_only_volume": (
-        ("pack", "live"),
-        "partial diagnosis, no cause (Redis MISCONF and read-only /data not read)",
-    ),
     "cart_service_quota": (
         ("pack", "live"),
         "blames Service cartservice-canary (selects no pod), not the missing Service cartservice",
-    ),
-    "checkout_unknown_shipping_host": (
-        ("pack", "live"),
-        "blames frontend (the logger of the error), not checkoutservice's address",
     ),
     "currency_protocol_mismatch": (
         ("pack", "live"),
         "partial diagnosis, no cause (targetPort on the metrics port not found)",
     ),
-    "mongodb_reservation_max_connections": (
+    "reservation_init_container": (
         ("pack", "live"),
-        "No incident (mongod's too-many-connections refusals are not read)",
-    ),
-    "old_node_not_ready_beside_consul": (
-        ("pack", "live"),
-        'says "containers exited with an error"; the corrupt Raft snapshot is not stated',
-    ),
-    "old_oom_beside_bad_port": (
-        ("pack", "live"),
-        'says "containers exited with an error" quoting "Traceback"; the port value not stated',
+        'quotes the init container\'s log ("Error: unknown flag: --mongo-url") but no longer names container migrate',
     ),
     "payment_network_policy": (
         ("pack", "live"),
         "No incident (NetworkPolicy not analysed; checkout's dial i/o timeouts not joined)",
     ),
-    "redis_replica_read_only": (("pack", "live"), "partial diagnosis, no cause (READONLY replica writes not read)"),
-    "redis_wrong_password": (
-        ("pack", "live"),
-        "No incident (the callers' WRONGPASS authentication failures are not read)",
-    ),
     "search_cpu_throttled": (("live",), "the live harness serves no Prometheus: No incident"),
-    "shipping_deadline": (
-        ("pack", "live"),
-        "No incident (the frontend's DeadlineExceeded on shipping quotes is not read)",
-    ),
 }
 
 

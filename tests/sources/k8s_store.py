@@ -66,6 +66,12 @@ class Store:
             if tail and tail.isdigit():
                 lines = lines[-int(tail) :]
             return text_response(200, "".join(line + "\n" for line in lines))
+        if not previous and any(
+            p.get("metadata", {}).get("name") == pod and p.get("metadata", {}).get("namespace") == namespace
+            for p in self.objects.get("pods", [])
+        ):
+            # A running container that wrote nothing: the kubelet answers with an empty log.
+            return text_response(200, "")
         message = f'previous terminated container "{container}" in pod "{pod}" not found'
         return json_response(400, status(400, "BadRequest", message))
 

@@ -138,6 +138,10 @@ class Dependencies:
         found = [a for addresses in self.configured.values() for a in addresses if a.host == host.split(".")[0]]
         return found[0] if len({a.workload for a in found}) == 1 else None
 
+    def callers(self, workload: str) -> list[str]:
+        """The workloads configured with an address of ``workload`` (its callers, as their settings say)."""
+        return [w for w, addresses in self.configured.items() if any(a.host == workload for a in addresses)]
+
     def named(self, message: str, own: str) -> tuple[str, str, tuple[Binding, ...]] | None:
         """(the words of the line that name it, the dependency, the bindings that show it is the one) of the
         dependency an error line of ``own`` calls by a name of its own: the words of a variable of ``own`` that

@@ -25,6 +25,7 @@ NAMESPACED = (
     "services",
     "endpoints",
     "ingresses",
+    "networkpolicies",
     "deployments",
     "replicasets",
     "statefulsets",

@@ -13,11 +13,13 @@ from collections.abc import Collection, Sequence
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
+from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess, blamed_workloads
 from diagnosis_server.agents.heuristic.follow_ups import (
     EVENTS,
     NODE_EVENTS_NAMESPACE,
+    caller_log_calls,
     cluster_dns_calls,
     dependency_log_calls,
     follow_up_calls,
@@ -151,7 +153,15 @@ def _follow_ups(
 def _quiet(
     observations: list[Observation], subjects: Sequence[str], question: str, tools: list[str]
 ) -> list[tuple[str, JsonObject]]:
-    return quiet_log_calls(observations, _workloads(observations, subjects, question), tools)
+    """Logs no read so far shows to matter: every pod's when the question names no workload and nothing is
+    wrong; the callers' of a named workload whose own log is quiet."""
+    workloads = _workloads(observations, subjects, question)
+    known = dependencies(observations)
+    callers = {w: known.callers(w) for w in workloads}
+    return [
+        *quiet_log_calls(observations, workloads, tools),
+        *caller_log_calls(observations, workloads, callers, tools),
+    ]
 
 
 def _evidence_text(

@@ -27,7 +27,7 @@ the events tool may read that namespace (its schema's enum, when it has one).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
 from diagnosis_server.agents.heuristic.events import event_views, rule_for
@@ -262,17 +262,55 @@ def follow_up_calls(
     return out
 
 
+def caller_log_calls(
+    observations: Sequence[Observation],
+    targets: Sequence[str],
+    callers: Mapping[str, Sequence[str]],
+    tools: Sequence[str],
+) -> list[tuple[str, JsonObject]]:
+    """The current logs of the callers of a workload the question names (``callers``: the workloads configured with
+    its address) when its own log, read, says nothing wrong and none of its pods fails: what its callers meet
+    when they call it (a call that times out, a connection dropped on the way) is in theirs. At most
+    ``MAX_PODS``, one pod per caller."""
+    if "kubernetes.pod_logs" not in tools:
+        return []
+    pods = pod_views(observations)
+    lines = [line for obs in observations for line in log_lines(obs)]
+    read = {line.service for line in lines}
+    calls: list[tuple[str, JsonObject]] = []
+    for target in targets:
+        own = [p for p in pods if p.service == target]
+        if not own or target not in read or any(_failing_now(p) for p in own):
+            continue
+        if any(reads_as_error(line) for line in lines if line.service == target):
+            continue
+        for caller in callers.get(target, ()):
+            pod = next((p for p in pods if p.service == caller and _first_container(p) is not None), None)
+            first = _first_container(pod) if pod is not None else None
+            if pod is None or first is None or caller in read or len(calls) >= MAX_PODS:
+                continue
+            read.add(caller)
+            arguments: JsonObject = {
+                "namespace": pod.text("metadata", "namespace"),
+                "pod": pod.name,
+                "container": first[0],
+                "tail_lines": TAIL_LINES,
+            }
+            calls.append(("kubernetes.pod_logs", arguments))
+    return calls
+
+
 def quiet_log_calls(
     observations: Sequence[Observation], targets: Sequence[str], tools: Sequence[str]
 ) -> list[tuple[str, JsonObject]]:
-    """When the question names no workload and what was read shows nothing wrong (no pod failing, no error line
+    """When the question names no workload and what was read shows nothing wrong (no pod failing now, no error line
     in the logs read), the current logs of the other running pods listed, at most ``MAX_QUIET_PODS``: a fault
     that no status shows (a database refusing connections past its limit) is in some workload's own log, and
     reading them is what a person would do next (``kubectl logs`` of each)."""
     if targets or "kubernetes.pod_logs" not in tools:
         return []
     pods = pod_views(observations)
-    if any(_failing_container(pod) is not None for pod in pods):
+    if any(_failing_now(pod) for pod in pods):
         return []
     if any(reads_as_error(line) for obs in observations for line in log_lines(obs)):
         return []

@@ -34,10 +34,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
         ("pack", "live"),
         'quotes the init container\'s log ("Error: unknown flag: --mongo-url") but no longer names container migrate',
     ),
-    "payment_network_policy": (
-        ("pack", "live"),
-        "No incident (NetworkPolicy not analysed; checkout's dial i/o timeouts not joined)",
-    ),
     "search_cpu_throttled": (("live",), "the live harness serves no Prometheus: No incident"),
 }
 

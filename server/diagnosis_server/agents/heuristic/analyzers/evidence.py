@@ -42,6 +42,7 @@ _PLURAL_KINDS = {
     "statefulsets": "StatefulSet",
     "daemonsets": "DaemonSet",
     "ingresses": "Ingress",
+    "networkpolicies": "NetworkPolicy",
 }
 
 
@@ -177,7 +178,7 @@ def _list_kind(obs: Observation) -> str:
     if obs.tool_name in LIST_TOOLS:
         return LIST_TOOLS[obs.tool_name]
     kind = obs.get("kind")
-    if isinstance(kind, str) and kind.endswith("List"):
+    if isinstance(kind, str) and kind.endswith("List") and kind != "List":
         return kind[: -len("List")]
     plural = obs.arguments.get("kind")
     return _PLURAL_KINDS.get(plural, "") if isinstance(plural, str) else ""

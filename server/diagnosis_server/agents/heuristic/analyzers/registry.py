@@ -17,6 +17,7 @@ from diagnosis_server.agents.heuristic.analyzers import (
     admission,
     credentials,
     infrastructure,
+    network_policy,
     performance,
     runtime,
     scheduling,
@@ -40,6 +41,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     infrastructure.analyze,
     performance.analyze,
     credentials.analyze,
+    network_policy.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

@@ -191,7 +191,11 @@ def dependencies(observations: Sequence[Observation] | Evidence) -> Dependencies
 def _stem_pattern(stem: tuple[str, ...]) -> re.Pattern[str] | None:
     if not stem or len("".join(stem)) < _MIN_STEM:
         return None
-    return re.compile(r"(?<![\w/-])" + r"[\s_-]?".join(re.escape(w) for w in stem) + r"(?![\w/-])", re.IGNORECASE)
+    *head, last = stem
+    # The last word as callers write it of many too ("currencies" of CURRENCY, "carts" of CART).
+    plural = re.escape(last[:-1]) + "(?:y|ies)" if last.endswith("y") else re.escape(last) + "(?:e?s)?"
+    words = [*(re.escape(w) for w in head), plural]
+    return re.compile(r"(?<![\w/-])" + r"[\s_-]?".join(words) + r"(?![\w/-])", re.IGNORECASE)
 
 
 _SEVERAL = "several"

@@ -139,3 +139,11 @@ def test_the_logs_read_next_are_the_blamed_dependencies_and_then_every_quiet_pod
     assert "frontend-6c8d9bf7d4-x2k8q" not in pods and len(pods) == 4
     assert quiet_log_calls([LISTING, quiet], ["cartservice"], tools) == []
     assert quiet_log_calls([LISTING, frontend], [], tools) == []
+
+
+def test_a_variables_word_is_read_in_its_plural_too() -> None:
+    listing = _pods(
+        _pod("frontend-6c8d9bf7d4-x2k8q", "frontend", [{"name": "CURRENCY_ADDR", "value": "currency:7000"}])
+    )
+    found = dependencies([listing]).named("could not retrieve currencies: rpc error", "frontend")
+    assert found is not None and found[:2] == ("currencies", "currency")

@@ -22,14 +22,6 @@ RUNNERS = {"pack": run_pack, "live": run_live}
 
 # case -> (how it misses, on which runners): what the answer says instead today (its failure mode).
 NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
-    "cart_service_quota": (
-        ("pack", "live"),
-        "blames Service cartservice-canary (selects no pod), not the missing Service cartservice",
-    ),
-    "currency_protocol_mismatch": (
-        ("pack", "live"),
-        "partial diagnosis, no cause (targetPort on the metrics port not found)",
-    ),
     "reservation_init_container": (
         ("pack", "live"),
         'quotes the init container\'s log ("Error: unknown flag: --mongo-url") but no longer names container migrate',

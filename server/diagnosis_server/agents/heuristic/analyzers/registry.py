@@ -19,8 +19,10 @@ from diagnosis_server.agents.heuristic.analyzers import (
     infrastructure,
     network_policy,
     performance,
+    port_protocol,
     runtime,
     scheduling,
+    service_missing,
     service_routing,
     startup,
 )
@@ -33,6 +35,7 @@ log = structlog.get_logger(__name__)
 Analyzer = Callable[[Evidence], list[Finding]]
 
 ANALYZERS: tuple[Analyzer, ...] = (
+    service_missing.analyze,
     service_routing.analyze,
     scheduling.analyze,
     admission.analyze,
@@ -42,6 +45,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     performance.analyze,
     credentials.analyze,
     network_policy.analyze,
+    port_protocol.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

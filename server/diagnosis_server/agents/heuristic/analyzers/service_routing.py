@@ -70,7 +70,7 @@ def _selector_finding(service: Obj, selector: dict[str, str], pods: list[Obj]) -
     return joined("selector_mismatch", service.name, "receives no traffic", facts, bindings)
 
 
-def _container_ports(pod: Obj) -> list[tuple[int, int, int, str]]:
+def container_ports(pod: Obj) -> list[tuple[int, int, int, str]]:
     """(container index, port index, containerPort, port name) of the pod's containers."""
     out: list[tuple[int, int, int, str]] = []
     containers = pod.get("spec", "containers")
@@ -86,7 +86,7 @@ def _container_ports(pod: Obj) -> list[tuple[int, int, int, str]]:
 def _port_findings(service: Obj, pods: list[Obj]) -> list[Finding]:
     ports = service.get("spec", "ports")
     pod = pods[0]
-    declared = _container_ports(pod)
+    declared = container_ports(pod)
     if not declared:
         return []
     out: list[Finding] = []

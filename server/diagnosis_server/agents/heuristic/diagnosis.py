@@ -16,6 +16,7 @@ its cause claim (``findings.cause_statement``) rests on the same recorded values
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -343,7 +344,18 @@ def _explained(root: Finding, findings: Sequence[Finding]) -> Finding:
     if line is None:
         return root
     bindings = tuple(dict.fromkeys((*root.bindings, *line.bindings)))
-    return replace(root, detail=line.detail, bindings=bindings)
+    # The container that exits stays named beside the line that says why (an init container's migration).
+    head, paren, rest = root.statement.partition(" (")
+    container = _CONTAINER.search(rest)
+    statement = root.statement
+    if container is not None and paren and f"container {container.group(1)}" not in head:
+        named = f" container {container.group(1)} "
+        head = head.replace(" containers ", named, 1) if " containers " in head else f"{head} in{named.rstrip()}"
+        statement = f"{head}{paren}{rest}"
+    return replace(root, statement=statement, detail=line.detail, bindings=bindings)
+
+
+_CONTAINER = re.compile(r"\bcontainer ([a-z0-9][a-z0-9-]*) ")
 
 
 def _with_cause(

@@ -22,10 +22,6 @@ RUNNERS = {"pack": run_pack, "live": run_live}
 
 # case -> (how it misses, on which runners): what the answer says instead today (its failure mode).
 NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
-    "reservation_init_container": (
-        ("pack", "live"),
-        'quotes the init container\'s log ("Error: unknown flag: --mongo-url") but no longer names container migrate',
-    ),
     "search_cpu_throttled": (("live",), "the live harness serves no Prometheus: No incident"),
 }
 

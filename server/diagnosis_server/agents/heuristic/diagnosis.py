@@ -179,8 +179,8 @@ def _cluster_dns(findings: list[Finding]) -> list[Finding]:
 
 
 def workload_namespaces(observations: Sequence[Observation], lines: Sequence[LogLine]) -> dict[str, set[str]]:
-    """The namespaces each workload was seen in: its pods', its log streams' and pod logs' ``namespace``, and the
-    topology's ``labels.namespace``."""
+    """The namespaces each workload was seen in: its pods', its Services' and controllers', its log streams' and pod
+    logs' ``namespace``, and the topology's ``labels.namespace``."""
     found: dict[str, set[str]] = {}
 
     def add(service: str, namespace: JsonValue) -> None:
@@ -189,6 +189,11 @@ def workload_namespaces(observations: Sequence[Observation], lines: Sequence[Log
 
     for pod in pod_views(observations):
         add(pod.service, pod.get("metadata", "namespace"))
+    # The Services and controllers listed: where a workload is reachable by name.
+    evidence = Evidence.of(observations)
+    for kind in ("Service", "Deployment", "StatefulSet", "DaemonSet"):
+        for obj in evidence.objects(kind):
+            add(obj.name, obj.namespace)
     for obs in observations:
         if obs.tool_name == "topology.dependencies" and obs.service:
             add(obs.service, obs.get("labels", "namespace"))

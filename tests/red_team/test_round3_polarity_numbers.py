@@ -131,14 +131,11 @@ UNTRUE = [
     Claim("kaktovik-digit", f"pod {POD} restarted \U0001d2c8 times", (RESTARTS, PODNAME)),
 ]
 _ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untrue claim shown as a fact, run PASS"
-_NUMBER_WORD = "'{word}' is no number to the fact check (the evidence says {held}): shown as a fact, run PASS"
 LEAKS: dict[str, str] = {
     "nothing-got-502": _ANTONYM.format(word="nothing", held="status=502"),
     "oomkilled-equals-false": (
         "'OOMKilled=false' negates the bound reason in a key=value form the polarity check does not read: shown"
     ),
-    "reached-without-errors": _ANTONYM.format(word="without errors", held="status=502"),
-    "error-free": _ANTONYM.format(word="error-free", held="status=502"),
     "backoff-ceased": _ANTONYM.format(word="ceased", held="BackOff, count 9"),
     "budget-plenty-left": _ANTONYM.format(word="plenty left", held="retry budget exhausted"),
     "budget-remains": _ANTONYM.format(word="remains", held="retry budget exhausted"),
@@ -147,10 +144,6 @@ LEAKS: dict[str, str] = {
     "deploy-is-live": _ANTONYM.format(word="is live", held="status failed"),
     "deploy-nothing-went-wrong": _ANTONYM.format(word="nothing went wrong", held="status failed"),
     "pod-is-stable": _ANTONYM.format(word="stable", held="restartCount 4"),
-    "most-failed": "'most' is no quantity the ratio 0.25 must hold: shown as a fact, run PASS",
-    "majority-failed": "'the majority' is no quantity the ratio 0.25 must hold: shown as a fact, run PASS",
-    "restarted-once": _NUMBER_WORD.format(word="once", held="4"),
-    "a-single-restart": _NUMBER_WORD.format(word="a single", held="4"),
 }
 
 TRUE = [

@@ -112,3 +112,11 @@ def test_a_urls_path_and_query_take_no_stance() -> None:
     line = 'consul: Get "http://consul:8500/v1/health/service/srv-geo?passing=1": dial tcp: connection refused'
     assert polarity("search calls to consul fail", [line]).conflicts == ()
     assert polarity("search calls to consul fail", ["GET /orders passed"]).conflicts != ()
+
+
+def test_no_errors_is_denied_by_a_bound_text_that_writes_one() -> None:
+    line = "upstream prematurely closed connection upstream=ledger-svc status=502"
+    assert polarity("edge-gateway reached ledger-svc without errors", [line]).conflicts
+    assert polarity("edge-gateway calls to ledger-svc are error-free", [line]).conflicts
+    # A zero count of errors, or a call that wrote none, holds it.
+    assert polarity("the export ran without errors", ["errors: 0", "status=200"]).conflicts == ()

@@ -298,3 +298,20 @@ def test_a_claim_bound_to_one_log_line_takes_no_stance_from_the_other_lines_of_i
     checks = [c.ClaimCheck(claim_id="c1", classification=DIRECT, critical=True)]
     guarded, _ = guard_claim_checks(c.VerifierOutput(claim_checks=checks), vi, values)
     assert guarded.claim_checks[0].classification == DIRECT, guarded.classification_changes
+
+
+@pytest.mark.parametrize(
+    ("statement", "field", "classification"),
+    [
+        ("most ledger-svc requests failed", "error_ratio: 0.25", CONTRADICTED),
+        ("the majority of ledger-svc requests failed", "error_ratio: 25%", CONTRADICTED),
+        ("most ledger-svc requests failed", "error_ratio: 0.8", DIRECT),
+        ("a minority of ledger-svc requests failed", "error_ratio: 0.25", DIRECT),
+        ("a minority of ledger-svc requests failed", "error_percent: 80", CONTRADICTED),
+    ],
+)
+def test_a_share_in_words_is_held_to_the_share_it_bound(statement: str, field: str, classification: int) -> None:
+    """ "most" is more than half of what the claim bound as a ratio, rate or percentage; "a minority" less."""
+    value = field.partition(": ")[2]
+    derived = derive(statement, [value, "ledger-svc"], fields=[field, "service: ledger-svc"])
+    assert derived.classification == classification, derived.reason()

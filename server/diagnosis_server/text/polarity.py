@@ -319,7 +319,7 @@ def polarity(
     evidence = list(evidence)
     claimed = stances(as_negations(normalize(statement)), quotes=False)
     if not claimed.stances and not claimed.bare_negations:
-        return Polarity(conflicts=denied_values(statement, evidence))
+        return Polarity(conflicts=(*denied_values(statement, evidence), *_errors_denied(statement, evidence)))
     held = [stances(said_as_not(normalize(_split_names(text)))) for text in evidence if text and not _bare_good(text)]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
     conflicts: list[str] = []
@@ -353,7 +353,32 @@ def polarity(
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)
     conflicts.extend(denied_values(statement, evidence))
+    conflicts.extend(_errors_denied(statement, evidence))
     return Polarity(tuple(conflicts), tuple(missing))
+
+
+# A statement that there were no errors ("reached it without errors", "error-free", "no failures").
+_NO_ERRORS = re.compile(
+    r"\b(?:without|no|zero|free of) (?:any |a single )?(?:errors?|failures?|5xx)\b|\b(?:error|failure)[- ]free\b"
+)
+# An error its bound text writes: an HTTP 5xx status, or an error word that is no zero count ("errors: 0").
+_ERROR_WRITTEN = re.compile(
+    r"\b(?:status|code)[=: ]+5\d\d\b|\b(?:errors?|exception|fatal|panic|failed|refused|timed out)\b(?!\s*[:=]\s*0\b)",
+    re.IGNORECASE,
+)
+
+
+def _errors_denied(statement: str, evidence: Iterable[str]) -> list[str]:
+    """ "without errors" of a call whose bound text writes one ("status=502", "connection refused")."""
+    said = _QUOTED.sub(" ", normalize(statement))
+    denial = _NO_ERRORS.search(said)
+    if denial is None:
+        return []
+    for text in evidence:
+        written = _ERROR_WRITTEN.search(text)
+        if written is not None:
+            return [f"{denial.group(0)} (evidence: {written.group(0)})"]
+    return []
 
 
 # A bound field as the guard reads it: its name and its value ("restartCount: 4", "reason: OOMKilled").

@@ -145,6 +145,9 @@ _REPEAT_WORD = re.compile(
     re.IGNORECASE,
 )
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+# The repeat words that count things too ("a single pod", "a couple of nodes"), unless a repeat follows them.
+_COUNTING_REPEATS = frozenset({"single", "couple", "dozen"})
+_REPEAT_NOUN = re.compile(r"(?:\s+of)?\s+(?:times?|restarts?|attempts?|retries|retry|failures?|errors?|crash(?:es)?)\b")
 
 
 def _roman(written: str) -> str:
@@ -535,7 +538,9 @@ def _facts(statement: str) -> list[_Fact]:
                     kind="number",
                     approximate=written.lower() == "couple",
                     context=_context(text, *match.span()),
-                    repeats=True,
+                    # ("a single pod" counts pods; "a single restart", "once" are numbers of times)
+                    repeats=written.lower() not in _COUNTING_REPEATS
+                    or _REPEAT_NOUN.match(text, match.end()) is not None,
                     near=_near(text, *match.span()),
                 )
             )
@@ -738,6 +743,41 @@ def _phrases(text: str) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
+# Words that say which share of a whole: more than half, or less.
+_MOST = re.compile(r"\b(?:most|the (?:vast )?majority|(?:nearly|almost|virtually) (?:all|every)|the bulk)\b")
+_FEW = re.compile(r"\b(?:a minority|a few|few|a handful|a small (?:share|fraction|part))\b")
+# A bound field that holds a share: its name says ratio, rate, fraction, share or percent.
+_SHARE_FIELD = re.compile(
+    r"^([\w.-]*(?:ratio|rate|fraction|share|percent|pct)[\w.-]*): (-?\d+(?:\.\d+)?)\s?(%?)$", re.I
+)
+
+
+def _share_conflicts(statement: str, fields: Sequence[str]) -> list[str]:
+    """ "most requests failed" where every share the claim bound is under a half ("error_ratio: 0.25"), or "a
+    minority" where every one is over it: the evidence states another share of the same whole."""
+    text = _QUOTED.sub(" ", normalize(statement))
+    most, few = _MOST.search(text), _FEW.search(text)
+    if most is None and few is None:
+        return []
+    shares: list[tuple[str, float]] = []
+    for field in fields:
+        match = _SHARE_FIELD.match(field.strip())
+        if match is None:
+            continue
+        value = float(match.group(2))
+        if match.group(3) or "percent" in match.group(1).lower() or "pct" in match.group(1).lower() or value > 1:
+            value /= 100
+        if 0 <= value <= 1:
+            shares.append((field.strip(), value))
+    if not shares:
+        return []
+    if most is not None and all(v < 0.5 for _, v in shares):
+        return [f"{most.group(0)} (evidence: {', '.join(f for f, _ in shares)})"]
+    if few is not None and all(v > 0.5 for _, v in shares):
+        return [f"{few.group(0)} (evidence: {', '.join(f for f, _ in shares)})"]
+    return []
+
+
 def _swapped_numbers(statement: str, raw: Sequence[str]) -> list[str]:
     """Numbers a statement puts before what another number counts in one of its bound texts ("7 nodes had the
     untolerated taint", where the message reads "2 node(s) had untolerated taint, 7 node(s) didn't match"): the
@@ -912,7 +952,8 @@ def _found(
             return True
         return fact.kind == "compound" and _compound_found(fact.text, raw)
     if not fact.unit:
-        if _has_number(fact.number, texts) or count_of(fact.number, lists):
+        # (a number of times, "restarted once", is a value: never how many items a list holds)
+        if _has_number(fact.number, texts) or (not fact.repeats and count_of(fact.number, lists)):
             return True
         if fact.text in _NUMBER_WORDS and _has_word(fact.text, texts):
             return True
@@ -1353,6 +1394,7 @@ def _derive(
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
     if not causal_phrases(statement):
         conflicts += _swapped_numbers(statement, raw)
+    conflicts += _share_conflicts(statement, fields)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
     polar = polarity(

@@ -95,6 +95,20 @@ def _failing_now(pod: PodView) -> bool:
     return False
 
 
+def _current_log(pod: PodView) -> tuple[str, JsonObject] | None:
+    """The call that reads a running pod's current log (its first container's), or None."""
+    first = _first_container(pod)
+    if first is None:
+        return None
+    arguments: JsonObject = {
+        "namespace": pod.text("metadata", "namespace"),
+        "pod": pod.name,
+        "container": first[0],
+        "tail_lines": TAIL_LINES,
+    }
+    return ("kubernetes.pod_logs", arguments)
+
+
 def _first_container(pod: PodView) -> tuple[str, bool] | None:
     """(container, False) of a running pod's first container: its current log."""
     statuses = pod.get("status", "containerStatuses")
@@ -241,15 +255,8 @@ def follow_up_calls(
         # Nothing named: the entry workloads' logs say what the users' requests meet (what a failing pod does to
         # them, or what no pod shows).
         for pod in _entry_pods(observations)[: max(1, MAX_PODS - pods)]:
-            first = _first_container(pod)
-            if first is not None:
-                arguments = {
-                    "namespace": pod.text("metadata", "namespace"),
-                    "pod": pod.name,
-                    "container": first[0],
-                    "tail_lines": TAIL_LINES,
-                }
-                calls.append(("kubernetes.pod_logs", arguments))
+            if (call := _current_log(pod)) is not None:
+                calls.append(call)
     if node_events:
         calls += node_event_calls(observations, targets)
     calls += event_calls(observations, targets)
@@ -285,18 +292,11 @@ def caller_log_calls(
         if any(reads_as_error(line) for line in lines if line.service == target):
             continue
         for caller in callers.get(target, ()):
-            pod = next((p for p in pods if p.service == caller and _first_container(p) is not None), None)
-            first = _first_container(pod) if pod is not None else None
-            if pod is None or first is None or caller in read or len(calls) >= MAX_PODS:
+            call = next((c for p in pods if p.service == caller and (c := _current_log(p)) is not None), None)
+            if call is None or caller in read or len(calls) >= MAX_PODS:
                 continue
             read.add(caller)
-            arguments: JsonObject = {
-                "namespace": pod.text("metadata", "namespace"),
-                "pod": pod.name,
-                "container": first[0],
-                "tail_lines": TAIL_LINES,
-            }
-            calls.append(("kubernetes.pod_logs", arguments))
+            calls.append(call)
     return calls
 
 
@@ -317,21 +317,11 @@ def quiet_log_calls(
     read = {line.service for obs in observations for line in log_lines(obs)}
     calls: list[tuple[str, JsonObject]] = []
     for pod in pods:
-        first = _first_container(pod)
-        if first is None or pod.service in read or len(calls) >= MAX_QUIET_PODS:
+        call = _current_log(pod)
+        if call is None or pod.service in read or len(calls) >= MAX_QUIET_PODS:
             continue
         read.add(pod.service)
-        calls.append(
-            (
-                "kubernetes.pod_logs",
-                {
-                    "namespace": pod.text("metadata", "namespace"),
-                    "pod": pod.name,
-                    "container": first[0],
-                    "tail_lines": TAIL_LINES,
-                },
-            )
-        )
+        calls.append(call)
     return calls
 
 
@@ -350,18 +340,9 @@ def dependency_log_calls(
     for workload in blamed:
         if len(calls) >= MAX_PODS or workload in read:
             continue
-        pod = next((p for p in pods if p.service == workload and _first_container(p) is not None), None)
-        first = _first_container(pod) if pod is not None else None
-        if pod is None or first is None:
-            continue
-        arguments: JsonObject = {
-            "namespace": pod.text("metadata", "namespace"),
-            "pod": pod.name,
-            "container": first[0],
-            "tail_lines": TAIL_LINES,
-        }
-        if ("kubernetes.pod_logs", str(sorted(arguments.items()))) not in made:
-            calls.append(("kubernetes.pod_logs", arguments))
+        call = next((c for p in pods if p.service == workload and (c := _current_log(p)) is not None), None)
+        if call is not None and (call[0], str(sorted(call[1].items()))) not in made:
+            calls.append(call)
     return calls
 
 
@@ -395,19 +376,8 @@ def cluster_dns_calls(
     for pod in pod_views(observations):
         if len(calls) >= MAX_NODES or not (_is_dns_server(pod.service) or _is_dns_server(pod.name)):
             continue
-        first = _first_container(pod)
-        if first is not None:
-            calls.append(
-                (
-                    "kubernetes.pod_logs",
-                    {
-                        "namespace": pod.text("metadata", "namespace"),
-                        "pod": pod.name,
-                        "container": first[0],
-                        "tail_lines": TAIL_LINES,
-                    },
-                )
-            )
+        if (call := _current_log(pod)) is not None:
+            calls.append(call)
     calls.append(
         ("loki.query_range", {"query": f'{{namespace="{DNS_NAMESPACE}"}} |~ `{NAMESPACE_ERRORS}`', "limit": 200})
     )

@@ -315,3 +315,31 @@ def test_a_share_in_words_is_held_to_the_share_it_bound(statement: str, field: s
     value = field.partition(": ")[2]
     derived = derive(statement, [value, "ledger-svc"], fields=[field, "service: ledger-svc"])
     assert derived.classification == classification, derived.reason()
+
+
+def test_an_image_said_to_fail_its_pull_must_be_the_image_the_pull_failure_names() -> None:
+    """The init container's image is the one not found: saying the main image is, with the main image's spec and
+    the failure bound, names the wrong image."""
+    failure = (
+        'Failed to pull image "ghcr.io/acme-docs/outline-migrate:v2.8.0": rpc error: code = NotFound desc = '
+        "ghcr.io/acme-docs/outline-migrate:v2.8.0: not found"
+    )
+    main = "ghcr.io/acme-docs/outline:v2.8.0"
+    wrong = derive(f"The image {main} is not found in the registry", [main, failure])
+    assert wrong.classification == CONTRADICTED, wrong.reason()
+    right = derive("The image ghcr.io/acme-docs/outline-migrate:v2.8.0 is not found in the registry", [failure])
+    assert right.classification == DIRECT, right.reason()
+
+
+def test_a_certificates_expiry_is_the_time_its_evidence_writes_not_another_events() -> None:
+    """Go's x509 error writes the certificate's NotAfter ("is after T"): a renewal's failure time is not it."""
+    x509 = (
+        "x509: certificate has expired or is not yet valid: current time 2025-07-19T02:00:06Z is after "
+        "2025-07-19T02:00:00Z"
+    )
+    wrong = derive(
+        "the ledger-grpc certificate expired at 2025-07-19T01:40:00Z", [x509, "2025-07-19T01:40:00Z", "ledger-grpc"]
+    )
+    assert wrong.classification == CONTRADICTED, wrong.reason()
+    right = derive("the ledger-grpc certificate expired at 2025-07-19T02:00:00Z", [x509, "ledger-grpc"])
+    assert right.classification != CONTRADICTED, right.reason()

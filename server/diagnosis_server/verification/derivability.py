@@ -92,6 +92,7 @@ from diagnosis_server.text.quantities import (
     within_precision,
 )
 from diagnosis_server.text.quotes import QUOTED
+from diagnosis_server.verification.restated import restated_values
 
 _C = contracts_pb2.ClaimClassification
 
@@ -743,41 +744,6 @@ def _phrases(text: str) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
-# Words that say which share of a whole: more than half, or less.
-_MOST = re.compile(r"\b(?:most|the (?:vast )?majority|(?:nearly|almost|virtually) (?:all|every)|the bulk)\b")
-_FEW = re.compile(r"\b(?:a minority|a few|few|a handful|a small (?:share|fraction|part))\b")
-# A bound field that holds a share: its name says ratio, rate, fraction, share or percent.
-_SHARE_FIELD = re.compile(
-    r"^([\w.-]*(?:ratio|rate|fraction|share|percent|pct)[\w.-]*): (-?\d+(?:\.\d+)?)\s?(%?)$", re.I
-)
-
-
-def _share_conflicts(statement: str, fields: Sequence[str]) -> list[str]:
-    """ "most requests failed" where every share the claim bound is under a half ("error_ratio: 0.25"), or "a
-    minority" where every one is over it: the evidence states another share of the same whole."""
-    text = _QUOTED.sub(" ", normalize(statement))
-    most, few = _MOST.search(text), _FEW.search(text)
-    if most is None and few is None:
-        return []
-    shares: list[tuple[str, float]] = []
-    for field in fields:
-        match = _SHARE_FIELD.match(field.strip())
-        if match is None:
-            continue
-        value = float(match.group(2))
-        if match.group(3) or "percent" in match.group(1).lower() or "pct" in match.group(1).lower() or value > 1:
-            value /= 100
-        if 0 <= value <= 1:
-            shares.append((field.strip(), value))
-    if not shares:
-        return []
-    if most is not None and all(v < 0.5 for _, v in shares):
-        return [f"{most.group(0)} (evidence: {', '.join(f for f, _ in shares)})"]
-    if few is not None and all(v > 0.5 for _, v in shares):
-        return [f"{few.group(0)} (evidence: {', '.join(f for f, _ in shares)})"]
-    return []
-
-
 def _swapped_numbers(statement: str, raw: Sequence[str]) -> list[str]:
     """Numbers a statement puts before what another number counts in one of its bound texts ("7 nodes had the
     untolerated taint", where the message reads "2 node(s) had untolerated taint, 7 node(s) didn't match"): the
@@ -1394,7 +1360,7 @@ def _derive(
     conflicts += [m for f in facts if f.text in found and (m := _misread_field(f, fields))]
     if not causal_phrases(statement):
         conflicts += _swapped_numbers(statement, raw)
-    conflicts += _share_conflicts(statement, fields)
+    conflicts += restated_values(statement, raw, fields)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
     polar = polarity(

@@ -263,6 +263,8 @@ class HeuristicExecutor:
             calls = await off_loop(dependency_log_calls, observations, blamed, _tool_names(payload))
             await call_all(made, calls)
             made += len(calls)
+            if not calls:
+                break
         # Names the callers could not resolve: the cluster DNS server's own logs, read after the callers' logs.
         dns = await off_loop(cluster_dns_calls, observations, _tool_names(payload))
         await call_all(made, dns)

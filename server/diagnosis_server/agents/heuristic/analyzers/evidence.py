@@ -9,6 +9,7 @@ output bound, no page left to read): only then may an analyzer say that no objec
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -106,6 +107,12 @@ def workload_of(obj: Obj) -> tuple[str, Binding]:
     return obj.name, obj.bind_name()
 
 
+# The last few Evidences made, by their observations' identities (a cycle's analyses share one).
+_CACHED = 8
+_CACHE: dict[tuple[int, ...], tuple[tuple[Observation, ...], Evidence]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """The cycle's Kubernetes objects by kind (and its observations, for analyzers of other sources)."""
@@ -119,6 +126,22 @@ class Evidence:
 
     @classmethod
     def of(cls, observations: Sequence[Observation]) -> Evidence:
+        """The Evidence of these observations, made once: the analyses of a cycle ask for it several times."""
+        key = tuple(map(id, observations))
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+        # (the entry holds the observations themselves, so their ids cannot be reused while it is kept)
+        if cached is not None and all(a is b for a, b in zip(cached[0], observations, strict=True)):
+            return cached[1]
+        evidence = cls._made(observations)
+        with _CACHE_LOCK:
+            _CACHE[key] = (tuple(observations), evidence)
+            while len(_CACHE) > _CACHED:
+                del _CACHE[next(iter(_CACHE))]
+        return evidence
+
+    @classmethod
+    def _made(cls, observations: Sequence[Observation]) -> Evidence:
         by_kind: dict[str, list[Obj]] = {}
         seen: set[tuple[str, str, str]] = set()
         whole: set[tuple[str, str]] = set()

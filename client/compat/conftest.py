@@ -36,6 +36,8 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "DIAGNOSIS_ADDRESS": target,
         "DIAGNOSIS_DATABASE_URL": f"sqlite+aiosqlite:///{workdir / 'diagnosis.db'}",
         "DIAGNOSIS_METRICS_ADDRESS": "",
+        # (no HTTP server: its default port may be another process's)
+        "DIAGNOSIS_HTTP_ADDRESS": "",
     }
     log = workdir / "server.log"
     with log.open("ab") as sink:

@@ -11,8 +11,10 @@ Values are read as found; a value that is no address (a flag, a number, a secret
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, workload_of
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation
@@ -155,10 +157,7 @@ class Dependencies:
             return said, address.host, address.bindings()
         last: tuple[int, str, str] | None = None
         for workload in self.workloads:
-            stem = _NAME_SUFFIX.sub("", workload)
-            if workload == own or stem == workload or len(stem) < _MIN_NAME_STEM:
-                continue
-            pattern = _stem_pattern(tuple(re.split(r"[-_]", stem)))
+            pattern = _name_pattern(workload) if workload != own else None
             for match in pattern.finditer(message) if pattern is not None else ():
                 if last is None or match.start() > last[0]:
                     last = (match.start(), match.group(0), workload)
@@ -170,9 +169,38 @@ class Dependencies:
 _MIN_NAME_STEM = 4
 
 
+@lru_cache(maxsize=1024)
+def _name_pattern(workload: str) -> re.Pattern[str] | None:
+    """How a line writes a workload by its name without its kind ("shipping" of ``shippingservice``), or None."""
+    stem = _NAME_SUFFIX.sub("", workload)
+    if stem == workload or len(stem) < _MIN_NAME_STEM:
+        return None
+    return _stem_pattern(tuple(re.split(r"[-_]", stem)))
+
+
+# The Dependencies of the last few Evidences (each Evidence held, so its id is not reused while kept).
+_MADE: dict[int, tuple[Evidence, Dependencies]] = {}
+_MADE_LOCK = threading.Lock()
+_KEPT = 8
+
+
 def dependencies(observations: Sequence[Observation] | Evidence) -> Dependencies:
-    """Each workload's configured addresses (from the first listed pod of it that has any) and the workloads."""
+    """Each workload's configured addresses (from the first listed pod of it that has any) and the workloads, made
+    once an Evidence (the detectors, the follow-ups and several analyzers ask)."""
     evidence = observations if isinstance(observations, Evidence) else Evidence.of(observations)
+    with _MADE_LOCK:
+        kept = _MADE.get(id(evidence))
+    if kept is not None and kept[0] is evidence:
+        return kept[1]
+    made = _dependencies(evidence)
+    with _MADE_LOCK:
+        _MADE[id(evidence)] = (evidence, made)
+        while len(_MADE) > _KEPT:
+            del _MADE[next(iter(_MADE))]
+    return made
+
+
+def _dependencies(evidence: Evidence) -> Dependencies:
     configured: dict[str, tuple[Configured, ...]] = {}
     workloads: dict[str, Binding] = {}
     for pod in evidence.objects("Pod"):
@@ -188,6 +216,7 @@ def dependencies(observations: Sequence[Observation] | Evidence) -> Dependencies
     return Dependencies(configured, workloads)
 
 
+@lru_cache(maxsize=1024)
 def _stem_pattern(stem: tuple[str, ...]) -> re.Pattern[str] | None:
     if not stem or len("".join(stem)) < _MIN_STEM:
         return None

@@ -16,7 +16,6 @@ its cause claim (``findings.cause_statement``) rests on the same recorded values
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -241,18 +240,31 @@ def known_addresses(observations: Sequence[Observation]) -> Addresses:
     return out
 
 
-def blamed_workloads(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[str]:
-    """The workloads the error lines read so far blame (a caller's calls to them fail), in reading order: whose
-    own logs say why."""
-    lines = _as_listed([line for obs in observations for line in log_lines(obs)], observations)
-    known = sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
-    found = log_findings(
+def _known(observations: Sequence[Observation], subjects: Sequence[str]) -> list[str]:
+    """The workloads the outputs name, and the question's."""
+    return sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
+
+
+def _lines_read(observations: Sequence[Observation]) -> list[LogLine]:
+    return _as_listed([line for obs in observations for line in log_lines(obs)], observations)
+
+
+def _log_findings(observations: Sequence[Observation], lines: list[LogLine], known: list[str]) -> list[Finding]:
+    """What the log lines say, each line's target read off the outputs (namespaces, addresses, settings)."""
+    return log_findings(
         lines,
         known,
         namespaces=workload_namespaces(observations, lines),
         addresses=known_addresses(observations),
         dependencies=dependencies(observations),
     )
+
+
+def blamed_workloads(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[str]:
+    """The workloads the error lines read so far blame (a caller's calls to them fail), in reading order: whose
+    own logs say why."""
+    lines = _lines_read(observations)
+    found = _log_findings(observations, lines, _known(observations, subjects))
     logged = {line.service for line in lines}
     # A caller's link names whom it blames; a cause read from a caller's line is about a workload not yet heard.
     blamed = [f.blamed if f.blamed else f.service for f in found if f.blamed or f.service not in logged]
@@ -263,9 +275,9 @@ def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) ->
     """Every detector over this cycle's outputs, in a fixed order. The question's workloads are known names too:
     an object named after one (a Certificate ``ledger-grpc-tls``) is about it even where no pod of it is listed."""
     series = [s for s in (Series.of(o) for o in observations) if s is not None]
-    lines = _as_listed([line for obs in observations for line in log_lines(obs)], observations)
+    lines = _lines_read(observations)
     metrics, onsets = metric_findings(series)
-    known = sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
+    known = _known(observations, subjects)
     # The same series may be read twice (metrics.query and Prometheus): one finding of a kind per service.
     read = {(f.kind, f.service, f.role) for f in metrics}
     findings = [
@@ -276,13 +288,7 @@ def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) ->
         *ready_findings(observations),
         *event_findings(observations, known),
         *node_findings(observations),
-        *log_findings(
-            lines,
-            known,
-            namespaces=workload_namespaces(observations, lines),
-            addresses=known_addresses(observations),
-            dependencies=dependencies(observations),
-        ),
+        *_log_findings(observations, lines, known),
         *kernel_oom_findings(observations, lines),
         *deploy_findings(observations, onsets, lines),
         *rollout_findings(observations),
@@ -351,16 +357,12 @@ def _explained(root: Finding, findings: Sequence[Finding]) -> Finding:
     bindings = tuple(dict.fromkeys((*root.bindings, *line.bindings)))
     # The container that exits stays named beside the line that says why (an init container's migration).
     head, paren, rest = root.statement.partition(" (")
-    container = _CONTAINER.search(rest)
     statement = root.statement
-    if container is not None and paren and f"container {container.group(1)}" not in head:
-        named = f" container {container.group(1)} "
+    if root.container and paren and f"container {root.container}" not in head:
+        named = f" container {root.container} "
         head = head.replace(" containers ", named, 1) if " containers " in head else f"{head} in{named.rstrip()}"
         statement = f"{head}{paren}{rest}"
     return replace(root, statement=statement, detail=line.detail, bindings=bindings)
-
-
-_CONTAINER = re.compile(r"\bcontainer ([a-z0-9][a-z0-9-]*) ")
 
 
 def _with_cause(

@@ -43,6 +43,8 @@ class Finding:
     blamed: str = ""
     # The pod an event or status is about, when it is about one (a later healthy state of it settles it).
     pod: str = ""
+    # The container a status is about, when it is about one.
+    container: str = ""
     # What the platform or the line said, verbatim and short (a reason, the start of a message): the cause
     # claim carries it, so the conclusion names the mechanism and not only its kind.
     detail: str = ""

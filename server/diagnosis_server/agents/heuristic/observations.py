@@ -337,7 +337,12 @@ def _loki_lines(obs: Observation) -> list[LogLine]:
 
 def log_lines(obs: Observation) -> list[LogLine]:
     """Every line of a log output, whichever source answered, but a line that addresses the diagnosis: it observes
-    nothing, and no claim binds it (R-GK-5)."""
+    nothing, and no claim binds it (R-GK-5). Read once an output (the follow-ups, the detectors and the analyzers
+    each ask)."""
+    return list(obs.once("log_lines", _log_lines))
+
+
+def _log_lines(obs: Observation) -> list[LogLine]:
     if obs.tool_name == "logs.search":
         lines = _pack_lines(obs)
     elif obs.tool_name == "kubernetes.pod_logs":

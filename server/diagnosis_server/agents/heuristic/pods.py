@@ -104,6 +104,7 @@ def _container_finding(
     # A terminated container's message is the runtime's wrapped error, its root cause last.
     wrapped = path[-1] == "terminated"
     finding = _stated(pod, rule, (*base, *path), reason, detail, bindings, onset=parse_ts(when), wrapped=wrapped)
+    finding = replace(finding, container=container)
     return _aged(pod, finding, base, path, container, observations) if observations else finding
 
 

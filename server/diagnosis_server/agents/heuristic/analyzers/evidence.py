@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from diagnosis_server.agents.heuristic.observations import Binding, Observation, parse_ts, walk
+from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, log_lines, parse_ts, walk
 from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name
 from diagnosis_server.agents.heuristic.workloads import pod_workload_label, workload_of_pod, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject, JsonValue
@@ -159,6 +159,10 @@ class Evidence:
             involved = (event.text("involvedObject", "kind"), event.text("involvedObject", "name"))
             about.setdefault(involved, []).append(event)
         return cls(tuple(observations), by_kind, frozenset(whole), about)
+
+    def log_lines(self) -> list[LogLine]:
+        """Every log line of the cycle's outputs (pod logs, Loki, a pack's log search), in reading order."""
+        return [line for obs in self.observations for line in log_lines(obs)]
 
     def objects(self, kind: str, namespace: str | None = None) -> list[Obj]:
         found = self.by_kind.get(kind, [])

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from diagnosis_server.agents.heuristic.addresses import Configured, dependencies
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, workload_of
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
+from diagnosis_server.agents.heuristic.analyzers.service_routing import matches
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import Binding, LogLine, log_lines
+from diagnosis_server.agents.heuristic.observations import Binding, LogLine
 
-LOG_TOOLS = frozenset({"kubernetes.pod_logs", "loki.query_range", "logs.search"})
 # A call that waited and got nothing back: what a dropped packet looks like to its sender.
 _TIMED_OUT = re.compile(
     r"(?:dial tcp |connect(?:ion)? to )(?P<host>[\w.-]+)(?::\d+)?: (?:i/o timeout|connect(?:ion)? timed out)"
@@ -39,10 +39,6 @@ def _labels(selector: object) -> dict[str, str] | None:
         return None
     labels = selector.get("matchLabels")
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
-
-
-def _matches(pod: Obj, labels: dict[str, str]) -> bool:
-    return all(pod.labels.get(k) == v for k, v in labels.items())
 
 
 def _restricts_ingress(policy: Obj) -> bool:
@@ -67,7 +63,7 @@ def _admitted(policy: Obj, caller: Sequence[Obj]) -> bool | None:
             labels = _labels(peer.get("podSelector"))
             if labels is None:
                 return None
-            if any(_matches(pod, labels) for pod in caller):
+            if any(matches(pod, labels) for pod in caller):
                 return True
     return False
 
@@ -125,13 +121,13 @@ def analyze(evidence: Evidence) -> list[Finding]:
     if not policies:
         return []
     known = dependencies(evidence)
-    lines = [line for obs in evidence.observations if obs.tool_name in LOG_TOOLS for line in log_lines(obs)]
+    lines = evidence.log_lines()
     out: list[Finding] = []
     for policy in policies:
         selected = _labels(policy.get("spec", "podSelector"))
         if selected is None:
             continue
-        pods = [p for p in evidence.objects("Pod", policy.namespace) if _matches(p, selected)]
+        pods = [p for p in evidence.objects("Pod", policy.namespace) if matches(p, selected)]
         for target in dict.fromkeys(workload_of(p)[0] for p in pods):
             service = evidence.named("Service", target, policy.namespace)
             names = {target, *([service.text("spec", "clusterIP")] if service is not None else [])}

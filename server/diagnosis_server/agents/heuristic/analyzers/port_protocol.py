@@ -14,11 +14,10 @@ import re
 from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
-from diagnosis_server.agents.heuristic.analyzers.service_routing import container_ports
+from diagnosis_server.agents.heuristic.analyzers.service_routing import container_ports, matches, service_selector
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import LogLine, log_lines
+from diagnosis_server.agents.heuristic.observations import LogLine
 
-LOG_TOOLS = frozenset({"kubernetes.pod_logs", "loki.query_range", "logs.search"})
 # What a client says when the server answers in another protocol than the one it speaks.
 _PROTOCOL_ERROR = re.compile(
     r"http2: frame too large|error reading server preface[^\n\"\\]{0,40}"
@@ -29,14 +28,8 @@ _PROTOCOL_ERROR = re.compile(
 
 
 def _selected(service: Obj, evidence: Evidence) -> list[Obj]:
-    selector = service.get("spec", "selector")
-    if not isinstance(selector, dict) or not selector:
-        return []
-    return [
-        p
-        for p in evidence.objects("Pod", service.namespace)
-        if all(p.labels.get(str(k)) == str(v) for k, v in selector.items())
-    ]
+    wanted = service_selector(service)
+    return [p for p in evidence.objects("Pod", service.namespace) if matches(p, wanted)] if wanted else []
 
 
 def _calling(line: LogLine, service: Obj, named: str) -> bool:
@@ -65,9 +58,7 @@ def _misrouted(service: Obj, pod: Obj) -> tuple[int, int, tuple[int, int, int, s
 def analyze(evidence: Evidence) -> list[Finding]:
     lines = [
         (line, match.group(0))
-        for obs in evidence.observations
-        if obs.tool_name in LOG_TOOLS
-        for line in log_lines(obs)
+        for line in evidence.log_lines()
         if (match := _PROTOCOL_ERROR.search(line.message)) is not None
     ]
     if not lines:

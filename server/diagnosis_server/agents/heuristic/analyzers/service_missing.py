@@ -15,9 +15,8 @@ from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, Obj, workload_of
 from diagnosis_server.agents.heuristic.analyzers.joined import joined, said_binding
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import Binding, log_lines
+from diagnosis_server.agents.heuristic.observations import Binding
 
-LOG_TOOLS = frozenset({"kubernetes.pod_logs", "loki.query_range", "logs.search"})
 # A resolver's answer that a name does not exist (Go's, glibc's, Node's, Java's).
 _UNRESOLVED = re.compile(
     r"lookup (?P<go>[\w.-]+)(?: on [\d.:]+)?: no such host|getaddrinfo ENOTFOUND (?P<node>[\w.-]+)"
@@ -35,13 +34,7 @@ def _full_quota(evidence: Evidence, namespace: str) -> tuple[Obj, str] | None:
 
 
 def analyze(evidence: Evidence) -> list[Finding]:
-    lines = [
-        (line, match)
-        for obs in evidence.observations
-        if obs.tool_name in LOG_TOOLS
-        for line in log_lines(obs)
-        if (match := _UNRESOLVED.search(line.message)) is not None
-    ]
+    lines = [(line, match) for line in evidence.log_lines() if (match := _UNRESOLVED.search(line.message)) is not None]
     if not lines:
         return []
     known = dependencies(evidence)

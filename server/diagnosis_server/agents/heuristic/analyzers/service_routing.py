@@ -28,12 +28,14 @@ def _squashed(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
-def _selector(service: Obj) -> dict[str, str]:
-    selector = service.get("spec", "selector")
-    return {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
+def service_selector(service: Obj) -> dict[str, str]:
+    """A Service's selector, as strings."""
+    found = service.get("spec", "selector")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
-def _matches(pod: Obj, selector: dict[str, str]) -> bool:
+def matches(pod: Obj, selector: dict[str, str]) -> bool:
+    """Whether a pod's labels hold every key=value of ``selector``."""
     labels = pod.labels
     return all(labels.get(k) == v for k, v in selector.items())
 
@@ -177,11 +179,11 @@ def _ingress_backends(evidence: Evidence) -> list[Finding]:
 def analyze(evidence: Evidence) -> list[Finding]:
     out: list[Finding] = _ingress_backends(evidence)
     for service in evidence.objects("Service"):
-        selector = _selector(service)
+        selector = service_selector(service)
         if not selector or not evidence.listed("Pod", service.namespace):
             continue
         pods = [p for p in evidence.objects("Pod", service.namespace) if p.text("status", "phase") != "Succeeded"]
-        selected = [p for p in pods if _matches(p, selector)]
+        selected = [p for p in pods if matches(p, selector)]
         if not selected:
             # A workload whose pod template the selector matches has no pods for another reason (zero replicas,
             # pods it cannot create): its own analyzers say why.

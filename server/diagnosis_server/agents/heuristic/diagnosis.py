@@ -19,33 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from diagnosis_server.agents.heuristic.addresses import dependencies
-from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, workload_of
-from diagnosis_server.agents.heuristic.analyzers.registry import cluster_findings, current_only
-from diagnosis_server.agents.heuristic.deploys import deploy_findings
-from diagnosis_server.agents.heuristic.detectors import metric_findings
-from diagnosis_server.agents.heuristic.events import event_findings, event_views, event_workloads
+from diagnosis_server.agents.heuristic.analyzers.events import event_views
+from diagnosis_server.agents.heuristic.analyzers.pods import settled_pods
+from diagnosis_server.agents.heuristic.analyzers.reads import is_workload_name, known_services
+from diagnosis_server.agents.heuristic.analyzers.registry import analyze_all, current_only
 from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_statement, quote
 from diagnosis_server.agents.heuristic.gaps import NextCall
-from diagnosis_server.agents.heuristic.k8s_nodes import node_findings
-from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
-from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
-from diagnosis_server.agents.heuristic.pods import (
-    pod_findings,
-    pod_views,
-    ready_findings,
-    settled_pods,
-    workloads_seen,
-)
-from diagnosis_server.agents.heuristic.prometheus_health import health_findings
-from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
-from diagnosis_server.agents.heuristic.rollouts import rollout_findings
+from diagnosis_server.agents.heuristic.observations import Binding, Observation
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
-from diagnosis_server.agents.heuristic.signatures import Addresses, log_findings
-from diagnosis_server.agents.heuristic.subjects import pod_aliases, prometheus_names
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
-from diagnosis_server.conversions import JsonValue
 
 MAX_SYMPTOMS_CRITICAL = 3
 MAX_LINKS_CRITICAL = 3
@@ -87,27 +70,6 @@ class Assessment:
 
 
 # ------------------------------------------------------------------------------------------ detection
-def known_services(observations: Sequence[Observation]) -> list[str]:
-    names: set[str] = set()
-    for obs in observations:
-        if obs.service:
-            names.add(obs.service)
-        for key in ("depends_on", "dependents"):
-            value = obs.get(key)
-            if isinstance(value, list):
-                names.update(v for v in value if isinstance(v, str))
-        for key in ("events", "deploys"):
-            names.update(r.text("service") for r in records(obs, key) if r.text("service"))
-    names.update(workloads_seen(observations))
-    names.update(pod_aliases(observations))
-    names.update(prometheus_names(observations))
-    # The workloads log streams are labelled with (a Loki-only environment knows them so).
-    names.update(line.service for obs in observations for line in log_lines(obs) if line.service)
-    listed = (pod.name for pod in pod_views(observations))
-    names.update(event_workloads(observations, sorted(names), listed))
-    return sorted(names)
-
-
 def _dependency_latency(findings: list[Finding]) -> list[Finding]:
     """A service whose latency rose while its callers time out on it: the latency is a cause."""
     timed_out = {f.blamed for f in findings if f.role is Role.LINK and f.kind == "timeout"}
@@ -177,124 +139,11 @@ def _cluster_dns(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def workload_namespaces(observations: Sequence[Observation], lines: Sequence[LogLine]) -> dict[str, set[str]]:
-    """The namespaces each workload was seen in: its pods', its Services' and controllers', its log streams' and pod
-    logs' ``namespace``, and the topology's ``labels.namespace``."""
-    found: dict[str, set[str]] = {}
-
-    def add(service: str, namespace: JsonValue) -> None:
-        if service and isinstance(namespace, str) and namespace:
-            found.setdefault(service, set()).add(namespace)
-
-    for pod in pod_views(observations):
-        add(pod.service, pod.get("metadata", "namespace"))
-    # The Services and controllers listed: where a workload is reachable by name.
-    evidence = Evidence.of(observations)
-    for kind in ("Service", "Deployment", "StatefulSet", "DaemonSet"):
-        for obj in evidence.objects(kind):
-            add(obj.name, obj.namespace)
-    for obs in observations:
-        if obs.tool_name == "topology.dependencies" and obs.service:
-            add(obs.service, obs.get("labels", "namespace"))
-    for line in lines:
-        if line.obs.tool_name == "loki.query_range" and len(line.service_path) > 1:
-            add(line.service, line.obs.get(*line.service_path[:-1], "namespace"))
-        elif line.obs.tool_name == "kubernetes.pod_logs":
-            add(line.service, line.obs.get("namespace"))
-    return found
-
-
-def _as_listed(lines: list[LogLine], observations: Sequence[Observation]) -> list[LogLine]:
-    """A line whose workload was read off a pod's name (``kubernetes.pod_logs``' pod, a Loki stream's ``pod``
-    label: its ``service_text``) belongs to the workload the pods listing names for that pod (its labels: a Helm
-    release's ``session-redis`` for the pod ``session-redis-master-0`` of the StatefulSet
-    ``session-redis-master``), when that name begins the pod's own name, so the line's binding still quotes the
-    pod's name."""
-    listed = {pod.name: pod.service for pod in pod_views(observations)}
-    if not listed:
-        return lines
-    out: list[LogLine] = []
-    for line in lines:
-        pod = line.obs.text(*line.service_path) if line.service_text is not None else ""
-        workload = listed.get(pod)
-        if workload and workload != line.service and pod.startswith(workload + "-"):
-            line = replace(line, service=workload, service_text=workload)
-        out.append(line)
-    return out
-
-
-def known_addresses(observations: Sequence[Observation]) -> Addresses:
-    """The IPs the listings show to be a workload's: a Service's cluster IP (the Service's name), a pod's IP (its
-    workload), each with the bindings that show it."""
-    evidence = Evidence.of(observations)
-    out: dict[str, tuple[str, tuple[Binding, ...]]] = {}
-    for service in evidence.objects("Service"):
-        ip = service.text("spec", "clusterIP")
-        if ip and ip != "None":
-            out.setdefault(ip, (service.name, (service.bind_name(), service.bind("spec", "clusterIP"))))
-    for pod in evidence.objects("Pod"):
-        ip = pod.text("status", "podIP")
-        if ip and pod.text("status", "hostIP") != ip:
-            workload, binding = workload_of(pod)
-            out.setdefault(ip, (workload, (binding, pod.bind("status", "podIP"))))
-    return out
-
-
-def _known(observations: Sequence[Observation], subjects: Sequence[str]) -> list[str]:
-    """The workloads the outputs name, and the question's."""
-    return sorted({*known_services(observations), *(s for s in subjects if is_workload_name(s))})
-
-
-def _lines_read(observations: Sequence[Observation]) -> list[LogLine]:
-    return _as_listed([line for obs in observations for line in log_lines(obs)], observations)
-
-
-def _log_findings(observations: Sequence[Observation], lines: list[LogLine], known: list[str]) -> list[Finding]:
-    """What the log lines say, each line's target read off the outputs (namespaces, addresses, settings)."""
-    return log_findings(
-        lines,
-        known,
-        namespaces=workload_namespaces(observations, lines),
-        addresses=known_addresses(observations),
-        dependencies=dependencies(observations),
-    )
-
-
-def blamed_workloads(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[str]:
-    """The workloads the error lines read so far blame (a caller's calls to them fail), in reading order: whose
-    own logs say why."""
-    lines = _lines_read(observations)
-    found = _log_findings(observations, lines, _known(observations, subjects))
-    logged = {line.service for line in lines}
-    # A caller's link names whom it blames; a cause read from a caller's line is about a workload not yet heard.
-    blamed = [f.blamed if f.blamed else f.service for f in found if f.blamed or f.service not in logged]
-    return [b for b in dict.fromkeys(blamed) if b and b not in logged]
-
-
 def detect(observations: Sequence[Observation], subjects: Sequence[str] = ()) -> list[Finding]:
-    """Every detector over this cycle's outputs, in a fixed order. The question's workloads are known names too:
-    an object named after one (a Certificate ``ledger-grpc-tls``) is about it even where no pod of it is listed."""
-    series = [s for s in (Series.of(o) for o in observations) if s is not None]
-    lines = _lines_read(observations)
-    metrics, onsets = metric_findings(series)
-    known = _known(observations, subjects)
-    # The same series may be read twice (metrics.query and Prometheus): one finding of a kind per service.
-    read = {(f.kind, f.service, f.role) for f in metrics}
-    findings = [
-        *metrics,
-        *(f for f in prometheus_findings(observations) if (f.kind, f.service, f.role) not in read),
-        *health_findings(observations),
-        *pod_findings(observations),
-        *ready_findings(observations),
-        *event_findings(observations, known),
-        *node_findings(observations),
-        *_log_findings(observations, lines, known),
-        *kernel_oom_findings(observations, lines),
-        *deploy_findings(observations, onsets, lines),
-        *rollout_findings(observations),
-        *cluster_findings(observations),
-    ]
-    return current_only(_cluster_dns(_dependency_latency(findings)))
+    """Every registered analyzer over this cycle's outputs, then what joins their findings. The question's
+    workloads are known names too: an object named after one (a Certificate ``ledger-grpc-tls``) is about it even
+    where no pod of it is listed."""
+    return current_only(_cluster_dns(_dependency_latency(analyze_all(observations, subjects))))
 
 
 # ------------------------------------------------------------------------------------------ reasoning
@@ -324,12 +173,6 @@ def _symptom_order(findings: Sequence[Finding]) -> list[Finding]:
 
 def _fetched(observations: Sequence[Observation], tool: str, service: str) -> bool:
     return any(o.tool_name == tool and o.service == service for o in observations)
-
-
-def is_workload_name(name: str) -> bool:
-    """A name a workload may have (``orders-db``), not a host outside the cluster (``api.partner.example``):
-    only a workload has logs and events to fetch."""
-    return "." not in name
 
 
 def _error_metric(observations: Sequence[Observation], service: str) -> str:

@@ -14,8 +14,9 @@ from collections.abc import Collection, Sequence
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.addresses import dependencies
+from diagnosis_server.agents.heuristic.analyzers.reads import blamed_workloads
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
-from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess, blamed_workloads
+from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import (
     EVENTS,
     NODE_EVENTS_NAMESPACE,

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.events import event_views, rule_for
+from diagnosis_server.agents.heuristic.analyzers.pods import PodView, pod_views
 from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
-from diagnosis_server.agents.heuristic.events import event_views, rule_for
+from diagnosis_server.agents.heuristic.analyzers.signatures import reads_as_error
 from diagnosis_server.agents.heuristic.live_plan import NAMESPACE_ERRORS, WARNINGS
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
-from diagnosis_server.agents.heuristic.pods import PodView, pod_views
-from diagnosis_server.agents.heuristic.signatures import reads_as_error
 from diagnosis_server.agents.heuristic.workloads import names, workload_of_replicaset
 from diagnosis_server.conversions import JsonObject, JsonValue
 

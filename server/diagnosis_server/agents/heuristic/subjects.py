@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_views
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.agents.heuristic.pods import pod_views
 from diagnosis_server.agents.heuristic.prometheus_series import result_series
 from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_replicaset
 

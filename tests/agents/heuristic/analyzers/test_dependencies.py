@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from diagnosis_server.agents.heuristic.addresses import address_host, dependencies
+from diagnosis_server.agents.heuristic.analyzers.signatures import log_findings
 from diagnosis_server.agents.heuristic.follow_ups import dependency_log_calls, quiet_log_calls
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
-from diagnosis_server.agents.heuristic.signatures import log_findings
 from diagnosis_server.conversions import JsonObject, JsonValue
 
 NS = "shop"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis_server.agents.heuristic.events import event_findings, event_views
+from diagnosis_server.agents.heuristic.analyzers.events import event_findings, event_views
 from diagnosis_server.agents.heuristic.findings import Role
 
 from ._checks import assert_sound, kinds, one, sound

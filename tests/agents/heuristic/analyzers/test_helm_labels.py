@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings, pod_views
 from diagnosis_server.agents.heuristic.diagnosis import detect
-from diagnosis_server.agents.heuristic.pods import pod_findings, pod_views
 from diagnosis_server.agents.heuristic.workloads import pod_workload_label
 
 from ._checks import assert_sound, one

@@ -5,10 +5,10 @@ init container's previous log is read, and kube-state-metrics' ``kube_pod_init_c
 
 from __future__ import annotations
 
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings
+from diagnosis_server.agents.heuristic.analyzers.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.findings import Role
 from diagnosis_server.agents.heuristic.follow_ups import follow_up_calls
-from diagnosis_server.agents.heuristic.pods import pod_findings
-from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 
 from ._checks import assert_sound, kinds, one
 from ._shapes import condition, container, instant, pod, pod_list, query, terminated, waiting

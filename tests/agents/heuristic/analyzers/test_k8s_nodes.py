@@ -12,10 +12,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from diagnosis_server.agents.heuristic.analyzers.k8s_nodes import node_findings
 from diagnosis_server.agents.heuristic.executor import reads_namespace
 from diagnosis_server.agents.heuristic.findings import Role
 from diagnosis_server.agents.heuristic.follow_ups import MAX_NODES, follow_up_calls, node_event_calls
-from diagnosis_server.agents.heuristic.k8s_nodes import node_findings
 from diagnosis_server.agents.heuristic.observations import Observation
 
 from ._checks import assert_sound, kinds

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.diagnosis import detect
 from diagnosis_server.agents.heuristic.findings import Finding, Role
-from diagnosis_server.agents.heuristic.kernel_oom import kernel_oom_findings
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
 
 from ._checks import assert_sound, one, sound

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis_server.agents.heuristic.events import event_findings
+from diagnosis_server.agents.heuristic.analyzers.events import event_findings
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings
 from diagnosis_server.agents.heuristic.findings import Role, cause_statement
-from diagnosis_server.agents.heuristic.pods import pod_findings
 from diagnosis_server.agents.heuristic.workloads import workload_of_job, workload_of_pod, workload_of_replicaset
 
 from ._checks import kinds, one, sound

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from diagnosis_server.agents.heuristic.analyzers.signatures import ServiceNames, log_findings, named_host, self_excerpt
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import log_lines
-from diagnosis_server.agents.heuristic.signatures import ServiceNames, log_findings, named_host, self_excerpt
 
 from ._checks import assert_sound, one
 from ._shapes import loki, pod_logs

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
+from diagnosis_server.agents.heuristic.analyzers.signatures import log_findings
 from diagnosis_server.agents.heuristic.findings import Finding
 from diagnosis_server.agents.heuristic.observations import Observation, line_level, log_lines
-from diagnosis_server.agents.heuristic.signatures import log_findings
 
 from ._checks import assert_sound
 from ._shapes import loki, pod_logs

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings, ready_findings, settled_pods, workloads_seen
 from diagnosis_server.agents.heuristic.analyzers.rules import bundled_rules
 from diagnosis_server.agents.heuristic.findings import Role
-from diagnosis_server.agents.heuristic.pods import pod_findings, ready_findings, settled_pods, workloads_seen
 
 from ._checks import assert_bound, assert_direct, assert_sound, kinds, one
 from ._shapes import (

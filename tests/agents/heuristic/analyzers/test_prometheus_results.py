@@ -13,8 +13,8 @@ import re
 import pytest
 
 from diagnosis.v1 import contracts_pb2
+from diagnosis_server.agents.heuristic.analyzers.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.findings import HEALTHY_MARK, Role
-from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 from diagnosis_server.verification.derivability import derive
 
 from ._checks import assert_sound, one, sound

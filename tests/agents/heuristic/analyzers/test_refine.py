@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.pods import settled_pods
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, _refine, assess, detect, unknown_subjects
 from diagnosis_server.agents.heuristic.findings import CAUSE_CLAUSE, Role
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.agents.heuristic.pods import settled_pods
 
 from ._checks import assert_sound, check_binding, one, sound
 from ._shapes import (

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from diagnosis_server.agents.heuristic.analyzers.events import event_findings
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings, settled_pods
 from diagnosis_server.agents.heuristic.analyzers.rules import (
     RULES_FILE_ENV,
     RulesError,
@@ -18,11 +20,9 @@ from diagnosis_server.agents.heuristic.analyzers.rules import (
     current_rules,
     load_rules,
 )
-from diagnosis_server.agents.heuristic.events import event_findings
+from diagnosis_server.agents.heuristic.analyzers.signatures import log_findings
 from diagnosis_server.agents.heuristic.findings import Finding, Role
 from diagnosis_server.agents.heuristic.observations import Observation, log_lines
-from diagnosis_server.agents.heuristic.pods import pod_findings, settled_pods
-from diagnosis_server.agents.heuristic.signatures import log_findings
 
 from ._checks import assert_sound, kinds, one, sound
 from ._shapes import container, event_list, k8s_event, pod, pod_list, pod_logs, terminated, waiting

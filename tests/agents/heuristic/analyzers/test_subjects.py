@@ -8,10 +8,11 @@ import re
 
 import pytest
 
-from diagnosis_server.agents.heuristic.diagnosis import assess, known_services
+from diagnosis_server.agents.heuristic.analyzers.reads import known_services
+from diagnosis_server.agents.heuristic.analyzers.signatures import log_findings
+from diagnosis_server.agents.heuristic.diagnosis import assess
 from diagnosis_server.agents.heuristic.live_plan import live_steps, question_namespaces, question_subjects
 from diagnosis_server.agents.heuristic.observations import log_lines
-from diagnosis_server.agents.heuristic.signatures import log_findings
 from diagnosis_server.agents.heuristic.subjects import resolve_subjects
 from diagnosis_server.agents.heuristic.workloads import workload_of_pod
 from diagnosis_server.conversions import JsonObject
@@ -116,7 +117,7 @@ def test_a_routine_level_line_or_a_quiet_one_is_not_an_error() -> None:
 
 def test_events_outside_the_window_the_run_read_are_not_findings() -> None:
     """The window the plan's range reads name bounds the events read: a BackOff of yesterday is not today's."""
-    from diagnosis_server.agents.heuristic.events import event_findings
+    from diagnosis_server.agents.heuristic.analyzers.events import event_findings
 
     from ._shapes import at, event_list, k8s_event, observation
 

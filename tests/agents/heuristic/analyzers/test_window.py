@@ -8,10 +8,10 @@ the window, or with restarts that grew, stays a cause; with no range read, no wi
 
 from __future__ import annotations
 
+from diagnosis_server.agents.heuristic.analyzers.pods import pod_findings
+from diagnosis_server.agents.heuristic.analyzers.prometheus_results import prometheus_findings
 from diagnosis_server.agents.heuristic.findings import Role
 from diagnosis_server.agents.heuristic.observations import Observation
-from diagnosis_server.agents.heuristic.pods import pod_findings
-from diagnosis_server.agents.heuristic.prometheus_results import prometheus_findings
 
 from ._checks import assert_sound, one
 from ._shapes import container, instant, pod, pod_list, query, query_range, ranged, running, terminated

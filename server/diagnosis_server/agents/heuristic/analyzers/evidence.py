@@ -10,9 +10,10 @@ output bound, no page left to read): only then may an analyzer say that no objec
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TypeVar, cast
 
 from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, log_lines, parse_ts, walk
 from diagnosis_server.agents.heuristic.shapes import is_container_name, is_object_name
@@ -109,8 +110,9 @@ def workload_of(obj: Obj) -> tuple[str, Binding]:
 
 # The last few Evidences made, by their observations' identities (a cycle's analyses share one).
 _CACHED = 8
-_CACHE: dict[tuple[int, ...], tuple[tuple[Observation, ...], Evidence]] = {}
+_CACHE: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[tuple[Observation, ...], Evidence]] = {}
 _CACHE_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +125,25 @@ class Evidence:
     whole: frozenset[tuple[str, str]] = frozenset()
     # The events by their involved object's (kind, name), in reading order.
     about: dict[tuple[str, str], list[Obj]] = field(default_factory=dict)
+    # The workloads the question names.
+    subjects: tuple[str, ...] = ()
+    # What several analyzers read of the cycle, made once (``shared``).
+    memo: dict[str, object] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, observations: Sequence[Observation]) -> Evidence:
-        """The Evidence of these observations, made once: the analyses of a cycle ask for it several times."""
-        key = tuple(map(id, observations))
+    def of(cls, observations: Sequence[Observation], subjects: Sequence[str] = ()) -> Evidence:
+        """The Evidence of these observations (and the question's workloads), made once: the analyses of a cycle
+        ask for it several times."""
+        key = (tuple(map(id, observations)), tuple(subjects))
         with _CACHE_LOCK:
             cached = _CACHE.get(key)
         # (the entry holds the observations themselves, so their ids cannot be reused while it is kept)
         if cached is not None and all(a is b for a, b in zip(cached[0], observations, strict=True)):
             return cached[1]
-        evidence = cls._made(observations)
+        if subjects:
+            evidence = replace(cls.of(observations), subjects=tuple(subjects), memo={})
+        else:
+            evidence = cls._made(observations)
         with _CACHE_LOCK:
             _CACHE[key] = (tuple(observations), evidence)
             while len(_CACHE) > _CACHED:
@@ -159,6 +169,12 @@ class Evidence:
             involved = (event.text("involvedObject", "kind"), event.text("involvedObject", "name"))
             about.setdefault(involved, []).append(event)
         return cls(tuple(observations), by_kind, frozenset(whole), about)
+
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """``make()``, made once an Evidence under ``key``: what several analyzers read (log lines, workloads)."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return cast(T, self.memo[key])
 
     def log_lines(self) -> list[LogLine]:
         """Every log line of the cycle's outputs (pod logs, Loki, a pack's log search), in reading order."""

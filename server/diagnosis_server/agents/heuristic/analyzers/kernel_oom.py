@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from diagnosis_server.agents.heuristic.events import event_views
+from diagnosis_server.agents.heuristic.analyzers.events import event_views
 from diagnosis_server.agents.heuristic.findings import Finding, Role, one_line, quote
 from diagnosis_server.agents.heuristic.findings import excerpt as text_excerpt
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, LogLine, Observation

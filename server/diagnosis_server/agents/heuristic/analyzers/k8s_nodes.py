@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from diagnosis_server.agents.heuristic.analyzers.events import EventView, cleared, event_time, event_views, rule_for
+from diagnosis_server.agents.heuristic.analyzers.pods import PodView, pod_views, settled
 from diagnosis_server.agents.heuristic.analyzers.rules import EventRule, Rules, current_rules
-from diagnosis_server.agents.heuristic.events import EventView, cleared, event_time, event_views, rule_for
 from diagnosis_server.agents.heuristic.findings import Finding, Role, excerpt, one_line, quote
 from diagnosis_server.agents.heuristic.observations import Binding, BindingError, Observation, parse_ts
-from diagnosis_server.agents.heuristic.pods import PodView, pod_views, settled
 from diagnosis_server.agents.heuristic.shapes import is_file_path
 
 MAX_MESSAGE = 120

@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from diagnosis_server.agents.heuristic import signals as sig
-from diagnosis_server.agents.heuristic.detectors import Onset
+from diagnosis_server.agents.heuristic.analyzers.detectors import Onset
+from diagnosis_server.agents.heuristic.analyzers.signatures import ERROR_LEVELS, self_excerpt
 from diagnosis_server.agents.heuristic.findings import Finding, Role, quote
 from diagnosis_server.agents.heuristic.observations import (
     Binding,
@@ -22,7 +23,6 @@ from diagnosis_server.agents.heuristic.observations import (
     records,
 )
 from diagnosis_server.agents.heuristic.shapes import is_version
-from diagnosis_server.agents.heuristic.signatures import ERROR_LEVELS, self_excerpt
 from diagnosis_server.text.literal import literal_between
 
 _SOURCE_LOCATION = re.compile(r"[\w-]+\.(?:go|py|java|kt|js|ts|rb|rs|cs):\d+")

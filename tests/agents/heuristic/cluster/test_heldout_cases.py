@@ -21,9 +21,7 @@ from tests.agents.heuristic.cluster.runs import run_live
 RUNNERS = {"pack": run_pack, "live": run_live}
 
 # case -> (how it misses, on which runners): what the answer says instead today (its failure mode).
-NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {
-    "search_cpu_throttled": (("live",), "the live harness serves no Prometheus: No incident"),
-}
+NOT_YET: dict[str, tuple[tuple[str, ...], str]] = {}
 
 
 def _params() -> list[object]:

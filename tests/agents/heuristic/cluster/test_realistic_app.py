@@ -21,8 +21,6 @@ NOT_YET = frozenset(
         # workload.
         ("shop_wrong_service_address", "pack"),
         ("shop_wrong_service_address", "live"),
-        # The live harness serves no Prometheus: the CFS counters are not there to read.
-        ("shop_cpu_throttled", "live"),
     }
 )
 

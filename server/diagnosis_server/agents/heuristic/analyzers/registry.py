@@ -34,6 +34,7 @@ from diagnosis_server.agents.heuristic.analyzers import (
     service_missing,
     service_routing,
     startup,
+    wrong_address,
 )
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence
 from diagnosis_server.agents.heuristic.findings import Finding, Role
@@ -106,6 +107,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     credentials.analyze,
     network_policy.analyze,
     port_protocol.analyze,
+    wrong_address.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

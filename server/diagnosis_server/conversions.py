@@ -67,6 +67,13 @@ def value_text(value: JsonValue) -> str:
     """A value as text: a string as is, any other value as compact JSON (the text matched text is looked for in)."""
     if isinstance(value, str):
         return value
+    # (a scalar as json.dumps writes it, without its cost: most values asked for are numbers)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return float.__repr__(value)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 

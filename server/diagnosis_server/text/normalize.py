@@ -144,17 +144,27 @@ def skeleton(text: str) -> str:
 # Texts up to this length are normalized once and remembered: the same statements, vocabulary words and
 # evidence values are compared many times in a run (the guards and derivability), and again in the next run.
 _REMEMBERED_LENGTH = 512
+# Longer ones (a run's evidence texts: a log output, a listing) are read about ten times a run each: the last few
+# are remembered too, up to a bound that keeps the memory small.
+_REMEMBERED_LONG = 64 * 1024
 
 
 def normalize(text: str) -> str:
     """The one comparison form of a text (see the module docstring for the steps)."""
     if len(text) <= _REMEMBERED_LENGTH:
         return _remembered(text)
+    if len(text) <= _REMEMBERED_LONG:
+        return _remembered_long(text)
     return _normalize(text)
 
 
 @lru_cache(maxsize=1 << 15)
 def _remembered(text: str) -> str:
+    return _normalize(text)
+
+
+@lru_cache(maxsize=128)
+def _remembered_long(text: str) -> str:
     return _normalize(text)
 
 

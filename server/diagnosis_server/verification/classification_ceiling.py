@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import JsonValue, value_text
@@ -179,10 +180,7 @@ class Ceilings:
 
     def _document(self, invocation_id: str) -> JsonValue:
         if invocation_id not in self._documents:
-            try:
-                self._documents[invocation_id] = json.loads(self._outputs[invocation_id])
-            except ValueError:
-                self._documents[invocation_id] = None
+            self._documents[invocation_id] = _parsed(self._outputs[invocation_id])
         return self._documents[invocation_id]
 
     def _arrays_along(self, invocation_id: str, raw_path: str) -> list[tuple[str, str, int]]:
@@ -383,6 +381,16 @@ _NAME_KEYS = frozenset(
      "node", "host", "depends_on", "dependents", "services", "upstream", "target"}
 )  # fmt: skip
 _SIMPLE_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+@lru_cache(maxsize=64)
+def _parsed(output: str) -> JsonValue:
+    """A recorded output's document, read once for a run's guards (each reads it; none changes it)."""
+    try:
+        parsed: JsonValue = json.loads(output)
+    except ValueError:
+        return None
+    return parsed
 
 
 def _collect_names(value: JsonValue, key: str, found: set[str]) -> None:

@@ -132,7 +132,6 @@ UNTRUE = [
 ]
 _ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untrue claim shown as a fact, run PASS"
 LEAKS: dict[str, str] = {
-    "nothing-got-502": _ANTONYM.format(word="nothing", held="status=502"),
     "oomkilled-equals-false": (
         "'OOMKilled=false' negates the bound reason in a key=value form the polarity check does not read: shown"
     ),

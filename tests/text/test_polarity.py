@@ -39,9 +39,12 @@ def test_a_negation_reaches_eight_words_back_and_a_false_value_two_words_on() ->
     assert stances("ready x y false").stances >= {("ready", True)}  # three words on: no
 
 
-def test_a_negated_number_counts_within_four_words() -> None:
+def test_a_negated_number_counts_within_six_words_of_its_clause() -> None:
     assert polarity("never returned status 502", ["status 502"]).missing == ("never",)
-    assert polarity("never a b c d 502", ["status 502"]).missing == ()
+    # "nothing at edge-gateway got status=502": the subject's negation reaches the code at the clause's end
+    assert polarity("nothing at edge-gateway got status=502", ["status=502"]).missing == ("nothing",)
+    assert polarity("never a b c d e f 502", ["status 502"]).missing == ()
+    assert polarity("nothing changed; ledger-svc got status=502", ["status=502"]).missing == ()
 
 
 def test_an_unknown_status_after_a_condition_turns_it_around() -> None:

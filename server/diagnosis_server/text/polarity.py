@@ -224,14 +224,14 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
             positive = not positive
             used.add(negation if negation is not None else index + 2)
         found.add((concept, positive))
-    # A negation not attached to a polar word counts when it denies a number or code ("does not return
+    # A negation not attached to a polar word counts when it denies a number or code within six words ("does not return
     # status=502", "never exceeded 80%"): the evidence must write some negative state.
     bare = tuple(
         w
         for i, w in enumerate(words)
         if _negation(w)
         and i not in used
-        and any(any(ch.isdigit() for ch in words[j]) for j in _window(words, i + 1, min(len(words), i + 5), 1))
+        and any(any(ch.isdigit() for ch in words[j]) for j in _window(words, i + 1, min(len(words), i + 7), 1))
     )
     negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
     return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative)

@@ -132,9 +132,6 @@ UNTRUE = [
 ]
 _ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untrue claim shown as a fact, run PASS"
 LEAKS: dict[str, str] = {
-    "oomkilled-equals-false": (
-        "'OOMKilled=false' negates the bound reason in a key=value form the polarity check does not read: shown"
-    ),
     "backoff-ceased": _ANTONYM.format(word="ceased", held="BackOff, count 9"),
     "budget-plenty-left": _ANTONYM.format(word="plenty left", held="retry budget exhausted"),
     "budget-remains": _ANTONYM.format(word="remains", held="retry budget exhausted"),

@@ -123,3 +123,18 @@ def test_no_errors_is_denied_by_a_bound_text_that_writes_one() -> None:
     assert polarity("edge-gateway calls to ledger-svc are error-free", [line]).conflicts
     # A zero count of errors, or a call that wrote none, holds it.
     assert polarity("the export ran without errors", ["errors: 0", "status=200"]).conflicts == ()
+
+
+def test_a_bound_value_written_as_a_flag_that_is_off_is_denied() -> None:
+    assert polarity("ledger-svc has OOMKilled=false", ["reason: OOMKilled"]).conflicts
+    assert polarity("ledger-svc has OOMKilled: no", ["reason: OOMKilled"]).conflicts
+    # the value itself, and a field that is false where the evidence says so, are no denial
+    assert polarity("ledger-svc was OOMKilled", ["reason: OOMKilled"]).conflicts == ()
+    assert polarity("ledger-svc has ready=false", ["ready: false"]).conflicts == ()
+    assert polarity("pod ledger-svc-0 is no longer ready", ["pod: ledger-svc-0", "ready: false"]).conflicts == ()
+    assert polarity("wiki-postgres: no warnings.", ["service: wiki-postgres"]).conflicts == ()
+    assert polarity("events show FailedScheduling: 0/5 nodes", ["reason: FailedScheduling"]).conflicts == ()
+    assert (
+        polarity("clickhouse-0 is Pending (PodScheduled=False)", ["type: PodScheduled", "status: False"]).conflicts
+        == ()
+    )

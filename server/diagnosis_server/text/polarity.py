@@ -389,6 +389,7 @@ _DENIAL_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*(?:'t)?|[^\sa-z0-9]")
 _ARTICLES = frozenset({"a", "an", "the", "any", "been", "be"})
 _DENIAL_SKIPS = frozenset({"longer", "yet", "ever", "once", "even"})
 _SINCE = frozenset({"since", "after", "last", "past", "recently", "today"})
+_CLAUSE_ENDS = frozenset({",", ";", ".", ")", "!", "?", "and", "but"})
 _NAME_WORDS = re.compile(r"[a-z]+")
 
 
@@ -424,6 +425,18 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
     words = _DENIAL_TOKEN.findall(as_negations(_QUOTED.sub(" ", normalize(statement)).replace("’", "'")))
     out: list[str] = []
     for index, word in enumerate(words):
+        # A bound value written as a flag that is off: "OOMKilled=false", "OOMKilled: no" of ``reason: OOMKilled``
+        # (the flag's value ends its clause: "wiki-postgres: no warnings" is no flag; a condition's type written
+        # with its false status, "PodScheduled=False", is what a false status says).
+        if (
+            index + 2 < len(words)
+            and words[index + 1] in _JOINS
+            and words[index + 2] in _FALSE_VALUES
+            and (index + 3 == len(words) or words[index + 3] in _CLAUSE_ENDS)
+            and any(normalize(value) == word for _, value in fields)
+            and not any(normalize(value) in _TURNING_VALUES for _, value in fields)
+        ):
+            out.append(f"{word}{words[index + 1]}{words[index + 2]} (evidence: {word})")
         if not _negation(word):
             continue
         # What is denied: the word right after the negation (past an article, "been", "longer"), in the same clause.

@@ -138,7 +138,6 @@ LEAKS: dict[str, str] = {
     "deploy-landed": _ANTONYM.format(word="landed", held="status failed"),
     "deploy-rolled-out": _ANTONYM.format(word="rolled out", held="status failed"),
     "deploy-is-live": _ANTONYM.format(word="is live", held="status failed"),
-    "deploy-nothing-went-wrong": _ANTONYM.format(word="nothing went wrong", held="status failed"),
     "pod-is-stable": _ANTONYM.format(word="stable", held="restartCount 4"),
 }
 

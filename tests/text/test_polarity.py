@@ -138,3 +138,9 @@ def test_a_bound_value_written_as_a_flag_that_is_off_is_denied() -> None:
         polarity("clickhouse-0 is Pending (PodScheduled=False)", ["type: PodScheduled", "status: False"]).conflicts
         == ()
     )
+
+
+def test_nothing_went_wrong_is_all_is_well_which_a_failed_status_denies() -> None:
+    failed = ["status: failed", "version: v2.4.1"]
+    assert polarity("nothing went wrong with the v2.4.1 deploy", failed).missing == ("fine",)
+    assert polarity("nothing went wrong with the v2.4.1 deploy", ["status: succeeded"]) == polarity("x", [])

@@ -105,6 +105,7 @@ _NOT_SAID = (
     (re.compile(r"\b(?:stopped|ceased|quit)\b(?= [a-z]+ing\b)"), "no longer"),
     (re.compile(r"\b(?:avoided|escaped)\b"), "not"),
     (re.compile(r"\bwent through\b"), "succeeded"),
+    (re.compile(r"\b(?:nothing|none of it) (?:went|goes|has gone|had gone|is|was) wrong\b"), "fine"),
 )
 
 

@@ -45,6 +45,8 @@ def test_a_negated_number_counts_within_six_words_of_its_clause() -> None:
     assert polarity("nothing at edge-gateway got status=502", ["status=502"]).missing == ("nothing",)
     assert polarity("never a b c d e f 502", ["status 502"]).missing == ()
     assert polarity("nothing changed; ledger-svc got status=502", ["status=502"]).missing == ()
+    # a name with a digit is no number past four words
+    assert polarity("no kube-proxy pod runs on node kind-worker2", ["node: kind-worker2"]).missing == ()
 
 
 def test_an_unknown_status_after_a_condition_turns_it_around() -> None:

@@ -197,6 +197,14 @@ def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, boo
     return None
 
 
+def _denies_number(words: list[str], index: int) -> bool:
+    """Whether a number or code follows the negation in its clause: a word with a digit within four words
+    ("not restarted on worker-2"), a number within six ("nothing at edge-gateway got status=502")."""
+    near = _window(words, index + 1, min(len(words), index + 5), 1)
+    far = _window(words, index + 1, min(len(words), index + 7), 1)
+    return any(any(ch.isdigit() for ch in words[j]) for j in near) or any(words[j][:1].isdigit() for j in far)
+
+
 def stances(text: str, *, quotes: bool = True) -> Stances:
     """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
     quoted JSON)."""
@@ -225,15 +233,9 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
             positive = not positive
             used.add(negation if negation is not None else index + 2)
         found.add((concept, positive))
-    # A negation not attached to a polar word counts when it denies a number or code within six words ("does not return
+    # A negation not attached to a polar word counts when it denies a number or code ("does not return
     # status=502", "never exceeded 80%"): the evidence must write some negative state.
-    bare = tuple(
-        w
-        for i, w in enumerate(words)
-        if _negation(w)
-        and i not in used
-        and any(any(ch.isdigit() for ch in words[j]) for j in _window(words, i + 1, min(len(words), i + 7), 1))
-    )
+    bare = tuple(w for i, w in enumerate(words) if _negation(w) and i not in used and _denies_number(words, i))
     negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
     return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative)
 

@@ -1699,6 +1699,30 @@ def checkout_unknown_shipping_host() -> Pack:
     return c.build()
 
 
+def frontend_dns_policy_none() -> Pack:
+    """frontend's pods were given dnsPolicy None with a public nameserver: no Service name resolves for it."""
+    c = Cluster(SHOP_SHAPE, "heldout-shop-frontend-dns-policy", "Why is the shop's front page failing?")
+    work = c.apps["frontend"]
+    for spec in (
+        work.pod["spec"],
+        work.deployment["spec"]["template"]["spec"],
+        work.replicaset["spec"]["template"]["spec"],
+    ):
+        spec["dnsPolicy"] = "None"
+        spec["dnsConfig"] = {"nameservers": ["8.8.8.8"], "searches": ["online-boutique.svc.cluster.local"]}
+    for m in range(3, 58, 3):
+        work.log(
+            _frontend_error(
+                c.pack,
+                m,
+                "could not retrieve currencies: rpc error: code = Unavailable desc = connection error: desc = "
+                '"transport: Error while dialing: dial tcp: lookup currencyservice on 8.8.8.8:53: no such host"',
+                "/",
+            )
+        )
+    return c.build()
+
+
 # ================================================================================================ infrastructure
 def _node_condition(snap: Snapshot, node: str, kind: str, status_: str, reason: str, message: str, at: float) -> None:
     for cond in snap.nodes[node]["status"]["conditions"]:
@@ -2892,6 +2916,14 @@ CASES: dict[str, Case] = {
         ("checkoutservice",),
         ("does not exist", "not exist", "no such host", "does not resolve", "unknown host", "no workload"),
         ("shipping-service",),
+    ),
+    "frontend_dns_policy_none": Case(
+        frontend_dns_policy_none,
+        "routing",
+        ("frontend",),
+        ("dnsPolicy", "cluster DNS"),
+        ("8.8.8.8",),
+        ("currencyservice",),
     ),
     # infrastructure
     "worker_cni_not_ready": Case(

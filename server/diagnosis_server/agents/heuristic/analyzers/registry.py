@@ -17,6 +17,7 @@ from diagnosis_server.agents.heuristic.analyzers import (
     admission,
     credentials,
     deploys,
+    dns_policy,
     events,
     infrastructure,
     k8s_nodes,
@@ -108,6 +109,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     network_policy.analyze,
     port_protocol.analyze,
     wrong_address.analyze,
+    dns_policy.analyze,
 )
 # Kinds of the event and container rules' findings that an ended condition of a cluster analyzer settles.
 SETTLES: dict[str, frozenset[str]] = {

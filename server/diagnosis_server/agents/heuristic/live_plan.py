@@ -30,8 +30,13 @@ MAX_TARGETS = 2
 # Started, ... thousands an hour) would fill the output bound before a warning past them is read. The Normal events
 # that matter are read after (``follow_ups``): those of the warned-about objects, and the rules' ``normal_reasons``.
 WARNINGS = "type=Warning"
-# Error lines of every workload of a namespace: a dependency's trouble shows first in its callers' logs.
-NAMESPACE_ERRORS = "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable)"
+# Error lines of every workload of a namespace: a dependency's trouble shows first in its callers' logs. Many lines
+# that say what is wrong carry no error word ("[Note] [InnoDB] Starting crash recovery", "permission denied",
+# "cannot allocate memory"): their words are asked for too.
+NAMESPACE_ERRORS = (
+    "(?i)(error|fatal|panic|exception|refused|timed out|timeout|failed|unavailable"
+    "|denied|cannot|can't|unable|killed|no such host|no space|recovery|not shut ?down|unclean|corrupt)"
+)
 # kebab/dotted names in a question ("checkout-api", "orders-db.shop"), not versions or plain numbers.
 _SUBJECT = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
 _KINDS = r"(?:service|deployment|workload|pods?|job|cronjob|statefulset|daemonset|replicaset|app)"

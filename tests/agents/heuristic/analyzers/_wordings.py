@@ -787,6 +787,29 @@ FAILURES = [
         "pod",
         "curl: (60) SSL: no alternative certificate subject name matches target host name 'search.internal.acme.net'",
     ),
+    # ------------------------------------------------------------------ crash recovery (self): no error level
+    (
+        "recovery",
+        "crash_recovery",
+        None,
+        "pod",
+        "2025-11-20T06:04:06.889203Z 1 [Note] [MY-012558] [InnoDB] Starting crash recovery.",
+    ),
+    (
+        "recovery",
+        "crash_recovery",
+        None,
+        "loki:info",
+        "2025-11-20T06:04:06.889120Z 1 [Note] [MY-012557] [InnoDB] Database was not shutdown normally!",
+    ),
+    (
+        "recovery",
+        "crash_recovery",
+        None,
+        "pod",
+        "2025-11-20 06:04:07.101 UTC [29] LOG:  database system was not properly shut down; automatic recovery in "
+        "progress",
+    ),
     # ------------------------------------------------------------------ disk (self)
     (
         "disk",

@@ -129,7 +129,7 @@ def test_a_data_store_that_cannot_load_its_files_at_start_is_its_own_cause(line:
     """Redis, PostgreSQL and MySQL at start-up, finding their files on disk unreadable: a cause about the store
     itself, quoting what it said (R-C-1); never about a host the line happens to name."""
     (finding,) = [f for f in findings_of(line, pod="orchard-db-0") if f.kind == "data_files"]
-    assert (finding.role, finding.service, finding.strength) == (Role.CAUSE, "orchard-db", 3)
+    assert (finding.role, finding.service, finding.strength) == (Role.CAUSE, "orchard-db", 4)
     assert finding.statement == f'orchard-db cannot load its files from disk ("{quoted}")'
 
 

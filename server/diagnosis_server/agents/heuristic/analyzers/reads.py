@@ -7,12 +7,21 @@ from dataclasses import replace
 
 from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.detectors import Onset, metric_findings
-from diagnosis_server.agents.heuristic.analyzers.events import event_workloads
+from diagnosis_server.agents.heuristic.analyzers.events import event_views, event_workloads
 from diagnosis_server.agents.heuristic.analyzers.evidence import Evidence, workload_of
 from diagnosis_server.agents.heuristic.analyzers.pods import pod_views, workloads_seen
 from diagnosis_server.agents.heuristic.analyzers.signatures import log_findings
 from diagnosis_server.agents.heuristic.findings import Finding
-from diagnosis_server.agents.heuristic.observations import Binding, LogLine, Observation, Series, log_lines, records
+from diagnosis_server.agents.heuristic.observations import (
+    Binding,
+    LogLine,
+    Observation,
+    Series,
+    log_lines,
+    records,
+    walk,
+)
+from diagnosis_server.agents.heuristic.shapes import is_object_name
 from diagnosis_server.agents.heuristic.subjects import pod_aliases, prometheus_names
 from diagnosis_server.conversions import JsonValue
 
@@ -106,10 +115,25 @@ def lines(evidence: Evidence) -> list[LogLine]:
 
 
 def known_addresses(observations: Sequence[Observation]) -> dict[str, tuple[str, tuple[Binding, ...]]]:
-    """The IPs the listings show to be a workload's: a Service's cluster IP (the Service's name), a pod's IP (its
-    workload), each with the bindings that show it."""
+    """The addresses the outputs show to be a workload's, each with the bindings that show it: a Service's cluster
+    IP (the Service's name), a pod's IP (its workload), a host an Ingress routes to a Service, and a Certificate
+    named after a host (``id-acme-internal``, by that name) whose events are of a workload."""
     evidence = Evidence.of(observations)
     out: dict[str, tuple[str, tuple[Binding, ...]]] = {}
+    for ingress in evidence.objects("Ingress"):
+        rules = ingress.get("spec", "rules")
+        for r, rule in enumerate(rules if isinstance(rules, list) else []):
+            host, paths = walk(rule, ("host",)), walk(rule, ("http", "paths"))
+            backend = walk(paths[0], ("backend", "service", "name")) if isinstance(paths, list) and paths else None
+            if isinstance(host, str) and host and isinstance(backend, str) and is_object_name(backend):
+                shown = (
+                    ingress.bind("spec", "rules", r, "host"),
+                    ingress.bind("spec", "rules", r, "http", "paths", 0, "backend", "service", "name"),
+                )
+                out.setdefault(host.lower(), (backend, shown))
+    for view in event_views(observations):
+        if view.object_kind == "Certificate" and view.service and "-" in view.object_name:
+            out.setdefault(view.object_name, (view.service, (view.bind_object(), view.bind_service())))
     for service in evidence.objects("Service"):
         ip = service.text("spec", "clusterIP")
         if ip and ip != "None":

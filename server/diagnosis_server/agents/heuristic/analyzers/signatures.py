@@ -177,7 +177,8 @@ def _resolver_lookup(message: str, match: re.Match[str], host: str, names: Servi
     return _RESOLVER_TAIL.match(message, match.end("host")) is not None
 
 
-# An address a line may dial (a Service's cluster IP, a pod's IP) -> the workload it is and the bindings that show it.
+# An address a line may dial (a Service's cluster IP, a pod's IP, a host an Ingress routes or a Certificate is
+# named after) -> the workload it is and the bindings that show it.
 Addresses = Mapping[str, tuple[str, tuple[Binding, ...]]]
 
 
@@ -277,6 +278,11 @@ def _hits(
         target = target or host
         ip = ""
         shown_by: tuple[Binding, ...] = ()
+        if host and target == host and addresses:
+            # A host the outputs show to be a workload's (an Ingress's host, a Certificate named after it).
+            owner = addresses.get(host.lower()) or addresses.get(host.lower().replace(".", "-"))
+            if owner is not None and owner[0] != line.service:
+                ip, target, shown_by = host, owner[0], owner[1]
         if not target and addresses:
             found = addressed(message, line.service, addresses)
             if found is not None:

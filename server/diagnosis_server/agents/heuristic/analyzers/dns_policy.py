@@ -46,32 +46,29 @@ def _elsewhere(pod: Obj, dns_ip: str) -> tuple[str, list[Binding]] | None:
 
 
 def analyze(evidence: Evidence) -> list[Finding]:
-    rules = [rule.compiled for rule in current_rules().log if rule.kind == "dns"]
-    failing = [
-        (line, match)
-        for line in evidence.log_lines()
-        for rule in rules
-        if (match := rule.search(line.message)) is not None
-    ]
-    if not failing:
-        return []
     dns = _cluster_dns(evidence)
     dns_ip = dns.text("spec", "clusterIP") if dns is not None else ""
-    pods: dict[str, Obj] = {}
-    for listed in evidence.objects("Pod"):
+    # The workloads whose pods ask elsewhere, first: the log lines are read only for them.
+    elsewhere: dict[str, tuple[Obj, str, list[Binding]]] = {}
+    for pod in evidence.objects("Pod"):
+        workload = workload_of(pod)[0]
         # (the control plane's own pods, CoreDNS first, resolve through the node on purpose)
-        if listed.namespace != "kube-system":
-            pods.setdefault(workload_of(listed)[0], listed)
+        if pod.namespace == "kube-system" or workload in elsewhere:
+            continue
+        found = _elsewhere(pod, dns_ip)
+        if found is not None:
+            elsewhere[workload] = (pod, *found)
+    if not elsewhere:
+        return []
+    rules = [rule.compiled for rule in current_rules().log if rule.kind == "dns"]
     out: list[Finding] = []
-    done: set[str] = set()
-    for line, match in failing:
-        pod = pods.get(line.service)
-        if pod is None or line.service in done:
+    for line in evidence.log_lines():
+        if line.service not in elsewhere:
             continue
-        elsewhere = _elsewhere(pod, dns_ip)
-        if elsewhere is None:
+        match = next((m for rule in rules if (m := rule.search(line.message)) is not None), None)
+        if match is None:
             continue
-        setting, shown = elsewhere
+        pod, setting, shown = elsewhere.pop(line.service)
         facts = f"pod {pod.name} has {setting}"
         if dns is not None:
             facts += f"; the cluster DNS Service {dns.name} is {dns_ip}"
@@ -87,7 +84,6 @@ def analyze(evidence: Evidence) -> list[Finding]:
             ]
         except BindingError:
             continue
-        done.add(line.service)
         phrase = "cannot resolve the cluster's names: its pods do not use the cluster DNS"
         out.append(joined("dns_policy", line.service, phrase, facts, bindings, said=said))
     return out

@@ -48,7 +48,10 @@ def _aimed_elsewhere(address: Configured, words: tuple[str, ...]) -> bool:
 
 def analyze(evidence: Evidence) -> list[Finding]:
     found = [
-        (line, match) for line in evidence.log_lines() if (match := _UNKNOWN_SERVICE.search(line.message)) is not None
+        (line, match)
+        for line in evidence.log_lines()
+        if "nimplemented" in line.message or "NIMPLEMENTED" in line.message
+        if (match := _UNKNOWN_SERVICE.search(line.message)) is not None
     ]
     if not found:
         return []

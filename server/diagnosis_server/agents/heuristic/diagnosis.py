@@ -27,6 +27,7 @@ from diagnosis_server.agents.heuristic.findings import Finding, Role, cause_stat
 from diagnosis_server.agents.heuristic.gaps import NextCall
 from diagnosis_server.agents.heuristic.observations import Binding, Observation
 from diagnosis_server.agents.heuristic.signals import ERROR, metric_family
+from diagnosis_server.agents.heuristic.slow_chain import slow_cause
 from diagnosis_server.agents.heuristic.targets import matches_part, question_words
 from diagnosis_server.agents.heuristic.workloads import names
 
@@ -458,7 +459,8 @@ def assess(
 ) -> Assessment:
     """Findings, then claims and gaps. When the question names workloads and the data knows none of them, the
     answer is that there is no data about them: no claim about anything else (never "no incident found")."""
-    findings = _exits(_unanswered(_refine(detect(observations, subjects), settled_pods(observations), subjects)))
+    refined = _refine(detect(observations, subjects), settled_pods(observations), subjects)
+    findings = _exits(_unanswered(slow_cause(refined, observations)))
     unknown = unknown_subjects(subjects, observations, question)
     if subjects and len(unknown) == len(subjects):
         missing = tuple(

@@ -32,6 +32,7 @@ from diagnosis_server.agents.heuristic.live_plan import question_subjects
 from diagnosis_server.agents.heuristic.mcp_tools import read_as, rule_of
 from diagnosis_server.agents.heuristic.observations import Observation
 from diagnosis_server.agents.heuristic.prometheus_discovery import discovered_calls
+from diagnosis_server.agents.heuristic.slow_chain import SLOW_HOPS, slow_dependency_calls
 from diagnosis_server.agents.heuristic.subjects import named_workloads, resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.offload import off_loop
@@ -262,6 +263,13 @@ class HeuristicExecutor:
         for _ in range(DEPENDENCY_HOPS):
             blamed = await off_loop(blamed_workloads, observations, subjects)
             calls = await off_loop(dependency_log_calls, observations, blamed, _tool_names(payload))
+            await call_all(made, calls)
+            made += len(calls)
+            if not calls:
+                break
+        # A latency with no failure anywhere: what the slow workloads call, down the topology.
+        for _ in range(2 * SLOW_HOPS):
+            calls = await off_loop(slow_dependency_calls, observations, _tool_names(payload))
             await call_all(made, calls)
             made += len(calls)
             if not calls:

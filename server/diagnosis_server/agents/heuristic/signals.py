@@ -62,7 +62,7 @@ _FAMILY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for family, pattern in (
         (ERROR, r"error_rate|errors_ratio"),
         (UPSTREAM_LATENCY, r"^upstream_latency"),
-        (LATENCY, r"p99|latency|duration"),
+        (LATENCY, r"p99|latency|duration|exec_time|response_time"),
         (MEMORY, r"memory"),
         (RESTARTS, r"restarts"),
         (CPU, r"cpu"),

@@ -11,7 +11,6 @@ Values are read as found; a value that is no address (a flag, a number, a secret
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -178,26 +177,11 @@ def _name_pattern(workload: str) -> re.Pattern[str] | None:
     return _stem_pattern(tuple(re.split(r"[-_]", stem)))
 
 
-# The Dependencies of the last few Evidences (each Evidence held, so its id is not reused while kept).
-_MADE: dict[int, tuple[Evidence, Dependencies]] = {}
-_MADE_LOCK = threading.Lock()
-_KEPT = 8
-
-
 def dependencies(observations: Sequence[Observation] | Evidence) -> Dependencies:
     """Each workload's configured addresses (from the first listed pod of it that has any) and the workloads, made
     once an Evidence (the detectors, the follow-ups and several analyzers ask)."""
     evidence = observations if isinstance(observations, Evidence) else Evidence.of(observations)
-    with _MADE_LOCK:
-        kept = _MADE.get(id(evidence))
-    if kept is not None and kept[0] is evidence:
-        return kept[1]
-    made = _dependencies(evidence)
-    with _MADE_LOCK:
-        _MADE[id(evidence)] = (evidence, made)
-        while len(_MADE) > _KEPT:
-            del _MADE[next(iter(_MADE))]
-    return made
+    return evidence.shared("dependencies", lambda: _dependencies(evidence))
 
 
 def _dependencies(evidence: Evidence) -> Dependencies:

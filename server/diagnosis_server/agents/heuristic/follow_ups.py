@@ -353,8 +353,7 @@ DNS_SERVERS = ("coredns", "kube-dns", "node-local-dns")
 
 def _resolution_fails(observations: Sequence[Observation], rules: Rules) -> bool:
     """Whether a log line read shows a name that could not be resolved (a ``dns`` log rule matches it)."""
-    patterns = [rule.compiled for rule in rules.log if rule.kind == "dns"]
-    return any(p.search(line.message) is not None for obs in observations for line in log_lines(obs) for p in patterns)
+    return any(rules.lookup_failure(line.message) is not None for obs in observations for line in log_lines(obs))
 
 
 def _is_dns_server(name: str) -> bool:

@@ -60,12 +60,12 @@ def analyze(evidence: Evidence) -> list[Finding]:
             elsewhere[workload] = (pod, *found)
     if not elsewhere:
         return []
-    rules = [rule.compiled for rule in current_rules().log if rule.kind == "dns"]
+    rules = current_rules()
     out: list[Finding] = []
     for line in evidence.log_lines():
         if line.service not in elsewhere:
             continue
-        match = next((m for rule in rules if (m := rule.search(line.message)) is not None), None)
+        match = rules.lookup_failure(line.message)
         if match is None:
             continue
         pod, setting, shown = elsewhere.pop(line.service)

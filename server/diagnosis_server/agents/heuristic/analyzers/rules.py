@@ -23,7 +23,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from diagnosis_server.agents.heuristic.findings import Role
-from diagnosis_server.text.matching import LinearPattern, NotLinear
+from diagnosis_server.text.matching import LinearPattern, Match, NotLinear
 from diagnosis_server.validation_errors import first_problem
 
 RULES_FILE_ENV = "DIAGNOSIS_HEURISTIC_RULES_FILE"
@@ -213,6 +213,10 @@ class Rules(_Model):
 
     def of_family(self, family: str) -> tuple[ClusterRule, ...]:
         return tuple(rule for rule in self.cluster if rule.family == family)
+
+    def lookup_failure(self, message: str) -> Match | None:
+        """The first ``dns`` log rule's match in a line: a name that could not be resolved."""
+        return next((m for rule in self.log if rule.kind == "dns" and (m := rule.compiled.search(message))), None)
 
     mcp: tuple[McpRule, ...] = ()
 

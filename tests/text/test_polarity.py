@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis_server.text.polarity import NEGATIONS, _counts, denied_values, polar_words, polarity, stances
+from diagnosis_server.text.polarity import (
+    NEGATIONS,
+    as_negations,
+    _counts,
+    denied_values,
+    polar_words,
+    polarity,
+    stances,
+)
 
 
 def test_an_antonym_of_the_evidence_is_a_conflict() -> None:
@@ -146,3 +154,21 @@ def test_nothing_went_wrong_is_all_is_well_which_a_failed_status_denies() -> Non
     failed = ["status: failed", "version: v2.4.1"]
     assert polarity("nothing went wrong with the v2.4.1 deploy", failed).missing == ("fine",)
     assert polarity("nothing went wrong with the v2.4.1 deploy", ["status: succeeded"]) == polarity("x", [])
+
+
+def test_removed_is_denied_by_the_record_that_says_the_thing_was_kept() -> None:
+    summary = "Rename Service payment-gateway to payments-gateway (old name kept as ExternalName until Friday)"
+    statement = "the rename removed the old name payment-gateway"
+    bound = ["Rename Service payment-gateway to payments-gateway"]
+    assert polarity(statement, bound, records=[summary]).missing == ("removed",)
+    assert polarity(statement, [summary]).conflicts == ("removed (evidence: kept)",)
+    # Where nothing says it was kept, "removed" is an ordinary word of an answer, not a fact to bind.
+    assert polarity(statement, bound, records=["Rename Service payment-gateway to payments-gateway"]) == polarity(
+        "x", []
+    )
+    assert "removed" not in polar_words() and "kept" not in polar_words()
+
+
+def test_keeps_doing_something_is_going_on_not_keeping_a_thing() -> None:
+    assert stances(as_negations("the pod keeps restarting")).stances == frozenset()
+    assert not polarity("the old pod was deleted", ["the job kept retrying"]).conflicts

@@ -76,6 +76,12 @@ _PAIRS = (
     (("intact",), ("exhausted", "depleted", "drained")),
     (("normal",), ("abnormal",)),
 )
+# Pairs of what a change did to a thing (kept or removed): checked like the stances above, but ordinary words of an
+# answer, never taken out of the neutral lexicon ("the rollout removed the old pods" needs no "removed" bound).
+_ACTION_PAIRS = (
+    (("kept", "keep", "keeps", "keeping", "preserved", "retained"),
+     ("removed", "remove", "removes", "removing", "deleted", "delete", "deletes", "deleting")),
+)  # fmt: skip
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'t)?|[,;.()!?\[\]:=]|(?<=\s)[-–—](?=\s)")
 _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 
@@ -84,7 +90,7 @@ _QUOTED = re.compile(r"\"[^\"]*\"|`[^`]*`")
 def _concepts() -> dict[str, tuple[str, bool]]:
     """Each polar word: (its concept, whether it is the positive side)."""
     out: dict[str, tuple[str, bool]] = {}
-    for positive, negative in _PAIRS:
+    for positive, negative in (*_PAIRS, *_ACTION_PAIRS):
         concept = positive[0]
         for word in positive:
             out.setdefault(word, (concept, True))
@@ -105,6 +111,8 @@ _NOT_SAID = (
     (re.compile(r"\b(?:stopped|ceased|quit)\b(?= [a-z]+ing\b)"), "no longer"),
     (re.compile(r"\b(?:avoided|escaped)\b"), "not"),
     (re.compile(r"\bwent through\b"), "succeeded"),
+    # "keeps restarting", "kept retrying": going on, not keeping a thing.
+    (re.compile(r"\b(?:keeps|keep|kept|keeping)\b(?= (?:on )?[a-z]+ing\b)"), "went"),
     (re.compile(r"\b(?:nothing|none of it) (?:went|goes|has gone|had gone|is|was) wrong\b"), "fine"),
 )
 
@@ -247,7 +255,7 @@ class Polarity:
 
 
 def _said(concept: str, positive: bool) -> str:
-    pairs = {p[0]: (p[0], n[0]) for p, n in _PAIRS}
+    pairs = {p[0]: (p[0], n[0]) for p, n in (*_PAIRS, *_ACTION_PAIRS)}
     return pairs[concept][0 if positive else 1]
 
 
@@ -462,4 +470,5 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
 
 def polar_words() -> frozenset[str]:
     """Every word whose polarity is checked (never granted by a vocabulary)."""
-    return frozenset(_concepts()) | NEGATIONS
+    actions = {w for pair in _ACTION_PAIRS for side in pair for w in side}
+    return frozenset(_concepts()) - actions | NEGATIONS

@@ -6,8 +6,8 @@ import pytest
 
 from diagnosis_server.text.polarity import (
     NEGATIONS,
-    as_negations,
     _counts,
+    as_negations,
     denied_values,
     polar_words,
     polarity,

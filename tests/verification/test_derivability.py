@@ -252,3 +252,23 @@ def test_a_statement_of_facts_copied_from_the_evidence_is_a_direct_observation(
 def test_a_count_unit_must_be_shown_too() -> None:
     assert derive("orders-db has 97 connections", ["orders-db", "97"]).classification == UNSUPPORTED
     assert derive("orders-db has 97 connections", ["orders-db", "97 connections"]).classification == DIRECT
+
+
+@pytest.mark.requirement("R-V-2")
+@pytest.mark.parametrize(
+    ("statement", "bound", "classification"),
+    [
+        ("No deploys in the window.", ["total: 0"], DIRECT),
+        ("Nothing deployed in the window.", ["[]"], DIRECT),
+        ("no deploys.", ["0"], DIRECT),
+        ("No deploys in the window.", ["total: 3"], UNSUPPORTED),  # a count above zero shows no absence
+        ("Deploys happened in the window.", ["total: 0"], UNSUPPORTED),  # no absence said
+        ("No deploys, so the release is not the cause.", ["total: 0"], UNSUPPORTED),  # a conclusion, no fact
+        ("No deploys in the window, definitely.", ["total: 0"], UNSUPPORTED),  # an intensity word it cannot ground
+    ],
+)
+def test_an_absence_bound_to_a_zero_count_or_an_empty_list_is_observed(
+    statement: str, bound: list[str], classification: int
+) -> None:
+    derivation = derive(statement, bound, bound=bound, grounding=["deploys window"])
+    assert derivation.classification == classification, derivation.reason()

@@ -65,3 +65,41 @@ def test_a_number_before_a_path_counts_nothing() -> None:
     line = 'connect() failed (111: Connection refused), upstream: "http://10.6.3.57:3000/v2/orders?page=1"'
     derivation = derive('ingress-nginx logs "Connection refused" (errno 111) on GET /v2/orders?page=1', [line])
     assert derivation.conflicts == ()
+
+
+@pytest.mark.requirement("R-V-2")
+@pytest.mark.parametrize(
+    ("statement", "shown"),
+    [
+        ("there have been ~80 BackOff events", True),  # 40 + 41, as rounded as written
+        ("there have been 81 BackOff events", True),
+        ("there have been ~120 BackOff events", False),
+        ("there have been 80 BackOff events", False),  # not approximate: the sum is 81
+    ],
+)
+def test_an_approximate_total_is_the_sum_of_a_bound_field_as_rounded_as_written(statement: str, shown: bool) -> None:
+    fields = ["count: 40", "count: 41"]
+    derivation = derive(statement, ["BackOff", "40", "41"], bound=fields, fields=fields)
+    assert (derivation.unshown == ()) is shown, derivation
+
+
+@pytest.mark.requirement("R-V-2")
+@pytest.mark.parametrize(
+    ("statement", "shown"),
+    [
+        ("no deploys were recorded in the 40-minute window", True),
+        ("no deploys were recorded in the 40 minute window", True),
+        ("no deploys were recorded in the 45-minute window", False),
+    ],
+)
+def test_a_number_joined_to_its_unit_by_a_hyphen_is_the_quantity(statement: str, shown: bool) -> None:
+    window = ["2025-03-18T08:45:00Z", "2025-03-18T09:25:00Z"]
+    derivation = derive(statement, ["0", *window], bound=["total: 0", *window])
+    assert (derivation.unshown == ()) is shown, derivation
+
+
+def test_a_half_rounds_either_way_and_more_is_another_value() -> None:
+    deploys = ["2025-08-14T18:22:30Z", "2025-08-14T18:24:00Z"]  # 1.5 minutes apart
+    assert derive("orders-api was deployed two minutes earlier", deploys).unshown == ()
+    assert derive("orders-api was deployed one minute earlier", deploys).unshown == ()
+    assert derive("orders-api was deployed three minutes earlier", deploys).unshown == ("three minutes",)

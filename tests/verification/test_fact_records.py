@@ -287,3 +287,30 @@ def test_never_and_scope_compounds_are_said_only_where_the_evidence_says_them(
     assert derivation.ungrounded == ungrounded, derivation.reason()
     expected = c.CLAIM_CLASSIFICATION_OVERSTATED if ungrounded else DIRECT
     assert derivation.classification == expected and not derivation.fabricated
+
+
+def _exited(*codes: int) -> list[Record]:
+    return [
+        Record("pods", f"pods /items/{i}", f"name: export-{i}\nexitCode: {code}", f"/items/{i}")
+        for i, code in enumerate(codes)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("codes", "classification"),
+    [
+        ((1, 1, 1, 1), DIRECT),  # each record states the bound field
+        ((1, 1, 1, 137), c.CLAIM_CLASSIFICATION_OVERSTATED),  # one exited otherwise
+        ((1, 1, 1, 11), c.CLAIM_CLASSIFICATION_OVERSTATED),  # "exitCode: 11" is no "exitCode: 1"
+    ],
+)
+def test_all_of_a_number_is_shown_where_every_record_it_bound_states_the_bound_field(
+    codes: tuple[int, ...], classification: int
+) -> None:
+    records = _exited(*codes)
+    fields = [f"exitCode: {code}" for code in codes if code == 1]
+    bound = [str(code) for code in codes if code == 1]
+    derivation = derive(
+        "all 4 export pods exited with code 1", bound, bound=bound, fields=fields, scopes=records, counts={4}
+    )
+    assert derivation.classification == classification, derivation.reason()

@@ -495,9 +495,12 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
     }
     out: list[str] = []
     things, core = _things_named(statement), core_lexicon()
+    summed = bool(_TOTAL_OF_NUMBER.search(normalize(statement)))
     for word, plain in _script_words(statement):
         if plain and stem(word) in polar:
             continue  # a negation or an antonym: the evidence must hold its polarity (text.polarity)
+        if plain and word == "total" and summed:
+            continue  # "23 restarts in total": a sum, whose number is a fact checked as one
         if plain and word in compat:
             # (a causal word so written is read as one: the statement concludes)
             if stem(word) not in grounded and not causal_phrases(word):
@@ -516,6 +519,8 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
 
 
 _RAW_WORD = re.compile(r"[^\W\d_]+")
+# "total" of a number ("23 restarts in total", "a total of 23", "total: 23"): a sum, not the intensity of "totally".
+_TOTAL_OF_NUMBER = re.compile(r"\d[\d,.]*(?:\s+[a-z][\w-]*){0,3}\s+in total\b|\btotal(?: of)?\s*[:=]?\s*~?\d")
 
 
 def _closed_compound(word: str, known: frozenset[str]) -> bool:

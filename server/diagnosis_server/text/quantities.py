@@ -93,7 +93,8 @@ def within_precision(claimed: Quantity, value_in_claimed_unit: float) -> bool:
         decimals = -(len(digits) - len(digits.rstrip("0")))
     tolerance = 0.5 * 10.0 ** (-decimals)
     difference = abs(value_in_claimed_unit - claimed.number)
-    return difference < tolerance or math.isclose(value_in_claimed_unit, claimed.number, rel_tol=1e-9)
+    # (a half rounds either way: 1.5 minutes is "two minutes" as people round it)
+    return difference <= tolerance or math.isclose(difference, tolerance, rel_tol=1e-9)
 
 
 def same_quantity(claimed: Quantity, evidence: Quantity) -> bool:

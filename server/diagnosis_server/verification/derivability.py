@@ -77,7 +77,7 @@ from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import NAME_UNITS, names_unit
 from diagnosis_server.text.names import name_forms, written_form
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
-from diagnosis_server.text.polarity import polarity
+from diagnosis_server.text.polarity import NEGATIONS, polarity
 from diagnosis_server.text.quantities import (
     MERIDIEM,
     ZONE,
@@ -410,9 +410,14 @@ def _plain_word(word: str) -> bool:
     return False
 
 
+# A number joined to its unit as an adjective ("a 40-minute window", "5-second timeout"): the quantity.
+_HYPHENATED_UNIT = re.compile(r"(?<=\d)-(?=(?:milli)?(?:second|minute|hour|day)s?\b)", re.IGNORECASE)
+
+
 def _prepared(statement: str) -> str:
-    """The statement as its facts are read: NFKC, invisible characters removed, homoglyphs as ASCII."""
-    return skeleton(strip_invisible(unicodedata.normalize("NFKC", statement)))
+    """The statement as its facts are read: NFKC, invisible characters removed, homoglyphs as ASCII, a number
+    joined to its unit by a hyphen read as the quantity."""
+    return _HYPHENATED_UNIT.sub(" ", skeleton(strip_invisible(unicodedata.normalize("NFKC", statement))))
 
 
 def _facts(statement: str) -> list[_Fact]:
@@ -991,7 +996,7 @@ def _derived(fact: _Fact, raw: Sequence[str], counts: Collection[int], run: Sequ
             return any(_close(number, a / b, fact) for a in values for b in values if b and a > b) or any(
                 _has_number(fact.number, [normalize(text)]) for text in raw
             )
-        return _total(number, raw)
+        return _total(fact, raw)
     claimed = quantity(fact.number, fact.unit, approximate=fact.approximate)
     if claimed is None or claimed.family != "seconds":
         return False
@@ -1044,14 +1049,16 @@ _FIELD_NUMBER = re.compile(r"^([A-Za-z][\w.-]{0,80}): (-?\d+(?:\.\d+)?\s?[A-Za-z
 _FIELD_TIME = re.compile(r"^([A-Za-z][\w.-]{0,80}): (\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)$")
 
 
-def _total(number: float, raw: Sequence[str]) -> bool:
-    """``number`` is the sum of one bound field over two or more of the items the claim bound."""
+def _total(fact: _Fact, raw: Sequence[str]) -> bool:
+    """The fact's number is the sum of one bound field over two or more of the items the claim bound, within the
+    precision written ("~80" of 40 and 41)."""
     sums: dict[str, list[int]] = {}
     for text in raw:
         match = _FIELD_NUMBER.match(text.strip())
         if match is not None and match.group(2).lstrip("-").isdigit():
             sums.setdefault(match.group(1), []).append(int(match.group(2)))
-    return any(len(values) > 1 and sum(values) == number for values in sums.values())
+    number = float(fact.number)
+    return any(len(values) > 1 and _close(number, sum(values), fact) for values in sums.values())
 
 
 def _parts_found(name: str, texts: Sequence[str], haystack: str, raw: Sequence[str]) -> bool:
@@ -1376,7 +1383,13 @@ def _derive(
         f"{mode} (no evidence shows it)" for mode in unshown_modes(statement, [*mine.raw, *others.raw, *bound])
     )
     ungrounded += _unshown_scope(
-        statement, [f for f in facts if f.text in found], [*texts, *grounding], [*bound, *covered], scopes, question
+        statement,
+        [f for f in facts if f.text in found],
+        [*texts, *grounding],
+        [*bound, *covered],
+        scopes,
+        question,
+        fields,
     )
     causal = causal_phrases(statement)
     said = [*raw, *bound, *_outputs_raw(outputs)]
@@ -1404,6 +1417,8 @@ def _derive(
         not facts and causal and not ungrounded and not instructing and specific_words(statement, [*texts, *grounding])
     ):
         classification = _C.CLAIM_CLASSIFICATION_REASONABLE_INFERENCE
+    elif not facts and not causal and not ungrounded and not instructing and _absence_shown(statement, [*raw, *bound]):
+        classification = _C.CLAIM_CLASSIFICATION_DIRECT_OBSERVATION
     elif not facts:
         classification = _C.CLAIM_CLASSIFICATION_UNSUPPORTED
     elif ungrounded or instructing:
@@ -1433,6 +1448,19 @@ def _derive(
     )
 
 
+_NONE_SAID = re.compile(r"[a-z]+(?:n't)?")
+_ZERO_FIELD = re.compile(r"^(?:[A-Za-z][\w.-]{0,80}: )?(?:0(?:\.0+)?|\[\]|\{\})$")
+
+
+def _absence_shown(statement: str, bound: Sequence[str]) -> bool:
+    """A statement of absence ("no deploys in the window", "haven't restarted") whose bound evidence is a zero count
+    or an empty list (``total: 0``, ``[]``): the absence is its fact (its words are grounded apart)."""
+    words = _NONE_SAID.findall(_QUOTED.sub(" ", normalize(statement)).replace("’", "'"))
+    if not any(w in NEGATIONS or w.endswith("n't") for w in words):
+        return False
+    return any(_ZERO_FIELD.match(text.strip()) for text in bound)
+
+
 def _unshown_scope(
     statement: str,
     facts: Sequence[_Fact],
@@ -1440,22 +1468,50 @@ def _unshown_scope(
     bound: Sequence[str],
     scopes: Sequence[tuple[Record, _Texts]] = (),
     question: str = "",
+    fields: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The scope words of a statement ("all 3 pods are OOMKilled") that its evidence neither says nor shows: a list
     it bound whole (``bound``), or the records of one list it bound two or more of ("all 3 pods", of the three it
     bound), shows one when every item holds each of the claim's facts that more than one item holds, and every item
-    holds one of them; the question's own scope ("every call has failed") is the user's to state."""
+    holds one of them; the question's own scope ("every call has failed") is the user's to state. A number is held
+    by an item as a field the claim bound ("all 4 pods exited with code 1": ``exitCode: 1`` in each)."""
     words = scope_words(statement)
     if not words:
         return ()
     said = [normalize(text) for text in (*evidence, question)]
-    lists: dict[tuple[str, str], list[str]] = {}
+    lists: dict[tuple[str, str], list[tuple[Record, _Texts]]] = {}
     for record, texts in scopes:
         if record.pointer:
-            lists.setdefault((record.output, record.pointer.rpartition("/")[0]), []).append(" ".join(texts.normalized))
-    items = [*_lists(bound), *([t.replace(" ", "") for t in texts] for texts in lists.values() if len(texts) > 1)]
-    shown = any(_every_item_holds(facts, listed) for listed in items)
+            lists.setdefault((record.output, record.pointer.rpartition("/")[0]), []).append((record, texts))
+    numbers = _numbers_as_fields(facts, fields)
+    items = [
+        *((listed, None) for listed in _lists(bound)),
+        *(
+            (
+                [" ".join(texts.normalized).replace(" ", "") for _, texts in records],
+                [_field_lines(record.text) for record, _ in records] if numbers else None,
+            )
+            for records in lists.values()
+            if len(records) > 1
+        ),
+    ]
+    shown = any(_every_item_holds(facts, listed, lines, numbers) for listed, lines in items)
     return tuple(w for w in words if not (shown and w in SET_SCOPE_WORDS) and not _has_word(w, said))
+
+
+def _numbers_as_fields(facts: Sequence[_Fact], fields: Sequence[str]) -> dict[str, frozenset[str]]:
+    """Each number fact as the bound fields that state it ("1": ``exitcode:1``), compact."""
+    out: dict[str, frozenset[str]] = {}
+    for fact in facts:
+        if fact.number:
+            held = frozenset(compact(f) for f in fields if f.rpartition(": ")[2].strip() == fact.text)
+            if held:
+                out[fact.text] = held
+    return out
+
+
+def _field_lines(record: str) -> frozenset[str]:
+    return frozenset(compact(line) for line in record.splitlines())
 
 
 def _lists(texts: Sequence[str]) -> list[list[str]]:
@@ -1473,11 +1529,22 @@ def _lists(texts: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _every_item_holds(facts: Sequence[_Fact], items: Sequence[str]) -> bool:
+def _every_item_holds(
+    facts: Sequence[_Fact],
+    items: Sequence[str],
+    lines: Sequence[frozenset[str]] | None = None,
+    numbers: dict[str, frozenset[str]] | None = None,
+) -> bool:
     """Every item of a list holds what the claim says of all of them: the facts that more than one item holds are
-    in every item, and every item holds one of its facts (the names of each, "A, B and C are all OOMKilled")."""
+    in every item, and every item holds one of its facts (the names of each, "A, B and C are all OOMKilled"); a
+    number, as a field the claim bound, where the items' fields are known (``lines``)."""
     named = [compact(f.text) for f in facts if not f.number and f.kind in ("identifier", "compound", "quoted")]
     held = {key: [key in item for item in items] for key in named if key and any(key in item for item in items)}
+    if lines is not None:
+        for number, as_fields in (numbers or {}).items():
+            where = [bool(as_fields & item) for item in lines]
+            if any(where):
+                held[number] = where
     if not held:
         return False
     shared = [key for key, where in held.items() if sum(where) > 1 or len(items) == 1]

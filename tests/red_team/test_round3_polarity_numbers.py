@@ -130,16 +130,8 @@ UNTRUE = [
     Claim("circled-digit", f"pod {POD} restarted ⑧ times", (RESTARTS, PODNAME)),
     Claim("kaktovik-digit", f"pod {POD} restarted \U0001d2c8 times", (RESTARTS, PODNAME)),
 ]
-_ANTONYM = "'{word}' is no polar word the evidence ('{held}') must hold: an untrue claim shown as a fact, run PASS"
-LEAKS: dict[str, str] = {
-    "backoff-ceased": _ANTONYM.format(word="ceased", held="BackOff, count 9"),
-    "budget-plenty-left": _ANTONYM.format(word="plenty left", held="retry budget exhausted"),
-    "budget-remains": _ANTONYM.format(word="remains", held="retry budget exhausted"),
-    "deploy-landed": _ANTONYM.format(word="landed", held="status failed"),
-    "deploy-rolled-out": _ANTONYM.format(word="rolled out", held="status failed"),
-    "deploy-is-live": _ANTONYM.format(word="is live", held="status failed"),
-    "pod-is-stable": _ANTONYM.format(word="stable", held="restartCount 4"),
-}
+# Vectors that leak today (a strict xfail each): none.
+LEAKS: dict[str, str] = {}
 
 TRUE = [
     Claim("roman-iv", f"pod {POD} restarted IV times", (RESTARTS, PODNAME)),

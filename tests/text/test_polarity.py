@@ -172,3 +172,22 @@ def test_removed_is_denied_by_the_record_that_says_the_thing_was_kept() -> None:
 def test_keeps_doing_something_is_going_on_not_keeping_a_thing() -> None:
     assert stances(as_negations("the pod keeps restarting")).stances == frozenset()
     assert not polarity("the old pod was deleted", ["the job kept retrying"]).conflicts
+
+
+def test_a_weak_word_of_success_conflicts_only_with_evidence_of_the_other_stance() -> None:
+    assert polarity("the v2.4.1 deploy landed", ["status: failed"]).conflicts == ("succeeded (evidence: failed)",)
+    assert polarity("the v2.4.1 deploy rolled out", ["status: failed"]).conflicts
+    assert polarity("the v2.4.1 deploy is live", ["status: failed"]).conflicts
+    assert polarity("the v2.4.1 deploy landed", ["status: succeeded"]) == polarity("x", [])
+    # needing no stance of its own: "pods landed on node-7", "the pod remains Pending"
+    assert polarity("the pods landed on node-7", ["node-7"]) == polarity("x", [])
+    assert polarity("the pod remains Pending", ["Pending"]) == polarity("x", [])
+    assert polarity("the retry budget remains", ["retry budget exhausted"]).conflicts
+    assert not polarity("the v2.4.1 deploy never landed", ["status: failed"]).conflicts
+
+
+def test_stable_and_ceased_are_said_only_where_the_evidence_shows_them() -> None:
+    assert polarity("pod cart-1 is stable", ["restartCount: 4"]).missing == ("stable",)
+    assert polarity("pod cart-1 is stable", ["restartCount: 0"]) == polarity("x", [])
+    assert polarity("the BackOff events ceased", ["BackOff", "count: 9"]).missing == ("ceased",)
+    assert polarity("the BackOff events ceased", ["BackOff events ceased at 10:02"]) == polarity("x", [])

@@ -37,8 +37,9 @@ _TURNING_VALUES = _FALSE_VALUES | {"unknown"}
 # healthy or available, a request accepted): what an untrue claim turns around. ("normal", "stable", "mounted" and
 # their kin describe more than they assert.)
 _STATES = frozenset(
-    {"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed", "fine"}
-)
+    {"succeeded", "healthy", "ready", "available", "reachable", "accepted", "valid", "enabled", "allowed", "fine",
+     "stable", "ceased"}
+)  # fmt: skip
 # "is up" is the everyday "is fine" of a service or pod ("scaled up", "up to 5" are not states).
 _IS_UP = re.compile(r"\b(is|are|was|were|stays|stayed|remains|remained|came|comes|been) up\b(?! (?:to|since|for)\b)")
 # A value written right after its field, without a colon ("ready false"): only the words of a false value.
@@ -75,7 +76,18 @@ _PAIRS = (
     (("stable",), ("unstable", "flapping")),
     (("intact",), ("exhausted", "depleted", "drained")),
     (("normal",), ("abnormal",)),
+    # A failure said to be over ("the BackOff events ceased"): said only where the evidence says it is.
+    (("ceased", "subsided", "abated"), ("ongoing", "persisting", "recurring")),
 )
+# Words that take a stance only against evidence of the other one, and need none of their own: a deploy that
+# "landed", "rolled out" or "is live" where the record says it failed; a budget that "remains" or has "plenty left"
+# where the log says it is exhausted. ("pods landed on node-7", "the pod remains Pending" assert no success.)
+_WEAK = {
+    **dict.fromkeys(("landed", "live", "rolledout", "completed"), ("succeeded", True)),
+    **dict.fromkeys(("remains", "remaining", "left", "plenty", "spare"), ("intact", True)),
+}
+_ROLLED_OUT = re.compile(r"\brolled out\b")
+
 # Pairs of what a change did to a thing (kept or removed): checked like the stances above, but ordinary words of an
 # answer, never taken out of the neutral lexicon ("the rollout removed the old pods" needs no "removed" bound).
 _ACTION_PAIRS = (
@@ -128,7 +140,7 @@ def said_as_not(text: str) -> str:
 def as_negations(text: str) -> str:
     """``text`` (folded) with its other ways of saying "none" written as negations ("restart-free": "no restart",
     "free of": "no", "restart count is nil": "no restart count", "failed to get": "not get")."""
-    text = said_as_not(text)
+    text = _ROLLED_OUT.sub("rolledout", said_as_not(text))
     text = _FREE_OF.sub(lambda m: f"no {m.group(1)}" if m.group(1) else "no", text)
     text = _IS_UP.sub(lambda m: f"{m.group(1)} fine", text)
     return _IS_NIL.sub(lambda m: f"no {m.group(1)}", text)
@@ -150,6 +162,8 @@ class Stances:
     stances: frozenset[tuple[str, bool]]
     bare_negations: tuple[str, ...]
     negative: bool  # the text writes some negative state (a negation, a false value, a failure word)
+    # Stances of the weak words (``_WEAK``): checked against the evidence's other stance only.
+    weak: frozenset[tuple[str, bool]] = frozenset()
 
 
 _PUNCTUATION = frozenset(",;.()!?[]-–—")
@@ -213,7 +227,7 @@ def _denies_number(words: list[str], index: int) -> bool:
     return any(any(ch.isdigit() for ch in words[j]) for j in near) or any(words[j][:1].isdigit() for j in far)
 
 
-def stances(text: str, *, quotes: bool = True) -> Stances:
+def stances(text: str, *, quotes: bool = True, weak: bool = False) -> Stances:
     """A text's stances; a statement's quoted parts are left out (``quotes=False``: evidence, whose keys are
     quoted JSON)."""
     # A zero count of a total ("0/4 nodes are available", "0 of 3 ready") denies what it counts.
@@ -227,10 +241,14 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
         stance = any(p in concepts for p in parts)
         words += ["not" if p == "non" else p for p in parts] if stance and len(parts) > 1 else [token]
     found: set[tuple[str, bool]] = set()
+    weak_found: set[tuple[str, bool]] = set()
     used: set[int] = set()
     for index, word in enumerate(words):
         known = concepts.get(word)
         if known is None:
+            if weak and word in _WEAK:
+                concept, positive = _WEAK[word]
+                weak_found.add((concept, positive if _negated_by(words, index, concepts) is None else not positive))
             continue
         concept, positive = known
         negation = _negated_by(words, index, concepts)
@@ -245,7 +263,7 @@ def stances(text: str, *, quotes: bool = True) -> Stances:
     # status=502", "never exceeded 80%"): the evidence must write some negative state.
     bare = tuple(w for i, w in enumerate(words) if _negation(w) and i not in used and _denies_number(words, i))
     negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
-    return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative)
+    return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative, frozenset(weak_found))
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +332,15 @@ def _enum_values(record: str) -> str:
     return _ENUM_VALUE.sub(lambda m: m.group(0).lower(), record)
 
 
+def _no_restarts(evidence: Iterable[str]) -> bool:
+    """A bound restart count of zero (``restartCount: 0``)."""
+    for text in evidence:
+        match = _FIELD.match(text.strip())
+        if match is not None and "restart" in match.group(1).lower() and match.group(2).strip() == "0":
+            return True
+    return False
+
+
 def _all_good(stances: frozenset[tuple[str, bool]]) -> bool:
     """The evidence says some good state and no bad one."""
     return any(positive and concept in _STATES for concept, positive in stances) and not any(
@@ -328,8 +355,8 @@ def polarity(
     whole records its evidence stands in, where a bad state it describes may be written; ``grounds``: states other
     verified evidence shows, which may hold a stance a conclusion takes but never deny one)."""
     evidence = list(evidence)
-    claimed = stances(as_negations(normalize(statement)), quotes=False)
-    if not claimed.stances and not claimed.bare_negations:
+    claimed = stances(as_negations(normalize(statement)), quotes=False, weak=True)
+    if not claimed.stances and not claimed.bare_negations and not claimed.weak:
         return Polarity(conflicts=(*denied_values(statement, evidence), *_errors_denied(statement, evidence)))
     held = [stances(said_as_not(normalize(_split_names(text)))) for text in evidence if text and not _bare_good(text)]
     evidence_stances = frozenset().union(*(h.stances for h in held)) if held else frozenset()
@@ -356,11 +383,16 @@ def polarity(
             continue  # a pod running with its containers ready is healthy by Kubernetes' own account
         elif concept == "fine" and positive and _all_good(evidence_stances or (in_records | grounded)):
             continue  # "went fine" of a deploy that succeeded, "is up" of a pod that is ready
+        elif concept == "stable" and positive and _no_restarts(evidence):
+            continue  # a pod that has not restarted is stable
         elif (positive and concept in _STATES) or (concept, True) in in_records:
             # A stance the evidence takes neither way: a good state ("succeeded", "ready", "accepted") is said
             # only where the evidence says it; a bad one never where its record says the good one ("failed" of an
             # event that reads "successfully issued").
             missing.append(said)
+    for concept, positive in sorted(claimed.weak - claimed.stances):
+        if (concept, not positive) in evidence_stances and (concept, positive) not in evidence_stances:
+            conflicts.append(f"{_said(concept, positive)} (evidence: {_said(concept, not positive)})")
     if claimed.bare_negations and not any(h.negative for h in held):
         missing.extend(claimed.bare_negations)
     conflicts.extend(denied_values(statement, evidence))

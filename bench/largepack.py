@@ -218,6 +218,9 @@ def _with_timed_tools(request: AgentRequest, clock: dict[str, float]) -> AgentRe
             finally:
                 clock["tools"] += time.process_time() - start
 
+        async def earlier(self) -> Any:
+            return await tools.earlier()
+
     timed: Any = TimedTools()
     return dataclasses.replace(request, tools=timed)
 

@@ -46,7 +46,7 @@ PACKS_DIR = HERE / "packs"
 EXPECTED_FILE = HERE / "expected.toml"
 
 # Raise as the analyzers learn; the held-out goal is 16 of 22 (issue 13).
-MIN_HITS = 66
+MIN_HITS = 67
 MIN_INCIDENTS, MIN_HEALTHY, MIN_UNKNOWN = 30, 3, 2
 
 NAMES = sorted(path.stem for path in PACKS_DIR.glob("*.json"))

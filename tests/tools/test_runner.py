@@ -10,7 +10,7 @@ import pytest
 from diagnosis.v1 import contracts_pb2
 from diagnosis_server.conversions import JsonObject, JsonValue, canonical_json_bytes, from_value, to_value
 from diagnosis_server.tools.base import Toolset
-from diagnosis_server.tools.runner import ToolRunner
+from diagnosis_server.tools.runner import ToolBlockedError, ToolRunner
 from tests.support.values import recorded_with, wrapped
 
 
@@ -186,3 +186,29 @@ async def test_a_string_is_never_cut() -> None:
     long_line = "E" * 3000
     invocation = await _call_capped({"lines": [long_line, long_line, long_line]}, 4096)
     assert from_value(invocation.output) == {"lines": [long_line]}
+
+
+async def test_an_evidence_retry_reads_what_the_earlier_cycles_recorded_and_calls_nothing_again() -> None:
+    """An evidence retry's Executor reads the first cycle's outputs beside its own: only earlier cycles' calls
+    that have an output, with their arguments, in the order recorded; the first cycle itself reads nothing."""
+    recorded: list[contracts_pb2.ToolInvocation] = []
+
+    async def recorder(invocation: contracts_pb2.ToolInvocation) -> None:
+        recorded.append(invocation)
+
+    async def listed() -> list[contracts_pb2.ToolInvocation]:
+        return list(recorded)
+
+    toolset = Toolset([_Fixed({"items": [{"host": "id.acme.internal"}]})])
+    first = ToolRunner(run_id="run-1", toolset=toolset, recorder=recorder, recorded=listed)
+    await first.call("fixed", {"kind": "ingresses"})
+    with pytest.raises(ToolBlockedError):  # recorded BLOCKED: no output to read again
+        await first.call("absent", {})
+    assert await first.earlier() == []  # the first cycle has no earlier one
+    retry = ToolRunner(run_id="run-1", toolset=toolset, recorder=recorder, recorded=listed, cycle=2)
+    await retry.call("fixed", {"kind": "pods"})
+    earlier = await retry.earlier()
+    assert [(r.tool_name, r.arguments, r.output) for r in earlier] == [
+        ("fixed", {"kind": "ingresses"}, {"items": [{"host": "id.acme.internal"}]})
+    ]
+    assert len(recorded) == 3  # reading the earlier cycle called nothing

@@ -68,6 +68,10 @@ class ToolCaller(Protocol):
         """Record an invocation made elsewhere as a tool_invocation of this run (scripted replays)."""
         ...
 
+    async def earlier(self) -> list[ToolCallResult]:
+        """What the run's earlier cycles read (an evidence retry's Executor reads it beside its own calls)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class AgentRequest:

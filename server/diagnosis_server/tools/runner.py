@@ -48,6 +48,8 @@ from diagnosis_server.tools.trim import Untrimmable, describe_trims, trim_to_fit
 from diagnosis_server.tools.window_arguments import within_window
 
 Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
+# The run's recorded invocations so far (the store's list): what its earlier cycles read.
+Recorded = Callable[[], Awaitable[Sequence[contracts_pb2.ToolInvocation]]]
 ProgressSink = Callable[[run_pb2.ToolCallEvent], Awaitable[None]]
 
 
@@ -87,6 +89,8 @@ class ToolCallResult:
     status: contracts_pb2.ToolInvocationStatus.ValueType
     output: JsonValue
     error: str = ""
+    # The call's arguments, where the result is read back from the store (``ToolRunner.earlier``).
+    arguments: JsonObject | None = None
 
     @property
     def ok(self) -> bool:
@@ -122,8 +126,10 @@ class ToolRunner:
         breaker: SourceBreaker | None = None,
         on_progress: ProgressSink | None = None,
         window: tuple[str, str] | None = None,
+        recorded: Recorded | None = None,
     ) -> None:
         self._run_id = run_id
+        self._recorded = recorded
         # The run's window (RFC 3339 start, end): the span of every read that names none (``within_window``).
         self._window = window
         self._ids = ids if ids is not None else InvocationIds.unshared()
@@ -144,6 +150,26 @@ class ToolRunner:
         # The first call whose recording failed (the store's error): the run cannot go on past it, even if
         # the agent that made the call swallowed the error.
         self.recording_failed: Exception | None = None
+
+    async def earlier(self) -> list[ToolCallResult]:
+        """What the run's earlier cycles read: each call of theirs with an output (OK or TRUNCATED), as recorded,
+        in the order recorded. An evidence retry reads them beside its own calls; nothing is called again."""
+        if self._recorded is None or self._cycle <= 1:
+            return []
+        usable = (contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED)
+        return [
+            ToolCallResult(
+                invocation.invocation_id,
+                invocation.tool_name,
+                invocation.status,
+                from_value(invocation.output),
+                arguments=from_struct(invocation.arguments),
+            )
+            for invocation in await self._recorded()
+            if invocation.cycle < self._cycle
+            and invocation.status in usable
+            and invocation.run_id in ("", self._run_id)
+        ]
 
     async def call(self, tool_name: str, arguments: JsonObject) -> ToolCallResult:
         """Calls the tool (allow-list, call limit, time-out, output bounds) and records the call (R-C-2).

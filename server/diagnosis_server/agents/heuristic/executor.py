@@ -15,7 +15,7 @@ from diagnosis.v1 import contracts_pb2
 from diagnosis_server.agents.base import AgentNonRetryableError, AgentReply, AgentRequest
 from diagnosis_server.agents.heuristic.addresses import dependencies
 from diagnosis_server.agents.heuristic.analyzers.reads import blamed_workloads
-from diagnosis_server.agents.heuristic.analyzers.rules import current_rules
+from diagnosis_server.agents.heuristic.analyzers.rules import Rules, current_rules
 from diagnosis_server.agents.heuristic.diagnosis import Assessment, assess
 from diagnosis_server.agents.heuristic.follow_ups import (
     EVENTS,
@@ -36,6 +36,7 @@ from diagnosis_server.agents.heuristic.slow_chain import SLOW_HOPS, slow_depende
 from diagnosis_server.agents.heuristic.subjects import named_workloads, resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.offload import off_loop
+from diagnosis_server.tools.runner import ToolCallResult
 
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
@@ -125,6 +126,28 @@ def readable_namespaces(payload: JsonObject) -> list[str]:
         allowed = param.get("enum") if isinstance(param, dict) else None
         return [n for n in allowed if isinstance(n, str)] if isinstance(allowed, list) else []
     return []
+
+
+def _observed(results: Sequence[ToolCallResult], rules: Rules) -> list[Observation]:
+    """Earlier cycles' calls as observations, before this cycle's (negative steps, in the order recorded)."""
+    out: list[Observation] = []
+    for step, result in enumerate(results, -len(results)):
+        if not isinstance(result.output, dict):
+            continue
+        alias = read_as(rule_of(rules, result.tool_name), result.output) if result.tool_name.startswith("mcp.") else ""
+        truncated = result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
+        out.append(
+            Observation(
+                step,
+                alias or result.tool_name,
+                result.arguments or {},
+                result.invocation_id,
+                result.output,
+                truncated=truncated,
+                bound_as=result.tool_name if alias else "",
+            )
+        )
+    return out
 
 
 def _tool_names(payload: JsonObject) -> list[str]:
@@ -278,6 +301,10 @@ class HeuristicExecutor:
         dns = await off_loop(cluster_dns_calls, observations, _tool_names(payload))
         await call_all(made, dns)
         carried = _carried(payload)
+        if carried:
+            # An evidence retry reads what the first cycle read too: a host its callers fail on is named by an
+            # Ingress that cycle listed. (Its claims stand; only what they did not state is added.)
+            observations = [*_observed(await tools.earlier(), rules), *observations]
         text = await off_loop(
             _evidence_text,
             observations,

@@ -52,6 +52,9 @@ class Finding:
     # when ``cause_with_own`` (its rule's ``cause_with_own``).
     cause_with: tuple[str, ...] = ()
     cause_with_own: bool = False
+    # The subject as the observation writes it, when that is not the workload (a host the line dials, whose
+    # workload only a naming convention shows): the cause claim, a conclusion, names the workload instead.
+    subject_as: str = ""
 
     def as_role(self, role: Role) -> Finding:
         return replace(self, role=role)
@@ -141,6 +144,8 @@ def cause_statement(finding: Finding) -> str:
         short = finding.statement
     else:
         short = finding.statement.split(" (", 1)[0].rstrip(" ,;")
+    if finding.subject_as and short.startswith(finding.subject_as + " "):
+        short = finding.service + short[len(finding.subject_as) :]
     return short + CAUSE_CLAUSE
 
 

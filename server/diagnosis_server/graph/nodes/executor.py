@@ -91,6 +91,7 @@ class ExecutorNode:
             breaker=ctx.breaker,
             on_progress=ctx.on_tool_call,
             window=run_window(ctx.tools.context),
+            recorded=lambda: ctx.invocations.list_tool_invocations(ctx.run_id),
         )
         not_run = {"executor_parse": None, "executor_parse_status": contracts_pb2.PARSE_STATUS_NOT_RUN}
         try:

@@ -14,6 +14,7 @@ Every line is read once; rules are tried on it through one combined pattern per 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -349,14 +350,23 @@ def _finding(line: LogLine, hit: _Hit) -> Finding:
         return _own_finding(line, hit, hit.role or rule.role_value, hit.phrase, rule.strength)
     if rule.about == "self":
         return _own_finding(line, hit, rule.role_value, rule.phrase, rule.strength)
+    # A host whose workload only a naming convention shows (a Certificate named after it): an observation names
+    # the host as the line writes it; only the cause, a conclusion, names the workload.
+    host = hit.ip if hit.ip and not _IP.match(hit.ip) and not _holds(hit.shown_by, hit.ip) else ""
     if rule.role == "cause" and hit.blamed:
         # About the service the line names (hit.service); the line is its caller's (hit.blamed).
-        statement = f"{hit.service} {rule.phrase} ({line.service} calls to it fail with {quoted})"
-        return _naming(line, hit, hit.service, role=Role.CAUSE, statement=statement, detail=hit.excerpt)
+        statement = f"{host or hit.service} {rule.phrase} ({line.service} calls to it fail with {quoted})"
+        found = _naming(line, hit, hit.service, role=Role.CAUSE, statement=statement, detail=hit.excerpt)
+        return dataclasses.replace(found, subject_as=host) if host else found
     if not hit.blamed:
         return _own_finding(line, hit, Role.SUPPORT, rule.phrase, 0)
-    statement = f"{line.service} calls to {hit.blamed} fail with {quoted}"
+    statement = f"{line.service} calls to {host or hit.blamed} fail with {quoted}"
     return _naming(line, hit, hit.blamed, role=Role.LINK, statement=statement, blamed=hit.blamed)
+
+
+def _holds(bindings: Sequence[Binding], host: str) -> bool:
+    """Whether a binding's text writes the host itself (an Ingress's host), not a name made from it."""
+    return any(host.lower() in b.matched_text.lower() for b in bindings)
 
 
 def _naming(

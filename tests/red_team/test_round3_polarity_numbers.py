@@ -167,21 +167,6 @@ TRUE = [
 _WRITTEN = "the true {what} is refused ({why})"
 REFUSED: dict[str, str] = {
     "deploy-failed-to-complete": _WRITTEN.format(what="'failed to complete'", why="'complete' called overstated"),
-    "one-in-four": _WRITTEN.format(what="'one in four'", why="'four' read as a count bound elsewhere, not a share"),
-    "fraction-one-quarter": _WRITTEN.format(what="'1/4'", why="'1' is looked for as a number; no fraction is read"),
-    "vulgar-fraction-quarter": _WRITTEN.format(what="'¼'", why="NFKC makes it '1⁄4' and '1' is looked for"),
-    "percent-word": _WRITTEN.format(what="'25 percent'", why="only '25%' is read as the ratio 0.25"),
-    "pct": _WRITTEN.format(what="'25 pct'", why="only '25%' is read as the ratio 0.25"),
-    "sci-1e3": _WRITTEN.format(what="'1e3'", why="called fabricated: no exponent is read as 1000"),
-    "sci-1.0e3": _WRITTEN.format(what="'1.0e3'", why="called fabricated: no exponent is read as 1000"),
-    "ten-to-the-third": _WRITTEN.format(what="'10^3'", why="'10' called contradicted by 1000"),
-    "two-hundred-fifty": _WRITTEN.format(what="'two hundred fifty'", why="each number word compared alone to 250"),
-    "swiss-grouping": _WRITTEN.format(what="Swiss '1'234.5'", why="the apostrophe splits it: '234.5' contradicted"),
-    "si-thin-space-grouping": _WRITTEN.format(
-        what="SI thin-space '1 234.5'", why="the space splits it: '234.5' contradicted"
-    ),
-    "narrow-nbsp-grouping": _WRITTEN.format(what="'1 000' (narrow no-break space)", why="read as '1' and '000'"),
-    "french-grouping": _WRITTEN.format(what="French '1 234,5'", why="'234,5' called fabricated"),
 }
 
 

@@ -77,6 +77,7 @@ from diagnosis_server.text.literal import literal_between
 from diagnosis_server.text.metric_units import NAME_UNITS, names_unit
 from diagnosis_server.text.names import name_forms, written_form
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
+from diagnosis_server.text.number_forms import grouped, plain_numbers
 from diagnosis_server.text.polarity import NEGATIONS, polarity
 from diagnosis_server.text.quantities import (
     MERIDIEM,
@@ -416,8 +417,9 @@ _HYPHENATED_UNIT = re.compile(r"(?<=\d)-(?=(?:milli)?(?:second|minute|hour|day)s
 
 def _prepared(statement: str) -> str:
     """The statement as its facts are read: NFKC, invisible characters removed, homoglyphs as ASCII, a number
-    joined to its unit by a hyphen read as the quantity."""
-    return _HYPHENATED_UNIT.sub(" ", skeleton(strip_invisible(unicodedata.normalize("NFKC", statement))))
+    joined to its unit by a hyphen read as the quantity, numbers in plain forms (``text.number_forms``)."""
+    text = skeleton(strip_invisible(unicodedata.normalize("NFKC", grouped(statement))))
+    return plain_numbers(_HYPHENATED_UNIT.sub(" ", text))
 
 
 def _facts(statement: str) -> list[_Fact]:
@@ -1376,7 +1378,10 @@ def _derive(
     conflicts += list(polar.conflicts)
     grounding = list(grounding)
     asked = (question,) if question else ()
-    ungrounded = ungrounded_words(statement, [*mine.raw, *others.raw, *grounding], question=asked)
+    # (a number's words, "25 pct", "two hundred fifty", "¼ of", are the number, checked as a fact)
+    ungrounded = ungrounded_words(
+        plain_numbers(grouped(statement)), [*mine.raw, *others.raw, *grounding], question=asked
+    )
     ungrounded += tuple(w for w in polar.missing if w not in ungrounded)
     # A failure mode the run's verified evidence never shows ("ran out of memory" where nothing was OOMKilled).
     ungrounded += tuple(

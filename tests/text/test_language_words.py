@@ -21,6 +21,7 @@ from diagnosis_server.text.language import (
     letters_spelt,
     reads_as_instruction,
     specific_words,
+    ungrounded_words,
 )
 from diagnosis_server.text.normalize import capital_skeleton, invisible_as_space, normalize
 from diagnosis_server.verification.classification_ceiling import lowest_classification
@@ -328,3 +329,12 @@ def test_the_lexicon_grants_common_english_and_never_certainty_polarity_or_rare_
     words = lexicon()
     assert {stem(w) for w in ("answered", "shell", "policy", "kernel", "kubernetes", "the")} <= words
     assert not {stem(w) for w in ("always", "definitely", "not", "healthy", "zebra", "coupon")} & words
+
+
+def test_an_ordinary_word_sharing_an_intensity_adverbs_stem_is_ordinary() -> None:
+    """ "failed to complete", "continues to restart": ordinary words; "completely" is still an intensity word."""
+    evidence = ["failed", "payments-api", "restart"]
+    assert ungrounded_words("the payments-api deploy failed to complete", evidence) == ()
+    assert ungrounded_words("the pod continues to restart", evidence) == ()
+    assert ungrounded_words("the payments-api deploy completely failed", evidence) == ("completely",)
+    assert ungrounded_words("the pod restarts continuously", evidence) == ("continuously",)

@@ -245,6 +245,12 @@ _CORE_SIZE = 3_000
 _ORDINARY_ZIPF = 3.0
 
 
+# Stems an intensity adverb shares with ordinary words of operations ("completely": a Job "completed", a rollout
+# "failed to complete"; "continuously": a pod "continues" to restart): the words are ordinary, the adverbs are not
+# (``INTENSITY_WORDS`` is still checked word by word).
+_ORDINARY_STEMS = frozenset({"complet", "continu"})
+
+
 @cache
 def core_lexicon() -> frozenset[str]:
     """Stems of the neutral operational vocabulary and the commonest English words; never a polar or intensity
@@ -253,7 +259,7 @@ def core_lexicon() -> frozenset[str]:
 
     from diagnosis_server.text.polarity import polar_words
 
-    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)}
+    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)} - _ORDINARY_STEMS
     english = (w for w in top_n_list("en", _CORE_SIZE) if w.isascii() and w.isalpha())
     return frozenset(stem(w) for w in (*vocabulary_words(), *english)) - excluded
 
@@ -280,7 +286,7 @@ def lexicon() -> frozenset[str]:
             english.append(word)
     from diagnosis_server.text.polarity import polar_words
 
-    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)}
+    excluded = {stem(w) for w in (*polar_words(), *INTENSITY_WORDS)} - _ORDINARY_STEMS
     return core | (frozenset(stem(w) for w in (*vocabulary_words(), *english)) - excluded)
 
 

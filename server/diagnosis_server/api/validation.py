@@ -11,6 +11,7 @@ import re
 import unicodedata
 
 import regex
+import unicodedata2
 
 from diagnosis.v1 import contracts_pb2, run_pb2
 from diagnosis_server.api.errors import invalid_argument
@@ -66,18 +67,20 @@ _INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{
 # Fillers by their Unicode names: a name ending in FILLER or BLANK (the Hangul and Khitan fillers, the Braille blank)
 # or NULL NOTEHEAD, unless the character is punctuation (a gap filler draws a line).
 _FILLER_NAME = regex.compile(r"\b(?:FILLER|BLANK|NULL NOTEHEAD)$")
+# Blanks whose algorithmic names cannot say so: U+18CFF, the Khitan small script's blank character (Unicode 16).
+_UNNAMED_BLANKS = frozenset({"\U00018cff"})
 
 
 @functools.cache
 def _shows_nothing(ch: str) -> bool:
     if _INVISIBLE.match(ch):
         return True
-    if unicodedata.category(ch) == "Cn":
-        # Assigned after the service's own character names (Unicode 14): whether it shows anything (a blank such
-        # as U+13441 EGYPTIAN HIEROGLYPH FULL BLANK) cannot be told, so it counts as nothing shown; a question
-        # holding any other letter is read.
+    # (unicodedata2's tables, newer than unicodedata's: a letter of a script added since is read; a blank added
+    # since, U+13441 EGYPTIAN HIEROGLYPH FULL BLANK, is a filler by its name; still unassigned: nothing shown)
+    category = unicodedata2.category(ch)
+    if category == "Cn" or ch in _UNNAMED_BLANKS:
         return True
-    return not unicodedata.category(ch).startswith("P") and _FILLER_NAME.search(unicodedata.name(ch, "")) is not None
+    return not category.startswith("P") and _FILLER_NAME.search(unicodedata2.name(ch, "")) is not None
 
 
 def only_invisible(text: str) -> bool:

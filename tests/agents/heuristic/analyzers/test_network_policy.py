@@ -24,7 +24,11 @@ def _pod(name: str, app: str, env: list[JsonValue] | None = None) -> JsonValue:
     return {
         "metadata": {"name": name, "namespace": NS, "labels": {"app": app}},
         "spec": {"containers": [container]},
-        "status": {"phase": "Running", "containerStatuses": [{"name": "server", "ready": True, "restartCount": 0}]},
+        "status": {
+            "phase": "Running",
+            "podIP": f"10.244.1.{len(name)}",
+            "containerStatuses": [{"name": "server", "ready": True, "restartCount": 0}],
+        },
     }
 
 
@@ -33,13 +37,18 @@ def _list(index: int, kind: str, items: list[JsonValue]) -> Observation:
     return Observation(index, "kubernetes.list", {"kind": kind, "namespace": NS}, f"inv-{index}", output)
 
 
-def _policy(*peers: JsonValue, types: tuple[str, ...] = ("Ingress",), rules: list[JsonValue] | None = None) -> Any:
+def _policy(
+    *peers: JsonValue,
+    types: tuple[str, ...] = ("Ingress",),
+    rules: list[JsonValue] | None = None,
+    chooser: JsonValue = None,
+) -> Any:
     """paymentservice's ingress policy admitting ``frontend`` and ``peers``."""
     admitted: list[JsonValue] = [{"podSelector": {"matchLabels": {"app": "frontend"}}}, *peers]
     return {
         "metadata": {"name": "payment-ingress", "namespace": NS},
         "spec": {
-            "podSelector": {"matchLabels": {"app": "paymentservice"}},
+            "podSelector": chooser if chooser is not None else {"matchLabels": {"app": "paymentservice"}},
             "policyTypes": list(types),
             "ingress": rules if rules is not None else [{"from": admitted}],
         },
@@ -47,6 +56,8 @@ def _policy(*peers: JsonValue, types: tuple[str, ...] = ("Ingress",), rules: lis
 
 
 POLICY = _policy()
+NAME = "kubernetes.io/metadata.name"
+CHECKOUT = "checkoutservice"
 TIMEOUT = f"ERROR could not charge the card: dial tcp {PAYMENT_IP}:50051: i/o timeout"
 
 
@@ -88,8 +99,13 @@ def test_a_policy_admitting_no_caller_configured_for_the_target_is_the_targets_c
     "policy",
     [
         _policy({"podSelector": {"matchLabels": {"app": "checkoutservice"}}}),
-        _policy({"namespaceSelector": {}}),  # a namespace's labels are not read: never a guess
-        _policy({"ipBlock": {"cidr": "10.0.0.0/8"}}),
+        _policy({"namespaceSelector": {}}),  # every namespace, every pod
+        _policy({"namespaceSelector": {"matchLabels": {"team": "shop"}}}),  # a label not read here: never a guess
+        _policy({"namespaceSelector": {"matchLabels": {NAME: NS}}, "podSelector": {"matchLabels": {"app": CHECKOUT}}}),
+        _policy({"podSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}),
+        _policy({"podSelector": {"matchExpressions": [{"key": "app", "operator": "Matches"}]}}),  # not an operator
+        _policy({"ipBlock": {"cidr": "10.0.0.0/8"}}),  # holds the callers' pod IPs
+        _policy({"ipBlock": {"cidr": "not-a-cidr"}}),
         _policy(types=("Egress",)),
         _policy(rules=[{"ports": [{"port": 50051}]}]),  # a rule with no peers admits every source
     ],
@@ -101,3 +117,34 @@ def test_a_policy_that_admits_the_caller_or_cannot_be_read_says_nothing(policy: 
 def test_without_a_timed_out_call_to_the_target_a_policy_is_no_cause() -> None:
     quiet = f"INFO charged the card via {PAYMENT_IP}:50051 in 12ms"
     assert network_policy.analyze(Evidence.of(_observations(POLICY, quiet))) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "said"),
+    [
+        (
+            _policy(chooser={"matchExpressions": [{"key": "app", "operator": "In", "values": ["paymentservice"]}]}),
+            "selects its pods by app in paymentservice",
+        ),
+        (
+            _policy({"podSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [CHECKOUT]}]}}),
+            "app not in checkoutservice",
+        ),
+        (
+            _policy(
+                {"namespaceSelector": {"matchLabels": {NAME: "ops"}}, "podSelector": {"matchLabels": {"app": CHECKOUT}}}
+            ),
+            f"app=checkoutservice in namespaces {NAME}=ops",
+        ),
+        (_policy({"ipBlock": {"cidr": "192.168.0.0/16", "except": ["192.168.1.0/24"]}}), "ipBlock 192.168.0.0/16"),
+        (_policy({"ipBlock": {"cidr": "10.244.0.0/16", "except": ["10.244.1.0/24"]}}), "ipBlock 10.244.0.0/16"),
+    ],
+)
+def test_expressions_namespaces_and_ip_blocks_are_read_as_the_api_server_reads_them(policy: Any, said: str) -> None:
+    """A selector's expressions, a namespace by its name label, a pod's IP against a block and its exceptions: a
+    caller none of them admits is not admitted, and the statement says what the policy admits."""
+    found = network_policy.analyze(Evidence.of(_observations(policy)))
+    assert len(found) == 1 and found[0].service == "paymentservice", found
+    assert said in found[0].statement
+    bound = {b.matched_text for b in found[0].bindings}
+    assert said.split()[-1].rpartition("=")[2] in bound

@@ -1522,7 +1522,31 @@ def cart_named_target_port() -> Pack:
 def payment_network_policy() -> Pack:
     """A NetworkPolicy admits ingress to paymentservice only from app=frontend (meant: checkoutservice): checkout's
     calls to payment are dropped and time out."""
-    c = Cluster(SHOP_SHAPE, "heldout-shop-payment-netpol", "Why does checkoutservice fail to charge cards?")
+    return _payment_policy(
+        "heldout-shop-payment-netpol",
+        {"matchLabels": {"app": "paymentservice"}},
+        [{"podSelector": {"matchLabels": {"app": "frontend"}}}],
+    )
+
+
+def payment_network_policy_expressions() -> Pack:
+    """The same fault written with expressions: the policy selects ``app in (paymentservice)`` and admits the
+    monitoring namespace's scrapers and pods ``tier in (web)``; checkoutservice is neither."""
+    return _payment_policy(
+        "heldout-shop-payment-netpol-expr",
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["paymentservice"]}]},
+        [
+            {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+            },
+            {"podSelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}},
+        ],
+    )
+
+
+def _payment_policy(name: str, chooser: dict[str, Any], peers: list[dict[str, Any]]) -> Pack:
+    c = Cluster(SHOP_SHAPE, name, "Why does checkoutservice fail to charge cards?")
     work = c.apps["paymentservice"]
     c.pack.objects(
         "networkpolicies",
@@ -1531,14 +1555,9 @@ def payment_network_policy() -> Pack:
             "kind": "NetworkPolicy",
             "metadata": c.meta("networkpolicy", "paymentservice-ingress", created=1),
             "spec": {
-                "podSelector": {"matchLabels": {"app": "paymentservice"}},
+                "podSelector": chooser,
                 "policyTypes": ["Ingress"],
-                "ingress": [
-                    {
-                        "from": [{"podSelector": {"matchLabels": {"app": "frontend"}}}],
-                        "ports": [{"protocol": "TCP", "port": 50051}],
-                    }
-                ],
+                "ingress": [{"from": peers, "ports": [{"protocol": "TCP", "port": 50051}]}],
             },
         },
     )
@@ -2900,6 +2919,9 @@ CASES: dict[str, Case] = {
     ),
     "payment_network_policy": Case(
         payment_network_policy, "routing", ("paymentservice",), ("network policy", "networkpolicy")
+    ),
+    "payment_network_policy_expressions": Case(
+        payment_network_policy_expressions, "routing", ("paymentservice",), ("network policy", "networkpolicy")
     ),
     "currency_protocol_mismatch": Case(
         currency_protocol_mismatch, "routing", ("currencyservice",), ("9464", "protocol", "http2", "http/1")

@@ -191,3 +191,10 @@ def test_stable_and_ceased_are_said_only_where_the_evidence_shows_them() -> None
     assert polarity("pod cart-1 is stable", ["restartCount: 0"]) == polarity("x", [])
     assert polarity("the BackOff events ceased", ["BackOff", "count: 9"]).missing == ("ceased",)
     assert polarity("the BackOff events ceased", ["BackOff events ceased at 10:02"]) == polarity("x", [])
+
+
+def test_denying_the_blame_denies_no_number_that_follows() -> None:
+    ready = ["fulfillment-redis-master-0", "ready: true"]
+    assert polarity("redis isn't the problem: fulfillment-redis-master-0 is ready", ready) == polarity("x", [])
+    # a denial of a number is still one
+    assert polarity("fulfillment-redis-master-0 isn't restarting 4 times", ["restartCount: 4"]).missing

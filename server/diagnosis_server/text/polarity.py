@@ -219,9 +219,15 @@ def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, boo
     return None
 
 
+# What a conclusion blames ("X is not the problem"): a denial of it denies no number.
+_BLAME_NOUNS = (["problem"], ["cause"], ["culprit"], ["issue"], ["reason"], ["bottleneck"])
+
+
 def _denies_number(words: list[str], index: int) -> bool:
     """Whether a number or code follows the negation in its clause: a word with a digit within four words
     ("not restarted on worker-2"), a number within six ("nothing at edge-gateway got status=502")."""
+    if words[index + 1 : index + 2] in (["the"], ["a"], ["an"]) and words[index + 2 : index + 3] in _BLAME_NOUNS:
+        return False  # "isn't the problem: redis-0 is Ready": what is denied is the blame, not what follows
     near = _window(words, index + 1, min(len(words), index + 5), 1)
     far = _window(words, index + 1, min(len(words), index + 7), 1)
     return any(any(ch.isdigit() for ch in words[j]) for j in near) or any(words[j][:1].isdigit() for j in far)

@@ -338,3 +338,9 @@ def test_an_ordinary_word_sharing_an_intensity_adverbs_stem_is_ordinary() -> Non
     assert ungrounded_words("the pod continues to restart", evidence) == ()
     assert ungrounded_words("the payments-api deploy completely failed", evidence) == ("completely",)
     assert ungrounded_words("the pod restarts continuously", evidence) == ("continuously",)
+
+
+def test_a_camel_case_field_name_is_grounded_by_its_words_in_the_evidence() -> None:
+    said = ["Not starting job because prior execution is running and concurrency policy is Forbid"]
+    assert ungrounded_words("the CronJob is not starting: concurrencyPolicy Forbid", said) == ()
+    assert ungrounded_words("the CronJob is not starting: paymentVault Forbid", said) == ("paymentvault",)

@@ -272,3 +272,12 @@ def test_an_absence_bound_to_a_zero_count_or_an_empty_list_is_observed(
 ) -> None:
     derivation = derive(statement, bound, bound=bound, grounding=["deploys window"])
     assert derivation.classification == classification, derivation.reason()
+
+
+def test_a_structured_lines_fields_quoted_as_one_message_are_found_part_by_part() -> None:
+    line = '{"level":"fatal","msg":"invalid configuration","error":"required key SMTP_RELAY_HOST missing value"}'
+    joined = 'it dies with "invalid configuration: required key SMTP_RELAY_HOST missing value"'
+    assert derive(joined, [line]).classification == DIRECT
+    assert derive(joined.replace("RELAY_HOST", "PORT"), [line]).classification != DIRECT
+    # a part of one word is no field of its own
+    assert derive('it dies with "configuration: required key SMTP_RELAY_HOST"', [line]).classification != DIRECT

@@ -502,11 +502,20 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
     out: list[str] = []
     things, core = _things_named(statement), core_lexicon()
     summed = bool(_TOTAL_OF_NUMBER.search(normalize(statement)))
+    # A field's name written in camelCase ("concurrencyPolicy") whose every word the evidence holds: the
+    # words written as one ("concurrency policy is Forbid").
+    camel = {
+        word.lower()
+        for word in _CAMEL_WORD.findall(statement)
+        if all(stem(p.lower()) in grounded for p in _CAMEL_PART.findall(word))
+    }
     for word, plain in _script_words(statement):
         if plain and stem(word) in polar:
             continue  # a negation or an antonym: the evidence must hold its polarity (text.polarity)
         if plain and word == "total" and summed:
             continue  # "23 restarts in total": a sum, whose number is a fact checked as one
+        if plain and word in camel:
+            continue
         if plain and word in compat:
             # (a causal word so written is read as one: the statement concludes)
             if stem(word) not in grounded and not causal_phrases(word):
@@ -525,6 +534,8 @@ def ungrounded_words(statement: str, grounding: Iterable[str], *, question: Iter
 
 
 _RAW_WORD = re.compile(r"[^\W\d_]+")
+_CAMEL_WORD = re.compile(r"\b[a-z]{2,}(?:[A-Z][a-z]{2,})+\b")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 # "total" of a number ("23 restarts in total", "a total of 23", "total: 23"): a sum, not the intensity of "totally".
 _TOTAL_OF_NUMBER = re.compile(r"\d[\d,.]*(?:\s+[a-z][\w-]*){0,3}\s+in total\b|\btotal(?: of)?\s*[:=]?\s*~?\d")
 

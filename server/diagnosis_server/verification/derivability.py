@@ -961,13 +961,21 @@ def _name_form_found(identifier: str, singular: str, raw: Sequence[str]) -> bool
 
 # An elided quote: its parts, in order, are the evidence's words ("Can't connect to MySQL server ... refused").
 _ELLIPSIS = re.compile(r"\s*(?:\.{3}|…)\s*")
+_FIELD_JOIN = re.compile(r"(?<=\w): (?=\w)")
 
 
 def _elided_quote_found(quoted: str, texts: Sequence[str]) -> bool:
     """A quote cut with an ellipsis whose every part (two words or more each, or one name) one text holds in
-    order."""
-    parts = [normalize(p) for p in _ELLIPSIS.split(quoted) if p.strip()]
-    if len(parts) < 2 or not _ELLIPSIS.search(quoted):
+    order; or a structured line's fields quoted as one message, joined by ": " ("invalid configuration: required
+    key X missing value" of ``"msg":"invalid configuration","error":"required key X missing value"``), each part
+    two words or more."""
+    if _ELLIPSIS.search(quoted):
+        parts = [normalize(p) for p in _ELLIPSIS.split(quoted) if p.strip()]
+    else:
+        parts = [normalize(p) for p in _FIELD_JOIN.split(quoted) if p.strip()]
+        if any(len(p.split()) < 2 for p in parts):
+            return False
+    if len(parts) < 2:
         return False
     for text in texts:
         position = 0

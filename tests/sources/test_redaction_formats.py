@@ -173,6 +173,9 @@ FOUND = [
     ("oracle ezconnect", "0ra-ez-pw-76", "sqlplus -s ledger/0ra-ez-pw-76@//ledger-ora:1521/LEDGER"),
     ("oracle ezconnect quoted", "0ra p@ss 77", 'connect ledger/"0ra p@ss 77"@//ledger-ora/LEDGER'),
     ("oracle jdbc thin", "jdbc-pw-78", "url=jdbc:oracle:thin:ledger/jdbc-pw-78@ledger-ora:1521:ORCL"),
+    ("oracle net service name", "t1ger-pw-79", "sqlplus -s scott/t1ger-pw-79@ORCL @report.sql"),
+    ("oracle connect alias", "l3dger-pw-80", "SQL> CONNECT ledger/l3dger-pw-80@LEDGERPRD"),
+    ("oracle expdp no alias", "exp-pw-81", "expdp system/exp-pw-81 DIRECTORY=dp FULL=y"),
     (
         "putty private key",
         PUTTY_PRIVATE,

@@ -161,7 +161,14 @@ COMMAND_ALTERNATIVES = [
     r"(?:\bredis-cli\b[^\r\n|;&]*?\s|[A-Za-z0-9_.-]:[0-9]{1,5}> ?)(?i:auth)\s+(?:[^\s'\"|;&]+\s+)?"
     rf"(?P<redisauth>{_REDIS_AUTH_VALUE})",
     rf"\bsshpass\b[^\r\n|;&]*?\s-p\s*(?P<sshpass>{_CLI_VALUE})",
+    # Oracle's tools and SQL*Plus CONNECT with a net service name ("sqlplus scott/tiger@ORCL", "CONNECT app/pw@LEDGER";
+    # the EZConnect "@//host" form is the main pattern's): the password between "/" and "@" or the command's end.
+    r"""\b(?:sqlplus|sqlldr|expdp|impdp|rman|(?i:conn(?:ect)?))\s+(?:-[A-Za-z]+\s+)*[A-Za-z0-9_$#.]+/"""
+    r"""(?P<oraclealias>"[^"\r\n]*"|[^\s"'/@|;&]+)(?:@[A-Za-z]|\s|\z)""",
 ]
-COMMAND_GROUPS = ("mysql", "rediscli", "rediscliauth", "redisauth", "sshpass")
+COMMAND_GROUPS = ("mysql", "rediscli", "rediscliauth", "redisauth", "sshpass", "oraclealias")
 COMMAND_PATTERN: Any = re2.compile("|".join(COMMAND_ALTERNATIVES))
-COMMAND_MARKERS = ("mysql", "mariadb", "redis-cli", "rediscli_auth", "> auth", ">auth", "sshpass")
+COMMAND_MARKERS = (
+    "mysql", "mariadb", "redis-cli", "rediscli_auth", "> auth", ">auth", "sshpass", "sqlplus", "sqlldr", "expdp",
+    "impdp", "rman", "conn",
+)  # fmt: skip

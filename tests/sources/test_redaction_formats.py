@@ -223,6 +223,11 @@ _UUID = "0c3b7e0e-1111-4222-8333-944455556666"
 _SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
 READABLE = [
     "GET /api/v1/orders/1234 200 12ms",
+    # a word after "token", "bearer" or "basic" is no credential
+    "token validation failed for user deploy",
+    "401 Unauthorized: invalid token signature",
+    "Basic authentication required for /admin",
+    "token refreshed successfully; bearer token-expiry in 300s",
     'level=info msg="password reset email sent" user=42',
     "login failed: invalid password for user deploy",
     "the password policy requires 12 characters",

@@ -69,6 +69,9 @@ _SECRET_KEY = re2.compile(rf"(?i){SECRET_WORDS}")
 _PASSWORD_KEY = re2.compile(r"(?i)pass|pwd|pin")
 _DIGITS = re2.compile(r"[0-9]+")
 _DIGIT = re2.compile(r"[0-9]")
+# A word after "token", "bearer" or "basic" ("token validation failed", "Basic authentication required"): letters
+# only, lower-case after the first, hyphens between; a credential mixes cases, digits or symbols.
+_WORD_AFTER_SCHEME = re2.compile(r"[A-Za-z][a-z]+(?:-[a-z]+)*")
 _AUTH_SCHEME = re2.compile(r"(?i)(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|apikey)\s+")
 # A secret-named flag that takes no secret: a file, a name, a duration ("--password-file", "--token-ttl").
 _FLAG_NOT_SECRET = re2.compile(
@@ -160,6 +163,8 @@ def _kept(match: Any, name: str, key: str, value: str) -> bool:
         return _ordinary_value(key, value) or _structural_inner_key(key)
     if name == "flag":
         return _FLAG_NOT_SECRET.search(key) is not None or _ordinary_value(key, value) or value in _NOT_SECRET_WORDS
+    if name == "credential":
+        return len(value) <= 20 and _WORD_AFTER_SCHEME.fullmatch(value) is not None
     if name == "cliuser":  # "docker run -u 1000:1000" is a uid and a gid
         return _DIGITS.fullmatch(value) is not None and _DIGITS.fullmatch(match.group(_CLIUSER_NAME)) is not None
     return False

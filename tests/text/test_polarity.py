@@ -198,3 +198,9 @@ def test_denying_the_blame_denies_no_number_that_follows() -> None:
     assert polarity("redis isn't the problem: fulfillment-redis-master-0 is ready", ready) == polarity("x", [])
     # a denial of a number is still one
     assert polarity("fulfillment-redis-master-0 isn't restarting 4 times", ["restartCount: 4"]).missing
+
+
+def test_a_weak_word_beside_the_other_stance_speaks_of_another_thing() -> None:
+    said = ["ScalingReplicaSet: Scaled up replica set web-7d9 to 3", "Readiness probe failed"]
+    statement = "the web rollout completed at 10:02 and its new pods fail their readiness probe"
+    assert polarity(statement, said).conflicts == ()

@@ -397,6 +397,8 @@ def polarity(
             # event that reads "successfully issued").
             missing.append(said)
     for concept, positive in sorted(claimed.weak - claimed.stances):
+        if (concept, not positive) in claimed.stances:
+            continue  # "the rollout completed, and its new pods fail": the failure is another thing's
         if (concept, not positive) in evidence_stances and (concept, positive) not in evidence_stances:
             conflicts.append(f"{_said(concept, positive)} (evidence: {_said(concept, not positive)})")
     if claimed.bare_negations and not any(h.negative for h in held):

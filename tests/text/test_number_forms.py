@@ -61,3 +61,22 @@ def test_a_plain_form_is_compared_with_the_evidence_like_any_number(statement: s
     fields = ["error_ratio: 0.25", "service: ledger-svc", "errors: 250"]
     derivation = derive(statement, ["0.25", "250", "ledger-svc"], bound=fields, fields=fields)
     assert (derivation.missing == () and derivation.conflicts == ()) is shown, derivation.reason()
+
+
+@pytest.mark.parametrize(
+    ("written", "plain"),
+    [
+        ("1 in 4 calls", "~25% of calls"),
+        ("1e7 requests", "10000000 requests"),
+        ("5/4 of calls", "5/4 of calls"),  # more than the whole: no share
+        ("1/0 of calls", "1/0 of calls"),
+        ("¼ of ｃａｌｌｓ", "~25% of ｃａｌｌｓ"),  # only the fraction is folded
+        ("ten three", "ten three"),
+        ("one hundred twenty three rows", "123 rows"),
+        ("two hundred thousand rows", "200000 rows"),
+        ("one hundred hundred", "one hundred hundred"),
+        ("one million two thousand rows", "1002000 rows"),
+    ],
+)
+def test_each_rule_of_a_number_form_holds_at_its_edges(written: str, plain: str) -> None:
+    assert plain_numbers(written) == plain

@@ -204,3 +204,28 @@ def test_a_weak_word_beside_the_other_stance_speaks_of_another_thing() -> None:
     said = ["ScalingReplicaSet: Scaled up replica set web-7d9 to 3", "Readiness probe failed"]
     statement = "the web rollout completed at 10:02 and its new pods fail their readiness probe"
     assert polarity(statement, said).conflicts == ()
+
+
+@pytest.mark.parametrize(
+    ("statement", "denies"),
+    [
+        ("the deploy is not v2", True),  # a word with a digit right after the negation
+        ("the deploy is not a v2", True),
+        ("the deploy is not a b c v2", True),  # four words on
+        ("the deploy is not a b c d v2", False),  # five: out of reach for a word with a digit
+        ("the deploy is not a b c d 5xx", True),  # a number (a digit first) reaches six
+        ("the deploy is not a b c d e f 5xx", False),
+    ],
+)
+def test_a_bare_negation_denies_a_word_with_a_digit_within_four_words_a_number_within_six(
+    statement: str, denies: bool
+) -> None:
+    assert (polarity(statement, ["v2", "5xx"]).missing != ()) is denies
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["web-1 is not (v1.7.0) ready", "web-1 is not (v1.7.0 (canary)) ready", "not (a) (b) ready"],
+)
+def test_a_negation_reads_past_parentheses_nested_or_not(statement: str) -> None:
+    assert stances(statement).stances == frozenset({("ready", False)})

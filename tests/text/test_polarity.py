@@ -229,3 +229,11 @@ def test_a_bare_negation_denies_a_word_with_a_digit_within_four_words_a_number_w
 )
 def test_a_negation_reads_past_parentheses_nested_or_not(statement: str) -> None:
     assert stances(statement).stances == frozenset({("ready", False)})
+
+
+def test_a_conditions_value_after_its_noun_turns_it_around() -> None:
+    assert stances("their Ready condition is False").stances >= {("ready", False)}
+    assert stances("the ready status: false").stances >= {("ready", False)}
+    assert stances("its Ready condition is True").stances >= {("ready", True)}
+    unready = ["Running", "Ready", "False", "containers with unready status: [server]"]
+    assert polarity("the pods are Running but their Ready condition is False", unready).conflicts == ()

@@ -258,12 +258,14 @@ def stances(text: str, *, quotes: bool = True, weak: bool = False) -> Stances:
             continue
         concept, positive = known
         negation = _negated_by(words, index, concepts)
+        # ("Ready condition is False", "ready status: false": a condition's value after its name's noun)
+        at = index + 1 if words[index + 1 : index + 2] in (["condition"], ["status"]) else index
         turned = (  # "ready: false", "healthy=0", "Ready: Unknown", "ready false"
-            index + 2 < len(words) and words[index + 1] in _VALUE_JOINS and words[index + 2] in _TURNING_VALUES
+            at + 2 < len(words) and words[at + 1] in _VALUE_JOINS and words[at + 2] in _TURNING_VALUES
         ) or (index + 1 < len(words) and words[index + 1] in _FALSE_WORDS)
         if negation is not None or turned:
             positive = not positive
-            used.add(negation if negation is not None else index + 2)
+            used.add(negation if negation is not None else at + 2)
         found.add((concept, positive))
     # A negation not attached to a polar word counts when it denies a number or code ("does not return
     # status=502", "never exceeded 80%"): the evidence must write some negative state.

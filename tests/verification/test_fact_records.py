@@ -314,3 +314,26 @@ def test_all_of_a_number_is_shown_where_every_record_it_bound_states_the_bound_f
         "all 4 export pods exited with code 1", bound, bound=bound, fields=fields, scopes=records, counts={4}
     )
     assert derivation.classification == classification, derivation.reason()
+
+
+def _restarts(*pairs: tuple[str, int]) -> list[Record]:
+    return [
+        Record("pods", f"pods /items/{i}", f"name: {pod}\nrestartCount: {count}", f"/items/{i}", (pod,))
+        for i, (pod, count) in enumerate(pairs)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("statement", "contradicted"),
+    [
+        ("restartCount 9 in planner-a and 3 in planner-b", False),
+        ("restartCount 9 in planner-b and 3 in planner-a", True),  # each value said of the other's pod
+        ("restartCount 9 in planner-a", False),
+    ],
+)
+def test_a_value_said_of_another_records_name_is_contradicted(statement: str, contradicted: bool) -> None:
+    records = _restarts(("planner-a", 9), ("planner-b", 3))
+    fields = ["name: planner-a", "restartCount: 9", "name: planner-b", "restartCount: 3"]
+    bound = ["planner-a", "9", "planner-b", "3"]
+    derivation = derive(statement, bound, bound=bound, fields=fields, scopes=records)
+    assert (derivation.classification == c.CLAIM_CLASSIFICATION_CONTRADICTED) is contradicted, derivation.reason()

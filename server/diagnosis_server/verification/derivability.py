@@ -1378,6 +1378,7 @@ def _derive(
     if not causal_phrases(statement):
         conflicts += _swapped_numbers(statement, raw)
     conflicts += restated_values(statement, raw, fields)
+    conflicts += _misattributed(statement, scopes, fields)
     # A conclusion rests on the run's verified evidence: a state another claim's evidence shows is its ground too.
     concluding = bool(causal_phrases(statement))
     polar = polarity(
@@ -1472,6 +1473,35 @@ def _absence_shown(statement: str, bound: Sequence[str]) -> bool:
     if not any(w in NEGATIONS or w.endswith("n't") for w in words):
         return False
     return any(_ZERO_FIELD.match(text.strip()) for text in bound)
+
+
+# A number said of a named thing: "restartCount 9 in pod-a", "3 on worker-2", "7 for keycloak-1".
+_NUMBER_OF_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s+(?:in|on|for|of|at)\s+([A-Za-z0-9][\w.-]*[\w])")
+
+
+def _misattributed(statement: str, scopes: Sequence[tuple[Record, _Texts]], fields: Sequence[str]) -> list[str]:
+    """A bound value said of another record's name ("9 in pod-b" where the claim bound ``restartCount: 9`` in
+    pod-a's record and pod-b's holds ``restartCount: 3``): the value of one record is never another's."""
+    out: list[str] = []
+    for match in _NUMBER_OF_NAME.finditer(statement):
+        number, name = match.group(1), match.group(2).lower()
+        keys = {f.rpartition(": ")[0] for f in fields if f.rpartition(": ")[2].strip() == number}
+        if not keys:
+            continue
+        records = [(r, frozenset(line.strip() for line in r.text.splitlines())) for r, _ in scopes if r.pointer]
+        named = [(r, lines) for r, lines in records if name in (i.lower() for i in r.identity)]
+        if len(named) != 1:
+            continue
+        record, lines = named[0]
+        if any(f"{key}: {number}" in lines for key in keys):
+            continue
+        elsewhere = any(
+            other is not record and any(f"{key}: {number}" in held for key in keys) for other, held in records
+        )
+        own = sorted(line for line in lines if line.partition(": ")[0] in keys)
+        if elsewhere and own:
+            out.append(f"{number} of {match.group(2)} (evidence: {', '.join(own[:2])})")
+    return out
 
 
 def _unshown_scope(

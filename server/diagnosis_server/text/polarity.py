@@ -151,7 +151,8 @@ _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s\"'`<>]*")
 _ZERO_OF = re.compile(r"(?<![\w.])0\s*(?:/|of)\s*\d+(?![\w.])")
 
 
-def _negation(word: str) -> bool:
+def negates(word: str) -> bool:
+    """A word of a statement that negates ("not", "never", "zero", any "n't" contraction)."""
     return word in NEGATIONS or word.endswith("n't")
 
 
@@ -211,7 +212,7 @@ def _negated_by(words: list[str], index: int, concepts: dict[str, tuple[str, boo
         reach -= 1
         if word in _PUNCTUATION or word in _SCOPE_ENDS or word in _JOINS:
             return None
-        if _negation(word):
+        if negates(word):
             return i
         if word in concepts and words[i + 1] not in ("or", "nor"):
             return None
@@ -269,7 +270,7 @@ def stances(text: str, *, quotes: bool = True, weak: bool = False) -> Stances:
         found.add((concept, positive))
     # A negation not attached to a polar word counts when it denies a number or code ("does not return
     # status=502", "never exceeded 80%"): the evidence must write some negative state.
-    bare = tuple(w for i, w in enumerate(words) if _negation(w) and i not in used and _denies_number(words, i))
+    bare = tuple(w for i, w in enumerate(words) if negates(w) and i not in used and _denies_number(words, i))
     negative = any(w in _NEGATIVE_MARKERS or w.endswith("n't") for w in words)
     return Stances(frozenset(found), tuple(dict.fromkeys(bare)), negative, frozenset(weak_found))
 
@@ -490,7 +491,7 @@ def denied_values(statement: str, evidence: Iterable[str]) -> tuple[str, ...]:
             and not any(normalize(value) in _TURNING_VALUES for _, value in fields)
         ):
             out.append(f"{word}{words[index + 1]}{words[index + 2]} (evidence: {word})")
-        if not _negation(word):
+        if not negates(word):
             continue
         # What is denied: the word right after the negation (past an article, "been", "longer"), in the same clause.
         after = [w for w in words[index + 1 : index + 3] if w not in _ARTICLES and w not in _DENIAL_SKIPS]

@@ -51,6 +51,8 @@ Recorder = Callable[[contracts_pb2.ToolInvocation], Awaitable[None]]
 # The run's recorded invocations so far (the store's list): what its earlier cycles read.
 Recorded = Callable[[], Awaitable[Sequence[contracts_pb2.ToolInvocation]]]
 ProgressSink = Callable[[run_pb2.ToolCallEvent], Awaitable[None]]
+# Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
+USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
 
 class InvocationIds:
@@ -156,7 +158,6 @@ class ToolRunner:
         in the order recorded. An evidence retry reads them beside its own calls; nothing is called again."""
         if self._recorded is None or self._cycle <= 1:
             return []
-        usable = (contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED)
         return [
             ToolCallResult(
                 invocation.invocation_id,
@@ -167,7 +168,7 @@ class ToolRunner:
             )
             for invocation in await self._recorded()
             if invocation.cycle < self._cycle
-            and invocation.status in usable
+            and invocation.status in USABLE
             and invocation.run_id in ("", self._run_id)
         ]
 

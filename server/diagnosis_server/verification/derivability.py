@@ -78,7 +78,7 @@ from diagnosis_server.text.metric_units import NAME_UNITS, names_unit
 from diagnosis_server.text.names import name_forms, written_form
 from diagnosis_server.text.normalize import compact, normalize, skeleton, strip_invisible
 from diagnosis_server.text.number_forms import grouped, plain_numbers
-from diagnosis_server.text.polarity import NEGATIONS, polarity
+from diagnosis_server.text.polarity import negates, polarity
 from diagnosis_server.text.quantities import (
     MERIDIEM,
     ZONE,
@@ -1470,7 +1470,7 @@ def _absence_shown(statement: str, bound: Sequence[str]) -> bool:
     """A statement of absence ("no deploys in the window", "haven't restarted") whose bound evidence is a zero count
     or an empty list (``total: 0``, ``[]``): the absence is its fact (its words are grounded apart)."""
     words = _NONE_SAID.findall(_QUOTED.sub(" ", normalize(statement)).replace("’", "'"))
-    if not any(w in NEGATIONS or w.endswith("n't") for w in words):
+    if not any(negates(w) for w in words):
         return False
     return any(_ZERO_FIELD.match(text.strip()) for text in bound)
 
@@ -1482,25 +1482,24 @@ _NUMBER_OF_NAME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s+(?:in|on|for|of|at)\s
 def _misattributed(statement: str, scopes: Sequence[tuple[Record, _Texts]], fields: Sequence[str]) -> list[str]:
     """A bound value said of another record's name ("9 in pod-b" where the claim bound ``restartCount: 9`` in
     pod-a's record and pod-b's holds ``restartCount: 3``): the value of one record is never another's."""
+    said = list(_NUMBER_OF_NAME.finditer(statement))
+    if not said:
+        return []
+    records = [(r, _field_lines(r.text)) for r, _ in scopes if r.pointer]
     out: list[str] = []
-    for match in _NUMBER_OF_NAME.finditer(statement):
+    for match in said:
         number, name = match.group(1), match.group(2).lower()
-        keys = {f.rpartition(": ")[0] for f in fields if f.rpartition(": ")[2].strip() == number}
-        if not keys:
-            continue
-        records = [(r, frozenset(line.strip() for line in r.text.splitlines())) for r, _ in scopes if r.pointer]
+        stated = _fields_stating(number, fields)
         named = [(r, lines) for r, lines in records if name in (i.lower() for i in r.identity)]
-        if len(named) != 1:
+        if not stated or len(named) != 1 or stated & named[0][1]:
             continue
-        record, lines = named[0]
-        if any(f"{key}: {number}" in lines for key in keys):
+        record = named[0][0]
+        if not any(other is not record and stated & held for other, held in records):
             continue
-        elsewhere = any(
-            other is not record and any(f"{key}: {number}" in held for key in keys) for other, held in records
-        )
-        own = sorted(line for line in lines if line.partition(": ")[0] in keys)
-        if elsewhere and own:
-            out.append(f"{number} of {match.group(2)} (evidence: {', '.join(own[:2])})")
+        keys = {field.partition(":")[0] for field in stated}
+        own = sorted(line for line in record.text.splitlines() if compact(line).partition(":")[0] in keys)
+        if own:
+            out.append(f"{number} of {match.group(2)} (evidence: {', '.join(line.strip() for line in own[:2])})")
     return out
 
 
@@ -1544,13 +1543,13 @@ def _unshown_scope(
 
 def _numbers_as_fields(facts: Sequence[_Fact], fields: Sequence[str]) -> dict[str, frozenset[str]]:
     """Each number fact as the bound fields that state it ("1": ``exitcode:1``), compact."""
-    out: dict[str, frozenset[str]] = {}
-    for fact in facts:
-        if fact.number:
-            held = frozenset(compact(f) for f in fields if f.rpartition(": ")[2].strip() == fact.text)
-            if held:
-                out[fact.text] = held
-    return out
+    stated = {fact.text: _fields_stating(fact.text, fields) for fact in facts if fact.number}
+    return {number: held for number, held in stated.items() if held}
+
+
+def _fields_stating(value: str, fields: Sequence[str]) -> frozenset[str]:
+    """The bound fields (``name: value``) whose value is ``value``, compact ("exitcode:1")."""
+    return frozenset(compact(f) for f in fields if f.rpartition(": ")[2].strip() == value)
 
 
 def _field_lines(record: str) -> frozenset[str]:

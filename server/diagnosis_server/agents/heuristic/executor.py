@@ -36,7 +36,7 @@ from diagnosis_server.agents.heuristic.slow_chain import SLOW_HOPS, slow_depende
 from diagnosis_server.agents.heuristic.subjects import named_workloads, resolve_subjects
 from diagnosis_server.conversions import JsonObject, JsonValue
 from diagnosis_server.offload import off_loop
-from diagnosis_server.tools.runner import ToolCallResult
+from diagnosis_server.tools.runner import USABLE, ToolCallResult
 
 CONTRACT = "executor_evidence_v2"
 MODEL = "heuristic"
@@ -45,8 +45,6 @@ _MAX_ERROR = 160
 DEPENDENCY_HOPS = 2
 # An answer that the object asked for does not exist (HTTP 404, Kubernetes' NotFound): the source answered.
 _NOT_FOUND = re.compile(r"\b404\b|\bNotFound\b|\bnot found\b")
-# Outputs with data: whole, or trimmed to the output bound (the kept part is the upstream's own JSON).
-_USABLE = frozenset({contracts_pb2.TOOL_INVOCATION_STATUS_OK, contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED})
 
 
 def evidence_json(
@@ -128,26 +126,28 @@ def readable_namespaces(payload: JsonObject) -> list[str]:
     return []
 
 
+def _observation(step: int, arguments: JsonObject, result: ToolCallResult, rules: Rules) -> Observation | None:
+    """A call with a JSON object output as an observation (a mapped MCP tool answering in a source's shape is read
+    by that source's analyzers); None for a call without one."""
+    if result.status not in USABLE or not isinstance(result.output, dict):
+        return None
+    tool_name = result.tool_name
+    alias = read_as(rule_of(rules, tool_name), result.output) if tool_name.startswith("mcp.") else ""
+    return Observation(
+        step,
+        alias or tool_name,
+        arguments,
+        result.invocation_id,
+        result.output,
+        truncated=result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED,
+        bound_as=tool_name if alias else "",
+    )
+
+
 def _observed(results: Sequence[ToolCallResult], rules: Rules) -> list[Observation]:
     """Earlier cycles' calls as observations, before this cycle's (negative steps, in the order recorded)."""
-    out: list[Observation] = []
-    for step, result in enumerate(results, -len(results)):
-        if not isinstance(result.output, dict):
-            continue
-        alias = read_as(rule_of(rules, result.tool_name), result.output) if result.tool_name.startswith("mcp.") else ""
-        truncated = result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
-        out.append(
-            Observation(
-                step,
-                alias or result.tool_name,
-                result.arguments or {},
-                result.invocation_id,
-                result.output,
-                truncated=truncated,
-                bound_as=result.tool_name if alias else "",
-            )
-        )
-    return out
+    made = (_observation(step, r.arguments or {}, r, rules) for step, r in enumerate(results, -len(results)))
+    return [observation for observation in made if observation is not None]
 
 
 def _tool_names(payload: JsonObject) -> list[str]:
@@ -234,21 +234,9 @@ class HeuristicExecutor:
             nonlocal source_failures
             results = await tools.call_many(calls)
             for index, ((tool_name, arguments), result) in enumerate(zip(calls, results, strict=True), first):
-                if result.status in _USABLE and isinstance(result.output, dict):
-                    truncated = result.status == contracts_pb2.TOOL_INVOCATION_STATUS_TRUNCATED
-                    # A mapped MCP tool answering in a source's shape is read by that source's analyzers.
-                    alias = read_as(rule_of(rules, tool_name), result.output) if tool_name.startswith("mcp.") else ""
-                    observations.append(
-                        Observation(
-                            index,
-                            alias or tool_name,
-                            arguments,
-                            result.invocation_id,
-                            result.output,
-                            truncated=truncated,
-                            bound_as=tool_name if alias else "",
-                        )
-                    )
+                observation = _observation(index, arguments, result, rules)
+                if observation is not None:
+                    observations.append(observation)
                 else:
                     if tool_name == "kubernetes.pod_logs" and arguments.get("previous"):
                         no_previous.append(arguments)
